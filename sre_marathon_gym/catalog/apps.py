@@ -1,0 +1,204 @@
+"""Models of `catalog/apps/<app>.yaml`: services, call graph, request mix, zones and artifacts.
+
+Artifacts are the things agents read and faults touch. Every artifact has a stable id:
+
+- source file:      ``<service>:<path>@<revision>``        e.g. ``cartservice:src/CartStore.cs@r7``
+- config key:       ``<service>:env/<KEY>`` or ``<service>:configmap/<name>/<key>``
+- workload:         ``deployment/<service>`` (the running workload itself, e.g. a stressed pod)
+- deployment field: ``deployment/<service>:<field>`` with field in `DEPLOYMENT_FIELDS`
+- infrastructure:   ``node/<name>``, ``zone/<name>``, ``networkpolicy/<name>``
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from .base import CatalogModel
+
+ServiceKind = Literal["entry", "service", "datastore", "queue"]
+Protocol = Literal["http", "grpc", "tcp", "redis", "sql", "kafka", "amqp"]
+ConfigValueKind = Literal["address", "timeout_ms", "int", "float", "bool", "string", "duration_s", "flag"]
+ProbeType = Literal["http", "grpc", "tcp", "exec"]
+
+DEPLOYMENT_FIELDS = (
+    "image",
+    "replicas",
+    "resources.limits.cpu",
+    "resources.limits.memory",
+    "readinessProbe",
+    "livenessProbe",
+    "pod-network",
+)
+
+
+class Resources(CatalogModel):
+    cpu_request_m: int = Field(ge=0, description="CPU request in millicores (0 = none set)")
+    cpu_limit_m: int = Field(ge=0, description="CPU limit in millicores (0 = no limit)")
+    mem_request_mi: int = Field(ge=0)
+    mem_limit_mi: int = Field(ge=0, description="memory limit in MiB (0 = no limit)")
+
+
+class HealthProbe(CatalogModel):
+    type: ProbeType
+    port: int
+    path: str | None = None
+    initial_delay_s: int = 0
+    period_s: int = 10
+    timeout_s: int = 1
+    failure_threshold: int = 3
+
+
+class ConfigEntry(CatalogModel):
+    key: str
+    value: str
+    source: Literal["env", "configmap"] = "env"
+    configmap: str | None = Field(None, description="ConfigMap name when source is configmap")
+    kind: ConfigValueKind = "string"
+    revision: str = Field(pattern=r"^r\d+$")
+    description: str = ""
+
+    @model_validator(mode="after")
+    def _configmap_named(self) -> ConfigEntry:
+        if self.source == "configmap" and not self.configmap:
+            raise ValueError("a configmap entry needs `configmap` (the ConfigMap's name)")
+        return self
+
+
+class SourceFile(CatalogModel):
+    path: str
+    revision: str = Field(pattern=r"^r\d+$")
+    excerpt: str = Field(min_length=1, description="short plausible excerpt written for this project")
+
+
+class SimParams(CatalogModel):
+    """Per-service parameters of the simulator's traffic model."""
+
+    service_time_ms: float = Field(gt=0, description="mean own processing time of one request")
+    cpu_ms_per_request: float = Field(gt=0, description="CPU time one request costs")
+    base_memory_mi: float = Field(gt=0, description="resident memory at idle")
+    threads: int = Field(ge=1, description="concurrent requests one replica serves (M/M/c servers)")
+
+
+class Service(CatalogModel):
+    name: str
+    language: str
+    kind: ServiceKind
+    port: int
+    replicas: int = Field(ge=0, description="replicas per zone the service runs in")
+    zones: list[str] = Field(min_length=1)
+    image: str
+    deployment_revision: int = Field(ge=1)
+    resources: Resources
+    readiness_probe: HealthProbe | None = None
+    liveness_probe: HealthProbe | None = None
+    config: list[ConfigEntry] = []
+    sources: list[SourceFile] = []
+    sim: SimParams
+
+    def artifact_ids(self) -> list[str]:
+        ids = [f"{self.name}:{s.path}@{s.revision}" for s in self.sources]
+        ids += [config_artifact_id(self.name, c) for c in self.config]
+        ids += [f"deployment/{self.name}", *(f"deployment/{self.name}:{f}" for f in DEPLOYMENT_FIELDS)]
+        return ids
+
+
+def config_artifact_id(service: str, entry: ConfigEntry) -> str:
+    if entry.source == "configmap":
+        return f"{service}:configmap/{entry.configmap}/{entry.key}"
+    return f"{service}:env/{entry.key}"
+
+
+class Edge(CatalogModel):
+    source: str
+    target: str
+    protocol: Protocol
+    timeout_ms: int = Field(gt=0, description="client-side timeout of the caller")
+    retries: int = Field(0, ge=0)
+
+
+class RequestType(CatalogModel):
+    name: str
+    method: str
+    endpoint: str
+    weight: float = Field(gt=0)
+    services: list[str] = Field(min_length=1, description="services one request touches, entry point first")
+    calls_per_request: dict[str, float] = Field(
+        default_factory=dict, description="calls to a service per request when more than one (service -> count)"
+    )
+
+
+class Zone(CatalogModel):
+    name: str
+    nodes: list[str] = Field(min_length=1)
+
+
+class FeatureFlag(CatalogModel):
+    name: str
+    service: str
+    variants: dict[str, bool | int | float | str]
+    default: str
+    on_variant: str
+    effect: str
+    user_visible: bool = Field(description="whether the flag's effect reaches the frontend's user-visible symptoms")
+
+
+class LoadProfile(CatalogModel):
+    users: int = Field(gt=0)
+    requests_per_second: float = Field(gt=0, description="mean entry-point rate the load generator produces")
+
+
+class App(CatalogModel):
+    schema_version: int
+    app: str
+    display_name: str
+    namespace: str
+    upstream: str
+    version: str
+    entry_point: str
+    zones: list[Zone] = Field(min_length=1)
+    cross_zone_latency_ms: float = Field(0.0, ge=0, description="one-way latency between zones")
+    failover: bool = False
+    load: LoadProfile
+    services: list[Service] = Field(min_length=1)
+    edges: list[Edge]
+    request_types: list[RequestType] = Field(min_length=1)
+    feature_flags: list[FeatureFlag] = []
+
+    @cached_property
+    def service_names(self) -> list[str]:
+        return [s.name for s in self.services]
+
+    def service(self, name: str) -> Service:
+        from ..errors import UnknownNameError
+
+        for s in self.services:
+            if s.name == name:
+                return s
+        raise UnknownNameError(f"service of {self.app}", name, self.service_names)
+
+    @cached_property
+    def nodes(self) -> list[str]:
+        return [n for z in self.zones for n in z.nodes]
+
+    def artifact_ids(self) -> set[str]:
+        ids = {a for s in self.services for a in s.artifact_ids()}
+        ids |= {f"node/{n}" for n in self.nodes}
+        ids |= {f"zone/{z.name}" for z in self.zones}
+        ids |= {f"networkpolicy/deny-{e.source}-to-{e.target}" for e in self.edges}
+        return ids
+
+    def downstream_closure(self, service: str) -> set[str]:
+        """Services whose calls transitively reach `service` (they can show its symptoms)."""
+        callers: dict[str, set[str]] = {}
+        for e in self.edges:
+            callers.setdefault(e.target, set()).add(e.source)
+        seen, stack = {service}, [service]
+        while stack:
+            for c in callers.get(stack.pop(), ()):
+                if c not in seen:
+                    seen.add(c)
+                    stack.append(c)
+        return seen

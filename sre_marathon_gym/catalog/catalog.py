@@ -1,0 +1,96 @@
+"""The loaded catalog: apps, faults, metrics, the alert pack and the settings files."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from ..errors import CatalogError, UnknownNameError
+from .alerts import MetricsFile, RulePack
+from .apps import App
+from .faults import Fault, FaultFile
+from .loader import parse_model
+from .locate import catalog_dir
+from .settings import Leaderboard, Published, Scoring
+from .validate import cross_check
+
+APPS = ("online_boutique", "astronomy_shop", "train_ticket")
+
+
+@dataclass(frozen=True)
+class Catalog:
+    root: Path
+    apps: dict[str, App]
+    faults: dict[str, list[Fault]]
+    metrics: MetricsFile
+    rules: RulePack
+    scoring: Scoring
+    leaderboard: Leaderboard
+    published: Published
+    _by_id: dict[str, Fault] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self._by_id.update({f.id: f for faults in self.faults.values() for f in faults})
+
+    def file(self, kind: str, app: str) -> Path:
+        return self.root / kind / f"{app}.yaml"
+
+    def app(self, name: str) -> App:
+        if name not in self.apps:
+            raise UnknownNameError("app", name, self.apps)
+        return self.apps[name]
+
+    def fault(self, fault_id: str) -> Fault:
+        if fault_id not in self._by_id:
+            raise UnknownNameError("fault id", fault_id, self._by_id)
+        return self._by_id[fault_id]
+
+    def all_faults(self) -> list[Fault]:
+        return [f for app in self.apps for f in self.faults[app]]
+
+
+def read_catalog(root: Path, validate: bool = True) -> Catalog:
+    """Parse every file, collecting problems from all files before raising."""
+    problems: list[str] = []
+
+    def attempt(fn):  # type: ignore[no-untyped-def]
+        try:
+            return fn()
+        except CatalogError as exc:
+            problems.extend(exc.problems)
+            return None
+
+    apps = {a: attempt(lambda a=a: parse_model(root / "apps" / f"{a}.yaml", App)) for a in APPS}
+    fault_files = {a: attempt(lambda a=a: parse_model(root / "faults" / f"{a}.yaml", FaultFile)) for a in APPS}
+    parts = {
+        "metrics": attempt(lambda: parse_model(root / "metrics.yaml", MetricsFile)),
+        "rules": attempt(lambda: parse_model(root / "alerts" / "rules.yaml", RulePack)),
+        "scoring": attempt(lambda: parse_model(root / "scoring.yaml", Scoring)),
+        "leaderboard": attempt(lambda: parse_model(root / "leaderboard.yaml", Leaderboard)),
+        "published": attempt(lambda: parse_model(root / "published.yaml", Published)),
+    }
+    if problems:
+        raise CatalogError(problems)
+    cat = Catalog(
+        root=root,
+        apps=apps,  # type: ignore[arg-type]
+        faults={a: ff.faults for a, ff in fault_files.items()},  # type: ignore[union-attr]
+        **parts,  # type: ignore[arg-type]
+    )
+    if validate:
+        problems = cross_check(cat)
+        if problems:
+            raise CatalogError(problems)
+    return cat
+
+
+@lru_cache(maxsize=4)
+def _cached(root: str) -> Catalog:
+    return read_catalog(Path(root))
+
+
+def load_catalog(path: str | os.PathLike[str] | None = None) -> Catalog:
+    """Load and validate the catalog (cached per directory): `path`, $SRE_MARATHON_CATALOG, or the shipped one."""
+    return _cached(str(catalog_dir(path).resolve()))

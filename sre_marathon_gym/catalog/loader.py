@@ -1,0 +1,61 @@
+"""Load catalog files into models; every problem names the file, the entry and the field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from ..errors import CatalogError
+from .base import SCHEMA_VERSION
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def read_yaml(path: Path) -> Any:
+    if not path.is_file():
+        raise CatalogError(f"{path}: file is missing")
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        raise CatalogError(f"{path}{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+
+
+def entry_label(data: Any, loc: tuple[Any, ...]) -> str:
+    """Render a pydantic error location as `faults[3] (ob-code-004).probe.kind`."""
+    parts: list[str] = []
+    node = data
+    for key in loc:
+        if isinstance(key, int) and isinstance(node, list) and 0 <= key < len(node):
+            node = node[key]
+            ident = node.get("id") or node.get("name") or node.get("key") if isinstance(node, dict) else None
+            parts[-1:] = [f"{parts[-1] if parts else ''}[{key}]" + (f" ({ident})" if ident else "")]
+        else:
+            node = node.get(key) if isinstance(node, dict) else None
+            parts.append(str(key))
+    return ".".join(parts) or "<top level>"
+
+
+def parse_model(path: Path, model: type[M]) -> M:
+    data = read_yaml(path)
+    if not isinstance(data, dict):
+        raise CatalogError(f"{path}: expected a mapping at the top level, got {type(data).__name__}")
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise CatalogError(f"{path}: schema_version: expected {SCHEMA_VERSION}, got {version!r}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            msg = err["msg"].removeprefix("Value error, ")
+            if err["type"] == "missing":
+                msg = "required field is missing"
+            elif err["type"] == "extra_forbidden":
+                msg = "unknown field"
+            problems.append(f"{path}: {entry_label(data, tuple(err['loc']))}: {msg}")
+        raise CatalogError(problems) from None

@@ -1,0 +1,48 @@
+"""One error hierarchy for the package, so callers can catch `SREMarathonError`."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class SREMarathonError(Exception):
+    """Base class of every error the package raises on purpose."""
+
+
+class CatalogError(SREMarathonError):
+    """A catalog file is missing, unreadable, or fails validation.
+
+    The message names the file, the entry and the field.
+    """
+
+    def __init__(self, problems: list[str] | str):
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        head = f"{len(self.problems)} catalog problem(s):" if len(self.problems) > 1 else "catalog problem:"
+        super().__init__("\n".join([head, *(f"  - {p}" for p in self.problems)]))
+
+
+class UnknownNameError(SREMarathonError, KeyError):
+    """A name (app, service, fault id, tool...) is not known; suggests the closest known one."""
+
+    def __init__(self, kind: str, name: str, known: Iterable[str]):
+        self.kind, self.name = kind, name
+        super().__init__(f"unknown {kind} {name!r}{did_you_mean(name, known)}")
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return self.args[0]
+
+
+class ConfigurationError(SREMarathonError, ValueError):
+    """An environment or run option has an invalid value."""
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """Return "; did you mean 'x'?" for the closest known name, or a short list of known names."""
+    known = sorted(set(known))
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.5)
+    if close:
+        return f"; did you mean {close[0]!r}?"
+    if 0 < len(known) <= 8:
+        return f"; known: {', '.join(known)}"
+    return ""
