@@ -1,0 +1,1 @@
+"""Discrete-time simulator: cluster state, traffic, telemetry and fault mechanics (no gymnasium, no global RNG)."""

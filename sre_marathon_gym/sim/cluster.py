@@ -1,0 +1,498 @@
+"""Cluster state modelled on Kubernetes objects: Deployments with revision history, pods, nodes.
+
+Pod lifecycles are event-driven (a heap of timed transitions), so a tick costs nothing unless
+something changes. Whether a pod can pull its image, crashes, becomes Ready or runs out of
+memory is asked of a `PodRuntime` (the effects layer), so this module knows no fault semantics.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+import numpy as np
+
+from ..catalog.apps import App
+
+STARTUP_S = 10.0  # container start until the process listens
+NODE_MONITOR_GRACE_S = 40.0  # node NotReady -> its pods NotReady
+EVICTION_TIMEOUT_S = 300.0  # node NotReady -> pods evicted and recreated elsewhere
+BACKOFF_S = (10.0, 20.0, 40.0, 80.0, 160.0, 300.0)
+TERMINATION_GRACE_S = 5.0
+
+
+@dataclass(frozen=True)
+class DeploymentSpec:
+    image: str
+    env: tuple[tuple[str, str], ...]
+    code: tuple[tuple[str, str], ...]  # source path -> revision
+    cpu_limit_m: int
+    mem_limit_mi: int
+    replicas: tuple[tuple[str, int], ...]  # zone -> replicas
+    readiness_path: str | None
+    restarted_at: float = 0.0
+
+    def env_value(self, key: str) -> str | None:
+        return dict(self.env).get(key)
+
+    def with_env(self, key: str, value: str | None) -> DeploymentSpec:
+        env = {k: v for k, v in self.env if k != key}
+        if value is not None:
+            env[key] = value
+        return replace(self, env=tuple(sorted(env.items())))
+
+    def with_code(self, path: str, rev: str) -> DeploymentSpec:
+        code = dict(self.code)
+        code[path] = rev
+        return replace(self, code=tuple(sorted(code.items())))
+
+    def replicas_in(self, zone: str) -> int:
+        return dict(self.replicas).get(zone, 0)
+
+
+@dataclass
+class Revision:
+    number: int
+    spec: DeploymentSpec
+    time_s: float
+    cause: str
+    rs_hash: str
+
+
+@dataclass
+class Deployment:
+    name: str
+    revisions: list[Revision]
+
+    @property
+    def current(self) -> Revision:
+        return self.revisions[-1]
+
+    @property
+    def spec(self) -> DeploymentSpec:
+        return self.current.spec
+
+
+@dataclass
+class Pod:
+    name: str
+    service: str
+    zone: str
+    revision: int
+    created_s: float
+    node: str | None = None
+    phase: str = "Pending"  # Pending | Running | Failed
+    ready: bool = False
+    started: bool = False
+    restarts: int = 0
+    waiting_reason: str | None = "ContainerCreating"
+    last_terminated_reason: str | None = None
+    container_started_s: float = 0.0
+    terminating: bool = False
+    injections: dict[str, dict] = field(default_factory=dict)
+    generation: int = 0  # bumps on every transition; stale events are ignored
+
+
+@dataclass
+class Node:
+    name: str
+    zone: str
+    allocatable_m: int
+    ready: bool = True
+    unschedulable: bool = False
+    not_ready_since: float | None = None
+
+
+@dataclass(frozen=True)
+class NetworkPolicy:
+    name: str
+    source: str
+    target: str
+
+
+@dataclass(frozen=True)
+class ClusterEvent:
+    time_s: float
+    kind: str  # Normal | Warning
+    reason: str
+    object: str
+    message: str
+
+
+class PodRuntime(Protocol):
+    def bind(self, cluster: ClusterState) -> None: ...
+    def image_pullable(self, service: str, spec: DeploymentSpec) -> bool: ...
+    def crashes_on_start(self, pod: Pod, spec: DeploymentSpec) -> str | None: ...
+    def readiness_ok(self, service: str, spec: DeploymentSpec) -> bool: ...
+    def seconds_until_oom(self, pod: Pod, spec: DeploymentSpec, now: float) -> float: ...
+
+
+def short_hash(*parts: object, n: int = 10) -> str:
+    digest = hashlib.sha256("/".join(map(str, parts)).encode()).hexdigest()
+    alphabet = "bcdfghjklmnpqrstvwxz2456789"
+    value = int(digest, 16)
+    return "".join(alphabet[(value >> (5 * i)) % len(alphabet)] for i in range(n))
+
+
+def initial_spec(app: App, name: str) -> DeploymentSpec:
+    s = app.service(name)
+    return DeploymentSpec(
+        image=s.image,
+        env=tuple(sorted((c.key, c.value) for c in s.config if c.source == "env")),
+        code=tuple(sorted((f.path, f.revision) for f in s.sources)),
+        cpu_limit_m=s.resources.cpu_limit_m,
+        mem_limit_mi=s.resources.mem_limit_mi,
+        replicas=tuple((z, s.replicas) for z in s.zones),
+        readiness_path=s.readiness_probe.path if s.readiness_probe else None,
+    )
+
+
+class ClusterState:
+    """Deployments, pods, nodes, ConfigMaps, Secrets and NetworkPolicies of one app namespace."""
+
+    def __init__(self, app: App, runtime: PodRuntime, service_index: dict[str, int], zones: tuple[str, ...]):
+        self.app = app
+        self.namespace = app.namespace
+        self.runtime = runtime
+        runtime.bind(self)
+        self.index = service_index
+        self.zones = zones
+        self.now = 0.0
+        self._heap: list[tuple[float, int, Callable[[], None]]] = []
+        self._seq = 0
+        self._pod_counter = 0
+        self.events: list[ClusterEvent] = []
+        self.deployments: dict[str, Deployment] = {}
+        self.pods: dict[str, Pod] = {}
+        self.network_policies: dict[str, NetworkPolicy] = {}
+        self.configmaps: dict[str, dict[str, str]] = {}
+        self.secrets: dict[str, dict[str, str]] = {}
+        self.ingress_zones: dict[str, float] = {z: 1.0 / len(zones) for z in zones}
+        self.ready = np.zeros((len(zones), len(service_index)))  # ready pods per zone and service
+        self.desired = np.zeros((len(zones), len(service_index)))
+        self.dirty = True  # readiness or specs changed since the traffic model last looked
+        requests = sum(max(s.resources.cpu_request_m, 50) * s.replicas for s in app.services)
+        nodes = app.nodes
+        per_node = int(math.ceil(1.25 * requests * len(zones) / max(len(nodes), 1) / len(zones)))
+        self.nodes = {n: Node(n, z.name, allocatable_m=max(per_node, 1000)) for z in app.zones for n in z.nodes}
+        for s in app.services:
+            spec = initial_spec(app, s.name)
+            rev = Revision(s.deployment_revision, spec, 0.0, "initial deployment", short_hash(s.name, s.deployment_revision))
+            self.deployments[s.name] = Deployment(s.name, [rev])
+            for c in s.config:
+                if c.source == "configmap" and c.configmap:
+                    self.configmaps.setdefault(c.configmap, {})[c.key] = c.value
+            self.secrets[f"{s.name}-credentials"] = {"password": short_hash("secret", s.name, n=16)}
+        for name in self.deployments:
+            self.reconcile(name, warm=True)
+        self._recount()
+
+    # ---------------------------------------------------------------- time
+    def schedule(self, at: float, fn: Callable[[], None]) -> None:
+        self._seq += 1
+        heapq.heappush(self._heap, (at, self._seq, fn))
+
+    def advance(self, t: float) -> None:
+        while self._heap and self._heap[0][0] <= t:
+            at, _, fn = heapq.heappop(self._heap)
+            self.now = max(self.now, at)
+            fn()
+        self.now = t
+        if self.dirty:
+            self._recount()
+
+    def event(self, reason: str, obj: str, message: str, kind: str = "Normal") -> None:
+        self.events.append(ClusterEvent(self.now, kind, reason, obj, message))
+
+    # ---------------------------------------------------------------- deployments
+    def pods_of(self, service: str) -> list[Pod]:
+        return [p for p in self.pods.values() if p.service == service]
+
+    def new_revision(self, service: str, spec: DeploymentSpec, cause: str) -> Revision:
+        dep = self.deployments[service]
+        number = dep.current.number + 1
+        rev = Revision(number, spec, self.now, cause, short_hash(service, number, spec))
+        dep.revisions.append(rev)
+        self.event("ScalingReplicaSet", f"deployment/{service}", f"new revision {number}: {cause}")
+        self.reconcile(service)
+        self.dirty = True
+        return rev
+
+    def scale(self, service: str, replicas_per_zone: dict[str, int], cause: str) -> None:
+        """Scaling changes the current revision's replica count in place (no new ReplicaSet)."""
+        dep = self.deployments[service]
+        spec = replace(dep.spec, replicas=tuple(sorted(replicas_per_zone.items())))
+        dep.revisions[-1] = replace(dep.current, spec=spec)
+        self.event("ScalingReplicaSet", f"deployment/{service}", cause)
+        self.reconcile(service)
+        self.dirty = True
+
+    def reconcile(self, service: str, warm: bool = False) -> None:
+        """Deployment controller: rolling update with maxSurge 1 and maxUnavailable 0 per zone."""
+        dep = self.deployments[service]
+        cur = dep.current
+        for zone in self.zones:
+            want = cur.spec.replicas_in(zone)
+            pods = [p for p in self.pods.values() if p.service == service and p.zone == zone and not p.terminating]
+            new = [p for p in pods if p.revision == cur.number]
+            old = [p for p in pods if p.revision != cur.number]
+            if warm:
+                for _ in range(want):
+                    self._create_pod(service, zone, cur, warm=True)
+                continue
+            if len(new) > want:  # scale down newest first
+                for p in sorted(new, key=lambda p: (p.ready, p.created_s))[: len(new) - want]:
+                    self._terminate(p, "scaled down")
+                new = new[: want]
+            ready_new = sum(p.ready for p in new)
+            if want == 0:
+                for p in old:
+                    self._terminate(p, "scaled down")
+                continue
+            # old pods go once enough new ones are ready
+            surplus = len(old) + ready_new - want
+            for p in sorted(old, key=lambda p: (p.ready, p.created_s))[: max(0, min(len(old), surplus))]:
+                self._terminate(p, "replaced by new revision")
+            old_left = max(0, len(old) - max(0, surplus))
+            unready_new = len(new) - ready_new
+            if len(new) < want and (unready_new == 0 or old_left == 0):
+                need = want - len(new) if old_left == 0 else 1
+                for _ in range(need):
+                    self._create_pod(service, zone, cur)
+
+    # ---------------------------------------------------------------- pods
+    def _create_pod(self, service: str, zone: str, rev: Revision, warm: bool = False) -> Pod:
+        self._pod_counter += 1
+        name = f"{service}-{rev.rs_hash}-{short_hash(service, rev.number, self._pod_counter, n=5)}"
+        pod = Pod(name, service, zone, rev.number, created_s=self.now)
+        self.pods[name] = pod
+        self._place(pod)
+        if pod.node is not None:
+            if warm:
+                pod.phase, pod.started, pod.ready, pod.waiting_reason = "Running", True, True, None
+                pod.container_started_s = self.now
+                self._arm_oom(pod)
+            else:
+                self._start_container(pod)
+        self.dirty = True
+        return pod
+
+    def _used_m(self, node: str) -> int:
+        return sum(self._request_m(p.service) for p in self.pods.values() if p.node == node and not p.terminating)
+
+    def _request_m(self, service: str) -> int:
+        return max(self.app.service(service).resources.cpu_request_m, 50)
+
+    def _place(self, pod: Pod) -> None:
+        """Scheduler: the Ready, schedulable node of the pod's zone with the most free CPU requests."""
+        best, best_free = None, -1
+        for node in self.nodes.values():
+            if node.zone != pod.zone or not node.ready or node.unschedulable:
+                continue
+            free = node.allocatable_m - self._used_m(node.name)
+            if free >= self._request_m(pod.service) and free > best_free:
+                best, best_free = node.name, free
+        if best is None:
+            pod.phase, pod.waiting_reason = "Pending", None
+            self.event("FailedScheduling", f"pod/{pod.name}", "0 nodes are available: insufficient cpu or node not ready", "Warning")
+            return
+        pod.node = best
+        self.event("Scheduled", f"pod/{pod.name}", f"assigned to {best}")
+
+    def retry_pending(self) -> None:
+        for pod in sorted(self.pods.values(), key=lambda p: p.created_s):
+            if pod.node is None and not pod.terminating:
+                self._place(pod)
+                if pod.node is not None:
+                    self._start_container(pod)
+
+    def spec_of(self, pod: Pod) -> DeploymentSpec:
+        for rev in self.deployments[pod.service].revisions:
+            if rev.number == pod.revision:
+                return rev.spec
+        return self.deployments[pod.service].spec
+
+    def _start_container(self, pod: Pod) -> None:
+        spec = self.spec_of(pod)
+        pod.generation += 1
+        gen = pod.generation
+        pod.phase = "Pending" if not pod.started else "Running"
+        if not self.runtime.image_pullable(pod.service, spec):
+            pod.waiting_reason = "ImagePullBackOff"
+            self.event("Failed", f"pod/{pod.name}", f'Failed to pull image "{spec.image}": manifest unknown', "Warning")
+            return
+        pod.waiting_reason = "ContainerCreating" if not pod.started else pod.waiting_reason
+        self.schedule(self.now + STARTUP_S, lambda: self._container_up(pod, gen))
+
+    def _container_up(self, pod: Pod, gen: int) -> None:
+        if pod.generation != gen or pod.terminating or pod.name not in self.pods:
+            return
+        spec = self.spec_of(pod)
+        crash = self.runtime.crashes_on_start(pod, spec)
+        pod.phase, pod.started, pod.container_started_s = "Running", True, self.now
+        if crash:
+            self._container_died(pod, crash)
+            return
+        pod.waiting_reason = None
+        self.event("Started", f"pod/{pod.name}", "Started container")
+        if self.runtime.readiness_ok(pod.service, spec):
+            probe = self.app.service(pod.service).readiness_probe
+            delay = max(probe.initial_delay_s if probe else 0, 2)
+            delay = min(delay, 30)
+            pod.generation += 1
+            g2 = pod.generation
+            self.schedule(self.now + delay, lambda: self._mark_ready(pod, g2))
+        else:
+            self.event("Unhealthy", f"pod/{pod.name}", "Readiness probe failed: HTTP probe failed with statuscode: 404", "Warning")
+        self._arm_oom(pod)
+
+    def _mark_ready(self, pod: Pod, gen: int) -> None:
+        if pod.generation != gen or pod.terminating or pod.name not in self.pods:
+            return
+        node = self.nodes.get(pod.node or "")
+        if node is not None and not node.ready:
+            return
+        pod.ready = True
+        self.dirty = True
+        self.reconcile(pod.service)
+
+    def _arm_oom(self, pod: Pod) -> None:
+        spec = self.spec_of(pod)
+        wait = self.runtime.seconds_until_oom(pod, spec, self.now)
+        if math.isfinite(wait):
+            gen = pod.generation
+            self.schedule(self.now + max(wait, 1.0), lambda: self._oom(pod, gen))
+
+    def _oom(self, pod: Pod, gen: int) -> None:
+        if pod.generation != gen or pod.terminating or pod.name not in self.pods:
+            return
+        self._container_died(pod, "OOMKilled")
+
+    def _container_died(self, pod: Pod, reason: str) -> None:
+        pod.restarts += 1
+        pod.ready = False
+        pod.last_terminated_reason = reason
+        pod.waiting_reason = "CrashLoopBackOff"
+        pod.generation += 1
+        self.dirty = True
+        self.event("BackOff", f"pod/{pod.name}", f"Back-off restarting failed container (last state: {reason})", "Warning")
+        backoff = BACKOFF_S[min(pod.restarts - 1, len(BACKOFF_S) - 1)]
+        gen = pod.generation
+        self.schedule(self.now + backoff, lambda: self._restart_after_backoff(pod, gen))
+        self.reconcile(pod.service)
+
+    def _restart_after_backoff(self, pod: Pod, gen: int) -> None:
+        if pod.generation != gen or pod.terminating or pod.name not in self.pods:
+            return
+        self._start_container(pod)
+
+    def recheck_pods(self, service: str) -> None:
+        """Re-arm OOM timers after a runtime change (e.g. a memory leak started)."""
+        for pod in self.pods_of(service):
+            if pod.started and not pod.terminating and pod.waiting_reason is None:
+                pod.generation += 1
+                if pod.ready is False and self.runtime.readiness_ok(pod.service, self.spec_of(pod)) and pod.node:
+                    g = pod.generation
+                    self.schedule(self.now + 2, lambda p=pod, g=g: self._mark_ready(p, g))
+                self._arm_oom(pod)
+
+    def _terminate(self, pod: Pod, why: str) -> None:
+        if pod.terminating:
+            return
+        pod.terminating = True
+        pod.ready = False
+        pod.generation += 1
+        self.dirty = True
+        self.event("Killing", f"pod/{pod.name}", f"Stopping container ({why})")
+        self.schedule(self.now + TERMINATION_GRACE_S, lambda: self._remove(pod))
+
+    def _remove(self, pod: Pod) -> None:
+        if self.pods.pop(pod.name, None) is not None:
+            self.dirty = True
+            self.retry_pending()
+
+    # ---------------------------------------------------------------- nodes
+    def set_node_ready(self, name: str, ready: bool) -> None:
+        node = self.nodes[name]
+        if node.ready == ready:
+            return
+        node.ready = ready
+        if not ready:
+            node.not_ready_since = self.now
+            self.event("NodeNotReady", f"node/{name}", "Node status is now: NodeNotReady", "Warning")
+            self.schedule(self.now + NODE_MONITOR_GRACE_S, lambda: self._node_pods_unready(name))
+            self.schedule(self.now + EVICTION_TIMEOUT_S, lambda: self._evict_node(name))
+        else:
+            node.not_ready_since = None
+            self.event("NodeReady", f"node/{name}", "Node status is now: NodeReady")
+            for pod in list(self.pods.values()):
+                if pod.node == name and not pod.terminating:
+                    self._start_container(pod)
+            self.retry_pending()
+        self.dirty = True
+
+    def _node_pods_unready(self, name: str) -> None:
+        if self.nodes[name].ready:
+            return
+        for pod in self.pods.values():
+            if pod.node == name:
+                pod.ready = False
+                pod.generation += 1
+        self.dirty = True
+
+    def _evict_node(self, name: str) -> None:
+        node = self.nodes[name]
+        if node.ready or node.not_ready_since is None or self.now - node.not_ready_since < EVICTION_TIMEOUT_S - 1e-6:
+            return
+        for pod in [p for p in self.pods.values() if p.node == name]:
+            self.pods.pop(pod.name)
+            self.event("TaintManagerEviction", f"pod/{pod.name}", f"Evicting pod from NotReady node {name}")
+        for svc in self.deployments:
+            self.reconcile(svc)
+        self.dirty = True
+
+    def cordon(self, name: str, unschedulable: bool = True) -> None:
+        self.nodes[name].unschedulable = unschedulable
+        self.event("NodeNotSchedulable" if unschedulable else "NodeSchedulable", f"node/{name}",
+                   "cordoned" if unschedulable else "uncordoned")
+        if not unschedulable:
+            self.retry_pending()
+
+    def drain(self, name: str) -> None:
+        self.cordon(name)
+        for pod in [p for p in self.pods.values() if p.node == name and not p.terminating]:
+            self.pods.pop(pod.name)
+            self.event("Evicted", f"pod/{pod.name}", f"drained from {name}")
+        for svc in self.deployments:
+            self.reconcile(svc)
+        self.dirty = True
+
+    # ---------------------------------------------------------------- views
+    def _recount(self) -> None:
+        self.ready[:] = 0
+        self.desired[:] = 0
+        zi = {z: i for i, z in enumerate(self.zones)}
+        for pod in self.pods.values():
+            if pod.ready and not pod.terminating:
+                self.ready[zi[pod.zone], self.index[pod.service]] += 1
+        for name, dep in self.deployments.items():
+            for zone, n in dep.spec.replicas:
+                self.desired[zi[zone], self.index[name]] = n
+        self.dirty = False
+
+    def pod_status(self, pod: Pod) -> str:
+        """What `kubectl get pods` shows in the STATUS column."""
+        if pod.terminating:
+            return "Terminating"
+        if pod.node is None:
+            return "Pending"
+        node = self.nodes[pod.node]
+        if not node.ready and self.now - (node.not_ready_since or self.now) >= NODE_MONITOR_GRACE_S:
+            return "Unknown"
+        if pod.waiting_reason:
+            return pod.waiting_reason
+        return "Running" if pod.ready else "NotReady"

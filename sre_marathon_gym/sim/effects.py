@@ -1,0 +1,304 @@
+"""What the running system does, derived from cluster state: the bridge from objects to numbers.
+
+Faults change objects (a source revision, an env value, an image tag, a pod's runtime, a
+NetworkPolicy, a node); `Effects` turns the *running* pods' specs and runtime into per-service
+and per-edge arrays the traffic model uses. A change's behaviour is registered by the artifact
+state it is attached to (e.g. ``cart`` file ``src/CartStore.cs`` at ``r8``), so rolling back,
+reverting or fixing the artifact removes the behaviour without special cases.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .cluster import ClusterState, DeploymentSpec, Pod
+from .topology import CompiledApp, env_prefix
+
+# Astronomy Shop feature flags -> (service, mechanism, params) of the failure variant; the effects
+# follow the flag's real behaviour in the OpenTelemetry demo (see catalog/apps/astronomy_shop.yaml).
+FLAG_BEHAVIOUR: dict[str, list[tuple[str, str, dict]]] = {
+    "productCatalogFailure": [("product-catalog", "code_error", {"error_ratio": 0.1})],
+    "recommendationCacheFailure": [("recommendation", "code_memory_leak", {"leak_mi_per_min": 60}),
+                                   ("recommendation", "code_latency", {"added_ms": 400})],
+    "adManualGc": [("ad", "code_latency", {"added_ms": 700})],
+    "adHighCpu": [("ad", "cpu_stress", {"cores": 4.0})],
+    "adFailure": [("ad", "code_error", {"error_ratio": 0.1})],
+    "kafkaQueueProblems": [("checkout", "code_retry_storm", {"downstream": "kafka", "multiplier": 100}),
+                           ("fraud-detection", "consumer_delay", {"seconds_per_record": 1.0})],
+    "cartFailure": [("cart", "code_error", {"error_ratio": 0.15})],
+    "paymentFailure": [("payment", "code_error", {"error_ratio": "variant"})],
+    "paymentUnreachable": [("checkout", "config_wrong_address", {"downstream": "payment", "error_ratio": 1.0})],
+    "loadGeneratorFloodHomepage": [("frontend-proxy", "load_spike", {"multiplier": 5, "request_type": "index"})],
+    "imageSlowLoad": [("frontend-proxy", "code_latency", {"added_ms": "variant_ms"})],
+    "emailMemoryLeak": [("email", "code_memory_leak", {"leak_mi_per_min": "variant_leak"})],
+    "failedReadinessProbe": [("cart", "bad_readiness_probe", {})],
+    "llmInaccurateResponse": [("product-reviews", "code_error", {"error_ratio": 0.02})],
+    "llmRateLimitError": [("product-reviews", "code_error", {"error_ratio": 0.5})],
+    "intlShippingSlowdown": [("shipping", "code_latency", {"added_ms": "variant_s"})],
+    "loadGeneratorTraffic": [("frontend-proxy", "load_spike", {"multiplier": 0.05})],
+    "loadGeneratorVUs": [("frontend-proxy", "load_spike", {"multiplier": "variant_vus"})],
+}
+
+
+def resolve_variant(params: dict, value: object) -> dict:
+    """Fill flag parameters that depend on the variant's value (e.g. paymentFailure's probability)."""
+    out = {}
+    number = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 1.0
+    for k, v in params.items():
+        if v == "variant":
+            out[k] = number
+        elif v == "variant_ms":
+            out[k] = number
+        elif v == "variant_s":
+            out[k] = number * 1000 * 0.3  # only non-US shipments sleep
+        elif v == "variant_leak":
+            out[k] = 5.0 * math.log10(max(number, 1.0)) * 10 + 5
+        elif v == "variant_vus":
+            out[k] = number / 10.0
+        else:
+            out[k] = v
+    return out
+
+
+@dataclass
+class Behaviour:
+    mechanism: str
+    params: dict
+
+
+@dataclass
+class ServiceEffect:
+    """Effect of one running pod (revision behaviours plus pod runtime injections)."""
+
+    own_error: float = 0.0
+    added_ms: float = 0.0
+    cpu_mult: float = 1.0
+    extra_cores: float = 0.0
+    extra_mem_mi: float = 0.0
+    leak_mi_per_min: float = 0.0
+    crash_ratio: float = 0.0
+    consumer_delay_s: float = 0.0
+    inbound_delay_ms: float = 0.0
+    inbound_loss: float = 0.0
+    edge_fail: dict[str, float] = field(default_factory=dict)
+    edge_mult: dict[str, float] = field(default_factory=dict)
+    load_mult: dict[str, float] = field(default_factory=dict)
+
+    def add(self, mech: str, p: dict) -> None:
+        if mech in ("code_error", "config_bad_value", "dependency_unavailable"):
+            self.own_error = 1 - (1 - self.own_error) * (1 - float(p["error_ratio"]))
+        elif mech in ("code_latency", "dependency_slow"):
+            self.added_ms += float(p["added_ms"])
+        elif mech == "code_cpu_hog":
+            self.cpu_mult *= float(p["cpu_multiplier"])
+        elif mech == "cpu_stress":
+            self.extra_cores += float(p["cores"])
+        elif mech == "memory_stress":
+            self.extra_mem_mi += float(p["mi"])
+        elif mech == "code_memory_leak":
+            self.leak_mi_per_min += float(p["leak_mi_per_min"])
+        elif mech == "code_crash":
+            self.crash_ratio = max(self.crash_ratio, float(p["crash_ratio"]))
+        elif mech in ("code_retry_storm", "config_cache_ttl"):
+            d = str(p["downstream"])
+            self.edge_mult[d] = self.edge_mult.get(d, 1.0) * float(p["multiplier"])
+        elif mech == "config_wrong_address":
+            d = str(p["downstream"])
+            self.edge_fail[d] = 1 - (1 - self.edge_fail.get(d, 0.0)) * (1 - float(p["error_ratio"]))
+        elif mech == "network_delay":
+            self.inbound_delay_ms += float(p["delay_ms"])
+        elif mech == "network_loss":
+            self.inbound_loss = 1 - (1 - self.inbound_loss) * (1 - float(p["loss_ratio"]))
+        elif mech == "consumer_delay":
+            self.consumer_delay_s += float(p["seconds_per_record"])
+        elif mech == "load_spike":
+            rt = str(p.get("request_type", "*"))
+            self.load_mult[rt] = self.load_mult.get(rt, 1.0) * float(p["multiplier"])
+
+
+class Effects:
+    """Registry of change behaviours plus the per-tick arrays derived from the running pods."""
+
+    def __init__(self, compiled: CompiledApp):
+        self.c = compiled
+        self.app = compiled.app
+        # (service, kind, key, state) -> behaviours; kind: code | env | image | readiness | flag
+        self.behaviours: dict[tuple[str, str, str, str | None], list[Behaviour]] = {}
+        self.cluster: ClusterState | None = None
+        self._spec_cache: dict[tuple[str, int], ServiceEffect] = {}
+        self.version = 0
+        self._original_readiness = {
+            s.name: (s.readiness_probe.path if s.readiness_probe else None) for s in self.app.services
+        }
+        self._original_images = {s.name: s.image for s in self.app.services}
+
+    def bind(self, cluster: ClusterState) -> None:
+        self.cluster = cluster
+
+    # ------------------------------------------------------------ registry
+    def register(self, service: str, kind: str, key: str, state: str | None, mechanism: str, params: dict) -> None:
+        self.behaviours.setdefault((service, kind, key, state), []).append(Behaviour(mechanism, dict(params)))
+        self.invalidate()
+
+    def unregister(self, service: str, kind: str, key: str, state: str | None) -> None:
+        self.behaviours.pop((service, kind, key, state), None)
+        self.invalidate()
+
+    def invalidate(self) -> None:
+        self._spec_cache.clear()
+        self.version += 1
+        if self.cluster is not None:
+            self.cluster.dirty = True
+
+    def _spec_behaviours(self, service: str, spec: DeploymentSpec) -> list[Behaviour]:
+        out: list[Behaviour] = []
+        get = self.behaviours.get
+        for path, rev in spec.code:
+            out += get((service, "code", path, rev), [])
+        env = dict(spec.env)
+        for (svc, kind, key, state), bs in self.behaviours.items():
+            if svc == service and kind == "env" and env.get(key) == state:
+                out += bs
+        out += get((service, "image", "image", spec.image), [])
+        return out
+
+    def revision_effect(self, service: str, revision: int, spec: DeploymentSpec) -> ServiceEffect:
+        key = (service, revision)
+        eff = self._spec_cache.get(key)
+        if eff is None:
+            eff = ServiceEffect()
+            for b in self._spec_behaviours(service, spec):
+                eff.add(b.mechanism, b.params)
+            for b in self.flag_behaviours(service):
+                eff.add(b.mechanism, b.params)
+            self._spec_cache[key] = eff
+        return eff
+
+    def flag_behaviours(self, service: str) -> list[Behaviour]:
+        """Flags are read at request time from flagd's ConfigMap, so they act on every pod at once."""
+        if self.cluster is None or not self.app.feature_flags:
+            return []
+        values = self.cluster.configmaps.get("flagd-config", {})
+        out = []
+        for flag in self.app.feature_flags:
+            variant = values.get(flag.name, flag.default)
+            if variant == flag.default or variant not in flag.variants:
+                continue
+            for svc, mech, params in FLAG_BEHAVIOUR.get(flag.name, []):
+                if svc == service:
+                    out.append(Behaviour(mech, resolve_variant(params, flag.variants[variant])))
+        return out
+
+    def pod_effect(self, pod: Pod) -> ServiceEffect:
+        assert self.cluster is not None
+        base = self.revision_effect(pod.service, pod.revision, self.cluster.spec_of(pod))
+        if not pod.injections:
+            return base
+        eff = ServiceEffect(**{k: (dict(v) if isinstance(v, dict) else v) for k, v in base.__dict__.items()})
+        for inj in pod.injections.values():
+            eff.add(inj["mechanism"], inj["params"])
+        return eff
+
+    # ------------------------------------------------------------ PodRuntime protocol
+    def image_pullable(self, service: str, spec: DeploymentSpec) -> bool:
+        return not self.behaviours.get((service, "image", "image", spec.image)) or spec.image == self._original_images[service]
+
+    def readiness_ok(self, service: str, spec: DeploymentSpec) -> bool:
+        if spec.readiness_path != self._original_readiness[service]:
+            return False
+        return not any(b.mechanism == "bad_readiness_probe" for b in self.flag_behaviours(service))
+
+    def crashes_on_start(self, pod: Pod, spec: DeploymentSpec) -> str | None:
+        for b in self._spec_behaviours(pod.service, spec):
+            if b.mechanism == "config_missing_env":
+                return "Error"
+        limit = spec.mem_limit_mi
+        base = float(self.c.base_memory_mi[self.c.index[pod.service]])
+        if limit and base > limit:
+            return "OOMKilled"
+        return None
+
+    def seconds_until_oom(self, pod: Pod, spec: DeploymentSpec, now: float) -> float:
+        eff = self.pod_effect(pod)
+        base = float(self.c.base_memory_mi[self.c.index[pod.service]]) + eff.extra_mem_mi
+        limit = spec.mem_limit_mi or 1e9
+        if base >= limit:
+            return 1.0
+        waits = []
+        if eff.leak_mi_per_min > 0:
+            grown = eff.leak_mi_per_min * (now - pod.container_started_s) / 60
+            waits.append(max(1.0, (limit - base - grown) / eff.leak_mi_per_min * 60))
+        if eff.crash_ratio > 0:  # a crashing code path is hit after a while under load
+            waits.append(20.0 + 100.0 * (1.0 - eff.crash_ratio))
+        return min(waits) if waits else math.inf
+
+    def memory_mi(self, pod: Pod, now: float) -> float:
+        eff = self.pod_effect(pod)
+        base = float(self.c.base_memory_mi[self.c.index[pod.service]])
+        return base + eff.extra_mem_mi + eff.leak_mi_per_min * max(0.0, now - pod.container_started_s) / 60
+
+    # ------------------------------------------------------------ arrays for the traffic model
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Per-service and per-edge arrays, weighted over each service's ready pods."""
+        assert self.cluster is not None
+        c, cl = self.c, self.cluster
+        S, E = len(c.services), len(c.edge_src)
+        own_error, added_ms = np.zeros(S), np.zeros(S)
+        cpu_mult, extra_cores = np.ones(S), np.zeros(S)
+        threads, cpu_limit = c.threads.copy(), np.zeros(S)
+        consumer_delay = np.zeros(S)
+        in_delay, in_loss = np.zeros(S), np.zeros(S)
+        edge_timeout = c.edge_timeout_ms.copy()
+        edge_fail, edge_mult = np.zeros(E), np.ones(E)
+        load_mult = np.ones(len(c.request_types))
+        rt_index = {n: i for i, n in enumerate(c.request_types)}
+        pods_by_service: dict[str, list[Pod]] = {}
+        for pod in cl.pods.values():
+            if pod.ready and not pod.terminating:
+                pods_by_service.setdefault(pod.service, []).append(pod)
+        for name, dep in cl.deployments.items():
+            i = c.index[name]
+            pods = pods_by_service.get(name, [])
+            specs = [cl.spec_of(p) for p in pods] or [dep.spec]
+            effs = [self.pod_effect(p) for p in pods] or [self.revision_effect(name, dep.current.number, dep.spec)]
+            w = 1.0 / len(effs)  # requests are spread evenly over ready pods
+            own_error[i] = sum(e.own_error for e in effs) * w
+            added_ms[i] = sum(e.added_ms for e in effs) * w
+            cpu_mult[i] = sum(e.cpu_mult for e in effs) * w
+            extra_cores[i] = sum(e.extra_cores for e in effs)
+            consumer_delay[i] = sum(e.consumer_delay_s for e in effs) * w
+            in_delay[i] = sum(e.inbound_delay_ms for e in effs) * w
+            in_loss[i] = sum(e.inbound_loss for e in effs) * w
+            threads[i] = np.mean([_num(s.env_value("WORKER_THREADS"), c.threads[i]) for s in specs])
+            cpu_limit[i] = np.mean([s.cpu_limit_m for s in specs]) / 1000.0
+            for e_idx in np.nonzero(c.edge_src == i)[0]:
+                dst = c.services[c.edge_dst[e_idx]]
+                key = env_prefix(dst) + "_TIMEOUT_MS"
+                edge_timeout[e_idx] = np.mean([_num(s.env_value(key), c.edge_timeout_ms[e_idx]) for s in specs])
+                edge_fail[e_idx] = sum(e.edge_fail.get(dst, 0.0) for e in effs) * w
+                edge_mult[e_idx] = sum(e.edge_mult.get(dst, 1.0) for e in effs) * w
+            for eff in effs:
+                for rt, m in eff.load_mult.items():
+                    targets = range(len(load_mult)) if rt == "*" else [rt_index[rt]] if rt in rt_index else []
+                    for r in targets:
+                        load_mult[r] *= m ** w
+        for pol in cl.network_policies.values():
+            e_idx = c.edge_index.get((pol.source, pol.target))
+            if e_idx is not None:
+                edge_fail[e_idx] = 1.0
+        return {
+            "own_error": own_error, "added_ms": added_ms, "cpu_mult": cpu_mult, "extra_cores": extra_cores,
+            "threads": np.maximum(threads, 1.0), "cpu_limit": cpu_limit, "consumer_delay_s": consumer_delay,
+            "inbound_delay_ms": in_delay, "inbound_loss": in_loss, "edge_timeout_ms": np.maximum(edge_timeout, 1.0),
+            "edge_fail": edge_fail, "edge_mult": edge_mult, "load_mult": load_mult,
+        }
+
+
+def _num(value: str | None, default: float) -> float:
+    try:
+        return float(value) if value is not None else float(default)
+    except ValueError:
+        return float(default)

@@ -1,0 +1,271 @@
+"""Exports simulator state as Prometheus series (names and labels of the real exporters).
+
+Span metrics follow the OpenTelemetry spanmetrics connector, pod and node series follow
+kube-state-metrics and cAdvisor; see `catalog/metrics.yaml`. Counters are cumulative, sampled
+every 15 s; histogram buckets are expected counts from the log-normal latency model.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .cluster import short_hash
+from .traffic import TickResult, lognormal_cdf
+
+if TYPE_CHECKING:
+    from .simulator import Simulator
+
+BUCKETS_MS = np.array([5.0, 10.0, 25.0, 50.0, 75.0, 100.0, 250.0, 500.0, 750.0, 1000.0, 1500.0, 2000.0, 5000.0, 10000.0])
+LE = [*(f"{b:g}" for b in BUCKETS_MS), "+Inf"]
+STATUS = ("STATUS_CODE_UNSET", "STATUS_CODE_ERROR")
+PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
+SPAN = "traces_span_metrics"
+MI = 1024.0 * 1024.0
+
+
+def span_name(service: str, protocol: str) -> str:
+    camel = "".join(p.capitalize() for p in service.replace("_", "-").split("-"))
+    return f"oteldemo.{camel}/Handle" if protocol == "grpc" else f"{service} {protocol.upper()} handler"
+
+
+class TelemetryExporter:
+    def __init__(self, sim: Simulator):
+        self.sim = sim
+        self.store = sim.store
+        c = sim.compiled
+        ns = sim.app.namespace
+        self.ns = ns
+        inbound = {c.services[int(d)]: sim.app.edges[e].protocol for e, d in enumerate(c.edge_dst)}
+        # span series: rows = (request types at the entry) + (other services); two statuses each
+        self.span_rows: list[tuple[str, str]] = []
+        for rt in sim.app.request_types:
+            self.span_rows.append((sim.app.entry_point, f"{rt.method} {rt.endpoint}"))
+        self.svc_rows = [s for i, s in enumerate(c.services) if i != c.entry]
+        for s in self.svc_rows:
+            self.span_rows.append((s, span_name(s, inbound.get(s, "grpc"))))
+        n = len(self.span_rows)
+        self.calls_ids = np.zeros((n, 2), dtype=np.int64)
+        self.bucket_ids = np.zeros((n, 2, len(LE)), dtype=np.int64)
+        self.sum_ids = np.zeros((n, 2), dtype=np.int64)
+        self.count_ids = np.zeros((n, 2), dtype=np.int64)
+        st = self.store
+        for i, (svc, name) in enumerate(self.span_rows):
+            for k, status in enumerate(STATUS):
+                lab = {"namespace": ns, "service_name": svc, "span_name": name, "span_kind": "SPAN_KIND_SERVER",
+                       "status_code": status}
+                self.calls_ids[i, k] = st.series_id(f"{SPAN}_calls_total", lab)
+                self.sum_ids[i, k] = st.series_id(f"{SPAN}_duration_milliseconds_sum", lab)
+                self.count_ids[i, k] = st.series_id(f"{SPAN}_duration_milliseconds_count", lab)
+                for b, le in enumerate(LE):
+                    self.bucket_ids[i, k, b] = st.series_id(f"{SPAN}_duration_milliseconds_bucket", {**lab, "le": le})
+        self.cum_calls = np.zeros((n, 2))
+        self.cum_buckets = np.zeros((n, 2, len(LE)))
+        self.cum_sum = np.zeros((n, 2))
+        self.pending = np.zeros((n, 2))
+        self.pending_ms = np.zeros(n)
+        self.pending_ticks = 0
+        self.cum_pod: dict[str, np.ndarray] = {}  # pod -> [cpu_s, periods, throttled, oom]
+        self.app_extra = sim.app.app == "astronomy_shop"
+        self.cum_frontend = np.zeros(2)
+        self.cum_payment = 0.0
+        self.cum_consumed: dict[int, float] = {}
+        self.svc_index = [c.index[s] for s in self.svc_rows]
+        self._static: dict[str, tuple] = {}
+        self._dynamic: dict[tuple, np.ndarray] = {}
+        self._init_static_rows()
+
+    def accumulate(self, res: TickResult) -> None:
+        counts = np.concatenate([res.rt_count, res.svc_count[self.svc_index]])
+        errors = np.concatenate([res.rt_errors, res.svc_errors[self.svc_index]])
+        lat = np.concatenate([res.rt_latency_ms, res.svc_latency_ms[self.svc_index]])
+        ok = counts - errors
+        self.pending[:, 0] += ok
+        self.pending[:, 1] += errors
+        frac = lognormal_cdf(BUCKETS_MS, lat)  # [n, 14]
+        frac = np.concatenate([frac, np.ones((len(lat), 1))], axis=1)
+        self.cum_buckets += np.stack([ok, errors], axis=1)[:, :, None] * frac[:, None, :]
+        self.cum_sum += np.stack([ok, errors], axis=1) * lat[:, None]
+        self.pending_ticks += 1
+        if self.app_extra:
+            c = self.sim.compiled
+            fe = c.index.get("frontend")
+            if fe is not None:
+                self.cum_frontend += (res.svc_count[fe] - res.svc_errors[fe], res.svc_errors[fe])
+            pay = c.index.get("payment")
+            if pay is not None:
+                self.cum_payment += res.svc_count[pay] - res.svc_errors[pay]
+
+    def export(self, t: float) -> None:
+        st = self.store
+        self.cum_calls += self.pending
+        self.pending[:] = 0
+        ids = [self.calls_ids.ravel(), self.bucket_ids.ravel(), self.sum_ids.ravel(), self.count_ids.ravel()]
+        vals = [self.cum_calls.ravel(), self.cum_buckets.ravel(), self.cum_sum.ravel(), self.cum_calls.ravel()]
+        extra_ids, extra_vals = self._kube(t)
+        st.record(t, np.concatenate([*ids, extra_ids]), np.concatenate([*vals, extra_vals]))
+
+    # ------------------------------------------------------------ kube-state-metrics, cAdvisor, blackbox
+    def _pod_static(self, pod, status: str) -> tuple[np.ndarray, np.ndarray]:
+        """Series whose values only change when the pod's state does (cached per state)."""
+        cl = self.sim.cluster
+        spec = cl.spec_of(pod)
+        sig = (status, pod.phase, pod.ready, pod.waiting_reason, pod.last_terminated_reason, pod.node,
+               spec.cpu_limit_m, spec.mem_limit_mi)
+        hit = self._static.get(pod.name)
+        if hit is not None and hit[0] == sig:
+            return hit[1], hit[2]
+        st, ns, svc = self.store, self.ns, pod.service
+        ids: list[int] = []
+        vals: list[float] = []
+
+        def put(name: str, labels: dict, value: float) -> None:
+            ids.append(st.series_id(name, labels))
+            vals.append(value)
+
+        uid = short_hash("uid", pod.name, n=12)
+        base = {"namespace": ns, "pod": pod.name, "uid": uid}
+        phase = "Unknown" if status == "Unknown" else pod.phase
+        for ph in PHASES:
+            put("kube_pod_status_phase", {**base, "phase": ph}, float(ph == phase))
+        for cond, v in (("true", pod.ready), ("false", not pod.ready), ("unknown", False)):
+            put("kube_pod_status_ready", {**base, "condition": cond}, float(v))
+        node = pod.node or ""
+        put("kube_pod_info", {**base, "node": node, "host_ip": "", "pod_ip": "", "created_by_kind": "ReplicaSet",
+                              "created_by_name": pod.name.rsplit("-", 1)[0], "priority_class": "", "host_network": "false"}, 1.0)
+        if pod.node is None:
+            put("kube_pod_status_unschedulable", base, 1.0)
+        cbase = {**base, "container": svc}
+        if pod.waiting_reason and pod.node is not None:
+            put("kube_pod_container_status_waiting_reason", {**cbase, "reason": pod.waiting_reason}, 1.0)
+        if pod.last_terminated_reason:
+            put("kube_pod_container_status_last_terminated_reason", {**cbase, "reason": pod.last_terminated_reason}, 1.0)
+        if spec.cpu_limit_m:
+            put("kube_pod_container_resource_limits", {**cbase, "node": node, "resource": "cpu", "unit": "core"}, spec.cpu_limit_m / 1000)
+        if spec.mem_limit_mi:
+            put("kube_pod_container_resource_limits", {**cbase, "node": node, "resource": "memory", "unit": "byte"}, spec.mem_limit_mi * MI)
+        req = self.sim.app.service(svc).resources
+        put("kube_pod_container_resource_requests", {**cbase, "node": node, "resource": "cpu", "unit": "core"}, req.cpu_request_m / 1000)
+        if pod.node is not None and pod.started and spec.mem_limit_mi:
+            adv = {"namespace": ns, "pod": pod.name, "container": svc, "image": spec.image, "node": node}
+            put("container_spec_memory_limit_bytes", adv, spec.mem_limit_mi * MI)
+        out = (np.asarray(ids, dtype=np.int64), np.asarray(vals))
+        self._static[pod.name] = (sig, *out)
+        return out
+
+    def _pod_dynamic_ids(self, pod) -> np.ndarray:
+        key = (pod.name, pod.node)
+        hit = self._dynamic.get(key)
+        if hit is None:
+            spec = self.sim.cluster.spec_of(pod)
+            st = self.store
+            cbase = {"namespace": self.ns, "pod": pod.name, "uid": short_hash("uid", pod.name, n=12), "container": pod.service}
+            adv = {"namespace": self.ns, "pod": pod.name, "container": pod.service, "image": spec.image, "node": pod.node or ""}
+            hit = np.array([
+                st.series_id("kube_pod_container_status_restarts_total", cbase),
+                st.series_id("container_cpu_usage_seconds_total", adv),
+                st.series_id("container_cpu_cfs_periods_total", adv),
+                st.series_id("container_cpu_cfs_throttled_periods_total", adv),
+                st.series_id("container_oom_events_total", adv),
+                st.series_id("container_memory_working_set_bytes", adv),
+            ], dtype=np.int64)
+            self._dynamic[key] = hit
+        return hit
+
+    def _kube(self, t: float) -> tuple[np.ndarray, np.ndarray]:
+        sim = self.sim
+        cl, c = sim.cluster, sim.compiled
+        res = sim.last
+        ids: list[np.ndarray] = []
+        vals: list[np.ndarray] = []
+        ready_pods = np.zeros(len(c.services))
+        for pod in cl.pods.values():
+            if pod.ready:
+                ready_pods[c.index[pod.service]] += 1
+        seen: set[str] = set()
+        for pod in cl.pods.values():
+            seen.add(pod.name)
+            i = c.index[pod.service]
+            sids, svals = self._pod_static(pod, cl.pod_status(pod))
+            ids.append(sids)
+            vals.append(svals)
+            if not pod.started or pod.node is None:
+                continue
+            cum = self.cum_pod.setdefault(pod.name, np.zeros(4))
+            if pod.ready and res is not None:
+                share = 1.0 / max(ready_pods[i], 1.0)
+                cum[0] += float(res.cpu_cores[i]) * share * METRIC_DT
+                cum[1] += METRIC_DT / 0.1
+                cum[2] += METRIC_DT / 0.1 * float(res.throttled_ratio[i])
+            if pod.last_terminated_reason == "OOMKilled":
+                cum[3] = float(pod.restarts)
+            mem = sim.effects.memory_mi(pod, t) * MI if pod.waiting_reason is None else 0.0
+            ids.append(self._pod_dynamic_ids(pod))
+            vals.append(np.array([pod.restarts, cum[0], cum[1], cum[2], cum[3], mem], dtype=np.float64))
+        gone = [name for name in self._static if name not in seen]
+        for name in gone:
+            stale = [self._static.pop(name)[1]] + [v for k, v in list(self._dynamic.items()) if k[0] == name]
+            for k in [k for k in self._dynamic if k[0] == name]:
+                del self._dynamic[k]
+            self.store.mark_stale(t, np.unique(np.concatenate(stale)))
+            self.cum_pod.pop(name, None)
+        # deployments and blackbox probes, one row per service
+        up = ready_pods > 0
+        lat_s = (res.own_latency_ms / 1000.0) if res is not None else np.full(len(c.services), 0.001)
+        ids.append(self._svc_ids.ravel())
+        vals.append(np.stack([self._desired(), ready_pods, up.astype(float), np.where(up, lat_s, 1.0)], axis=1).ravel())
+        ids.append(self._node_ids.ravel())
+        vals.append(np.array([[1.0, n.ready, not n.ready, 0.0, n.unschedulable, 1.0] for n in cl.nodes.values()]).ravel())
+        if self.app_extra:
+            a_ids, a_vals = self._astronomy_app(sim)
+            ids.append(a_ids)
+            vals.append(a_vals)
+        return np.concatenate(ids), np.concatenate(vals)
+
+    def _desired(self) -> np.ndarray:
+        cl = self.sim.cluster
+        return np.array([float(sum(n for _, n in cl.deployments[s].spec.replicas)) for s in self.sim.compiled.services])
+
+    def _init_static_rows(self) -> None:
+        st, ns, sim = self.store, self.ns, self.sim
+        rows = []
+        for name in sim.compiled.services:
+            lab = {"namespace": ns, "deployment": name}
+            blab = {"job": "blackbox", "instance": f"{name}:{sim.app.service(name).port}", "namespace": ns, "service": name}
+            rows.append([st.series_id("kube_deployment_spec_replicas", lab),
+                         st.series_id("kube_deployment_status_replicas_available", lab),
+                         st.series_id("probe_success", blab), st.series_id("probe_duration_seconds", blab)])
+        self._svc_ids = np.array(rows, dtype=np.int64)
+        nrows = []
+        for node in sim.cluster.nodes.values():
+            cond = {"node": node.name, "condition": "Ready"}
+            nrows.append([
+                st.series_id("kube_node_info", {"node": node.name, "kernel_version": "6.1.0", "kubelet_version": "v1.31.0",
+                                                "container_runtime_version": "containerd://1.7.20", "internal_ip": ""}),
+                st.series_id("kube_node_status_condition", {**cond, "status": "true"}),
+                st.series_id("kube_node_status_condition", {**cond, "status": "false"}),
+                st.series_id("kube_node_status_condition", {**cond, "status": "unknown"}),
+                st.series_id("kube_node_spec_unschedulable", {"node": node.name}),
+                st.series_id("kube_node_labels", {"node": node.name, "label_topology_kubernetes_io_zone": node.zone}),
+            ])
+        self._node_ids = np.array(nrows, dtype=np.int64)
+        c = sim.compiled
+        self._consumers = [i for i in range(len(c.services))
+                           if sim.app.services[i].kind != "queue" and c.background_rps[i] > 0
+                           and any(sim.app.services[int(c.edge_dst[e])].kind == "queue" for e in np.nonzero(c.edge_src == i)[0])]
+        if self.app_extra:
+            fe = [st.series_id("app_frontend_requests_total", {"namespace": ns, "service_name": "frontend", "method": "GET",
+                                                               "target": "/api", "status": code}) for code in ("200", "500")]
+            pay = st.series_id("app_payment_transactions_total", {"namespace": ns, "service_name": "payment", "app_payment_currency": "USD"})
+            lag = [st.series_id("kafka_consumer_records_lag_max", {"namespace": ns, "service_name": c.services[i],
+                                                                   "client_id": f"{c.services[i]}-0", "topic": "orders"})
+                   for i in self._consumers]
+            self._app_ids = np.array([*fe, pay, *lag], dtype=np.int64)
+
+    def _astronomy_app(self, sim) -> tuple[np.ndarray, np.ndarray]:
+        lag = [float(sim.kafka_lag[i]) for i in self._consumers]
+        return self._app_ids, np.array([self.cum_frontend[0], self.cum_frontend[1], self.cum_payment, *lag])
+
+
+METRIC_DT = 15.0

@@ -1,0 +1,61 @@
+"""Symptom probes over a short sliding window of ticks (what the scorer and the harness check)."""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+
+from ..catalog.faults import SymptomProbe
+from .traffic import TickResult, lognormal_quantile_factor
+
+WINDOW_S = 60.0
+RESTART_WINDOW_S = 300.0
+P95 = lognormal_quantile_factor(0.95)
+
+
+class ProbeWindow:
+    def __init__(self, compiled, tick_s: float):
+        self.c = compiled
+        self.ticks: deque[TickResult] = deque(maxlen=max(1, int(WINDOW_S / tick_s)))
+        self.restarts: deque[np.ndarray] = deque(maxlen=int(RESTART_WINDOW_S / tick_s) + 1)
+        self.ready_ratio = np.ones(len(compiled.services))
+        self.kafka_lag = np.zeros(len(compiled.services))
+        self.rt_index = {n: i for i, n in enumerate(compiled.request_types)}
+
+    def record(self, result: TickResult, restarts: np.ndarray, ready_ratio: np.ndarray, kafka_lag: np.ndarray) -> None:
+        self.ticks.append(result)
+        self.restarts.append(restarts.copy())
+        self.ready_ratio = ready_ratio
+        self.kafka_lag = kafka_lag
+
+    def value(self, probe: SymptomProbe) -> float:
+        s = self.c.index[probe.service]
+        ticks = self.ticks
+        if probe.kind == "entry_error_ratio":
+            if probe.request_type is not None:
+                r = self.rt_index[probe.request_type]
+                n = sum(t.rt_count[r] for t in ticks)
+                return float(sum(t.rt_errors[r] for t in ticks) / n) if n else float(np.mean([t.rt_fail[r] for t in ticks]))
+            n = sum(t.rt_count.sum() for t in ticks)
+            return float(sum(t.rt_errors.sum() for t in ticks) / n) if n else 0.0
+        if probe.kind == "entry_latency_p95_ms":
+            if probe.request_type is not None:
+                r = self.rt_index[probe.request_type]
+                return float(np.mean([t.rt_latency_ms[r] for t in ticks]) * P95)
+            return float(np.mean([np.average(t.rt_latency_ms, weights=t.rt_rate + 1e-9) for t in ticks]) * P95)
+        if probe.kind == "service_error_ratio":
+            n = sum(t.svc_count[s] for t in ticks)
+            return float(sum(t.svc_errors[s] for t in ticks) / n) if n else float(np.mean([t.svc_fail[s] for t in ticks]))
+        if probe.kind == "service_latency_p95_ms":
+            return float(np.mean([t.svc_latency_ms[s] for t in ticks]) * P95)
+        if probe.kind == "ready_replicas_ratio":
+            return float(self.ready_ratio[s])
+        if probe.kind == "restarts_per_5m":
+            return float(self.restarts[-1][s] - self.restarts[0][s])
+        if probe.kind == "kafka_consumer_lag":
+            return float(self.kafka_lag[s])
+        raise ValueError(f"unknown probe kind {probe.kind}")
+
+    def failing(self, probe: SymptomProbe) -> bool:
+        return probe.is_failing(self.value(probe)) if self.ticks else False

@@ -1,0 +1,198 @@
+"""The embedded cluster simulator: one app namespace under load, advanced in 5 s ticks.
+
+`Simulator` ties the cluster objects, the effects registry, the traffic model, the pipeline,
+telemetry and the fault schedule together. It never reads the wall clock and draws every
+random number from Generators derived from its seed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..catalog import Catalog
+from ..catalog.faults import Fault
+from ..errors import SREMarathonError
+from .cluster import ClusterState
+from .effects import FLAG_BEHAVIOUR, Effects
+from .mechanisms import AppliedFault, Mechanics
+from .pipeline import Pipeline
+from .probes import ProbeWindow
+from .telemetry import MetricStore
+from .topology import compile_app
+from .traffic import TickResult, TrafficModel
+
+TICK_S = 5.0
+METRIC_STEP_S = 15
+
+
+class SimulatorError(SREMarathonError):
+    """An operation on the simulated cluster was invalid (unknown object, bad value)."""
+
+
+class Simulator:
+    def __init__(self, catalog: Catalog, app: str, seed: int, *, schedule=None,
+                 load_profile: Callable[[float], float] | None = None, telemetry: bool = True,
+                 retention_s: float | None = None):
+        self.catalog = catalog
+        self.app = catalog.app(app)
+        self.compiled = compile_app(self.app)
+        self.seed = seed
+        root = np.random.SeedSequence([seed, 0x5EED])
+        traffic_seq, self.log_seed = root.spawn(2)
+        self.rng = np.random.default_rng(traffic_seq)
+        self.effects = Effects(self.compiled)
+        self.cluster = ClusterState(self.app, self.effects, self.compiled.index, self.compiled.zones)
+        self.pipeline = Pipeline(self.cluster)
+        self.traffic = TrafficModel(self.compiled, self.app.load.requests_per_second, self.app.cross_zone_latency_ms,
+                                    catalog.scoring.slow_request_threshold_s * 1000.0)
+        self.mechanics = Mechanics(self)
+        self.load_profile = load_profile or (lambda t: 1.0)
+        self.load_mult = np.ones(len(self.compiled.request_types))
+        self.schedule = schedule
+        self.applied: dict[str, AppliedFault] = {}
+        self.now = 0.0
+        self.probes = ProbeWindow(self.compiled, TICK_S)
+        S = len(self.compiled.services)
+        self.restarts_total = np.zeros(S)  # includes restarts of pods that are gone
+        self._restarts_seen: dict[str, int] = {}
+        self.kafka_lag = np.zeros(S)
+        self._arrays: dict[str, np.ndarray] | None = None
+        self._arrays_version = -1
+        self._arrays_gen = 0
+        self.last: TickResult | None = None
+        self.degraded = np.zeros(2)  # [requests, degraded requests] at the entry point, cumulative
+        self.store = MetricStore(step_s=METRIC_STEP_S, retention_s=retention_s) if telemetry else None
+        from .exporter import TelemetryExporter
+
+        self.exporter = TelemetryExporter(self) if telemetry else None
+        self._events = list(schedule.events()) if schedule is not None else []
+        self._event_pos = 0
+        self._tick()  # t = 0 sample
+
+    # ------------------------------------------------------------ time
+    def advance_to(self, t: float) -> None:
+        """Advance the simulation to simulated time `t` (seconds), tick by tick."""
+        while self.now + TICK_S <= t + 1e-9:
+            self.now += TICK_S
+            self._run_orchestrator_events()
+            self.cluster.advance(self.now)
+            self._tick()
+
+    def _run_orchestrator_events(self) -> None:
+        while self._event_pos < len(self._events) and self._events[self._event_pos].time_s <= self.now:
+            ev = self._events[self._event_pos]
+            self._event_pos += 1
+            if ev.kind == "inject":
+                self.inject(self.catalog.fault(ev.fault_id))
+            elif ev.kind == "revert":
+                self.revert(ev.fault_id)
+            elif ev.kind == "benign":
+                self.apply_benign(ev.change)
+
+    def _tick(self) -> None:
+        cl = self.cluster
+        if cl.dirty or self._arrays is None or self._arrays_version != self.effects.version:
+            cl.advance(self.now)
+            self._arrays = self.effects.arrays()
+            self._arrays_version = self.effects.version
+            self._arrays_gen += 1
+        ingress = np.array([cl.ingress_zones[z] for z in self.compiled.zones])
+        res = self.traffic.tick(TICK_S, self._arrays, cl.ready, ingress, self.load_profile(self.now),
+                                self.load_mult, self.rng, version=self._arrays_gen)
+        self.last = res
+        for pod in cl.pods.values():
+            seen = self._restarts_seen.get(pod.name, 0)
+            if pod.restarts > seen:
+                self.restarts_total[self.compiled.index[pod.service]] += pod.restarts - seen
+                self._restarts_seen[pod.name] = pod.restarts
+        self._update_kafka(res)
+        desired = cl.desired.sum(axis=0)
+        ready = cl.ready.sum(axis=0)
+        ratio = np.where(desired > 0, ready / np.maximum(desired, 1), np.where(ready > 0, 1.0, 0.0))
+        self.probes.record(res, self.restarts_total, ratio, self.kafka_lag)
+        n = res.rt_count.sum()
+        bad = res.rt_errors.sum() + ((res.rt_count - res.rt_errors) * res.rt_slow).sum()
+        self.degraded += (n, bad)
+        if self.exporter is not None:
+            self.exporter.accumulate(res)
+            if int(round(self.now)) % METRIC_STEP_S == 0:
+                self.exporter.export(self.now)
+
+    def _update_kafka(self, res: TickResult) -> None:
+        c = self.compiled
+        for q in (i for i, s in enumerate(self.app.services) if s.kind == "queue"):
+            into = (c.edge_dst == q)
+            consumers = [int(c.edge_src[e]) for e in np.nonzero(into)[0] if c.background_rps[c.edge_src[e]] > 0]
+            producers = [e for e in np.nonzero(into)[0] if c.background_rps[c.edge_src[e]] == 0]
+            produce = float(res.edge_rate[producers].sum()) if producers else 0.0
+            for s in consumers:
+                per_record_ms = float(res.own_latency_ms[s]) + 1000.0 * float(self._arrays["consumer_delay_s"][s])
+                capacity = self.cluster.ready[:, s].sum() * self._arrays["threads"][s] * 1000.0 / max(per_record_ms, 1e-6)
+                self.kafka_lag[s] = max(0.0, self.kafka_lag[s] + (produce - capacity) * TICK_S)
+
+    # ------------------------------------------------------------ faults
+    def inject(self, fault: Fault) -> None:
+        if fault.app != self.app.app:
+            raise SimulatorError(f"fault {fault.id} belongs to {fault.app}, not {self.app.app}")
+        if fault.id in self.applied and self.applied[fault.id].reverted_s is None:
+            raise SimulatorError(f"fault {fault.id} is already active")
+        self.applied[fault.id] = self.mechanics.apply(fault)
+        self.cluster.dirty = True
+
+    def revert(self, fault_id: str) -> None:
+        applied = self.applied.get(fault_id)
+        if applied is not None:
+            self.mechanics.revert(applied)
+            self.cluster.dirty = True
+
+    def apply_benign(self, change) -> None:
+        from .artifacts import parse_artifact
+
+        ref = parse_artifact(change.artifact)
+        if ref.kind == "source" and ref.service:
+            self.ship_code(ref.service, ref.key, change.to_revision, change.message, change.diff, author="ci")
+        elif ref.kind == "env" and ref.service:
+            self.ship_config(ref.service, ref.key, change.new_value, change.message, change.diff, author="ci")
+
+    # ------------------------------------------------------------ changes through the pipeline
+    def ship_code(self, service: str, path: str, revision: str, message: str, diff: str, author: str):
+        cl = self.cluster
+
+        def apply() -> int:
+            spec = cl.deployments[service].spec.with_code(path, revision)
+            return cl.new_revision(service, spec, message).number
+
+        return self.pipeline.submit(service, "code", f"{service}:{path}@{revision}", message, diff, author, apply)
+
+    def ship_config(self, service: str, key: str, value: str | None, message: str, diff: str, author: str):
+        cl = self.cluster
+
+        def apply() -> int:
+            spec = cl.deployments[service].spec.with_env(key, value)
+            return cl.new_revision(service, spec, message).number
+
+        return self.pipeline.submit(service, "config", f"{service}:env/{key}", message, diff, author, apply)
+
+    def ship_flag(self, flag: str, variant: str, message: str, diff: str, author: str):
+        cl = self.cluster
+
+        def apply() -> None:
+            cl.configmaps.setdefault("flagd-config", {})[flag] = variant
+            cl.event("ConfigMapUpdated", "configmap/flagd-config", f"{flag} -> {variant}")
+            self.effects.invalidate()
+            for svc in {b[0] for b in FLAG_BEHAVIOUR.get(flag, [])}:
+                if svc in cl.deployments:
+                    cl.recheck_pods(svc)
+            return None
+
+        return self.pipeline.submit("flagd", "flag", f"flagd:configmap/flagd-config/{flag}", message, diff, author, apply)
+
+    # ------------------------------------------------------------ summaries
+    def entry_degraded_fraction(self) -> float:
+        return float(self.degraded[1] / self.degraded[0]) if self.degraded[0] else 0.0
+
+    def active_faults(self) -> list[str]:
+        """Ground truth: ids of injected, not yet reverted faults (never shown to agents)."""
+        return [fid for fid, a in self.applied.items() if a.reverted_s is None]

@@ -1,0 +1,167 @@
+"""Per-tick traffic model, vectorised over services, edges and request types.
+
+Requests of each type arrive at the entry point and fan out along the call graph. Each service is
+an M/M/c queue (c = ready replicas x worker threads) whose service time grows with CPU
+throttling; waiting time uses Sakasegawa's approximation. A call fails when the callee fails
+(its own errors, saturation, no ready endpoint), when the caller's timeout fires (exponential
+latency tail), or when the network drops it; retries re-send failed calls and add load. Latency
+adds along the path, capped by each caller's timeout. Counts are sampled (Poisson / binomial)
+from a passed Generator, so telemetry is noisy but seeded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from .topology import CompiledApp
+
+LATENCY_SIGMA = 0.5  # log-normal shape of per-request latency around its mean
+UNLIMITED_CPU_CORES = 2.0  # what a pod without a CPU limit can use on its node
+EPS = 1e-9
+
+
+def norm_cdf(x: np.ndarray) -> np.ndarray:
+    """Standard normal CDF via an erf approximation (Abramowitz-Stegun 7.1.26, |error| < 1.5e-7)."""
+    z = np.abs(x) / np.sqrt(2.0)
+    t = 1.0 / (1.0 + 0.3275911 * z)
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    erf = 1.0 - poly * np.exp(-z * z)
+    return 0.5 * (1.0 + np.sign(x) * erf)
+
+
+def lognormal_cdf(x_ms: np.ndarray, mean_ms: np.ndarray) -> np.ndarray:
+    """P(latency <= x) for a log-normal with the given mean; broadcasts x over the last axis."""
+    mu = np.log(np.maximum(mean_ms, EPS)) - LATENCY_SIGMA**2 / 2
+    return norm_cdf((np.log(np.maximum(x_ms, EPS)) - mu[..., None]) / LATENCY_SIGMA)
+
+
+def lognormal_quantile_factor(q: float) -> float:
+    """quantile / mean of the latency distribution (0.95 -> about 2.0)."""
+    z = {0.5: 0.0, 0.9: 1.2816, 0.95: 1.6449, 0.99: 2.3263}[q]
+    return float(np.exp(-LATENCY_SIGMA**2 / 2 + z * LATENCY_SIGMA))
+
+
+@dataclass
+class TickResult:
+    """Expected values and sampled counts of one tick."""
+
+    rt_rate: np.ndarray  # [R] requests/s
+    rt_count: np.ndarray  # [R] sampled requests this tick
+    rt_errors: np.ndarray  # [R] sampled failed requests
+    rt_fail: np.ndarray  # [R] failure probability
+    rt_latency_ms: np.ndarray  # [R] mean latency
+    rt_slow: np.ndarray  # [R] share of successful requests slower than the slow threshold
+    svc_rate: np.ndarray  # [S] server calls/s
+    svc_count: np.ndarray  # [S]
+    svc_errors: np.ndarray  # [S]
+    svc_fail: np.ndarray  # [S]
+    svc_latency_ms: np.ndarray  # [S] mean server span duration (including downstream)
+    own_latency_ms: np.ndarray  # [S]
+    cpu_cores: np.ndarray  # [S] CPU used (capped by limits)
+    cpu_demand: np.ndarray  # [S] CPU wanted
+    throttled_ratio: np.ndarray  # [S] share of CFS periods throttled
+    utilization: np.ndarray  # [S] queue utilisation rho
+    edge_rate: np.ndarray  # [E] calls/s
+    edge_fail: np.ndarray  # [E] per-call failure after retries
+    edge_timeout_share: np.ndarray  # [E] share of calls that hit the caller's timeout
+    unreachable: np.ndarray  # [S] share of calls that found no ready endpoint
+
+
+class TrafficModel:
+    def __init__(self, compiled: CompiledApp, requests_per_second: float, cross_zone_ms: float,
+                 slow_threshold_ms: float = 2500.0):
+        self.c = compiled
+        self.rps = requests_per_second
+        self.cross_zone_ms = cross_zone_ms
+        self.slow_ms = slow_threshold_ms
+        self.prev_edge_fail = np.zeros(len(compiled.edge_src))
+        self._key: object = None
+        self._expected: TickResult | None = None
+        out_edges = np.zeros((len(compiled.services), len(compiled.edge_src)))
+        out_edges[compiled.edge_src, np.arange(len(compiled.edge_src))] = 1.0
+        self.out_edges = out_edges  # [S, E] incidence: edge e leaves service s
+
+    def tick(self, dt: float, arrays: dict[str, np.ndarray], ready: np.ndarray, ingress: np.ndarray,
+             load_factor: float, load_mult: np.ndarray, rng: np.random.Generator, version: object = None) -> TickResult:
+        """Expected values are recomputed only when an input changed (`version` names the state of
+        `arrays` and cluster readiness); every tick draws fresh counts around them."""
+        key = (version, load_factor, load_mult.tobytes(), ready.tobytes(), ingress.tobytes())
+        if version is None or key != self._key or self._expected is None:
+            self._expected = self.expected(arrays, ready, ingress, load_factor, load_mult)
+            self._key = key
+        e = self._expected
+        rt_count = rng.poisson(e.rt_rate * dt).astype(np.float64)
+        rt_errors = rng.binomial(rt_count.astype(np.int64), np.clip(e.rt_fail, 0.0, 1.0)).astype(np.float64)
+        svc_count = rng.poisson(e.svc_rate * dt).astype(np.float64)
+        svc_errors = rng.binomial(svc_count.astype(np.int64), np.clip(e.svc_fail, 0.0, 1.0)).astype(np.float64)
+        return replace(e, rt_count=rt_count, rt_errors=rt_errors, svc_count=svc_count, svc_errors=svc_errors)
+
+    def expected(self, arrays: dict[str, np.ndarray], ready: np.ndarray, ingress: np.ndarray,
+                 load_factor: float, load_mult: np.ndarray) -> TickResult:
+        c = self.c
+        src, dst = c.edge_src, c.edge_dst
+        # --- demand
+        rt_rate = self.rps * load_factor * c.weights * arrays["load_mult"] * load_mult
+        retry_amp = 1.0 + c.edge_retries * self.prev_edge_fail
+        edge_rate = (rt_rate @ c.edge_flow) * arrays["edge_mult"] * retry_amp
+        svc_rate = c.background_rps.copy()
+        svc_rate[c.entry] += rt_rate.sum()
+        np.add.at(svc_rate, dst, edge_rate)
+        # --- endpoints per zone: calls stay in their zone unless it has no ready pod
+        ready_total = ready.sum(axis=0)
+        none_local = ready == 0  # [Z, S]
+        unreachable = np.where(ready_total > 0, 0.0, 1.0)
+        cross = np.where(ready_total > 0, (ingress[:, None] * none_local).sum(axis=0), 0.0)
+        entry_unreachable = float((ingress * (ready[:, c.entry] == 0)).sum())
+        unreachable[c.entry] = max(unreachable[c.entry], entry_unreachable)
+        # --- CPU and queueing
+        cpu_cap = np.where(arrays["cpu_limit"] > 0, arrays["cpu_limit"], UNLIMITED_CPU_CORES) * ready_total
+        cpu_demand = svc_rate * c.cpu_ms * arrays["cpu_mult"] / 1000.0 + arrays["extra_cores"]
+        u_cpu = np.where(cpu_cap > 0, cpu_demand / np.maximum(cpu_cap, EPS), 0.0)
+        cpu_used = np.minimum(cpu_demand, cpu_cap)
+        throttled = np.clip((u_cpu - 0.5) / 0.7, 0.0, 1.0) * (arrays["cpu_limit"] > 0)
+        st = c.service_time_ms * np.maximum(1.0, u_cpu) + arrays["added_ms"]
+        servers = ready_total * arrays["threads"]
+        rho = np.where(servers > 0, svc_rate * st / 1000.0 / np.maximum(servers, EPS), 0.0)
+        rho_c = np.minimum(rho, 0.98)
+        wq = st * rho_c ** (np.sqrt(2.0 * (servers + 1.0)) - 1.0) / (np.maximum(servers, 1.0) * (1.0 - rho_c))
+        saturated = np.where(rho >= 1.0, 1.0 - 1.0 / np.maximum(rho, EPS), 0.0)
+        own_latency = st + wq
+        own_fail = 1.0 - (1.0 - arrays["own_error"]) * (1.0 - saturated) * (1.0 - unreachable)
+        # --- per-call view from the caller: network delay, zone crossing, loss
+        hop_ms = arrays["inbound_delay_ms"] + cross * 2.0 * self.cross_zone_ms + arrays["inbound_loss"] * 200.0
+        loss_fail = arrays["inbound_loss"] * 0.3
+        timeout = arrays["edge_timeout_ms"]
+        retries = c.edge_retries
+        calls_per = np.where(svc_rate[src] > 0, edge_rate / np.maximum(svc_rate[src], EPS), 0.0)
+        # --- fixed point over the call graph: span latency and failure include downstream calls
+        span_latency = own_latency.copy()
+        span_fail = own_fail.copy()
+        for _ in range(c.depth):
+            callee_ms = span_latency[dst] + hop_ms[dst]
+            t_share = np.exp(-timeout / np.maximum(callee_ms, EPS))
+            seen_ms = np.minimum(callee_ms, timeout)
+            once = 1.0 - (1.0 - span_fail[dst]) * (1.0 - t_share) * (1.0 - arrays["edge_fail"]) * (1.0 - loss_fail[dst])
+            edge_fail = once ** (retries + 1.0)
+            span_latency = own_latency + self.out_edges @ (calls_per * seen_ms * (1.0 + retries * once))
+            log_ok = self.out_edges @ (calls_per * np.log(np.maximum(1.0 - edge_fail, EPS)))
+            span_fail = 1.0 - (1.0 - own_fail) * np.exp(log_ok)
+        self.prev_edge_fail = edge_fail
+        # --- request types: the entry's own part plus every call on the path
+        local_once = 1.0 - (1.0 - own_fail[dst]) * (1.0 - t_share) * (1.0 - arrays["edge_fail"]) * (1.0 - loss_fail[dst])
+        local_edge_fail = local_once ** (retries + 1.0)
+        rt_log_ok = np.log(max(1.0 - own_fail[c.entry], EPS)) + c.edge_flow @ np.log(np.maximum(1.0 - local_edge_fail, EPS))
+        rt_fail = 1.0 - np.exp(rt_log_ok)
+        local_ms = np.minimum(own_latency[dst] + hop_ms[dst], timeout)
+        rt_latency = own_latency[c.entry] + c.edge_flow @ local_ms
+        rt_slow = 1.0 - lognormal_cdf(np.array([self.slow_ms]), rt_latency)[:, 0]
+        rt_count = rt_errors = svc_count = svc_errors = np.zeros(0)
+        return TickResult(
+            rt_rate=rt_rate, rt_count=rt_count, rt_errors=rt_errors, rt_fail=rt_fail, rt_latency_ms=rt_latency,
+            rt_slow=rt_slow, svc_rate=svc_rate, svc_count=svc_count, svc_errors=svc_errors, svc_fail=span_fail,
+            svc_latency_ms=span_latency, own_latency_ms=own_latency, cpu_cores=cpu_used, cpu_demand=cpu_demand,
+            throttled_ratio=throttled, utilization=rho, edge_rate=edge_rate, edge_fail=edge_fail,
+            edge_timeout_share=t_share, unreachable=unreachable,
+        )
