@@ -14,16 +14,19 @@ Arrival process (stratified, increasing intensity)
     counts and concurrency vary far less between seeds, which is what a benchmark schedule needs.
 
 Durations
-    ``min_s + (max_s - min_s) * x`` within each fault's catalog ``duration`` bounds, rounded to whole
-    seconds, where ``x`` follows a Kumaraswamy(``DURATION_SHAPE``) law (Beta-like, closed-form
-    inverse) skewed to the short end, so that ~60 faults of 4-12 minutes give the paper's mean
-    concurrency of ~6 with a peak of 10-11. The quantiles are stratified too (a random permutation
-    of one draw per 1/N stratum), which keeps the total fault-time, hence the mean concurrency,
-    steady across seeds.
+    Each arrival first gets a duration ``240 + 480 * x`` seconds (the paper's 4-12 minutes), where
+    ``x`` follows a Kumaraswamy(``DURATION_SHAPE``) law (Beta-like, closed-form inverse) skewed to
+    the short end, so that ~60 faults give the paper's mean concurrency of ~6 with a peak of 10-11.
+    The quantiles are stratified (a random permutation of one draw per 1/N stratum), which keeps the
+    total fault-time, hence the mean concurrency, steady across seeds. The fault is then drawn among
+    the free faults whose catalog ``duration`` bounds contain that duration (if none does, among all
+    free faults, and the duration is clipped into the chosen fault's bounds). Why: the timeline, and
+    so the calibration, then depends on the seed only, not on which faults the catalog holds, and
+    stays put when the catalog is regenerated.
 
 Conflict rule (who may be active at the same time)
     Every fault occupies a set of *keys* (see `occupied_keys`): its artifact without any
-    ``@revision`` suffix, the aliases and remedy artifacts that name an artifact, and one
+    ``@revision`` suffix (two revisions of one file are one artifact), its remedies' artifacts, and one
     ``<target>#<slot>`` key per part of the target's deployment its mechanism takes over (``rollout``
     for anything that changes the pod template -- code and config changes, image, probes, limits;
     ``cpu``, ``memory``, ``network``, ``dependency``, ``load``); ``scale_to_zero`` takes every slot
@@ -47,10 +50,10 @@ Benign changes
     through the same pipeline as faulty changes, so agents must tell them apart. They never touch an
     artifact any scheduled fault touches (its artifact, alias artifacts or remedy artifacts), nor a
     service while a fault holds that service's ``rollout`` slot (a rollback must revert the fault,
-    not the benign change). Their revisions are ``r<N>`` with ``N`` counting up from
-    ``BENIGN_REVISION_BASE`` (or the first multiple of 1000 above the app's highest catalog
-    revision, if that is larger), so they never collide with a catalog or fault revision and never
-    look like a revision suffix of a fault.
+    not the benign change); each artifact changes at most once per run, so every diff applies to the
+    catalog's text. Their ``to_revision`` is ``r<N>`` with ``N`` counting up from
+    ``BENIGN_REVISION_BASE`` = 1000 (or the first multiple of 1000 above the app's highest catalog
+    or fault revision, if that is larger), so it never collides with a catalog or fault revision.
 
 All randomness comes from one ``numpy.random.Generator`` (``np.random.default_rng(seed)`` unless one
 is passed), split into independent child streams for counts/arrivals, durations/selection and
@@ -77,8 +80,9 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 1
 FAULTS_PER_HOUR = 60.0  # SRE-Marathon §4: "around sixty faults" in 60 minutes at intensity 1
 COUNT_JITTER = 0.05  # +-5 % seeded jitter of the fault count
-RAMP = 1.0  # arrival rate at the end of the injection window is (1 + RAMP) x the rate at its start
-DURATION_SHAPE = (1.2, 2.2)  # Kumaraswamy (a, b) of the duration draw within each fault's bounds
+RAMP = 1.25  # arrival rate at the end of the injection window is (1 + RAMP) x the rate at its start
+DURATION_RANGE = (240, 720)  # SRE-Marathon §2: faults remain active for four to twelve minutes
+DURATION_SHAPE = (1.2, 2.2)  # Kumaraswamy (a, b) of the duration draw over DURATION_RANGE
 BENIGN_PER_HOUR = (8, 15)  # range the benign-change rate is drawn from
 BENIGN_REVISION_BASE = 1000
 TICK_S = 5  # the simulator's tick; concurrency statistics sample on it
@@ -249,12 +253,13 @@ def duration_quantiles(n: int, rng: np.random.Generator) -> np.ndarray:
     return (rng.permutation(n) + rng.random(n)) / n
 
 
-def duration_for(fault: Fault, q: float, shape: tuple[float, float] = DURATION_SHAPE) -> int:
-    """The duration at quantile `q` of the fault's bounds (Kumaraswamy inverse CDF)."""
+def durations(quantiles: np.ndarray, shape: tuple[float, float] = DURATION_SHAPE,
+              bounds: tuple[int, int] = DURATION_RANGE) -> np.ndarray:
+    """Whole-second durations at the given quantiles (Kumaraswamy inverse CDF over `bounds`)."""
     a, b = shape
-    x = (1.0 - (1.0 - q) ** (1.0 / b)) ** (1.0 / a)
-    lo, hi = fault.duration.min_s, fault.duration.max_s
-    return int(min(hi, max(lo, round(lo + (hi - lo) * x))))
+    x = (1.0 - (1.0 - quantiles) ** (1.0 / b)) ** (1.0 / a)
+    lo, hi = bounds
+    return np.clip(np.round(lo + (hi - lo) * x), lo, hi).astype(np.int64)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -266,6 +271,8 @@ _RE_TOGGLE = re.compile(r"(?i)profil|pprof|debug|verbose|stats|tracing|telemetry
 _RE_KNOB_INT = re.compile(r"(?i)pool|thread|worker|cache|buffer|batch|capacity|size|interval|idle|keepalive")
 _RE_UNSAFE = re.compile(r"(?i)port|addr|host|url|endpoint|secret|password|token|key|credential|retr|replica|flag")
 _RE_SEMVER = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+_RE_DECLARATION = re.compile(
+    r"^\s*(func |def |class |fn |pub |public |private |protected |static |const |let |var |function |async |type )")
 _HASH_COMMENT = (".py", ".rb", ".yaml", ".yml", ".conf", ".toml", ".sh", ".ex", ".exs", ".properties",
                  ".cfg", ".ini", ".r", "dockerfile", "makefile", ".tf")
 _DASH_COMMENT = (".sql", ".lua", ".hs")
@@ -343,7 +350,8 @@ def benign_config_value(entry: ConfigEntry, rng: np.random.Generator) -> tuple[s
         return new, f"chore: set {key} to {new}"
     if entry.kind in ("timeout_ms", "duration_s"):
         new = _scaled(value, rng)
-        return None if new is None else (new, f"tune: relax {key} to {new}")
+        verb = "relax" if entry.kind == "timeout_ms" else "raise"
+        return None if new is None else (new, f"tune: {verb} {key} to {new}")
     if entry.kind == "int" and _RE_KNOB_INT.search(key):
         new = _scaled(value, rng)
         return None if new is None else (new, f"tune: raise {key} to {new}")
@@ -356,8 +364,13 @@ def benign_config_value(entry: ConfigEntry, rng: np.random.Generator) -> tuple[s
     return None
 
 
-def _comment_prefix(path: str) -> str | None:
-    low = path.lower()
+def _comment_prefix(path: str, lines: list[str] | None = None) -> str | None:
+    """The line-comment marker: the one the excerpt already uses, else the file type's."""
+    for ln in lines or []:
+        for marker in ("//", "#", "--"):
+            if ln.strip().startswith(marker) and not ln.strip().startswith(("#!", "#include", "#define", "#if")):
+                return marker
+    low = re.sub(r"\.(template|tmpl|tpl|j2|in)$", "", path.lower())
     if low.endswith(_NO_COMMENT):
         return None
     if low.endswith(_HASH_COMMENT) or low.rsplit("/", 1)[-1] in ("dockerfile", "makefile"):
@@ -375,6 +388,13 @@ _COMMENTS = (
     ("docs: link the runbook from {name}", "see the service runbook for the on-call procedure"),
     ("style: add a section comment in {name}", "--- request handling ---"),
 )
+_CONFIG_FILE_COMMENTS = (
+    ("docs: link the runbook from {name}", "see the service runbook before changing these values"),
+    ("docs: note the units used in {name}", "sizes are in bytes and durations in seconds unless suffixed"),
+    ("docs: record the review of {name}", "values below were reviewed for the current release"),
+    ("style: add a section comment in {name}", "--- defaults ---"),
+)
+_CONFIG_FILE = re.compile(r"\.(ya?ml|conf|cnf|properties|ini|cfg|toml|template|tmpl|env)$", re.IGNORECASE)
 
 
 def benign_code_change(path: str, excerpt: str, rng: np.random.Generator) -> tuple[str, str] | None:
@@ -387,15 +407,20 @@ def benign_code_change(path: str, excerpt: str, rng: np.random.Generator) -> tup
             bumped = f"{m.group(1)}.{m.group(2)}.{int(m.group(3)) + 1}"
             new = lines[:i] + [ln[: m.start()] + bumped + ln[m.end():]] + lines[i + 1:]
             return f"chore: bump version to {bumped}", _unified_diff(path, lines, new)
-    prefix = _comment_prefix(path)
+    prefix = _comment_prefix(path, lines)
     if prefix is None:
         return None
-    skip = ("#", "//", "--", "*", "/*", "package ", "import ", "from ", "using ", "require", "namespace ", "<?")
-    candidates = [i for i, ln in enumerate(lines) if i > 0 and ln.strip() and not ln.strip().startswith(skip)]
+    skip = ("#", "//", "--", "*", "/*", "package ", "import ", "from ", "using ", "require", "namespace ", "<?",
+            "}", ")", "]", "end", "else", "elif", "except", "catch", "finally", "@")
+    candidates = [i for i, ln in enumerate(lines) if i > 0 and ln.strip() and not ln.strip().startswith(skip)
+                  and not lines[i - 1].strip().startswith("@")]  # not between an annotation and its target
+    headers = [i for i in candidates if _RE_DECLARATION.search(lines[i])]
+    candidates = headers or candidates  # prefer a comment above a declaration, as people write them
     if not candidates:
         return None
     at = candidates[int(rng.integers(len(candidates)))]
-    message, text = _COMMENTS[int(rng.integers(len(_COMMENTS)))]
+    texts = _CONFIG_FILE_COMMENTS if _CONFIG_FILE.search(path) else _COMMENTS
+    message, text = texts[int(rng.integers(len(texts)))]
     indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
     new = lines[:at] + [f"{indent}{prefix} {text}"] + lines[at:]
     return message.format(name=name), _unified_diff(path, lines, new)
@@ -447,9 +472,11 @@ def _plan_benign(
     changes: list[BenignChange] = []
     for t in times:
         busy = {sf.target for sf in scheduled if sf.active_at(int(t)) and _holds_rollout(by_id[sf.fault_id])}
-        order = rng.permutation(len(candidates))
+        # pick the kind first (config or code, evenly), then a candidate of that kind, falling back
+        kinds = ["config", "code"] if rng.random() < 0.5 else ["code", "config"]
+        order = [int(k) for kind in kinds for k in rng.permutation(len(candidates)) if candidates[int(k)].kind == kind]
         for k in order:
-            cand = candidates[int(k)]
+            cand = candidates[k]
             if cand.service in busy or cand.artifact in used:
                 continue
             if cand.kind == "config":
@@ -537,21 +564,24 @@ class FaultSchedule:
         pool = list(catalog.faults[app])
         n = min(fault_count(intensity, injection_minutes, arrivals_rng), len(pool))
         starts = arrival_times(n, injection_s, arrivals_rng)
-        quantiles = duration_quantiles(n, faults_rng)
+        wanted = durations(duration_quantiles(n, faults_rng))
+        lo_s = np.array([f.duration.min_s for f in pool])
+        hi_s = np.array([f.duration.max_s for f in pool])
         keys = [occupied_keys(f) for f in pool]
         unused = np.ones(len(pool), dtype=bool)
         held: list[tuple[int, frozenset[str]]] = []  # (planned end, keys) of placed faults
         placed: list[ScheduledFault] = []
-        for start, q in zip(starts, quantiles):
-            s = int(start)
+        for start, want in zip(starts, wanted):
+            s, d = int(start), int(want)
             busy = frozenset().union(*(k for end, k in held if end > s))
             free = [i for i in np.flatnonzero(unused) if not (keys[i] & busy)]
             if not free:
                 continue
-            i = int(free[int(faults_rng.integers(len(free)))])
+            fitting = [i for i in free if lo_s[i] <= d <= hi_s[i]] or free
+            i = int(fitting[int(faults_rng.integers(len(fitting)))])
             unused[i] = False
             fault = pool[i]
-            end = s + duration_for(fault, float(q))
+            end = s + int(min(hi_s[i], max(lo_s[i], d)))
             clipped = end > run_s
             end = min(end, run_s)
             held.append((end, keys[i]))

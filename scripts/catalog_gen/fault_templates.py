@@ -434,17 +434,28 @@ def unified_diff(path: str, old: list[str], new: list[str], context: int = 2) ->
     return "\n".join(body) + "\n"
 
 
+def _code_part(line: str) -> str:
+    """The line without a trailing `//` or `#` comment (string contents are not parsed)."""
+    return re.split(r"\s(//|#)\s|^\s*(//|#)", line)[0]
+
+
 def _retarget_retries(lines: list[str]) -> tuple[list[str], str] | None:
     """Raise an explicit retry count and drop the backoff next to it, when the excerpt has one."""
     pat = re.compile(r"(?i)\b(max_?retries|max_?attempts|attempts|retries|retry_?count)\b(\s*(?::=|=|:)\s*(?:1 \+ )?)(\d+)")
     for i, ln in enumerate(lines):
-        m = pat.search(ln)
+        m = pat.search(_code_part(ln))
         if m and int(m.group(3)) < 10:
             new = lines[:i] + [ln[: m.start(3)] + "25" + ln[m.end(3):]] + lines[i + 1:]
             for k in range(max(0, i - 3), min(len(new), i + 5)):
                 if re.search(r"(?i)(backoff|sleep|jitter)", new[k]) and k != i:
                     new = new[:k] + new[k + 1:]
                     break
+            return new, "retry transient failures more aggressively"
+    loop = re.compile(r"(attempt\w*\s*<=?\s*)([\w.]*[Rr]etries)\b(?!\s*\*)")
+    for i, ln in enumerate(lines):
+        m = loop.search(_code_part(ln))
+        if m:
+            new = lines[:i] + [ln[: m.end(2)] + "*10" + ln[m.end(2):]] + lines[i + 1:]
             return new, "retry transient failures more aggressively"
     return None
 
@@ -459,7 +470,7 @@ def _off_by_one(lines: list[str], family: str) -> tuple[list[str], str] | None:
         return None
     pat = re.compile(r"^(\s*for\b.*?\b\w+\s*)<(\s*[\w.()]+)")
     for i, ln in enumerate(lines):
-        m = pat.search(ln)
+        m = pat.search(_code_part(ln))
         if m and "<=" not in ln and "<<" not in ln:
             return lines[:i] + [ln[: m.end(1)] + "<=" + ln[m.end(1) + 1:]] + lines[i + 1:], "include the last item in pagination"
     return None
@@ -525,7 +536,7 @@ def _bindings(header: str, family: str) -> dict[str, str]:
             b[ident] = req
     if family == "go":
         ctx = next((n for n, d in params if "context.Context" in d), None)
-        b["ctx"] = ctx or "context.Background()"
+        b["ctx"] = ctx or ("r.Context()" if "*http.Request" in header else "context.Background()")
     elif family in ("python", "cpp"):
         ctx = next((n for n in names if n in ("context", "ctx")), None)
         if ctx:

@@ -297,13 +297,15 @@ def build_code(ctx: AppCtx, mechanism: str, svc: str) -> dict | None:
     preferred = [f for f in pool if file_role(f.path) == PREFERRED_ROLE[mechanism]]
     if mechanism == "code_retry_storm":
         # the client file of a downstream names it (address / timeout keys): retry against that one
-        pairs = [(f, e.target) for f in files for e in ctx.out_edges[svc]
-                 if token(e.target) in f.excerpt or f'"{e.target}"' in f.excerpt]
+        pairs = [(f, e.target) for f in pool for e in ctx.out_edges[svc]
+                 if file_role(f.path) != "config" and (token(e.target) in f.excerpt or f'"{e.target}"' in f.excerpt)]
         client_pairs = [(f, d) for f, d in pairs if file_role(f.path) == "client"] or pairs
         if client_pairs:
             src, dep = rng.choice(client_pairs)
             params["downstream"] = dep
             preferred = [src]
+    if not preferred:
+        preferred = [f for f in pool if file_role(f.path) != "config"]
     src = rng.choice(preferred or pool)
     fam = fam_of[src.path]
     pick = rng.randrange(6)
@@ -346,27 +348,40 @@ def wrong_address(old: str, pick: int) -> str:
     return f"{scheme}{host}.staging.svc.cluster.local{':' + port if port else ''}"
 
 
-def bad_value(entry: ConfigEntry, pick: int) -> str:
+BAD_VALUE_KEY = re.compile(r"(^MAX_|_MAX_|_LIMIT$|_SIZE$|_INTERVAL$|_MODEL$|JAVA_OPTS$|GOMEMLIMIT$|HEAP_OPTS$|"
+                           r"ADVERTISED_LISTENERS$|_COUNT$|_RATE$|_RATIO$|CURRENCY)")
+
+
+def bad_value_entries(service: Service) -> list[ConfigEntry]:
+    """Business / runtime settings whose wrong value makes a share of requests fail."""
+    return [c for c in service.config if c.kind in ("int", "float", "string", "duration_s")
+            and not SPECIAL_KEY.search(c.key) and BAD_VALUE_KEY.search(c.key) and not c.key.endswith("PORT")]
+
+
+def bad_value(entry: ConfigEntry, pick: int) -> tuple[str, str]:
+    """(new value, commit message) of a plausible but wrong setting."""
     v = entry.value
-    if entry.kind == "bool":
-        return "false" if v.lower() in ("true", "1", "yes") else "true"
+    heap = re.search(r"-Xmx(\d+)([mMgG])", v)
+    if heap:
+        mb = int(heap.group(1)) * (1024 if heap.group(2) in "gG" else 1)
+        new_mb = max(32, mb // 4 // 8 * 8)
+        return v[: heap.start()] + f"-Xmx{new_mb}m" + v[heap.end():], "lower the JVM heap to fit the new memory request"
+    mem = re.fullmatch(r"(\d+)(MiB|Mi|M)", v)
+    if mem:
+        return f"{max(8, int(mem.group(1)) // 5)}{mem.group(2)}", f"lower {entry.key} to reduce memory use"
+    if entry.key.endswith("ADVERTISED_LISTENERS"):
+        return re.sub(r":(\d+)", lambda m: f":{int(m.group(1)) + 1}", v, count=1), "advertise the new listener port"
+    if entry.key.endswith("_MODEL"):
+        return f"{v}-v2", f"switch {entry.key} to the new model"
     if entry.kind in ("int", "duration_s"):
         try:
             n = int(float(v))
         except ValueError:
-            return "0"
-        return "0" if n != 0 and pick % 2 == 0 else str(max(n, 1) * 1000)
+            return "0", f"update {entry.key}"
+        return ("0" if n != 0 and pick % 2 == 0 else str(max(n, 1) * 1000)), f"tune {entry.key}"
     if entry.kind == "float":
-        try:
-            x = float(v)
-        except ValueError:
-            return "0"
-        return "0" if x != 0 and pick % 2 == 0 else str(round(x * 100 if x else 100.0, 3))
-    if v.isupper():
-        return v.lower()
-    if v.islower() and v:
-        return v.upper()
-    return (v + "-disabled") if v else "none"
+        return "0", f"tune {entry.key}"
+    return (v.lower() if v.isupper() else v.upper()), f"update {entry.key}"
 
 
 def config_change(svc: str, entry: ConfigEntry, new: str | None, message: str) -> dict:
@@ -432,20 +447,18 @@ def build_config(ctx: AppCtx, mechanism: str, svc: str) -> dict | None:
         params = {"downstream": dep, "multiplier": rng.randint(3, 10), "key": entry.key, "ttl_s": int(new)}
         title, msg = f"{svc} cache effectively disabled (TTL {new} s)", "shorten cache TTL so data is fresher"
     elif mechanism == "config_bad_value":
-        opts = [c for c in s.config if c.kind in ("int", "float", "bool", "string", "duration_s")
-                and not SPECIAL_KEY.search(c.key)]
+        opts = bad_value_entries(s)
         if not opts:
             return None
         entry = rng.choice(opts)
-        new = bad_value(entry, rng.randrange(2))
+        new, msg = bad_value(entry, rng.randrange(2))
         params = {"error_ratio": ratio(rng, 0.1, 0.5), "key": entry.key}
-        title, msg = f"{svc} bad {entry.key} value", f"update {entry.key}"
+        title = f"{svc} bad {entry.key} value"
     else:  # config_missing_env
-        opts = [c for c in s.config if c.source == "env"]
-        addr = [c for c in opts if c.key.endswith("_ADDR")]
-        if not opts:
+        addr = [c for c in s.config if c.source == "env" and c.key.endswith("_ADDR")]
+        if not addr:
             return None
-        entry = rng.choice(addr or opts)
+        entry = rng.choice(addr)
         new = None
         params = {"key": entry.key}
         title, msg = f"{svc} deployed without {entry.key}", f"drop {entry.key} from the manifest (read from defaults)"
@@ -661,6 +674,9 @@ def candidates(ctx: AppCtx, category: str, mechanism: str) -> dict[str, float]:
 
 
 def dedup_key(f: dict) -> tuple:
+    """Faults must differ in mechanism+target+params; change-driven ones also in the change itself."""
+    if f.get("change") and f["mechanism"] != "feature_flag":
+        return (f["mechanism"], f["target"], f["change"]["diff"])
     return (f["mechanism"], f["target"], tuple(sorted((k, str(v)) for k, v in f["params"].items())))
 
 

@@ -26,7 +26,7 @@ def test_apps_generator_matches_committed():
 def test_faults_generator_matches_committed():
     from catalog_gen import faults
 
-    built = faults.build_faults(faults.load_apps())
+    built = faults.build_faults(faults.load_apps(REPO / "catalog"))
     for app in APPS:
         assert built[app] == committed(f"faults/{app}.yaml"), app
 
