@@ -35,7 +35,26 @@ def catalog_summary(cat: Catalog) -> str:
 def cmd_catalog_validate(args: argparse.Namespace) -> int:
     cat = load_catalog(args.catalog)
     print(catalog_summary(cat))
-    return 0
+    if not args.simulate:
+        return 0
+    from .sim.validation import validate_catalog
+
+    if args.app:
+        cat.app(args.app)
+    checks = validate_catalog(cat, [args.app] if args.app else None)
+    by: dict[tuple[str, str], list] = {}
+    for c in checks:
+        by.setdefault((c.app, c.mechanism), []).append(c)
+    rows = [[app, mech, len(cs), sum(c.fails for c in cs), sum(c.entry_serves for c in cs), sum(c.recovers for c in cs),
+             sum(c.repaired_by is not None for c in cs), sum(c.passed for c in cs)] for (app, mech), cs in sorted(by.items())]
+    passed = sum(c.passed for c in checks)
+    rows.append(["total", "", len(checks), sum(r[3] for r in rows), sum(r[4] for r in rows), sum(r[5] for r in rows),
+                 sum(r[6] for r in rows), passed])
+    print(format_table(["app", "mechanism", "faults", "probe fails", "entry serves", "recovers", "remedy repairs", "pass"], rows))
+    for c in checks:
+        if not c.passed and args.verbose:
+            print(f"  {c.fault_id}: fails={c.fails} serves={c.entry_serves} recovers={c.recovers} repaired_by={c.repaired_by} {c.note}")
+    return 0 if passed == len(checks) else 1
 
 
 def cmd_catalog_list(args: argparse.Namespace) -> int:
@@ -69,6 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
     catalog = sub.add_parser("catalog", help="inspect and validate the catalog")
     csub = catalog.add_subparsers(dest="catalog_command", required=True)
     v = csub.add_parser("validate", help="validate every catalog file and print counts")
+    v.add_argument("--simulate", action="store_true", help="also inject every fault alone into the simulator")
+    v.add_argument("--app", help="with --simulate: only this app")
+    v.add_argument("--verbose", action="store_true", help="with --simulate: list each failing fault")
     v.set_defaults(func=cmd_catalog_validate)
     ls = csub.add_parser("list", help="list faults")
     ls.add_argument("--app", choices=None, help=f"one of {', '.join(APPS)}")

@@ -174,7 +174,8 @@ class ClusterState:
         self.ingress_zones: dict[str, float] = {z: 1.0 / len(zones) for z in zones}
         self.ready = np.zeros((len(zones), len(service_index)))  # ready pods per zone and service
         self.desired = np.zeros((len(zones), len(service_index)))
-        self.dirty = True  # readiness or specs changed since the traffic model last looked
+        self.dirty = True  # readiness or specs changed since the last recount
+        self.version = 0  # bumps on every recount, so consumers know derived arrays are stale
         requests = sum(max(s.resources.cpu_request_m, 50) * s.replicas for s in app.services)
         nodes = app.nodes
         per_node = int(math.ceil(1.25 * requests * len(zones) / max(len(nodes), 1) / len(zones)))
@@ -483,6 +484,7 @@ class ClusterState:
             for zone, n in dep.spec.replicas:
                 self.desired[zi[zone], self.index[name]] = n
         self.dirty = False
+        self.version += 1
 
     def pod_status(self, pod: Pod) -> str:
         """What `kubectl get pods` shows in the STATUS column."""

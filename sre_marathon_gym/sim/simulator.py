@@ -48,6 +48,10 @@ class Simulator:
         self.traffic = TrafficModel(self.compiled, self.app.load.requests_per_second, self.app.cross_zone_latency_ms,
                                     catalog.scoring.slow_request_threshold_s * 1000.0)
         self.mechanics = Mechanics(self)
+        from .interventions import Interventions
+
+        self.act = Interventions(self)
+        self._dropped = np.zeros(len(self.compiled.services))
         self.load_profile = load_profile or (lambda t: 1.0)
         self.load_mult = np.ones(len(self.compiled.request_types))
         self.schedule = schedule
@@ -59,8 +63,10 @@ class Simulator:
         self._restarts_seen: dict[str, int] = {}
         self.kafka_lag = np.zeros(S)
         self._arrays: dict[str, np.ndarray] | None = None
-        self._arrays_version = -1
+        self._arrays_version: tuple[int, int] = (-1, -1)
         self._arrays_gen = 0
+        self._ratio_version = -1
+        self._ratio = np.ones(len(self.compiled.services))
         self.last: TickResult | None = None
         self.degraded = np.zeros(2)  # [requests, degraded requests] at the entry point, cumulative
         self.store = MetricStore(step_s=METRIC_STEP_S, retention_s=retention_s) if telemetry else None
@@ -85,22 +91,27 @@ class Simulator:
             ev = self._events[self._event_pos]
             self._event_pos += 1
             if ev.kind == "inject":
-                self.inject(self.catalog.fault(ev.fault_id))
+                self.inject(self.catalog.fault(ev.item.fault_id))
             elif ev.kind == "revert":
-                self.revert(ev.fault_id)
+                self.revert(ev.item.fault_id)
             elif ev.kind == "benign":
-                self.apply_benign(ev.change)
+                self.apply_benign(ev.item)
 
     def _tick(self) -> None:
         cl = self.cluster
-        if cl.dirty or self._arrays is None or self._arrays_version != self.effects.version:
+        if cl.dirty:
             cl.advance(self.now)
+        if self._arrays is None or self._arrays_version != (self.effects.version, cl.version):
             self._arrays = self.effects.arrays()
-            self._arrays_version = self.effects.version
+            self._arrays_version = (self.effects.version, cl.version)
             self._arrays_gen += 1
         ingress = np.array([cl.ingress_zones[z] for z in self.compiled.zones])
         res = self.traffic.tick(TICK_S, self._arrays, cl.ready, ingress, self.load_profile(self.now),
                                 self.load_mult, self.rng, version=self._arrays_gen)
+        if self._dropped.any():
+            extra = np.minimum(self._dropped, res.svc_count)
+            res.svc_errors = np.minimum(res.svc_count, res.svc_errors + np.ceil(extra))
+            self._dropped[:] = 0
         self.last = res
         for pod in cl.pods.values():
             seen = self._restarts_seen.get(pod.name, 0)
@@ -108,10 +119,7 @@ class Simulator:
                 self.restarts_total[self.compiled.index[pod.service]] += pod.restarts - seen
                 self._restarts_seen[pod.name] = pod.restarts
         self._update_kafka(res)
-        desired = cl.desired.sum(axis=0)
-        ready = cl.ready.sum(axis=0)
-        ratio = np.where(desired > 0, ready / np.maximum(desired, 1), np.where(ready > 0, 1.0, 0.0))
-        self.probes.record(res, self.restarts_total, ratio, self.kafka_lag)
+        self.probes.record(res, self.restarts_total, self._updated_ready_ratio(), self.kafka_lag)
         n = res.rt_count.sum()
         bad = res.rt_errors.sum() + ((res.rt_count - res.rt_errors) * res.rt_slow).sum()
         self.degraded += (n, bad)
@@ -119,6 +127,19 @@ class Simulator:
             self.exporter.accumulate(res)
             if int(round(self.now)) % METRIC_STEP_S == 0:
                 self.exporter.export(self.now)
+
+    def _updated_ready_ratio(self) -> np.ndarray:
+        """Ready pods of the current revision / desired replicas (a stalled rollout counts as degraded)."""
+        cl = self.cluster
+        if self._ratio_version != cl.version:
+            ready = np.zeros(len(self.compiled.services))
+            for pod in cl.pods.values():
+                if pod.ready and not pod.terminating and pod.revision == cl.deployments[pod.service].current.number:
+                    ready[self.compiled.index[pod.service]] += 1
+            desired = cl.desired.sum(axis=0)
+            self._ratio = np.where(desired > 0, ready / np.maximum(desired, 1), np.where(ready > 0, 1.0, 0.0))
+            self._ratio_version = cl.version
+        return self._ratio
 
     def _update_kafka(self, res: TickResult) -> None:
         c = self.compiled
@@ -188,6 +209,12 @@ class Simulator:
             return None
 
         return self.pipeline.submit("flagd", "flag", f"flagd:configmap/flagd-config/{flag}", message, diff, author, apply)
+
+    def drop_in_flight(self, service: str) -> None:
+        """A restart kills requests in flight on the old pods: they fail in the next tick."""
+        i = self.compiled.index[service]
+        if self.last is not None:
+            self._dropped[i] += float(self.last.svc_rate[i] * self.last.own_latency_ms[i] / 1000.0) + 1.0
 
     # ------------------------------------------------------------ summaries
     def entry_degraded_fraction(self) -> float:
