@@ -1,5 +1,12 @@
-"""sre_marathon_gym: SRE-Marathon and ORCA-bench as a fast, seeded, Gymnasium-style environment."""
+"""sre_marathon_gym: SRE-Marathon and ORCA-bench as a fast, seeded, Gymnasium-style environment.
+
+Importing the package registers the `SREMarathon/*` environment ids with Gymnasium.
+"""
 
 from __future__ import annotations
 
 __version__ = "0.1.0"
+
+from .envs import ENV_IDS, register_envs  # noqa: E402
+
+__all__ = ["ENV_IDS", "__version__", "register_envs"]

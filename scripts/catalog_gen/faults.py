@@ -7,6 +7,7 @@ Run: `.venv/bin/python scripts/catalog_gen/faults.py` from the repository root.
 from __future__ import annotations
 
 import math
+import os
 import random
 import re
 import sys
@@ -20,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from calibrate import Observer, calibrate  # noqa: E402
 from fault_templates import (  # noqa: E402
     code_change,
     code_family,
@@ -72,6 +74,7 @@ RESTART_PROBE = {"code_crash", "code_memory_leak", "memory_limit_cut", "memory_s
 READY_PROBE = {"bad_image_tag", "bad_readiness_probe", "scale_to_zero", "node_failure", "node_cordon_drain",
                "zone_failure"}
 
+SPILL = ("network", "resource", "dependency", "deployment")  # categories that take over a shortfall
 DURATIONS = [(240, 720)] * 5 + [(300, 720), (240, 600), (360, 720), (240, 480), (300, 600)]
 
 
@@ -406,8 +409,11 @@ def build_config(ctx: AppCtx, mechanism: str, svc: str) -> dict | None:
         e, entry = rng.choice(opts)
         dep = e.target
         old = int(float(entry.value))
-        cands = [v for v in (10, 20, 25, 30, 40, 50, 75, 100) if v * 10 <= old] or [max(1, old // 20)]
-        new_ms = rng.choice(cands)
+        healthy = ctx.observer.call_latency_ms(svc, dep)  # cut below what the call takes when healthy
+        cands = [v for v in (1, 2, 3, 5, 10, 20, 25, 30, 40, 50, 75, 100) if v <= 0.6 * healthy and v * 10 <= old]
+        if not cands:
+            return None
+        new_ms = rng.choice(cands[-3:])
         params = {"downstream": dep, "timeout_ms": new_ms, "key": entry.key}
         new, title = str(new_ms), f"{svc} timeout to {dep} cut to {new_ms} ms"
         msg = f"tighten {entry.key} to fail fast"
@@ -419,7 +425,8 @@ def build_config(ctx: AppCtx, mechanism: str, svc: str) -> dict | None:
             old = int(float(entry.value))
         except ValueError:
             return None
-        cands = [v for v in (1, 2, 3) if v * 3 <= old]
+        busy = ctx.observer.busy_threads(svc)  # the pool must be smaller than the healthy concurrency
+        cands = [v for v in (1, 2, 3, 4, 6, 8) if v * 3 <= old and v < busy / 1.3]
         if not cands:
             return None
         n = rng.choice(cands)
@@ -698,9 +705,13 @@ def generate(ctx: AppCtx, category: str, mechanism: str, count: int, out: list[d
                 cand = builder(ctx, mechanism, svc)
                 if cand is None:
                     break
-                if dedup_key(cand) not in ctx.seen:
-                    fault = cand
-                    break
+                pre = dedup_key(cand)
+                if pre not in ctx.seen:
+                    ctx.seen.add(pre)
+                    fault = calibrate(ctx.observer, cand)  # None: no visible symptom in the simulator
+                    if fault is not None and (dedup_key(fault) == pre or dedup_key(fault) not in ctx.seen):
+                        break
+                    fault = None
             if fault is None:
                 blocked.add(svc)
                 continue
@@ -768,6 +779,7 @@ def flag_faults(ctx: AppCtx) -> list[dict]:
                    duration=ctx.duration(), change=change,
                    full_outage=False)
             ctx.seen.add(dedup_key(f))
+            f = calibrate(ctx.observer, f) or f  # every flag stays, observable or not
             ctx.cat_count[(target, spec.category)] += 1
             ctx.total[target] += 1
             out.append(f)
@@ -779,9 +791,11 @@ def flag_faults(ctx: AppCtx) -> list[dict]:
 
 def build_app(app: App) -> dict:
     ctx = AppCtx(app, random.Random(SEEDS.get(app.app, 7150_000)))
+    ctx.observer = Observer(app)
     quotas = QUOTAS[app.app]
     faults: list[dict] = flag_faults(ctx)
     have = Counter(f["category"] for f in faults)
+    shortfall = 0
     for category in CATEGORIES:
         need = quotas.get(category, 0) - have[category]
         if need <= 0:
@@ -795,12 +809,21 @@ def build_app(app: App) -> dict:
         short = 0
         for mechanism, n in plan.items():
             short += n - generate(ctx, category, mechanism, n, faults)
-        for mechanism, _ in mix * 3:  # fill what a mechanism could not place with its siblings
+        for mechanism, _ in mix * 12:  # fill what a mechanism could not place with its siblings
             if short <= 0:
                 break
             short -= generate(ctx, category, mechanism, 1, faults)
         if short > 0:
-            print(f"warning: {app.app}/{category}: {short} faults short", file=sys.stderr)
+            shortfall += short
+    # a category the simulator cannot make observable and repairable on this app hands its
+    # remaining quota to the categories that can (keeping the app's total and the code+config share)
+    for category in SPILL:
+        for mechanism, _ in MIX[category] * 4:
+            if shortfall <= 0:
+                break
+            shortfall -= generate(ctx, category, mechanism, 1, faults)
+    if shortfall > 0:
+        print(f"warning: {app.app}: {shortfall} faults short", file=sys.stderr)
     # stable order: by category, then generation order; number per category
     faults.sort(key=lambda f: CATEGORIES.index(f["category"]))
     numbers: Counter[str] = Counter()
@@ -813,8 +836,13 @@ def build_app(app: App) -> dict:
 
 def build_faults(apps: dict[str, App] | list[App]) -> dict[str, dict]:
     """app name -> plain dict of its fault file (ready for yaml)."""
-    items = apps.values() if isinstance(apps, dict) else apps
-    return {a.app: build_app(a) for a in items}
+    items = list(apps.values() if isinstance(apps, dict) else apps)
+    # apps are independent; calibration simulates every candidate, so use the machine's cores
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=min(len(items), os.cpu_count() or 1)) as pool:
+        docs = list(pool.map(build_app, items))
+    return {a.app: d for a, d in zip(items, docs)}
 
 
 # --------------------------------------------------------------------------------------------------

@@ -63,8 +63,9 @@ ProbeKind = Literal[
     "ready_replicas_ratio",  # ready / desired replicas of one deployment (fails when BELOW threshold)
     "restarts_per_5m",  # container restarts over 5 minutes
     "kafka_consumer_lag",
+    "entry_rate_rps",  # requests per second reaching the entry point (fails when BELOW threshold)
 ]
-LOWER_IS_FAILING: frozenset[str] = frozenset({"ready_replicas_ratio"})
+LOWER_IS_FAILING: frozenset[str] = frozenset({"ready_replicas_ratio", "entry_rate_rps"})
 
 
 class SymptomProbe(CatalogModel):
@@ -74,9 +75,11 @@ class SymptomProbe(CatalogModel):
     service: str
     request_type: str | None = None
     threshold: float
+    below: bool | None = Field(None, description="fail when the value is below the threshold (default by kind)")
 
     def is_failing(self, value: float) -> bool:
-        return value < self.threshold if self.kind in LOWER_IS_FAILING else value > self.threshold
+        below = self.kind in LOWER_IS_FAILING if self.below is None else self.below
+        return value < self.threshold if below else value > self.threshold
 
 
 class Remedy(CatalogModel):

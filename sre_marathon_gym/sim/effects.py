@@ -31,7 +31,7 @@ FLAG_BEHAVIOUR: dict[str, list[tuple[str, str, dict]]] = {
     "cartFailure": [("cart", "code_error", {"error_ratio": 0.15})],
     "paymentFailure": [("payment", "code_error", {"error_ratio": "variant"})],
     "paymentUnreachable": [("checkout", "config_wrong_address", {"downstream": "payment", "error_ratio": 1.0})],
-    "loadGeneratorFloodHomepage": [("frontend-proxy", "load_spike", {"multiplier": 5, "request_type": "index"})],
+    "loadGeneratorFloodHomepage": [("frontend-proxy", "load_spike", {"multiplier": 100, "request_type": "index"})],
     "imageSlowLoad": [("frontend-proxy", "code_latency", {"added_ms": "variant_ms"})],
     "emailMemoryLeak": [("email", "code_memory_leak", {"leak_mi_per_min": "variant_leak"})],
     "failedReadinessProbe": [("cart", "bad_readiness_probe", {})],

@@ -8,6 +8,7 @@ orchestrator leaves it alone.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -29,8 +30,22 @@ class AppliedFault:
     reverted_s: float | None = None
 
 
-def bad_config_value(mechanism: str, key: str, old: str | None, params: dict) -> str | None:
-    """The value a config fault writes, derived from the mechanism's parameters."""
+def value_from_diff(diff: str) -> str | None:
+    """The new value a config change's diff writes (`+ value: "..."`), if it shows one."""
+    for line in reversed(diff.splitlines()):
+        m = re.match(r'^\+\s*(?:value:|"defaultVariant":)\s*"?([^"]*)"?,?\s*$', line)
+        if m:
+            return m.group(1)
+    return None
+
+
+def bad_config_value(mechanism: str, key: str, old: str | None, params: dict, diff: str = "") -> str | None:
+    """The value a config fault writes: what its diff shows, else derived from its parameters."""
+    if mechanism == "config_missing_env":
+        return None
+    shown = value_from_diff(diff)
+    if shown is not None:
+        return shown
     if mechanism == "config_timeout":
         return str(int(float(params["timeout_ms"])))
     if mechanism == "config_pool_size":
@@ -59,6 +74,36 @@ class Mechanics:
             return
         applied.reverted_s = self.sim.now
         getattr(self, f"_revert_{self._family(applied.fault.mechanism)}")(applied.fault, applied.undo)
+
+    def artifact_restored(self, applied: AppliedFault) -> bool:
+        """Whether the fault's responsible artifact is back to its good state right now."""
+        f, u, cl = applied.fault, applied.undo, self.sim.cluster
+        family = self._family(f.mechanism)
+        if family == "code":
+            return all(dict(cl.spec_of(p).code).get(u["path"]) != u["bad"] for p in cl.pods_of(u["service"]) if p.ready) \
+                and dict(cl.deployments[u["service"]].spec.code).get(u["path"]) != u["bad"]
+        if family == "config":
+            return cl.deployments[u["service"]].spec.env_value(u["key"]) != u["new"]
+        if family == "feature_flag":
+            return cl.configmaps.get("flagd-config", {}).get(u["flag"]) != u["new"]
+        if family == "pod_runtime":
+            return not any(f.id in p.injections for p in cl.pods.values() if not p.terminating)
+        if "field" in u:
+            return getattr(cl.deployments[f.target].spec, u["field"]) != u["new"]
+        if f.mechanism == "scale_to_zero":
+            return any(n > 0 for _, n in cl.deployments[f.target].spec.replicas)
+        if f.mechanism == "network_partition":
+            return u["name"] not in cl.network_policies
+        if f.mechanism == "node_failure":
+            return cl.nodes[u["node"]].ready
+        if f.mechanism == "node_cordon_drain":
+            return not cl.nodes[u["node"]].unschedulable
+        if f.mechanism == "zone_failure":
+            return all(cl.nodes[n].ready for n in u["nodes"]) or all(
+                cl.ingress_zones.get(cl.nodes[n].zone, 0.0) == 0.0 for n in u["nodes"])
+        if f.mechanism == "load_spike":
+            return False  # the load itself is external; only the probe can show a repair
+        return False
 
     @staticmethod
     def _family(mechanism: str) -> str:
@@ -91,7 +136,7 @@ class Mechanics:
         assert svc is not None and fault.change is not None
         spec = self.sim.cluster.deployments[svc].spec
         old = spec.env_value(key)
-        new = bad_config_value(fault.mechanism, key, old, dict(fault.params))
+        new = bad_config_value(fault.mechanism, key, old, dict(fault.params), fault.change.diff)
         if fault.mechanism in ("config_wrong_address", "config_cache_ttl", "config_bad_value", "config_missing_env"):
             self.sim.effects.register(svc, "env", key, new, fault.mechanism, dict(fault.params))
         undo.update(service=svc, key=key, old=old, new=new)

@@ -29,9 +29,16 @@ class ProbeWindow:
         self.ready_ratio = ready_ratio
         self.kafka_lag = kafka_lag
 
-    def value(self, probe: SymptomProbe) -> float:
+    def value(self, probe: SymptomProbe, expected: bool = False) -> float:
+        """The probe's value over the window: from sampled counts, or noise-free when `expected`."""
         s = self.c.index[probe.service]
         ticks = self.ticks
+        if expected and probe.kind == "entry_error_ratio":
+            if probe.request_type is not None:
+                return float(np.mean([t.rt_fail[self.rt_index[probe.request_type]] for t in ticks]))
+            return float(np.mean([np.average(t.rt_fail, weights=t.rt_rate + 1e-12) for t in ticks]))
+        if expected and probe.kind == "service_error_ratio":
+            return float(np.mean([t.svc_fail[s] for t in ticks]))
         if probe.kind == "entry_error_ratio":
             if probe.request_type is not None:
                 r = self.rt_index[probe.request_type]
@@ -53,6 +60,8 @@ class ProbeWindow:
             return float(self.ready_ratio[s])
         if probe.kind == "restarts_per_5m":
             return float(self.restarts[-1][s] - self.restarts[0][s])
+        if probe.kind == "entry_rate_rps":
+            return float(np.mean([t.rt_rate.sum() for t in ticks]))
         if probe.kind == "kafka_consumer_lag":
             return float(self.kafka_lag[s])
         raise ValueError(f"unknown probe kind {probe.kind}")

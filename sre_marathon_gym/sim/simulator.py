@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..catalog import Catalog
+from ..catalog import App, Catalog
 from ..catalog.faults import Fault
 from ..errors import SREMarathonError
 from .cluster import ClusterState
@@ -31,12 +31,43 @@ class SimulatorError(SREMarathonError):
     """An operation on the simulated cluster was invalid (unknown object, bad value)."""
 
 
+class IntervalWindow:
+    """Per-service sums since the last `reset()`: what an observation summarises per invocation."""
+
+    def __init__(self, services: int):
+        self.calls = np.zeros(services)
+        self.errors = np.zeros(services)
+        self.latency_sum = np.zeros(services)
+        self.throttled_sum = np.zeros(services)
+        self.ticks = 0
+        self.requests = 0.0
+        self.degraded = 0.0
+
+    def add(self, res: TickResult, requests: float, degraded: float) -> None:
+        self.calls += res.svc_count
+        self.errors += res.svc_errors
+        self.latency_sum += res.svc_latency_ms * res.svc_count
+        self.throttled_sum += res.throttled_ratio
+        self.ticks += 1
+        self.requests += requests
+        self.degraded += degraded
+
+    def reset(self) -> None:
+        self.__init__(len(self.calls))  # type: ignore[misc]
+
+
 class Simulator:
-    def __init__(self, catalog: Catalog, app: str, seed: int, *, schedule=None,
+    def __init__(self, catalog: Catalog | None, app: str | App, seed: int, *, schedule=None,
                  load_profile: Callable[[float], float] | None = None, telemetry: bool = True,
                  retention_s: float | None = None):
         self.catalog = catalog
-        self.app = catalog.app(app)
+        if isinstance(app, str):
+            if catalog is None:
+                raise SimulatorError("an app given by name needs a catalog")
+            self.app = catalog.app(app)
+        else:
+            self.app = app
+        slow_s = catalog.scoring.slow_request_threshold_s if catalog is not None else 2.5
         self.compiled = compile_app(self.app)
         self.seed = seed
         root = np.random.SeedSequence([seed, 0x5EED])
@@ -46,7 +77,7 @@ class Simulator:
         self.cluster = ClusterState(self.app, self.effects, self.compiled.index, self.compiled.zones)
         self.pipeline = Pipeline(self.cluster)
         self.traffic = TrafficModel(self.compiled, self.app.load.requests_per_second, self.app.cross_zone_latency_ms,
-                                    catalog.scoring.slow_request_threshold_s * 1000.0)
+                                    slow_s * 1000.0)
         self.mechanics = Mechanics(self)
         from .interventions import Interventions
 
@@ -69,10 +100,14 @@ class Simulator:
         self._ratio = np.ones(len(self.compiled.services))
         self.last: TickResult | None = None
         self.degraded = np.zeros(2)  # [requests, degraded requests] at the entry point, cumulative
+        self.window = IntervalWindow(len(self.compiled.services))
         self.store = MetricStore(step_s=METRIC_STEP_S, retention_s=retention_s) if telemetry else None
         from .exporter import TelemetryExporter
 
         self.exporter = TelemetryExporter(self) if telemetry else None
+        from .logs import LogContextRecorder
+
+        self.logctx = LogContextRecorder(self) if telemetry else None
         self._events = list(schedule.events()) if schedule is not None else []
         self._event_pos = 0
         self._tick()  # t = 0 sample
@@ -91,6 +126,7 @@ class Simulator:
             ev = self._events[self._event_pos]
             self._event_pos += 1
             if ev.kind == "inject":
+                assert self.catalog is not None, "a schedule needs the catalog its faults come from"
                 self.inject(self.catalog.fault(ev.item.fault_id))
             elif ev.kind == "revert":
                 self.revert(ev.item.fault_id)
@@ -123,10 +159,13 @@ class Simulator:
         n = res.rt_count.sum()
         bad = res.rt_errors.sum() + ((res.rt_count - res.rt_errors) * res.rt_slow).sum()
         self.degraded += (n, bad)
+        self.window.add(res, n, bad)
         if self.exporter is not None:
             self.exporter.accumulate(res)
             if int(round(self.now)) % METRIC_STEP_S == 0:
                 self.exporter.export(self.now)
+                if self.logctx is not None:
+                    self.logctx.record(self, self.now)
 
     def _updated_ready_ratio(self) -> np.ndarray:
         """Ready pods of the current revision / desired replicas (a stalled rollout counts as degraded)."""

@@ -55,10 +55,10 @@ def compile_app(app: App) -> CompiledApp:
             visits[ri, index[svc]] = max(visits[ri, index[svc]], count)
             if pos == 0:
                 continue
-            # the caller is the earliest service on the path with an edge to this one
-            caller = next((c for c in rt.services[:pos] if (c, svc) in edge_index), None)
-            if caller is not None:
-                flow[ri, edge_index[(caller, svc)]] = count
+            # every service earlier on the path that has an edge to this one calls it
+            for caller in rt.services[:pos]:
+                if (caller, svc) in edge_index:
+                    flow[ri, edge_index[(caller, svc)]] = count
     svc_params = [app.service(n).sim for n in names]
     reached = visits.sum(axis=0) > 0
     background = np.where(reached, 0.0, 0.5)

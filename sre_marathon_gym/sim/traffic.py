@@ -78,6 +78,7 @@ class TrafficModel:
         self.slow_ms = slow_threshold_ms
         self.prev_edge_fail = np.zeros(len(compiled.edge_src))
         self._key: object = None
+        self._hold_ms: np.ndarray | None = None
         self._expected: TickResult | None = None
         out_edges = np.zeros((len(compiled.services), len(compiled.edge_src)))
         out_edges[compiled.edge_src, np.arange(len(compiled.edge_src))] = 1.0
@@ -89,6 +90,9 @@ class TrafficModel:
         `arrays` and cluster readiness); every tick draws fresh counts around them."""
         key = (version, load_factor, load_mult.tobytes(), ready.tobytes(), ingress.tobytes())
         if version is None or key != self._key or self._expected is None:
+            # twice: queueing holds threads for the span latency, retries depend on failures;
+            # the second pass settles both feedbacks
+            self.expected(arrays, ready, ingress, load_factor, load_mult)
             self._expected = self.expected(arrays, ready, ingress, load_factor, load_mult)
             self._key = key
         e = self._expected
@@ -124,12 +128,9 @@ class TrafficModel:
         throttled = np.clip((u_cpu - 0.5) / 0.7, 0.0, 1.0) * (arrays["cpu_limit"] > 0)
         st = c.service_time_ms * np.maximum(1.0, u_cpu) + arrays["added_ms"]
         servers = ready_total * arrays["threads"]
-        rho = np.where(servers > 0, svc_rate * st / 1000.0 / np.maximum(servers, EPS), 0.0)
-        rho_c = np.minimum(rho, 0.98)
-        wq = st * rho_c ** (np.sqrt(2.0 * (servers + 1.0)) - 1.0) / (np.maximum(servers, 1.0) * (1.0 - rho_c))
-        saturated = np.where(rho >= 1.0, 1.0 - 1.0 / np.maximum(rho, EPS), 0.0)
-        own_latency = st + wq
-        own_fail = 1.0 - (1.0 - arrays["own_error"]) * (1.0 - saturated) * (1.0 - unreachable)
+        saturated_cpu = np.where(u_cpu > 1.0, 1.0 - 1.0 / np.maximum(u_cpu, EPS), 0.0)
+        own_fail_base = 1.0 - (1.0 - arrays["own_error"]) * (1.0 - unreachable) * (1.0 - saturated_cpu)
+        hold_ms = self._hold_ms if self._hold_ms is not None else st
         # --- per-call view from the caller: network delay, zone crossing, loss
         hop_ms = arrays["inbound_delay_ms"] + cross * 2.0 * self.cross_zone_ms + arrays["inbound_loss"] * 200.0
         loss_fail = arrays["inbound_loss"] * 0.3
@@ -137,21 +138,31 @@ class TrafficModel:
         retries = c.edge_retries
         calls_per = np.where(svc_rate[src] > 0, edge_rate / np.maximum(svc_rate[src], EPS), 0.0)
         # --- fixed point over the call graph: span latency and failure include downstream calls
+        # queueing: a worker thread is held for the whole span (own work plus downstream waits)
+        rho = np.where(servers > 0, svc_rate * hold_ms / 1000.0 / np.maximum(servers, EPS), 0.0)
+        rho_c = np.minimum(rho, 0.98)
+        wq = st * rho_c ** (np.sqrt(2.0 * (servers + 1.0)) - 1.0) / (np.maximum(servers, 1.0) * (1.0 - rho_c))
+        saturated = np.where(rho >= 1.0, 1.0 - 1.0 / np.maximum(rho, EPS), 0.0)
+        own_latency = st + wq
+        own_fail = 1.0 - (1.0 - own_fail_base) * (1.0 - saturated)
         span_latency = own_latency.copy()
         span_fail = own_fail.copy()
         for _ in range(c.depth):
             callee_ms = span_latency[dst] + hop_ms[dst]
             t_share = np.exp(-timeout / np.maximum(callee_ms, EPS))
             seen_ms = np.minimum(callee_ms, timeout)
-            once = 1.0 - (1.0 - span_fail[dst]) * (1.0 - t_share) * (1.0 - arrays["edge_fail"]) * (1.0 - loss_fail[dst])
-            edge_fail = once ** (retries + 1.0)
+            # retries help against transient failures (timeouts, lost packets), not against a
+            # callee that fails this request deterministically (a bug, a wrong address, overload)
+            transient = 1.0 - (1.0 - t_share) * (1.0 - loss_fail[dst])
+            once = 1.0 - (1.0 - span_fail[dst]) * (1.0 - transient) * (1.0 - arrays["edge_fail"])
+            edge_fail = 1.0 - (1.0 - span_fail[dst]) * (1.0 - arrays["edge_fail"]) * (1.0 - transient ** (retries + 1.0))
             span_latency = own_latency + self.out_edges @ (calls_per * seen_ms * (1.0 + retries * once))
             log_ok = self.out_edges @ (calls_per * np.log(np.maximum(1.0 - edge_fail, EPS)))
             span_fail = 1.0 - (1.0 - own_fail) * np.exp(log_ok)
         self.prev_edge_fail = edge_fail
+        self._hold_ms = span_latency
         # --- request types: the entry's own part plus every call on the path
-        local_once = 1.0 - (1.0 - own_fail[dst]) * (1.0 - t_share) * (1.0 - arrays["edge_fail"]) * (1.0 - loss_fail[dst])
-        local_edge_fail = local_once ** (retries + 1.0)
+        local_edge_fail = 1.0 - (1.0 - own_fail[dst]) * (1.0 - arrays["edge_fail"]) * (1.0 - transient ** (retries + 1.0))
         rt_log_ok = np.log(max(1.0 - own_fail[c.entry], EPS)) + c.edge_flow @ np.log(np.maximum(1.0 - local_edge_fail, EPS))
         rt_fail = 1.0 - np.exp(rt_log_ok)
         local_ms = np.minimum(own_latency[dst] + hop_ms[dst], timeout)

@@ -1,0 +1,206 @@
+"""Validate-and-calibrate step of fault generation (the paper's Appendix C, automated).
+
+A generated fault is kept only if, injected alone into the warmed-up simulator, some symptom
+probe clearly fails within its window. The probe is chosen in a fixed order of preference
+(the template's own probe kind first, then the entry point's request types, then the target's
+own signals) and its threshold is set between the healthy and the faulted value. Direct
+mechanisms whose strength is a free parameter (a CPU limit, a stress size, a delay, a spike)
+may be strengthened along a fixed ladder; change-driven faults keep their change exactly as
+written (their diff shows the values) and are rejected instead, so the generator picks another
+target. Everything is noise-free (expected values) and deterministic.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import re
+
+from sre_marathon_gym.catalog.apps import App
+from sre_marathon_gym.catalog.faults import Fault, SymptomProbe
+from sre_marathon_gym.sim.simulator import TICK_S, Simulator
+from sre_marathon_gym.sim.validation import check_fault
+
+WARMUP_S = 120.0
+HOLD_S = 60.0  # the probe must stay failing this long (noise robustness, alert holds-for)
+ERROR_MIN = 0.04  # an error probe needs at least this expected error ratio
+LATENCY_MIN_MS = 400.0  # ... a latency probe at least this much above healthy
+
+# strength ladders for direct mechanisms: param -> factors tried in order
+LADDER: dict[str, tuple[str, tuple[float, ...], float]] = {  # mechanism -> (param, factors, cap)
+    "code_retry_storm": ("multiplier", (1.0, 2.0, 4.0, 8.0), 50),
+    "code_cpu_hog": ("cpu_multiplier", (1.0, 2.0, 4.0, 8.0), 60),
+    "code_latency": ("added_ms", (1.0, 2.0), 5000),
+    "code_memory_leak": ("leak_mi_per_min", (1.0, 2.0, 4.0), 400),
+    "config_cache_ttl": ("multiplier", (1.0, 2.0, 4.0, 8.0), 60),
+    "cpu_limit_cut": ("cpu_limit_m", (1.0, 0.5, 0.25, 0.1), 5),
+    "cpu_stress": ("cores", (1.0, 2.0, 4.0), 8),
+    "memory_stress": ("mi", (1.0, 1.5, 2.5), 4096),
+    "network_delay": ("delay_ms", (1.0, 2.0), 4000),
+    "network_loss": ("loss_ratio", (1.0, 1.4), 0.6),
+    "dependency_slow": ("added_ms", (1.0, 2.0), 5000),
+    "load_spike": ("multiplier", (1.0, 2.0, 4.0, 8.0), 100),
+}
+
+
+class Observer:
+    """Runs the simulator noise-free for one app; the healthy baseline informs fault templates."""
+
+    def call_latency_ms(self, caller: str, callee: str) -> float:
+        """Healthy latency of one call caller -> callee as the caller sees it."""
+        r, c = self._base_sim.last, self._base_sim.compiled
+        return float(r.svc_latency_ms[c.index[callee]])
+
+    def busy_threads(self, service: str) -> float:
+        """Healthy mean number of busy worker threads per replica (Erlangs per replica)."""
+        sim = self._base_sim
+        i = sim.compiled.index[service]
+        replicas = max(sim.cluster.ready[:, i].sum(), 1.0)
+        return float(sim.last.svc_rate[i] * sim.last.svc_latency_ms[i] / 1000.0 / replicas)
+
+    def __init__(self, app: App):
+        self.app = app
+        self._baseline: dict[tuple, float] = {}
+        self._base_sim = Simulator(None, app, 0, telemetry=False)
+        self._base_sim.advance_to(WARMUP_S)
+
+    def candidates(self, fault: Fault, preferred: SymptomProbe) -> list[SymptomProbe]:
+        app, t = self.app, fault.target
+        out = [preferred]
+        rts = [rt for rt in sorted(app.request_types, key=lambda r: -r.weight) if t in rt.services]
+        down = fault.params.get("downstream")
+        if down:
+            rts = [rt for rt in rts if down in rt.services] + [rt for rt in rts if down not in rt.services]
+        for kind in ("entry_error_ratio", "entry_latency_p95_ms"):
+            for rt in rts:
+                out.append(SymptomProbe(kind=kind, service=app.entry_point, request_type=rt.name, threshold=0))
+        out.append(SymptomProbe(kind="entry_rate_rps", service=app.entry_point, threshold=0))
+        for kind in ("service_error_ratio", "service_latency_p95_ms", "ready_replicas_ratio", "restarts_per_5m"):
+            out.append(SymptomProbe(kind=kind, service=t, threshold=0))
+        if down:
+            out.append(SymptomProbe(kind="service_error_ratio", service=t, threshold=0))
+        consumers = [s.name for s in app.services if s.name in fault.scope and s.kind == "service"]
+        if any(s.kind == "queue" for s in app.services):
+            for c in consumers:
+                out.append(SymptomProbe(kind="kafka_consumer_lag", service=c, threshold=0))
+        seen, unique = set(), []
+        for p in out:
+            key = (p.kind, p.service, p.request_type)
+            if key not in seen:
+                seen.add(key)
+                unique.append(p)
+        return unique
+
+    def trace(self, fault: Fault, probes: list[SymptomProbe]) -> tuple[list[list[float]], list[float], float]:
+        """Expected probe values per tick during the fault's shortest window; baseline values; min served."""
+        sim = Simulator(None, self.app, 0, telemetry=False)
+        sim.advance_to(WARMUP_S)
+        base = [sim.probes.value(p, expected=True) for p in probes]
+        sim.inject(fault)
+        values: list[list[float]] = [[] for _ in probes]
+        served = 1.0
+        end = WARMUP_S + fault.duration.min_s
+        while sim.now + TICK_S <= end:
+            sim.advance_to(sim.now + TICK_S)
+            for i, p in enumerate(probes):
+                values[i].append(sim.probes.value(p, expected=True))
+            r = sim.last
+            served = min(served, float(((1 - r.rt_fail) * r.rt_rate).sum() / max(r.rt_rate.sum(), 1e-9)))
+        return values, base, served
+
+
+def threshold_for(kind: str, base: float, series: list[float]) -> float | None:
+    """A threshold the faulted series exceeds for HOLD_S while the healthy value stays clear of it."""
+    hold = int(HOLD_S / TICK_S)
+    if len(series) < hold:
+        return None
+    if kind == "ready_replicas_ratio":
+        low = min(max(series[i:i + hold]) for i in range(len(series) - hold + 1))
+        return 1.0 if base >= 1.0 and low < 1.0 else None
+    sustained = max(min(series[i:i + hold]) for i in range(len(series) - hold + 1))
+    if kind == "restarts_per_5m":
+        return 0.0 if base <= 0 and sustained > 0 else None
+    if kind in ("entry_error_ratio", "service_error_ratio"):
+        if sustained < max(ERROR_MIN, base + 0.03):
+            return None
+        return round(min(0.05, max(0.02, (base + sustained) / 2)), 2)
+    if kind in ("entry_latency_p95_ms", "service_latency_p95_ms"):
+        if sustained < max(base * 1.5, base + LATENCY_MIN_MS):
+            return None
+        mid = (base + sustained) / 2
+        step = 100 if mid < 2000 else 500
+        return float(max(step, math.floor(mid / step) * step))
+    if kind == "entry_rate_rps":  # a drop (see `rate_direction` for which way)
+        deepest = min(max(series[i:i + hold]) for i in range(len(series) - hold + 1))
+        if deepest < base / 3:
+            return round(base / 2, 1)
+        return round(base * 1.5, 1) if sustained > base * 2 else None
+    if kind == "kafka_consumer_lag":
+        return 1000.0 if sustained > 2000 and base < 100 else None
+    return None
+
+
+def place_on_target_node(obs: Observer, doc: dict) -> dict:
+    """Node faults name the node the target's pod really runs on in the warmed-up cluster."""
+    pods = sorted(obs._base_sim.cluster.pods_of(doc["target"]), key=lambda p: p.name)
+    old = doc["params"].get("node")
+    if not pods or not pods[0].node or old == pods[0].node:
+        return doc
+    text = re.sub(rf"\b{re.escape(old)}\b", pods[0].node, json.dumps(doc))
+    return json.loads(text)
+
+
+def calibrate(obs: Observer, fault_doc: dict) -> dict | None:
+    """Return the fault with a probe that fails (and maybe a stronger direct param), or None."""
+    if fault_doc["mechanism"] in ("node_failure", "node_cordon_drain"):
+        fault_doc = place_on_target_node(obs, fault_doc)
+    ladder = LADDER.get(fault_doc["mechanism"])
+    if ladder and fault_doc.get("change") and str(fault_doc["params"][ladder[0]]) in fault_doc["change"]["diff"]:
+        ladder = None  # the change shows this value: keep it as written
+    factors = ladder[1] if ladder else (1.0,)
+    for factor in factors:
+        doc = copy.deepcopy(fault_doc)
+        if ladder and factor != 1.0:
+            param, _, cap = ladder
+            old = float(doc["params"][param])
+            new = min(old * factor, cap) if factor > 1 else max(old * factor, cap)
+            new = int(round(new)) if isinstance(doc["params"][param], int) else round(new, 2)
+            if new == doc["params"][param]:
+                continue
+            doc["params"][param] = new
+            doc["title"] = doc["title"].replace(str(fault_doc["params"][param]), str(new))
+        fault = as_fault(doc)
+        probes = obs.candidates(fault, fault.probe)
+        values, base, served = obs.trace(fault, probes)
+        for p, series, b in zip(probes, values, base):
+            thr = threshold_for(p.kind, b, series)
+            if thr is None:
+                continue
+            probe = {"kind": p.kind, "service": p.service}
+            if p.request_type is not None:
+                probe["request_type"] = p.request_type
+            probe["threshold"] = thr
+            if p.kind == "entry_rate_rps" and thr > b:
+                probe["below"] = False  # a surge, not a drop
+            candidate = {**doc, "probe": probe, "full_outage": bool(served < 0.05)}
+            for remedies in remedy_variants(obs, candidate):
+                candidate = {**candidate, "remedies": remedies}
+                if check_fault(obs.app, as_fault(candidate)).passed:
+                    return candidate
+    return None
+
+
+def as_fault(doc: dict) -> Fault:
+    return Fault.model_validate({"id": "zz-calibrate-0001", **{k: v for k, v in doc.items() if k != "id"}})
+
+
+def remedy_variants(obs: Observer, doc: dict) -> list[list[dict]]:
+    """The remedies as written, then (for scaling remedies) larger scale-outs an operator would try."""
+    variants = [doc["remedies"]]
+    if any(r["action"] == "scale" for r in doc["remedies"]) and doc["mechanism"] == "load_spike":
+        base = obs.app.service(doc["target"]).replicas or 1
+        for factor in (5, 10, 20):
+            value = str(min(20, base * factor))
+            variants.append([{**r, "value": value} if r["action"] == "scale" else r for r in doc["remedies"]])
+    return variants

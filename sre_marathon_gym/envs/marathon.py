@@ -1,0 +1,246 @@
+"""MarathonEnv: the SRE-Marathon protocol as a Gymnasium environment (one step = one invocation)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from ..catalog import Catalog, load_catalog
+from ..errors import ConfigurationError
+from ..orchestrator import FaultSchedule
+from ..scoring import MarathonReward
+from ..sim.simulator import Simulator
+from ..tools.models import ToolResult
+from ..tools.runner import ToolRunner
+from .actions import VERBS, ActionLayout, decode_slot, slot_mask
+from .observation import build_observation, observation_space
+from .recorder import RunRecorder
+
+
+class MarathonEnv(gym.Env):
+    """
+    ## Description
+    An agent operates a microservice app (Online Boutique, Astronomy Shop or Train Ticket) on the
+    embedded cluster simulator while a seeded orchestrator injects overlapping faults: 60 minutes
+    of injections at increasing intensity, then 30 minutes of observation. The agent is invoked
+    every `interval_s` simulated seconds with the cumulative alert history; it reports incidents
+    (alerts it groups, the root cause it names) and intervenes (rollback, restart, scale, config,
+    source patch, cluster operations). Ground truth never appears in observations or `info`.
+
+    ## Action Space
+    `MultiDiscrete` of `action_slots` slots, each `(verb, service, artifact, incident, value)`
+    (see `envs/actions.py` for the verbs). `info["action_mask"]` holds per-dimension masks for one
+    slot (the same for every slot). LLM agents use `env.unwrapped.call_tool(call)` within an
+    invocation instead, then `step(None)` (or a noop action) to end it.
+
+    ## Observation Space
+    `Dict`: the most recent `max_alerts` alerts (rule, service, state, age, grouped), a per-service
+    summary of the last interval (request rate, error ratio, latency, throttling, readiness,
+    restarts, pods not running, deploys), the agent's incidents and time features.
+
+    ## Rewards
+    Increments of the Marathon-Score (correlation, localization, repair per fault, all faults in
+    the denominator) minus the forbidden-operation penalty, so that an episode's return equals
+    its Marathon-Score before clipping.
+
+    ## Episode End
+    Terminates when the run (injection plus observation) is over. Never truncates by itself.
+
+    ## Arguments
+    `app` (online_boutique | astronomy_shop | train_ticket), `mode` ("train" | "eval"; eval fixes
+    the leaderboard seed, 60+30 min and 120 s), `intensity` (fault-rate multiplier, train only),
+    `injection_minutes`, `observation_minutes`, `interval_s`, `action_slots`, `max_alerts`,
+    `max_incidents`, `catalog` (a `Catalog` or a directory).
+
+    ## Version History
+    - v0: initial release.
+    """
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, app: str = "online_boutique", mode: str = "train", intensity: float = 1.0,
+                 injection_minutes: int | None = None, observation_minutes: int | None = None,
+                 interval_s: int | None = None, action_slots: int = 4, max_alerts: int = 64,
+                 max_incidents: int = 16, catalog: Catalog | str | None = None):
+        self.catalog = catalog if isinstance(catalog, Catalog) else load_catalog(catalog)
+        self.app = self.catalog.app(app)
+        lb = self.catalog.leaderboard
+        if mode not in ("train", "eval"):
+            raise ConfigurationError(f"mode must be 'train' or 'eval', got {mode!r}")
+        if mode == "eval" and any(v is not None for v in (injection_minutes, observation_minutes, interval_s)) \
+                or (mode == "eval" and intensity != 1.0):
+            raise ConfigurationError("mode='eval' fixes the leaderboard protocol; use mode='train' to change "
+                                     "intensity, duration or cadence")
+        if not 0.0 < intensity <= 4.0:
+            raise ConfigurationError(f"intensity must be in (0, 4], got {intensity}")
+        if action_slots < 1 or max_alerts < 1 or max_incidents < 1:
+            raise ConfigurationError("action_slots, max_alerts and max_incidents must be positive")
+        self.mode = mode
+        self.intensity = intensity
+        self.injection_s = 60 * (injection_minutes if injection_minutes is not None else lb.injection_minutes)
+        self.observation_s = 60 * (observation_minutes if observation_minutes is not None else lb.observation_minutes)
+        self.interval_s = interval_s if interval_s is not None else lb.interval_s
+        if self.injection_s <= 0 or self.interval_s < 15 or self.interval_s % 5:
+            raise ConfigurationError("injection_minutes must be positive and interval_s a multiple of 5 >= 15")
+        self.run_s = self.injection_s + self.observation_s
+        self.max_alerts, self.max_incidents, self.action_slots = max_alerts, max_incidents, action_slots
+        self.layout = ActionLayout.for_app(self.app, max_incidents)
+        self.service_index = {s: i for i, s in enumerate(self.layout.services)}
+        rules = [r for r in self.catalog.rules.rules if r.applies_to(self.app.app)]
+        self.rule_index = {r.name: i + 1 for i, r in enumerate(rules)}
+        self.observation_space = observation_space(len(self.layout.services), len(rules), max_alerts, max_incidents)
+        self.action_space = spaces.MultiDiscrete(np.tile(self.layout.nvec(), (action_slots, 1)))
+        self.sim: Simulator | None = None
+        self._actions_seen = 0
+        self._init_kwargs = dict(app=app, mode=mode, intensity=intensity, injection_minutes=injection_minutes,
+                                 observation_minutes=observation_minutes, interval_s=interval_s,
+                                 action_slots=action_slots, max_alerts=max_alerts, max_incidents=max_incidents)
+        self._journal: list[tuple[str, Any]] = []  # what happened since reset, to rebuild by replay
+        self.baseline_values = self._baseline_values()
+
+    # ------------------------------------------------------------ gymnasium API
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        if self.mode == "eval":
+            lb_seed = self.catalog.leaderboard.seed_for(self.app.app)
+            if seed is not None and seed != lb_seed:
+                raise ConfigurationError(f"mode='eval' runs the leaderboard seed {lb_seed}; got seed={seed}")
+            seed = lb_seed
+        if seed is None:
+            seed = int(self.np_random.integers(0, 2**31 - 1))
+        from ..alerts import AlertEngine
+
+        self.seed_used = seed
+        self._journal = []
+        self.schedule = FaultSchedule.generate(self.catalog, self.app.app, seed,
+                                               injection_minutes=self.injection_s // 60,
+                                               observation_minutes=self.observation_s // 60,
+                                               intensity=self.intensity)
+        self.sim = Simulator(self.catalog, self.app.app, seed, schedule=self.schedule)
+        self.alert_engine = AlertEngine(self.catalog.rules, self.app, self.sim.store)
+        self.runner = ToolRunner(self.sim, self.alert_engine)
+        self.recorder = RunRecorder(self)
+        self._actions_seen = 0
+        self.reward_fn = MarathonReward(self.catalog.scoring)
+        self._restarts_at_step = self.sim.restarts_total.copy()
+        self._advance(self.interval_s)
+        return self._observe(), self._info()
+
+    def step(self, action: Any):
+        if self.sim is None:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        if self.sim.now >= self.run_s:
+            raise gym.error.ResetNeeded("the episode is over; call reset()")
+        self._journal.append(("step", None if action is None else np.asarray(action).copy()))
+        results = []
+        if action is not None:
+            arr = np.asarray(action, dtype=np.int64).reshape(-1)
+            if arr.size != self.action_slots * 5 or not self.action_space.contains(arr.reshape(self.action_slots, 5)):
+                results.append(ToolResult.fail("action", "invalid_arguments",
+                                               f"action must be in {self.action_space}, got {action!r}"))
+            else:
+                view = self._view()
+                for slot in arr.reshape(self.action_slots, 5):
+                    call = decode_slot(self.layout, slot, view)
+                    if call is not None:
+                        results.append(self.runner.call(call))
+                        view = self._view()
+        self.runner.invocation += 1
+        self.recorder.after_invocation(self.sim, acted=self._acted_since_last_step())
+        self._restarts_at_step = self.sim.restarts_total.copy()
+        self._advance(min(self.sim.now + self.interval_s, self.run_s))
+        terminated = self.sim.now >= self.run_s
+        reward = self.reward_fn.step(self.recorder.record(), self.sim.now)
+        info = self._info()
+        info["tool_results"] = [r.model_dump() for r in results]
+        info["score"] = self.reward_fn.value
+        return self._observe(), float(reward), terminated, False, info
+
+    def record(self):
+        """The run so far as a `RunRecord` (ground truth included: for scoring and bundles, not for agents)."""
+        return self.recorder.record()
+
+    def config(self) -> dict:
+        return {"app": self.app.app, "mode": self.mode, "intensity": self.intensity, "injection_s": self.injection_s,
+                "observation_s": self.observation_s, "interval_s": self.interval_s, "action_slots": self.action_slots,
+                "max_alerts": self.max_alerts, "max_incidents": self.max_incidents}
+
+    def _acted_since_last_step(self) -> bool:
+        n = len(self.runner.actions)
+        acted = any(a.kind == "intervention" and a.ok for a in self.runner.actions[self._actions_seen:])
+        self._actions_seen = n
+        return acted
+
+    def call_tool(self, call: Any) -> ToolResult:
+        """Interactive mode: run one tool call now (within the current invocation)."""
+        if self.sim is None:
+            return ToolResult.fail(str(getattr(call, "get", lambda k, d=None: d)("tool", "?")), "unavailable",
+                                   "call reset() before using tools")
+        self._journal.append(("tool", call))
+        return self.runner.call(call)
+
+    # ------------------------------------------------------------ pickling: rebuild by deterministic replay
+    def __getstate__(self) -> dict:
+        return {"kwargs": self._init_kwargs, "catalog_root": str(self.catalog.root),
+                "seed": getattr(self, "seed_used", None) if self.sim is not None else None,
+                "journal": list(self._journal)}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(catalog=load_catalog(state["catalog_root"]), **state["kwargs"])  # type: ignore[misc]
+        if state["seed"] is None:
+            return
+        self.reset(seed=state["seed"])
+        for kind, payload in state["journal"]:
+            if kind == "step":
+                self.step(payload)
+            else:
+                self.call_tool(payload)
+
+    # ------------------------------------------------------------ internals
+    def _advance(self, t: float) -> None:
+        """Advance in 15 s steps (probe samples for scoring), then evaluate alerts up to now."""
+        self.sim.window.reset()
+        while self.sim.now + 1e-9 < t:
+            self.sim.advance_to(min(self.sim.now + 15.0, t))
+            self.recorder.sample(self.sim)
+        self.recorder.interval(self.sim)
+        self.alert_engine.evaluate_until(self.sim.now)
+
+    def _observe(self) -> dict[str, np.ndarray]:
+        return build_observation(self)
+
+    def _view(self) -> dict:
+        runner = self.runner
+        open_ids = [i for i, inc in runner.incidents.incidents.items() if inc.resolved_s is None][-self.max_incidents:]
+        grouped = {a for i in open_ids for a in runner.incidents.incidents[i].alert_ids}
+        pod_service = {p.name: p.service for p in self.sim.cluster.pods.values()}
+        from ..tools.policy import alert_services
+
+        ungrouped: dict[str, list[str]] = {}
+        for a in self.alert_engine.history():
+            if a.resolved_at is None and a.id not in grouped:
+                for s in alert_services(dict(a.labels), self.app, pod_service):
+                    ungrouped.setdefault(s, []).append(a.id)
+        return {"incident_ids": open_ids, "ungrouped_alerts": ungrouped,
+                "baseline_values": self.baseline_values, "policies": sorted(self.sim.cluster.network_policies)}
+
+    def _info(self) -> dict:
+        view = self._view()
+        return {"time_s": self.sim.now, "invocation": self.runner.invocation,
+                "action_mask": slot_mask(self.layout, view), "verbs": VERBS}
+
+    def _baseline_values(self) -> dict[str, str]:
+        """The catalog's value of every restorable artifact (what `set_config` restores)."""
+        from ..catalog.apps import config_artifact_id
+
+        out = {}
+        for s in self.app.services:
+            for c in s.config:
+                out[config_artifact_id(s.name, c)] = c.value
+            r = s.resources
+            out[f"deployment/{s.name}:resources.limits.cpu"] = f"{r.cpu_limit_m}m"
+            out[f"deployment/{s.name}:resources.limits.memory"] = f"{r.mem_limit_mi}Mi"
+        return out

@@ -1,0 +1,82 @@
+"""Records a marathon run as a `RunRecord` while it happens (what scoring and the bundle read)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import __version__
+from ..scoring.run import (ActionRecord, AlertRecord, Degradation, FaultTruth, IncidentEvent, ProbeSeries,
+                           ProbeSpec, RunManifest, RunRecord)
+from ..sim.simulator import Simulator
+from ..tools.policy import alert_services
+
+PROBE_STEP_S = 15.0
+
+
+class RunRecorder:
+    def __init__(self, env: Any):
+        self.env = env
+        self.probes: dict[str, ProbeSeries] = {}
+        self.artifact_fixed: dict[str, float | None] = {}
+        self.degradation = Degradation(times=[], requests=[], degraded=[], baseline_requests=[], baseline_degraded=[])
+        self._alert_services: dict[str, list[str]] = {}
+        self.faults = [self._truth(sf) for sf in env.schedule.faults]
+        self._by_id = {f.id: f for f in (env.catalog.fault(sf.fault_id) for sf in env.schedule.faults)}
+
+    def _truth(self, sf: Any) -> FaultTruth:
+        f = self.env.catalog.fault(sf.fault_id)
+        return FaultTruth(fault_id=f.id, category=f.category, mechanism=f.mechanism, target=f.target,
+                          artifact=f.artifact, aliases=list(f.aliases), scope=list(f.scope), start_s=sf.start_s,
+                          planned_end_s=sf.planned_end_s, reverted_s=None,
+                          probe=ProbeSpec(**f.probe.model_dump()))
+
+    def sample(self, sim: Simulator) -> None:
+        """Every 15 s: the probe of each fault that has started and is not long over."""
+        for truth in self.faults:
+            if truth.start_s > sim.now or sim.now > truth.planned_end_s + 900:
+                continue
+            fault = self._by_id[truth.fault_id]
+            series = self.probes.setdefault(truth.fault_id, ProbeSeries(fault_id=truth.fault_id, times=[], failing=[]))
+            series.times.append(sim.now)
+            series.failing.append(bool(sim.probes.failing(fault.probe)))
+
+    def after_invocation(self, sim: Simulator, acted: bool) -> None:
+        """Artifact checks after the agent's actions (a fix without a failing probe still counts)."""
+        if not acted:
+            return
+        for fid, applied in sim.applied.items():
+            if fid not in self.artifact_fixed and applied.reverted_s is None and sim.mechanics.artifact_restored(applied):
+                self.artifact_fixed[fid] = sim.now
+
+    def interval(self, sim: Simulator) -> None:
+        w = sim.window
+        self.degradation.times.append(sim.now)
+        self.degradation.requests.append(float(w.requests))
+        self.degradation.degraded.append(float(w.degraded))
+
+    def record(self, until_s: float | None = None) -> RunRecord:
+        env, sim = self.env, self.env.sim
+        pod_service = {p.name: p.service for p in sim.cluster.pods.values()}
+        alerts = []
+        for a in env.alert_engine.history():
+            if a.id not in self._alert_services:
+                svcs = alert_services(dict(a.labels), sim.app, pod_service)
+                node = a.labels.get("node") or a.labels.get("label_topology_kubernetes_io_zone")
+                self._alert_services[a.id] = sorted(svcs | ({node} if node else set()))
+            alerts.append(AlertRecord(id=a.id, rule=a.rule, severity=a.severity, labels=dict(a.labels),
+                                      fired_at=a.fired_at, resolved_at=a.resolved_at, services=self._alert_services[a.id]))
+        for truth in self.faults:
+            applied = sim.applied.get(truth.fault_id)
+            truth.reverted_s = applied.reverted_s if applied is not None else None
+        events = [IncidentEvent(time_s=e.time_s, op=e.op, incident_id=e.incident_id, alert_ids=list(e.alert_ids),
+                                services=list(e.services), artifact=e.artifact) for e in env.runner.incidents.events]
+        actions = [ActionRecord(time_s=a.time_s, invocation=a.invocation, tool=a.tool, kind=a.kind, args=a.args,
+                                ok=a.ok, verdict=a.verdict, error=a.error, incident_id=a.incident_id,
+                                targets=list(a.targets), in_scope=a.in_scope) for a in env.runner.actions]
+        manifest = RunManifest(app=sim.app.app, seed=env.seed_used, mode=env.mode, interval_s=env.interval_s,
+                               injection_s=env.injection_s, observation_s=env.observation_s,
+                               package_version=__version__, catalog_version=str(env.catalog.rules.schema_version),
+                               env_config=env.config())
+        return RunRecord(manifest=manifest, faults=self.faults, alerts=alerts, incident_events=events,
+                         actions=actions, probes=list(self.probes.values()), degradation=self.degradation,
+                         artifact_fixed=dict(self.artifact_fixed))

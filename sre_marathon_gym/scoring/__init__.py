@@ -1,0 +1,46 @@
+"""Scoring: Marathon-Score, stage credits, risk, degradation and timing over a recorded run.
+
+Pure functions over `RunRecord` (no simulator, no gymnasium), so a sealed bundle is rescored
+offline exactly as the live run was scored.
+"""
+
+from __future__ import annotations
+
+from .marathon import (
+    OUTCOMES,
+    REPAIR_ATTRIBUTION_S,
+    FaultScore,
+    MarathonReward,
+    ScoreCard,
+    attributable,
+    degraded_fraction,
+    fault_scores,
+    forbidden_attempts,
+    intervention_risk,
+    median_time,
+    round_up,
+    score_run,
+    score_until,
+    stage_progress,
+)
+from .run import (
+    RUN_SCHEMA_VERSION,
+    ActionRecord,
+    AlertRecord,
+    Degradation,
+    FaultTruth,
+    IncidentEvent,
+    ProbeSeries,
+    ProbeSpec,
+    RunManifest,
+    RunRecord,
+    Usage,
+)
+
+__all__ = [
+    "OUTCOMES", "REPAIR_ATTRIBUTION_S", "RUN_SCHEMA_VERSION",
+    "ActionRecord", "AlertRecord", "Degradation", "FaultScore", "FaultTruth", "IncidentEvent",
+    "MarathonReward", "ProbeSeries", "ProbeSpec", "RunManifest", "RunRecord", "ScoreCard", "Usage",
+    "attributable", "degraded_fraction", "fault_scores", "forbidden_attempts", "intervention_risk",
+    "median_time", "round_up", "score_run", "score_until", "stage_progress",
+]

@@ -1,0 +1,446 @@
+"""Marathon-Score and the operational metrics of one recorded run (SRE-Marathon §3, App. F, Fig. 9).
+
+Pure functions over a `RunRecord`: nothing here touches a simulator, so a sealed bundle is rescored
+exactly as the live run was. Every rule below is a reconstruction of the paper's prose; where the
+paper leaves a choice open, the choice is written down here and pinned by `tests/scoring/`.
+
+Per fault f (all injected faults are in the denominator):
+
+Attributable alert
+    Alert a is attributable to f when it fired while f was active, with a grace of one invocation
+    interval for rules that hold for a while (``f.start_s <= a.fired_at <= f.deadline_s +
+    interval_s``, where ``deadline_s`` is ``reverted_s`` or, if f was not reverted,
+    ``planned_end_s``) and one of the services its labels point at is in f's scope or is f's
+    target (node- and zone-wide alerts name the node/zone, which is the target of such faults).
+    An alert can be attributable to several overlapping faults; it then counts for each.
+
+Correlated C_f
+    Some state of the agent's incident store (the incident events replayed in order; each event is
+    the incident's full state after the change) has an incident containing an alert attributable
+    to f that had fired by then. ``correlated_s`` is the first such event time.
+
+Localized L_f
+    Some incident state contains an alert attributable to f AND names f's target among its
+    root-cause services AND names an artifact in f's alias table by exact string match (no case
+    folding, no trimming; the artifact itself is always accepted). Implies C_f by construction.
+
+Repaired R_f (repair evidence; credited only with C_f and L_f, in any time order)
+    Candidates, of which the one confirmed first counts:
+
+    * probe recovery: a probe sample at ``t_r`` that is healthy right after a failing sample, both
+      at or after ``f.start_s``, with ``t_r < f.deadline_s`` (recovery starts before the
+      orchestrator reverts, or would revert, the fault); every sample in
+      ``[t_r, t_r + repair_stable_s]`` is healthy and one sample reaches ``t_r + repair_stable_s``
+      (the repair is *confirmed* at that sample); and an agent intervention with verdict ``ok``
+      whose targets include a service in f's scope (or f's target) happened at ``t_a`` with
+      ``f.start_s <= t_a < t_r`` and ``t_r - t_a <= REPAIR_ATTRIBUTION_S`` (480 s: a code change
+      spends ~105 s in the pipeline, a rollout up to a minute, and a restart-count probe looks back
+      300 s). The latest such intervention is the one credited.
+    * artifact fix: ``artifact_fixed[f]`` (set by the recorder only for agent actions) lies in
+      ``[f.start_s, f.deadline_s)`` and the probe had not failed between ``f.start_s`` and the fix
+      (the paper's "no symptom failure was observed"; failures after the fix are not f's). The
+      repair is confirmed at the fix time.
+
+    Attribution is computed here from ``actions`` and ``probes``; the record carries no claimed
+    repair actions. Both candidates depend only on evidence up to their confirmation time, which is
+    what makes `stage_progress` causal.
+
+Scores
+    Marathon-Score = 100 x mean_f (w_c C + w_l C L + w_r C L R) - penalty x forbidden attempts,
+    clipped to [0, 100]; with no faults the stage part is 0.
+
+Intervention risk
+    Over the *risk-relevant attempts* -- every intervention call that reached the policy layer
+    (verdict ok, error, forbidden or guard_failed; malformed ``invalid`` calls never did) plus every
+    forbidden attempt of any tool kind (e.g. reading secrets) -- the fraction that is a policy
+    violation (``forbidden`` or ``guard_failed``) or went through the policy but acted outside
+    its incident's scope (``in_scope is False``). Each attempt counts once; 0 when there were none.
+
+Service degradation
+    Per interval, the degraded fraction is ``min(degraded, requests) / requests`` (capped at one);
+    cumulatively, ``sum_i min(d_i, r_i) / sum_i r_i`` (so busy intervals weigh more, i.e. weighted
+    by entry traffic). Reported for this run, for the matched no-action run, and as the difference
+    (this run minus no-action; negative when the agent reduced user impact). None without baseline.
+
+MTTD / MTTL / MTTR
+    For each fault reaching the stage (C; C and L; C, L and R), the stage time minus ``start_s``,
+    rounded UP to a multiple of the invocation interval (the resolution at which an agent can act);
+    the metric is the median of those values (a midpoint for an even count), None if no fault
+    reached the stage. Stage times: first correlating event, first localizing event, and the
+    recovery time ``t_r`` (or the fix time) -- not the confirmation time.
+
+Outcomes (Figure 9, first match)
+    handled (C, L, R) > repaired_not_handled (repair evidence exists but not C and L) >
+    acted_without_repair (an ``ok`` intervention targeted a service in f's scope or f's target
+    while f was active, ``start_s <= t <= deadline_s``) > located_without_action (C and L) >
+    correlated_only (C) > missed.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..catalog.settings import Scoring
+from ..table import format_table
+from .run import ActionRecord, AlertRecord, FaultTruth, ProbeSeries, RunRecord
+
+REPAIR_ATTRIBUTION_S = 480.0
+"""An intervention may be credited for a probe recovery at most this long after it was made."""
+
+Outcome = Literal["handled", "repaired_not_handled", "acted_without_repair", "located_without_action",
+                  "correlated_only", "missed"]
+OUTCOMES: tuple[str, ...] = ("handled", "repaired_not_handled", "acted_without_repair",
+                             "located_without_action", "correlated_only", "missed")
+_EPS = 1e-9
+
+
+class FaultScore(BaseModel):
+    """How far one fault got, and when (absolute run times in seconds)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    fault_id: str
+    start_s: float
+    correlated: bool
+    localized: bool = Field(description="C and L")
+    repaired: bool = Field(description="C and L and R")
+    correlated_s: float | None = None
+    localized_s: float | None = None
+    repair_evidence: Literal["probe", "artifact"] | None = Field(None, description="ungated repair evidence")
+    repair_s: float | None = Field(None, description="recovery (or fix) time of the repair evidence")
+    repair_confirmed_s: float | None = Field(None, description="when the evidence became conclusive")
+    repair_action: int | None = Field(None, description="index into actions of the credited intervention")
+    acted_on: bool = False
+    points: float = Field(description="w_c C + w_l C L + w_r C L R, in [0, 1]")
+    outcome: Outcome
+
+
+class ScoreCard(BaseModel):
+    """Every metric of one run; `first_line` is what the CLI prints first."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    marathon_score: float
+    marathon_score_unclipped: float
+    stage_score: float = Field(description="100 x mean stage points, before the penalty")
+    forbidden_attempts: int
+    forbidden_penalty: float
+    faults: int
+    correlated: float = Field(description="fraction of all faults with C")
+    localized: float = Field(description="fraction of all faults with C and L")
+    repaired: float = Field(description="fraction of all faults with C, L and R")
+    intervention_risk: float
+    risk_attempts: int
+    risky_attempts: int
+    degraded_fraction: float
+    baseline_degraded_fraction: float | None
+    degradation: float | None = Field(description="degraded_fraction - baseline_degraded_fraction")
+    mttd_s: float | None
+    mttl_s: float | None
+    mttr_s: float | None
+    model_calls: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    outcomes: dict[str, int]
+    per_fault: list[FaultScore]
+
+    def first_line(self) -> str:
+        return f"Marathon-Score: {self.marathon_score:.1f}"
+
+    def as_table(self) -> str:
+        def opt(v: float | None, fmt: str) -> str:
+            return "-" if v is None else format(v, fmt)
+
+        rows: list[tuple[str, str]] = [
+            ("Marathon-Score", f"{self.marathon_score:.1f}"),
+            ("stage points (before penalty)", f"{self.stage_score:.1f}"),
+            ("forbidden attempts", f"{self.forbidden_attempts} (-{self.forbidden_penalty:.1f})"),
+            ("faults", str(self.faults)),
+            ("correlated", f"{self.correlated:.3f}"),
+            ("localized", f"{self.localized:.3f}"),
+            ("repaired", f"{self.repaired:.3f}"),
+            ("intervention risk",
+             f"{self.intervention_risk:.3f} ({self.risky_attempts}/{self.risk_attempts})"),
+            ("degraded fraction", f"{self.degraded_fraction:.4f}"),
+            ("no-action degraded fraction", opt(self.baseline_degraded_fraction, ".4f")),
+            ("service degradation (vs no-action)", opt(self.degradation, "+.4f")),
+            ("MTTD s", opt(self.mttd_s, ".0f")),
+            ("MTTL s", opt(self.mttl_s, ".0f")),
+            ("MTTR s", opt(self.mttr_s, ".0f")),
+            ("model calls", str(self.model_calls)),
+            ("tokens in / out", f"{self.input_tokens} / {self.output_tokens}"),
+            ("cost USD", f"{self.cost_usd:.2f}"),
+            *((f"outcome: {k}", str(self.outcomes.get(k, 0))) for k in OUTCOMES),
+        ]
+        return "\n".join([self.first_line(), "", format_table(("metric", "value"), rows)])
+
+
+# --------------------------------------------------------------------------- per-fault evidence
+@dataclass(frozen=True)
+class _Repair:
+    time_s: float
+    confirmed_s: float
+    evidence: Literal["probe", "artifact"]
+    action: int | None
+
+
+def attributable(alert: AlertRecord, fault: FaultTruth, interval_s: float) -> bool:
+    """Whether `alert` may be evidence of `fault` (fired while active, points at its scope or target)."""
+    return bool(_attributable_ids([alert], fault, interval_s))
+
+
+def _attributable_ids(alerts: list[AlertRecord], fault: FaultTruth, interval_s: float) -> set[str]:
+    lo, hi, touched = fault.start_s, fault.deadline_s + interval_s, fault.touched
+    return {a.id for a in alerts if lo <= a.fired_at <= hi and not touched.isdisjoint(a.services)}
+
+
+def _stage_times(record: RunRecord) -> dict[str, tuple[float | None, float | None]]:
+    """First correlating and first localizing incident-event time per fault."""
+    interval = record.manifest.interval_s
+    alerts = {a.id: a for a in record.alerts}
+    attributable_ids = {f.fault_id: _attributable_ids(record.alerts, f, interval) for f in record.faults}
+    first_c: dict[str, float | None] = {f.fault_id: None for f in record.faults}
+    first_l: dict[str, float | None] = {f.fault_id: None for f in record.faults}
+    for ev in sorted(record.incident_events, key=lambda e: e.time_s):
+        fired = {aid for aid in ev.alert_ids if aid in alerts and alerts[aid].fired_at <= ev.time_s}
+        if not fired:
+            continue
+        services = set(ev.services)
+        for f in record.faults:
+            fid = f.fault_id
+            if first_l[fid] is not None or fired.isdisjoint(attributable_ids[fid]):
+                continue
+            if first_c[fid] is None:
+                first_c[fid] = ev.time_s
+            if f.target in services and ev.artifact is not None and ev.artifact in f.accepted_artifacts:
+                first_l[fid] = ev.time_s
+    return {fid: (first_c[fid], first_l[fid]) for fid in first_c}
+
+
+def _touches(action: ActionRecord, touched: frozenset[str]) -> bool:
+    """An executed (ok) intervention acting on one of the fault's services (or its node/zone)."""
+    return action.kind == "intervention" and action.verdict == "ok" and not touched.isdisjoint(action.targets)
+
+
+def _probe_repair(fault: FaultTruth, probe: ProbeSeries, actions: list[ActionRecord],
+                  stable_s: float) -> _Repair | None:
+    times = np.asarray(probe.times, dtype=float)
+    failing = np.asarray(probe.failing, dtype=bool)
+    if times.size < 2:
+        return None
+    touched = fault.touched
+    # recoveries: healthy sample i right after a failing sample i-1, both within the fault
+    idx = np.flatnonzero(~failing[1:] & failing[:-1]) + 1
+    idx = idx[(times[idx - 1] >= fault.start_s - _EPS) & (times[idx] < fault.deadline_s)]
+    for i in idx:
+        t_r = float(times[i])
+        j = int(np.searchsorted(times, t_r + stable_s - _EPS, side="left"))
+        if j >= times.size or failing[i:j + 1].any():
+            continue  # not (yet) confirmed stable, or relapsed
+        credited = None
+        for k, a in enumerate(actions):
+            in_time = fault.start_s <= a.time_s < t_r and t_r - a.time_s <= REPAIR_ATTRIBUTION_S
+            if in_time and _touches(a, touched):
+                if credited is None or a.time_s >= actions[credited].time_s:
+                    credited = k
+        if credited is not None:
+            return _Repair(t_r, float(times[j]), "probe", credited)
+    return None
+
+
+def _artifact_repair(fault: FaultTruth, probe: ProbeSeries | None, fixed_s: float | None,
+                     actions: list[ActionRecord]) -> _Repair | None:
+    if fixed_s is None or not (fault.start_s <= fixed_s < fault.deadline_s):
+        return None
+    if probe is not None and any(x and fault.start_s <= t <= fixed_s
+                                 for t, x in zip(probe.times, probe.failing)):
+        return None  # the symptom did show: only a probe recovery can prove this repair
+    credited, touched = None, fault.touched
+    for k, a in enumerate(actions):
+        if fault.start_s <= a.time_s <= fixed_s and _touches(a, touched):
+            credited = k
+    return _Repair(fixed_s, fixed_s, "artifact", credited)
+
+
+def _repair(record: RunRecord, fault: FaultTruth, stable_s: float) -> _Repair | None:
+    probe = record.probe_for(fault.fault_id)
+    found = [r for r in (
+        _probe_repair(fault, probe, record.actions, stable_s) if probe is not None else None,
+        _artifact_repair(fault, probe, record.artifact_fixed.get(fault.fault_id), record.actions),
+    ) if r is not None]
+    return min(found, key=lambda r: (r.confirmed_s, r.time_s)) if found else None
+
+
+def _outcome(c: bool, cl: bool, clr: bool, repaired_raw: bool, acted: bool) -> Outcome:
+    if clr:
+        return "handled"
+    if repaired_raw:
+        return "repaired_not_handled"
+    if acted:
+        return "acted_without_repair"
+    if cl:
+        return "located_without_action"
+    if c:
+        return "correlated_only"
+    return "missed"
+
+
+def fault_scores(record: RunRecord, scoring: Scoring) -> list[FaultScore]:
+    """Stage credits, times and Figure-9 outcome of every injected fault."""
+    w = scoring.stage_weights
+    times = _stage_times(record)
+    out: list[FaultScore] = []
+    for f in record.faults:
+        t_c, t_l = times[f.fault_id]
+        rep = _repair(record, f, float(scoring.repair_stable_s))
+        c, cl = t_c is not None, t_l is not None
+        clr = cl and rep is not None
+        touched = f.touched
+        acted = any(f.start_s <= a.time_s <= f.deadline_s and _touches(a, touched) for a in record.actions)
+        out.append(FaultScore(
+            fault_id=f.fault_id, start_s=f.start_s, correlated=c, localized=cl, repaired=clr,
+            correlated_s=t_c, localized_s=t_l,
+            repair_evidence=rep.evidence if rep else None, repair_s=rep.time_s if rep else None,
+            repair_confirmed_s=rep.confirmed_s if rep else None, repair_action=rep.action if rep else None,
+            acted_on=acted, points=w.correlation * c + w.localization * cl + w.repair * clr,
+            outcome=_outcome(c, cl, clr, rep is not None, acted),
+        ))
+    return out
+
+
+# --------------------------------------------------------------------------- run-level metrics
+def forbidden_attempts(record: RunRecord, until_s: float = math.inf) -> int:
+    return sum(1 for a in record.actions if a.verdict == "forbidden" and a.time_s <= until_s)
+
+
+def intervention_risk(actions: Iterable[ActionRecord]) -> tuple[float, int, int]:
+    """(risk, risky attempts, risk-relevant attempts); see the module docstring."""
+    attempts = risky = 0
+    for a in actions:
+        relevant = a.verdict == "forbidden" or (a.kind == "intervention" and a.verdict != "invalid")
+        if not relevant:
+            continue
+        attempts += 1
+        if a.verdict in ("forbidden", "guard_failed") or a.in_scope is False:
+            risky += 1
+    return (risky / attempts if attempts else 0.0), risky, attempts
+
+
+def degraded_fraction(requests: list[float], degraded: list[float]) -> float:
+    """Cumulative degraded-request fraction, each interval capped at one; 0 without requests."""
+    total = float(sum(requests))
+    if total <= 0:
+        return 0.0
+    return float(sum(min(d, r) for r, d in zip(requests, degraded))) / total
+
+
+def round_up(value_s: float, resolution_s: float) -> float:
+    """Round a duration up to the invocation grid (tolerating float noise just above a multiple)."""
+    return math.ceil(value_s / resolution_s - _EPS) * resolution_s
+
+
+def median_time(durations: list[float], resolution_s: float) -> float | None:
+    if not durations:
+        return None
+    return float(statistics.median(round_up(max(0.0, d), resolution_s) for d in durations))
+
+
+def _points_score(points: Iterable[float], n_faults: int) -> float:
+    return 100.0 * sum(points) / n_faults if n_faults else 0.0
+
+
+def score_run(record: RunRecord, scoring: Scoring) -> ScoreCard:
+    """All metrics of a recorded run (see the module docstring for every rule)."""
+    per_fault = fault_scores(record, scoring)
+    n = len(per_fault)
+    stage = _points_score((fs.points for fs in per_fault), n)
+    n_forbidden = forbidden_attempts(record)
+    penalty = scoring.forbidden_operation_penalty * n_forbidden
+    unclipped = stage - penalty
+    risk, risky, attempts = intervention_risk(record.actions)
+    d = record.degradation
+    frac = degraded_fraction(d.requests, d.degraded)
+    base = degraded_fraction(d.baseline_requests, d.baseline_degraded) if d.baseline_requests else None
+    interval = record.manifest.interval_s
+    mttd = median_time([fs.correlated_s - fs.start_s for fs in per_fault if fs.correlated_s is not None],
+                       interval)
+    mttl = median_time([fs.localized_s - fs.start_s for fs in per_fault if fs.localized_s is not None],
+                       interval)
+    mttr = median_time([fs.repair_s - fs.start_s for fs in per_fault
+                        if fs.repaired and fs.repair_s is not None], interval)
+    outcomes = {k: 0 for k in OUTCOMES}
+    for fs in per_fault:
+        outcomes[fs.outcome] += 1
+    u = record.usage
+    return ScoreCard(
+        marathon_score=min(100.0, max(0.0, unclipped)), marathon_score_unclipped=unclipped, stage_score=stage,
+        forbidden_attempts=n_forbidden, forbidden_penalty=penalty, faults=n,
+        correlated=sum(fs.correlated for fs in per_fault) / n if n else 0.0,
+        localized=sum(fs.localized for fs in per_fault) / n if n else 0.0,
+        repaired=sum(fs.repaired for fs in per_fault) / n if n else 0.0,
+        intervention_risk=risk, risk_attempts=attempts, risky_attempts=risky,
+        degraded_fraction=frac, baseline_degraded_fraction=base,
+        degradation=None if base is None else frac - base,
+        mttd_s=mttd, mttl_s=mttl, mttr_s=mttr,
+        model_calls=u.model_calls, input_tokens=u.input_tokens, output_tokens=u.output_tokens,
+        cost_usd=u.cost_usd,
+        outcomes=outcomes, per_fault=per_fault,
+    )
+
+
+# --------------------------------------------------------------------------- incremental (reward shaping)
+def stage_progress(record: RunRecord, scoring: Scoring, until_s: float) -> dict[str, tuple[bool, bool, bool]]:
+    """Per fault, the ordered flags (C, C and L, C and L and R) as known at `until_s`.
+
+    Uses only evidence up to `until_s`: correlation and localization at their incident-event
+    times, repair once it is confirmed (after the stability period, or at the artifact fix). The
+    flags are already gated, so L implies C and R implies L.
+    """
+    out: dict[str, tuple[bool, bool, bool]] = {}
+    for fs in fault_scores(record, scoring):
+        c = fs.correlated_s is not None and fs.correlated_s <= until_s
+        cl = c and fs.localized_s is not None and fs.localized_s <= until_s
+        clr = cl and fs.repair_confirmed_s is not None and fs.repair_confirmed_s <= until_s
+        out[fs.fault_id] = (c, cl, clr)
+    return out
+
+
+def score_until(record: RunRecord, scoring: Scoring, until_s: float = math.inf) -> float:
+    """The unclipped Marathon-Score as known at `until_s` (stage points minus penalties so far).
+
+    With `until_s` at or after the end of the run this equals `score_run(...).marathon_score_unclipped`.
+    """
+    w = scoring.stage_weights
+    points = (w.correlation * c + w.localization * cl + w.repair * clr
+              for c, cl, clr in stage_progress(record, scoring, until_s).values())
+    penalty = scoring.forbidden_operation_penalty * forbidden_attempts(record, until_s)
+    return _points_score(points, len(record.faults)) - penalty
+
+
+class MarathonReward:
+    """Pays the score's increments: the rewards of an episode sum to its unclipped Marathon-Score.
+
+    Call `step(record, now_s)` after every invocation with the record as it stands; the reward is
+    the change of `score_until` since the previous call, i.e. 100/N x (w_c dC + w_l dCL + w_r dCLR)
+    minus the penalty for forbidden attempts made in between.
+    """
+
+    def __init__(self, scoring: Scoring):
+        self.scoring = scoring
+        self.value = 0.0
+
+    def reset(self) -> None:
+        self.value = 0.0
+
+    def step(self, record: RunRecord, now_s: float) -> float:
+        value = score_until(record, self.scoring, now_s)
+        reward, self.value = value - self.value, value
+        return reward

@@ -1,0 +1,386 @@
+"""Traces synthesised on query from the per-sample log context (nothing is stored per trace).
+
+A trace id encodes (sample, root request type or background service, slot, forced outcome) and a
+seed-keyed checksum, so `get_trace` regenerates exactly the trace `find_traces` or a log line
+pointed at. Span durations follow the recorded per-service latencies (log-normal own time plus
+the network hop, calls in sequence), failures follow the recorded failure shares per call, and a
+*forced* trace (the kind error log lines point at) fails exactly at the call the log line names.
+
+Spans: one SERVER span per call that reached its callee; a CLIENT span on the caller when the call
+failed before or while reaching the callee (refused, unresolvable, blocked, reset, deadline).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import UnknownNameError
+
+if TYPE_CHECKING:
+    from .logs import LogContextRecorder
+
+SIGMA = 0.5  # log-normal shape of own processing time (same as the traffic model)
+MAX_SPANS = 250
+
+# outcome causes (4 bits in a trace id)
+OWN_APP, BAD_VALUE, DEP_UNAVAIL, SATURATED, FLAG, TIMEOUT, REFUSED, DNS, BLOCKED, RESET, UPSTREAM = range(11)
+CAUSE_NAMES = ("app_error", "bad_value", "unavailable", "saturated", "flag", "timeout", "refused", "dns",
+               "blocked", "reset", "upstream")
+OWN_CAUSES = frozenset({OWN_APP, BAD_VALUE, DEP_UNAVAIL, SATURATED, FLAG})
+# forced kinds (2 bits)
+F_NONE, F_EDGE, F_OWN, F_OK = range(4)
+
+GRPC_CODE = {TIMEOUT: "DeadlineExceeded", REFUSED: "Unavailable", DNS: "Unavailable", BLOCKED: "DeadlineExceeded",
+             RESET: "Unavailable", OWN_APP: "Unknown", BAD_VALUE: "InvalidArgument", DEP_UNAVAIL: "Unavailable",
+             SATURATED: "ResourceExhausted", FLAG: "Internal"}
+HTTP_STATUS = {TIMEOUT: 504, REFUSED: 503, DNS: 502, BLOCKED: 504, RESET: 502, OWN_APP: 500, BAD_VALUE: 500,
+               DEP_UNAVAIL: 503, SATURATED: 503, FLAG: 500}
+
+
+@dataclass(frozen=True)
+class Span:
+    span_id: str
+    parent_id: str | None
+    service: str
+    name: str
+    kind: str  # SERVER | CLIENT
+    start_ms: float  # offset from the trace start
+    duration_ms: float
+    status: str  # OK | ERROR
+    attributes: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Trace:
+    trace_id: str
+    start_s: float  # simulated time of the root span's start
+    root_service: str
+    root_name: str
+    duration_ms: float
+    status: str
+    spans: tuple[Span, ...]
+
+    def services(self) -> set[str]:
+        return {s.service for s in self.spans}
+
+
+# ---------------------------------------------------------------- trace id codec
+def _h64(key: bytes, data: bytes, person: bytes) -> int:
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8, key=key, person=person).digest(), "big")
+
+
+def encode_trace_id(key: bytes, k: int, root: int, slot: int, fkind: int = F_NONE, fidx: int = 0, fcause: int = 0) -> str:
+    """Pack the fields (58 bits) and hide them behind a keyed checksum so ids look random but decode."""
+    packed = (k & 0xFFFFF) | (root & 0x3FF) << 20 | (slot & 0x3FF) << 30 | (fkind & 0x3) << 40 \
+        | (fidx & 0xFFF) << 42 | (fcause & 0xF) << 54
+    b = _h64(key, packed.to_bytes(8, "big"), b"trace-chk")
+    a = packed ^ _h64(key, b.to_bytes(8, "big"), b"trace-mask")
+    return f"{b:016x}{a:016x}"
+
+
+def decode_trace_id(key: bytes, trace_id: str) -> tuple[int, int, int, int, int, int] | None:
+    try:
+        if len(trace_id) != 32:
+            return None
+        b, a = int(trace_id[:16], 16), int(trace_id[16:], 16)
+    except ValueError:
+        return None
+    packed = a ^ _h64(key, b.to_bytes(8, "big"), b"trace-mask")
+    if packed >> 58 or _h64(key, packed.to_bytes(8, "big"), b"trace-chk") != b:
+        return None
+    return (packed & 0xFFFFF, packed >> 20 & 0x3FF, packed >> 30 & 0x3FF, packed >> 40 & 0x3,
+            packed >> 42 & 0xFFF, packed >> 54 & 0xF)
+
+
+# ---------------------------------------------------------------- call trees
+def build_trees(compiled) -> list[list[list[tuple[int, int, int]]]]:
+    """Per root (request types, then one background root per service): children[s] = [(child, edge, calls)].
+
+    The caller of a service on a request path is the earliest earlier service with an edge to it
+    (as in `topology.compile_app`); a child called n times per request under a parent called m
+    times is called round(n / m) times per parent call.
+    """
+    app = compiled.app
+    S = len(compiled.services)
+    trees = []
+    for rt in app.request_types:
+        children: list[list[tuple[int, int, int]]] = [[] for _ in range(S)]
+        total = {rt.services[0]: 1.0}
+        for pos, svc in enumerate(rt.services[1:], start=1):
+            caller = next((c for c in rt.services[:pos] if (c, svc) in compiled.edge_index), None)
+            if caller is None:
+                continue
+            n = float(rt.calls_per_request.get(svc, 1.0))
+            total[svc] = n
+            mult = max(1, int(round(n / max(total.get(caller, 1.0), 1.0))))
+            children[compiled.index[caller]].append((compiled.index[svc], compiled.edge_index[(caller, svc)], mult))
+        trees.append(children)
+    for s in range(S):  # background roots: a consumer / health-checked service calling its dependencies
+        children = [[] for _ in range(S)]
+        seen = {s}
+        stack = [s]
+        while stack:
+            u = stack.pop()
+            for e in np.nonzero(compiled.edge_src == u)[0]:
+                d = int(compiled.edge_dst[e])
+                if d not in seen:
+                    seen.add(d)
+                    children[u].append((d, int(e), 1))
+                    stack.append(d)
+        trees.append(children)
+    return trees
+
+
+def root_name(rec: LogContextRecorder, root: int) -> tuple[int, str]:
+    """(root service index, root span name)."""
+    c = rec.compiled
+    if root < len(c.request_types):
+        return c.entry, rec.root_ops[root]
+    s = root - len(c.request_types)
+    return s, rec.background_op[s]
+
+
+# ---------------------------------------------------------------- generation
+class _Gen:
+    """One trace's recursive generator; `force` conditions the outcome (see module docstring)."""
+
+    def __init__(self, rec: LogContextRecorder, p: int, rng: np.random.Generator, fkind: int, fidx: int, fcause: int,
+                 trace_key: int):
+        self.rec, self.p, self.rng = rec, p, rng
+        self.fkind, self.fidx, self.fcause = fkind, fidx, fcause
+        self.forced_done = False
+        self.free = fkind == F_NONE  # random failures only in unconditioned traces
+        self.spans: list[Span] = []
+        self.key = trace_key
+        self.u = rng.random(4096).tolist()
+        self.ui = 0
+
+    def rand(self) -> float:
+        self.ui += 1
+        if self.ui >= len(self.u):
+            self.u = self.rng.random(4096).tolist()
+            self.ui = 0
+        return self.u[self.ui]
+
+    def lognormal(self, mean: float) -> float:
+        mu = math.log(max(mean, 1e-3)) - SIGMA * SIGMA / 2
+        u1, u2 = max(self.rand(), 1e-12), self.rand()
+        z = math.sqrt(-2.0 * math.log(u1)) * math.cos(2 * math.pi * u2)
+        return math.exp(mu + SIGMA * z)
+
+    def span_id(self) -> str:
+        return f"{(self.key * 0x9E3779B97F4A7C15 + len(self.spans) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF:016x}"
+
+    def add(self, **kw) -> int:
+        self.spans.append(Span(**kw))
+        return len(self.spans) - 1
+
+    def own_failure(self, s: int) -> int | None:
+        if self.fkind == F_OWN and not self.forced_done and self.fidx == s:
+            self.forced_done = True
+            return self.fcause
+        if not self.free:
+            return None
+        r = self.rec
+        p = self.p
+        u = self.rand()
+        sat = float(r.saturated[p, s])
+        if u < sat:
+            return SATURATED
+        if self.rand() < float(r.own_err[p, s]):
+            return self.rec.pick_own_cause(p, s, self.rand())
+        return None
+
+    def call_failure(self, e: int, d: int) -> int | None:
+        """Caller-side failure of one attempt (before the callee's own outcome is known)."""
+        if self.fkind == F_EDGE and not self.forced_done and self.fidx == e:
+            return self.fcause
+        if not self.free:
+            return None
+        r, p = self.rec, self.p
+        if self.rand() < float(r.edge_route[p, e]):
+            return r.route_cause(p, e)
+        if self.rand() < float(r.unreachable[p, d]):
+            return REFUSED
+        if self.rand() < float(r.inbound_loss[p, d]) * 0.3:
+            return RESET
+        if self.rand() < float(r.edge_tshare[p, e]):
+            return TIMEOUT
+        return None
+
+    def server(self, s: int, parent: str | None, start: float, deadline: float, caller: int | None, tree) -> tuple[float, int | None, str]:
+        """Generate the SERVER span of service s; returns (end, failure cause or None, error text)."""
+        r, p = self.rec, self.p
+        idx = self.add(span_id=self.span_id(), parent_id=parent, service=r.services[s], name="", kind="SERVER",
+                       start_ms=start, duration_ms=0.0, status="OK", attributes={})
+        my_id = self.spans[idx].span_id
+        own = self.lognormal(float(r.own_lat[p, s]))
+        t = start + own * 0.3
+        fail: int | None = self.own_failure(s)
+        text = r.own_error_text(p, s, fail) if fail is not None else ""
+        if fail is None:
+            for child, e, mult in tree[s]:
+                for _ in range(mult):
+                    if len(self.spans) >= MAX_SPANS or t >= deadline:
+                        break
+                    t, cfail, ctext = self.call(s, child, e, my_id, t, deadline, tree)
+                    if cfail is not None:
+                        fail, text = UPSTREAM, ctext
+                        break
+                if fail is not None:
+                    break
+            t += own * 0.7
+        end = min(t, deadline)
+        if end < t and fail is None:
+            fail, text = TIMEOUT, "context canceled"
+        attrs = dict(r.server_attrs[s])
+        if caller is not None:
+            attrs["peer.service"] = r.services[caller]
+        if fail is not None:
+            attrs["error.message"] = text
+        self.spans[idx] = Span(span_id=my_id, parent_id=parent, service=r.services[s],
+                               name=r.server_op[s] if parent is not None else self.root_op, kind="SERVER",
+                               start_ms=round(start, 3), duration_ms=round(max(end - start, 0.001), 3),
+                               status="ERROR" if fail is not None else "OK", attributes=attrs)
+        return end, fail, text
+
+    def call(self, s: int, d: int, e: int, parent: str, t: float, deadline: float, tree) -> tuple[float, int | None, str]:
+        """One call s -> d with retries; returns (time after the call, failure, error text for the caller)."""
+        r, p = self.rec, self.p
+        timeout = float(r.edge_timeout[p, e])
+        attempts = int(r.retries[e]) + 1
+        forced_here = self.fkind in (F_EDGE, F_OWN) and not self.forced_done and (
+            (self.fkind == F_EDGE and self.fidx == e) or (self.fkind == F_OWN and self.fidx == d))
+        fail: int | None = None
+        text = ""
+        for attempt in range(attempts):
+            if t >= deadline or len(self.spans) >= MAX_SPANS:
+                break
+            hop = float(r.hop_ms[p, d])
+            cause = self.call_failure(e, d)
+            if cause is not None and cause != TIMEOUT:
+                dur = min(hop + (1.0 if cause in (REFUSED, DNS, RESET) else timeout), deadline - t)
+                text = r.client_error_text(e, cause)
+                self.client_span(s, d, e, parent, t, dur, text, attempt)
+                t += dur
+                fail = cause
+                continue
+            call_deadline = min(deadline, t + timeout) if self.free else deadline
+            if cause == TIMEOUT:
+                cid = self.client_span(s, d, e, parent, t, min(timeout, deadline - t), r.client_error_text(e, TIMEOUT), attempt)
+                end, _, _ = self.server(d, cid, t + hop / 2, call_deadline, s, tree)
+                t = min(t + timeout, deadline)
+                fail, text = TIMEOUT, r.client_error_text(e, TIMEOUT)
+                continue
+            end, dfail, dtext = self.server(d, parent, t + hop / 2, call_deadline, s, tree)
+            if dfail == TIMEOUT and call_deadline < deadline and end >= call_deadline - 1e-6:
+                fail, text = TIMEOUT, r.client_error_text(e, TIMEOUT)  # the caller's deadline fired
+                self.client_span(s, d, e, parent, t, call_deadline - t, text, attempt)
+                t = call_deadline
+                continue
+            t = min(end + hop / 2, deadline)
+            if dfail is None:
+                return t, None, ""
+            fail = UPSTREAM
+            text = r.upstream_text(e, dtext)
+            if forced_here or not self.free:
+                break  # a forced outcome is not retried away
+        if forced_here:
+            self.forced_done = True
+        return t, fail, text
+
+    def client_span(self, s: int, d: int, e: int, parent: str, start: float, dur: float, text: str, attempt: int) -> str:
+        r = self.rec
+        sid = self.span_id()
+        attrs = {"peer.service": r.services[d], "server.address": r.addresses[e], "error.message": text}
+        if attempt:
+            attrs["retry.attempt"] = attempt
+        self.add(span_id=sid, parent_id=parent, service=r.services[s], name=r.client_op[e], kind="CLIENT",
+                 start_ms=round(start, 3), duration_ms=round(max(dur, 0.001), 3), status="ERROR", attributes=attrs)
+        return sid
+
+
+def generate(rec: LogContextRecorder, trace_id: str, fields: tuple[int, int, int, int, int, int]) -> Trace | None:
+    k, root, slot, fkind, fidx, fcause = fields
+    p = rec.position_of(k)
+    if p is None or root >= len(rec.trees):
+        return None
+    rng = np.random.default_rng([*rec.entropy, 2, k, root, slot, fkind, fidx, fcause])
+    g = _Gen(rec, p, rng, fkind, fidx, fcause, int(trace_id[:16], 16))
+    rs, g.root_op = root_name(rec, root)
+    start_s = float(rec.times[p]) - rec.step_s + g.rand() * rec.step_s
+    tree = rec.trees[root]
+    end, fail, _ = g.server(rs, None, 0.0, math.inf, None, tree)
+    spans = tuple(g.spans)
+    return Trace(trace_id=trace_id, start_s=round(start_s, 3), root_service=rec.services[rs], root_name=g.root_op,
+                 duration_ms=round(end, 3), status="ERROR" if fail is not None else "OK", spans=spans)
+
+
+# ---------------------------------------------------------------- queries
+def get_trace(recorder: LogContextRecorder, trace_id: str) -> Trace:
+    """Regenerate the trace an id names (ids come from `find_traces` or from log lines)."""
+    fields = decode_trace_id(recorder.key, trace_id.strip().lower())
+    tr = generate(recorder, trace_id.strip().lower(), fields) if fields is not None else None
+    if tr is None:
+        raise UnknownNameError("trace id", trace_id, [])
+    return tr
+
+
+NATURAL_SLOTS = 6
+SLOW_SLOTS = 24
+ERROR_SLOTS = 5
+
+
+def find_traces(recorder: LogContextRecorder, app: object, start_s: float, end_s: float, service: str | None = None,
+                min_duration_ms: float | None = None, status: str | None = None, limit: int = 20) -> list[Trace]:
+    """Traces in [start_s, end_s], newest first, like a Jaeger search.
+
+    Per 15 s sample a few unconditioned traces are drawn (more when `min_duration_ms` asks for slow
+    ones); when errors were recorded, error traces are drawn from the service's error causes in
+    proportion to their share, so rare failures are still found (a trace store keeps them too).
+    `status`: None, "ok" or "error".
+    """
+    rec = recorder
+    rec.check_app(app)
+    s = rec.service_index(service) if service is not None else None
+    want = None if status is None else str(status).lower().replace("status_code_", "")
+    if want not in (None, "ok", "error", "unset"):
+        raise UnknownNameError("trace status", str(status), ["ok", "error"])
+    if want == "unset":
+        want = "ok"
+    out: list[Trace] = []
+    c = rec.compiled
+    for p in rec.positions(start_s, end_s)[::-1]:
+        k = rec.sample_k(p)
+        ids: list[str] = []
+        if want != "error":
+            n = SLOW_SLOTS if min_duration_ms else NATURAL_SLOTS
+            roots = rec.draw_roots(p, s, n)
+            ids += [encode_trace_id(rec.key, k, int(rt), j, F_NONE) for j, rt in enumerate(roots)]
+        if want != "ok":
+            target = c.entry if s is None else s
+            for j, (fk, fi, fc, rt) in enumerate(rec.error_trace_specs(p, target, ERROR_SLOTS)):
+                ids.append(encode_trace_id(rec.key, k, rt, 512 + j, fk, fi, fc))
+        for tid in ids:
+            tr = generate(rec, tid, decode_trace_id(rec.key, tid))  # type: ignore[arg-type]
+            if tr is None or not (start_s <= tr.start_s <= end_s):
+                continue
+            if s is not None and rec.services[s] not in tr.services():
+                continue
+            if min_duration_ms is not None and tr.duration_ms < min_duration_ms:
+                continue
+            if want == "error" and tr.status != "ERROR" or want == "ok" and tr.status != "OK":
+                continue
+            out.append(tr)
+        if len(out) >= limit:
+            break
+    out.sort(key=lambda tr: -tr.start_s)
+    return out[: max(0, int(limit))]
+
+
+__all__ = ["Span", "Trace", "find_traces", "get_trace", "encode_trace_id", "decode_trace_id", "build_trees"]

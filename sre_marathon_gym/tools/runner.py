@@ -1,0 +1,408 @@
+"""Executes tool calls against a backend: validation, policy, the call itself, and the record.
+
+`ToolRunner.call` never raises for anything the agent sends: malformed calls, unknown names,
+forbidden operations and failed guards all come back as `ToolResult` errors and are recorded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import SREMarathonError, did_you_mean
+from ..sim.artifacts import parse_artifact
+from ..sim.simulator import Simulator
+from .models import TOOL_KIND, ToolResult, parse_call
+from .policy import alert_services, check, incident_scope
+from .workspace import IncidentStore, Workspace
+
+
+@dataclass
+class ActionRecord:
+    """One tool call as the bundle records it (the policy verdict included)."""
+
+    time_s: float
+    invocation: int
+    tool: str
+    kind: str
+    args: dict
+    ok: bool
+    verdict: str  # ok | error | invalid | forbidden | guard_failed
+    error: str = ""
+    incident_id: str | None = None
+    targets: list[str] = field(default_factory=list)
+    in_scope: bool | None = None
+
+
+class ToolRunner:
+    def __init__(self, sim: Simulator, alert_engine: Any):
+        self.sim = sim
+        self.alerts = alert_engine
+        self.incidents = IncidentStore()
+        self.workspace = Workspace()
+        self.actions: list[ActionRecord] = []
+        self.invocation = 0
+
+    # ------------------------------------------------------------ entry point
+    def call(self, raw: Any) -> ToolResult:
+        model, error = parse_call(raw)
+        now = self.sim.now
+        if model is None:
+            assert error is not None
+            args = raw if isinstance(raw, dict) else {"raw": str(raw)[:500]}
+            self._record(error.tool, TOOL_KIND.get(error.tool, "read"), args, error, "invalid")
+            return error
+        name = model.tool  # type: ignore[attr-defined]
+        kind = TOOL_KIND[name]
+        args = model.model_dump(exclude={"tool"})
+        verdict = check(model, kind, self.incidents.incidents)
+        if not verdict.allowed:
+            result = ToolResult.fail(name, verdict.code or "forbidden", verdict.reason)
+            self._record(name, kind, args, result, verdict.code or "forbidden", model)
+            return result
+        try:
+            data = getattr(self, f"_{name}")(model)
+            result = ToolResult(ok=True, tool=name, data=data)
+        except SREMarathonError as exc:
+            code = "not_found" if "unknown" in str(exc) or "no " in str(exc) else "conflict"
+            result = ToolResult.fail(name, code, str(exc))
+        except (ValueError, KeyError) as exc:
+            result = ToolResult.fail(name, "invalid_arguments", str(exc).strip("'\""))
+        self._record(name, kind, args, result, "ok" if result.ok else "error", model)
+        del now
+        return result
+
+    def _record(self, tool: str, kind: str, args: dict, result: ToolResult, verdict: str, model: Any = None) -> None:
+        rec = ActionRecord(self.sim.now, self.invocation, tool, kind, args, result.ok, verdict,
+                           result.error.message if result.error else "")
+        if kind == "intervention" and model is not None:
+            rec.incident_id = getattr(model, "incident_id", None)
+            rec.targets = sorted(self._targets(model))
+            inc = self.incidents.incidents.get(rec.incident_id or "")
+            if inc is not None:
+                scope = incident_scope(inc, self._alerts_by_id(), self.sim.app, self._pod_service())
+                rec.in_scope = bool(rec.targets) and set(rec.targets) <= scope
+            else:
+                rec.in_scope = False
+        self.actions.append(rec)
+
+    def _targets(self, model: Any) -> set[str]:
+        if model.tool == "cluster_op":
+            cl = self.sim.cluster
+            if model.operation in ("cordon", "uncordon", "drain"):
+                return {p.service for p in cl.pods.values() if p.node == model.target}
+            if model.operation == "failover":
+                return {self.sim.app.entry_point}
+            if model.operation == "delete_network_policy":
+                pol = cl.network_policies.get(model.target)
+                return {pol.source} if pol else set()
+            return set()
+        return {model.service}
+
+    # ------------------------------------------------------------ helpers
+    def _service(self, name: str | None) -> str | None:
+        if name is not None and name not in self.sim.cluster.deployments:
+            raise KeyError(f"unknown service {name!r}{did_you_mean(name, self.sim.cluster.deployments)}")
+        return name
+
+    def _window(self, start: float | None, end: float | None, default_s: float = 900.0) -> tuple[float, float]:
+        now = self.sim.now
+        end = now if end is None else min(end, now)
+        start = max(0.0, end - default_s) if start is None else start
+        if start > end:
+            raise ValueError(f"start_s {start} is after end_s {end}")
+        return start, end
+
+    def _pod_service(self) -> dict[str, str]:
+        return {p.name: p.service for p in self.sim.cluster.pods.values()}
+
+    def _alerts_by_id(self) -> dict[str, Any]:
+        return {a.id: a for a in self.alerts.history()}
+
+    @staticmethod
+    def _alert_view(a: Any) -> dict:
+        return {"id": a.id, "rule": a.rule, "severity": a.severity, "labels": dict(a.labels),
+                "annotations": dict(a.annotations), "fired_at": a.fired_at, "resolved_at": a.resolved_at}
+
+    # ------------------------------------------------------------ reads
+    def _get_alerts(self, m: Any) -> dict:
+        out = []
+        for a in self.alerts.history():
+            if m.since_s is not None and a.fired_at < m.since_s:
+                continue
+            if m.state == "firing" and a.resolved_at is not None:
+                continue
+            if m.state == "resolved" and a.resolved_at is None:
+                continue
+            out.append(self._alert_view(a))
+        return {"now": self.sim.now, "count": len(out), "alerts": out[-m.limit:]}
+
+    def _query_metrics(self, m: Any) -> dict:
+        store = self.sim.store
+        if store is None:
+            raise ValueError("telemetry is disabled in this environment")
+        names = store.names()
+        base = m.metric
+        if m.function in ("p50", "p95", "p99"):
+            base = m.metric.removesuffix("_bucket")
+            if base + "_bucket" not in names:
+                raise KeyError(f"no histogram {base!r}{did_you_mean(base, [n.removesuffix('_bucket') for n in names if n.endswith('_bucket')])}")
+        elif m.metric not in names:
+            raise KeyError(f"unknown metric {m.metric!r}{did_you_mean(m.metric, names)}")
+        matchers: dict[str, Any] = {}
+        for k, v in m.matchers.items():
+            matchers[k] = ("=~", v[1:]) if v.startswith("~") else ("!=", v[1:]) if v.startswith("!") else v
+        start, end = self._window(m.start_s, m.end_s, 900.0)
+        times = np.arange(start - start % 15 + (15 if start % 15 else 0), end + 1e-9, m.step_s)
+        if m.function in ("p50", "p95", "p99"):
+            return self._quantile(base, matchers, m, times)
+        ids = store.select(m.metric, matchers)
+        if len(ids) == 0:
+            return {"metric": m.metric, "series": []}
+        groups: dict[tuple, list[int]] = {}
+        for sid in ids:
+            lab = store.labels(int(sid))
+            key = tuple((g, lab.get(g, "")) for g in m.group_by) if m.group_by else tuple(sorted(lab.items()))
+            groups.setdefault(key, []).append(int(sid))
+        series = []
+        for key, members in list(groups.items())[:100]:
+            vals = []
+            for t in times:
+                if m.function == "raw":
+                    v = store.at(members, float(t))
+                elif m.function == "rate":
+                    v = store.rate(members, float(t), m.window_s)
+                else:
+                    v = store.increase(members, float(t), m.window_s)
+                v = v[~np.isnan(v)]
+                vals.append(round(float(v.sum()), 6) if len(v) else None)
+            series.append({"labels": dict(key), "values": [[float(t), v] for t, v in zip(times, vals)]})
+        return {"metric": m.metric, "function": m.function, "series": series}
+
+    def _quantile(self, base: str, matchers: dict, m: Any, times: np.ndarray) -> dict:
+        store = self.sim.store
+        q = {"p50": 0.5, "p95": 0.95, "p99": 0.99}[m.function]
+        ids = store.select(base + "_bucket", matchers)
+        groups: dict[tuple, dict[str, list[int]]] = {}
+        for sid in ids:
+            lab = store.labels(int(sid))
+            key = tuple((g, lab.get(g, "")) for g in m.group_by)
+            groups.setdefault(key, {}).setdefault(lab["le"], []).append(int(sid))
+        series = []
+        for key, by_le in list(groups.items())[:100]:
+            les = sorted(by_le, key=lambda x: float("inf") if x == "+Inf" else float(x))
+            vals = []
+            for t in times:
+                rates = np.array([np.nansum(store.rate(by_le[le], float(t), m.window_s)) for le in les])
+                vals.append(_bucket_quantile(q, les, rates))
+            series.append({"labels": dict(key), "values": [[float(t), v] for t, v in zip(times, vals)]})
+        return {"metric": base, "function": m.function, "unit": "same as buckets", "series": series}
+
+    def _search_logs(self, m: Any) -> dict:
+        from ..sim.logs import search_logs
+
+        if self.sim.logctx is None:
+            raise ValueError("logs are disabled in this environment")
+        start, end = self._window(m.start_s, m.end_s, 600.0)
+        recs = search_logs(self.sim.logctx, self.sim.app, self._service(m.service), start, end, m.query, m.level, m.limit)
+        return {"count": len(recs), "logs": [dataclasses.asdict(r) for r in recs]}
+
+    def _get_traces(self, m: Any) -> dict:
+        from ..sim.traces import find_traces, get_trace
+
+        if self.sim.logctx is None:
+            raise ValueError("traces are disabled in this environment")
+        if m.trace_id:
+            return {"traces": [dataclasses.asdict(get_trace(self.sim.logctx, m.trace_id))]}
+        start, end = self._window(m.start_s, m.end_s, 600.0)
+        found = find_traces(self.sim.logctx, self.sim.app, start, end, self._service(m.service), m.min_duration_ms,
+                            m.status, m.limit)
+        return {"traces": [dataclasses.asdict(t) for t in found]}
+
+    def _get_topology(self, m: Any) -> dict:
+        app = self.sim.app
+        return {
+            "app": app.display_name, "namespace": app.namespace, "entry_point": app.entry_point,
+            "zones": {z.name: z.nodes for z in app.zones}, "cross_zone_latency_ms": app.cross_zone_latency_ms,
+            "services": [{"name": s.name, "language": s.language, "kind": s.kind, "port": s.port} for s in app.services],
+            "edges": [{"from": e.source, "to": e.target, "protocol": e.protocol} for e in app.edges],
+            "request_types": [{"name": r.name, "method": r.method, "endpoint": r.endpoint, "services": r.services}
+                              for r in app.request_types],
+        }
+
+    def _get_k8s_state(self, m: Any) -> dict:
+        cl = self.sim.cluster
+        svc = self._service(m.service)
+        if m.resource == "pods":
+            rows = [{"name": p.name, "status": cl.pod_status(p), "ready": f"{int(p.ready)}/1", "restarts": p.restarts,
+                     "node": p.node, "zone": p.zone, "revision": p.revision,
+                     "age_s": round(self.sim.now - p.created_s), "last_terminated_reason": p.last_terminated_reason}
+                    for p in sorted(cl.pods.values(), key=lambda p: p.name) if svc is None or p.service == svc]
+        elif m.resource == "deployments":
+            rows = []
+            for name, dep in sorted(cl.deployments.items()):
+                if svc is not None and name != svc:
+                    continue
+                pods = cl.pods_of(name)
+                desired = sum(n for _, n in dep.spec.replicas)
+                rows.append({"name": name, "ready": f"{sum(p.ready for p in pods)}/{desired}",
+                             "up_to_date": sum(p.revision == dep.current.number for p in pods),
+                             "revision": dep.current.number, "image": dep.spec.image,
+                             "history": [{"revision": r.number, "time_s": r.time_s, "cause": r.cause} for r in dep.revisions[-10:]]})
+        elif m.resource == "events":
+            rows = [dataclasses.asdict(e) for e in cl.events if svc is None or svc in e.object][-m.limit:]
+        elif m.resource == "nodes":
+            rows = [{"name": n.name, "zone": n.zone, "status": "Ready" if n.ready else "NotReady",
+                     "schedulable": not n.unschedulable} for n in cl.nodes.values()]
+        elif m.resource == "networkpolicies":
+            rows = [{"name": p.name, "pod_selector": p.source, "denies_egress_to": p.target} for p in cl.network_policies.values()]
+        else:  # configmaps (secrets never get here: the policy refuses them)
+            rows = [{"name": k, "data": dict(v)} for k, v in cl.configmaps.items()]
+        return {"resource": m.resource, "items": rows[: m.limit]}
+
+    def _get_deploy_history(self, m: Any) -> dict:
+        svc = self._service(m.service)
+        rows = []
+        for r in self.sim.pipeline.visible(self.sim.now):
+            if (svc is None or r.service == svc) and (m.since_s is None or r.submitted_s >= m.since_s):
+                stages = {k: v for k, v in r.stages.items() if v <= self.sim.now}
+                rows.append({"id": r.id, "service": r.service, "kind": r.kind, "message": r.message, "diff": r.diff,
+                             "author": r.author, "submitted_s": r.submitted_s, "stages": stages,
+                             "revision": r.revision, "status": r.status if stages else "queued"})
+        return {"count": len(rows), "changes": rows[-m.limit:]}
+
+    def _read_source(self, m: Any) -> dict:
+        svc = self._service(m.service)
+        spec = self.sim.cluster.deployments[svc].spec
+        files = {f.path: f for f in self.sim.app.service(svc).sources}
+        deployed = dict(spec.code)
+        if m.path is None:
+            return {"service": svc, "files": [{"path": p, "revision": deployed.get(p)} for p in files]}
+        if m.path not in files:
+            raise KeyError(f"{svc} has no source file {m.path!r}{did_you_mean(m.path, files)}")
+        f = files[m.path]
+        changes = [r for r in self.sim.pipeline.visible(self.sim.now)
+                   if r.kind == "code" and r.service == svc and r.artifact.startswith(f"{svc}:{m.path}@") and r.status == "deployed"]
+        return {"service": svc, "path": m.path, "deployed_revision": deployed.get(m.path), "base_revision": f.revision,
+                "text": f.excerpt, "changes_since_base": [{"message": r.message, "diff": r.diff, "revision": r.artifact.rsplit("@", 1)[1]}
+                                                          for r in changes]}
+
+    def _read_config(self, m: Any) -> dict:
+        svc = self._service(m.service)
+        dep = self.sim.cluster.deployments[svc]
+        s = self.sim.app.service(svc)
+        cms = {c.configmap for c in s.config if c.source == "configmap" and c.configmap}
+        return {"service": svc, "revision": dep.current.number, "image": dep.spec.image,
+                "env": dict(dep.spec.env), "configmaps": {cm: dict(self.sim.cluster.configmaps.get(cm, {})) for cm in cms},
+                "resources": {"limits": {"cpu": f"{dep.spec.cpu_limit_m}m" if dep.spec.cpu_limit_m else None,
+                                         "memory": f"{dep.spec.mem_limit_mi}Mi" if dep.spec.mem_limit_mi else None}},
+                "replicas": dict(dep.spec.replicas), "readiness_probe_path": dep.spec.readiness_path}
+
+    def _workspace(self, m: Any) -> dict:
+        ws = self.workspace
+        if m.op == "list":
+            return {"keys": sorted(ws.notes), "incidents": [i.view() for i in self.incidents.incidents.values()]}
+        if not m.key:
+            raise ValueError(f"workspace {m.op} needs a key")
+        if m.op == "read":
+            if m.key not in ws.notes:
+                raise KeyError(f"no note {m.key!r}{did_you_mean(m.key, ws.notes)}")
+            return {"key": m.key, "text": ws.notes[m.key]}
+        if m.op == "write":
+            ws.write(m.key, m.text or "")
+            return {"key": m.key, "chars": len(ws.notes[m.key])}
+        ws.notes.pop(m.key, None)
+        return {"deleted": m.key}
+
+    # ------------------------------------------------------------ incidents
+    def _check_alerts(self, ids: list[str]) -> None:
+        known = self._alerts_by_id()
+        bad = [a for a in ids if a not in known]
+        if bad:
+            raise KeyError(f"unknown alert id(s) {bad}{did_you_mean(bad[0], known)}")
+
+    def _incident(self, inc_id: str):
+        inc = self.incidents.incidents.get(inc_id)
+        if inc is None:
+            raise KeyError(f"unknown incident {inc_id!r}{did_you_mean(inc_id, self.incidents.incidents)}")
+        return inc
+
+    def _open_incident(self, m: Any) -> dict:
+        self._check_alerts(m.alert_ids)
+        return self.incidents.open(self.sim.now, m.alert_ids, m.title).view()
+
+    def _set_root_cause(self, m: Any) -> dict:
+        inc = self._incident(m.incident_id)
+        for s in m.services:
+            self._service(s)
+        self.incidents.set_root_cause(self.sim.now, inc, m.services, m.artifact, m.summary)
+        return inc.view()
+
+    def _update_incident(self, m: Any) -> dict:
+        inc = self._incident(m.incident_id)
+        self._check_alerts(m.add_alert_ids)
+        self.incidents.update(self.sim.now, inc, m.add_alert_ids, m.remove_alert_ids, m.note)
+        return inc.view()
+
+    def _resolve_incident(self, m: Any) -> dict:
+        inc = self._incident(m.incident_id)
+        self.incidents.resolve(self.sim.now, inc, m.note)
+        return inc.view()
+
+    # ------------------------------------------------------------ interventions
+    def _rollback(self, m: Any) -> dict:
+        return self.sim.act.rollback(m.service, m.revision)
+
+    def _restart(self, m: Any) -> dict:
+        return self.sim.act.restart(m.service)
+
+    def _scale(self, m: Any) -> dict:
+        return self.sim.act.scale(m.service, m.replicas)
+
+    def _set_config(self, m: Any) -> dict:
+        if m.key in ("resources.limits.cpu", "resources.limits.memory"):
+            from ..sim.interventions import parse_quantity
+
+            resource = m.key.rsplit(".", 1)[1]
+            qty = parse_quantity(m.value, resource)
+            if resource == "cpu":
+                return self.sim.act.set_resources(m.service, cpu_limit_m=qty)
+            return self.sim.act.set_resources(m.service, mem_limit_mi=qty)
+        return self.sim.act.set_config(m.service, m.key, m.value)
+
+    def _patch_source(self, m: Any) -> dict:
+        return self.sim.act.patch_source(m.service, m.path, m.revision)
+
+    def _cluster_op(self, m: Any) -> dict:
+        act = self.sim.act
+        if m.operation == "failover":
+            return act.failover(m.target)
+        if m.operation == "cordon":
+            return act.cordon(m.target)
+        if m.operation == "uncordon":
+            return act.uncordon(m.target)
+        if m.operation == "drain":
+            return act.drain(m.target)
+        if m.operation == "delete_network_policy":
+            return act.delete_network_policy(m.target.removeprefix("networkpolicy/"))
+        raise ValueError(f"unsupported operation {m.operation}")
+
+
+def _bucket_quantile(q: float, les: list[str], rates: np.ndarray) -> float | None:
+    """Prometheus's histogram_quantile over cumulative bucket rates (linear within a bucket)."""
+    if len(rates) == 0 or not np.isfinite(rates[-1]) or rates[-1] <= 0:
+        return None
+    rank = q * rates[-1]
+    bounds = [float("inf") if le == "+Inf" else float(le) for le in les]
+    i = int(np.searchsorted(rates, rank, side="left"))
+    if i >= len(bounds) - 1:
+        return bounds[-2] if len(bounds) > 1 else None
+    lo_b, lo_c = (0.0, 0.0) if i == 0 else (bounds[i - 1], rates[i - 1])
+    width = rates[i] - lo_c
+    return round(lo_b + (bounds[i] - lo_b) * ((rank - lo_c) / width if width > 0 else 0.0), 3)
+
+
+__all__ = ["ActionRecord", "ToolRunner", "parse_artifact", "alert_services"]

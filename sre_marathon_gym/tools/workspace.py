@@ -1,0 +1,82 @@
+"""What persists across invocations: the agent's notes and its incident store.
+
+Each invocation is otherwise independent (as in the paper); the incident store is also what
+scoring reads, so every change to it is recorded as an event with its time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+MAX_NOTES = 200
+MAX_NOTE_CHARS = 20000
+
+
+@dataclass
+class Incident:
+    id: str
+    opened_s: float
+    title: str
+    alert_ids: list[str]
+    services: list[str] = field(default_factory=list)
+    artifact: str | None = None
+    summary: str = ""
+    notes: list[str] = field(default_factory=list)
+    resolved_s: float | None = None
+
+    def view(self) -> dict:
+        return {"id": self.id, "opened_s": self.opened_s, "title": self.title, "alert_ids": list(self.alert_ids),
+                "root_cause": {"services": list(self.services), "artifact": self.artifact} if self.artifact else None,
+                "status": "resolved" if self.resolved_s is not None else "open"}
+
+
+@dataclass(frozen=True)
+class IncidentEvent:
+    """One change to the incident store (what scoring replays)."""
+
+    time_s: float
+    op: str  # open | root_cause | update | resolve
+    incident_id: str
+    alert_ids: tuple[str, ...] = ()
+    services: tuple[str, ...] = ()
+    artifact: str | None = None
+
+
+class IncidentStore:
+    def __init__(self) -> None:
+        self.incidents: dict[str, Incident] = {}
+        self.events: list[IncidentEvent] = []
+
+    def open(self, now: float, alert_ids: list[str], title: str) -> Incident:
+        inc = Incident(f"inc-{len(self.incidents) + 1:03d}", now, title, sorted(set(alert_ids)))
+        self.incidents[inc.id] = inc
+        self.events.append(IncidentEvent(now, "open", inc.id, tuple(inc.alert_ids)))
+        return inc
+
+    def set_root_cause(self, now: float, inc: Incident, services: list[str], artifact: str, summary: str) -> None:
+        inc.services, inc.artifact, inc.summary = sorted(set(services)), artifact, summary
+        self.events.append(IncidentEvent(now, "root_cause", inc.id, tuple(inc.alert_ids), tuple(inc.services), artifact))
+
+    def update(self, now: float, inc: Incident, add: list[str], remove: list[str], note: str) -> None:
+        inc.alert_ids = sorted((set(inc.alert_ids) | set(add)) - set(remove))
+        if note:
+            inc.notes.append(note[:MAX_NOTE_CHARS])
+        self.events.append(IncidentEvent(now, "update", inc.id, tuple(inc.alert_ids), tuple(inc.services), inc.artifact))
+
+    def resolve(self, now: float, inc: Incident, note: str) -> None:
+        inc.resolved_s = now
+        if note:
+            inc.notes.append(note[:MAX_NOTE_CHARS])
+        self.events.append(IncidentEvent(now, "resolve", inc.id, tuple(inc.alert_ids), tuple(inc.services), inc.artifact))
+
+
+class Workspace:
+    """Free-form notes by key, bounded in count and size."""
+
+    def __init__(self) -> None:
+        self.notes: dict[str, str] = {}
+
+    def write(self, key: str, text: str) -> None:
+        if key not in self.notes and len(self.notes) >= MAX_NOTES:
+            raise ValueError(f"the workspace holds at most {MAX_NOTES} notes; delete one first")
+        self.notes[key] = text[:MAX_NOTE_CHARS]

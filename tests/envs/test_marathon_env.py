@@ -1,0 +1,91 @@
+"""The Gymnasium environments: checker, determinism, pickling, episode end, eval protocol."""
+
+from __future__ import annotations
+
+import pickle
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import sre_marathon_gym  # noqa: F401  (registers the ids)
+from sre_marathon_gym.envs import ENV_IDS
+from sre_marathon_gym.errors import ConfigurationError
+
+SHORT = dict(injection_minutes=6, observation_minutes=4, intensity=0.5)
+
+
+@pytest.mark.parametrize("env_id", sorted(ENV_IDS))
+def test_env_checker_passes(env_id):
+    env = gym.make(env_id, **SHORT)
+    check_env(env.unwrapped, skip_render_check=True)
+    env.close()
+
+
+def rollout(env_id: str, seed: int, steps: int = 5):
+    env = gym.make(env_id, **SHORT)
+    obs, info = env.reset(seed=seed)
+    env.action_space.seed(seed)
+    traj = [obs]
+    rewards = []
+    for _ in range(steps):
+        obs, r, term, trunc, info = env.step(env.action_space.sample())
+        traj.append(obs)
+        rewards.append(r)
+        if term:
+            break
+    return traj, rewards, env
+
+
+def test_same_seed_and_actions_give_identical_trajectories():
+    a, ra, _ = rollout("SREMarathon/OnlineBoutique-v0", 3)
+    b, rb, _ = rollout("SREMarathon/OnlineBoutique-v0", 3)
+    assert ra == rb
+    for x, y in zip(a, b):
+        for k in x:
+            np.testing.assert_array_equal(x[k], y[k])
+
+
+def test_episode_ends_after_injection_plus_observation():
+    env = gym.make("SREMarathon/TrainTicket-v0", **SHORT)
+    env.reset(seed=1)
+    steps, term = 0, False
+    while not term:
+        _, _, term, trunc, info = env.step(np.zeros(env.action_space.shape, dtype=np.int64))
+        steps += 1
+        assert not trunc
+    assert info["time_s"] == 600 and steps == 600 // 120 - 1  # invoked at 120, 240, 360 and 480 s
+    with pytest.raises(gym.error.ResetNeeded):
+        env.step(np.zeros(env.action_space.shape, dtype=np.int64))
+
+
+def test_env_pickles_mid_episode_and_continues_identically():
+    _, _, env = rollout("SREMarathon/AstronomyShop-v0", 5, steps=2)
+    clone = pickle.loads(pickle.dumps(env))
+    act = np.zeros(env.action_space.shape, dtype=np.int64)
+    o1 = env.step(act)[0]
+    o2 = clone.step(act)[0]
+    for k in o1:
+        np.testing.assert_array_equal(o1[k], o2[k])
+
+
+def test_eval_mode_fixes_the_protocol():
+    env = gym.make("SREMarathon/OnlineBoutique-v0", mode="eval")
+    with pytest.raises(ConfigurationError, match="leaderboard seed"):
+        env.reset(seed=12345)
+    with pytest.raises(ConfigurationError, match="fixes the leaderboard protocol"):
+        gym.make("SREMarathon/OnlineBoutique-v0", mode="eval", interval_s=60)
+    with pytest.raises(ConfigurationError, match="mode must be"):
+        gym.make("SREMarathon/OnlineBoutique-v0", mode="race")
+
+
+def test_reward_sums_to_score_and_noop_scores_zero():
+    env = gym.make("SREMarathon/OnlineBoutique-v0", **SHORT)
+    env.reset(seed=2)
+    total, term = 0.0, False
+    while not term:
+        _, r, term, _, info = env.step(np.zeros(env.action_space.shape, dtype=np.int64))
+        total += r
+    assert total == 0.0 and info["score"] == 0.0
+    assert len(env.unwrapped.record().faults) > 0
