@@ -45,7 +45,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from .errors import SREMarathonError, UnknownNameError
-from .sim.telemetry import MetricStore, _bucket_quantile
+from .sim.telemetry import MetricStore, bucket_quantile
 
 if TYPE_CHECKING:
     from .catalog import Catalog
@@ -777,7 +777,7 @@ class AlertEngine:
             if rows.size:
                 todo[(r.quantile, o.les.tobytes())].append((r.name, rows, summed[rows]))
         for (q, les), parts in todo.items():
-            res = _bucket_quantile(q, np.concatenate([m for _, _, m in parts]), np.frombuffer(les))
+            res = bucket_quantile(q, np.concatenate([m for _, _, m in parts]), np.frombuffer(les))
             k = 0
             for name, rows, m in parts:
                 out[name][rows] = res[k:k + len(rows)]

@@ -28,7 +28,7 @@ from sre_marathon_gym.alerts import (
 )
 from sre_marathon_gym.catalog.alerts import AlertRule, RulePack
 from sre_marathon_gym.errors import SREMarathonError
-from sre_marathon_gym.sim.telemetry import MetricStore, _bucket_quantile
+from sre_marathon_gym.sim.telemetry import MetricStore, bucket_quantile
 
 APP = SimpleNamespace(app="demo", namespace="shop", entry_point="frontend")
 NS = "shop"
@@ -512,7 +512,7 @@ def naive_vector(st: MetricStore, r: AlertRule, ns: str, entry: str, t: float) -
         vec = {}
         for k, by_le in cells.items():
             les = sorted(by_le)
-            q = _bucket_quantile(float(p["quantile"]), np.array([[by_le[x] for x in les]]), np.array(les))[0]
+            q = bucket_quantile(float(p["quantile"]), np.array([[by_le[x] for x in les]]), np.array(les))[0]
             if not math.isnan(q):
                 vec[k] = q
     else:

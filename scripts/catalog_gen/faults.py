@@ -779,7 +779,7 @@ def flag_faults(ctx: AppCtx) -> list[dict]:
                    duration=ctx.duration(), change=change,
                    full_outage=False)
             ctx.seen.add(dedup_key(f))
-            f = calibrate(ctx.observer, f) or f  # every flag stays, observable or not
+            f = calibrate(ctx.observer, f) or {**f, "observable": False}  # every flag stays, observable or not
             ctx.cat_count[(target, spec.category)] += 1
             ctx.total[target] += 1
             out.append(f)

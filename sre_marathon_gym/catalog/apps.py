@@ -171,13 +171,17 @@ class App(CatalogModel):
     def service_names(self) -> list[str]:
         return [s.name for s in self.services]
 
+    @cached_property
+    def _services_by_name(self) -> dict[str, Service]:
+        return {s.name: s for s in self.services}
+
     def service(self, name: str) -> Service:
         from ..errors import UnknownNameError
 
-        for s in self.services:
-            if s.name == name:
-                return s
-        raise UnknownNameError(f"service of {self.app}", name, self.service_names)
+        found = self._services_by_name.get(name)
+        if found is None:
+            raise UnknownNameError(f"service of {self.app}", name, self.service_names)
+        return found
 
     @cached_property
     def nodes(self) -> list[str]:
@@ -192,13 +196,18 @@ class App(CatalogModel):
 
     def downstream_closure(self, service: str) -> set[str]:
         """Services whose calls transitively reach `service` (they can show its symptoms)."""
-        callers: dict[str, set[str]] = {}
+        return self.closure({service}, callers=True)
+
+    def closure(self, services: set[str], callers: bool) -> set[str]:
+        """`services` plus everything that transitively calls them (`callers`) or that they call."""
+        step: dict[str, set[str]] = {}
         for e in self.edges:
-            callers.setdefault(e.target, set()).add(e.source)
-        seen, stack = {service}, [service]
+            a, b = (e.target, e.source) if callers else (e.source, e.target)
+            step.setdefault(a, set()).add(b)
+        seen, stack = set(services), list(services)
         while stack:
-            for c in callers.get(stack.pop(), ()):
-                if c not in seen:
-                    seen.add(c)
-                    stack.append(c)
+            for nxt in step.get(stack.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
         return seen

@@ -127,6 +127,8 @@ class Fault(CatalogModel):
     duration: DurationBounds
     change: Change | None = None
     full_outage: bool = Field(False, description="true when the entry point is expected to stop serving")
+    observable: bool = Field(True, description="false when by design no probe fails (e.g. a feature flag that makes "
+                                               "answers wrong); such a fault counts as repaired when its artifact is corrected")
 
     @model_validator(mode="after")
     def _mechanism_known(self) -> Fault:

@@ -312,10 +312,13 @@ class ClusterState:
                     self._start_container(pod)
 
     def spec_of(self, pod: Pod) -> DeploymentSpec:
-        for rev in self.deployments[pod.service].revisions:
+        dep = self.deployments[pod.service]
+        if dep.current.number == pod.revision:
+            return dep.current.spec
+        for rev in reversed(dep.revisions):
             if rev.number == pod.revision:
                 return rev.spec
-        return self.deployments[pod.service].spec
+        return dep.spec
 
     def _start_container(self, pod: Pod) -> None:
         spec = self.spec_of(pod)
@@ -392,14 +395,26 @@ class ClusterState:
         self._start_container(pod)
 
     def recheck_pods(self, service: str) -> None:
-        """Re-arm OOM timers after a runtime change (e.g. a memory leak started)."""
+        """After a runtime change: re-arm OOM timers and re-run readiness (probes are periodic)."""
+        probe = self.app.service(service).readiness_probe
         for pod in self.pods_of(service):
             if pod.started and not pod.terminating and pod.waiting_reason is None:
                 pod.generation += 1
-                if pod.ready is False and self.runtime.readiness_ok(pod.service, self.spec_of(pod)) and pod.node:
-                    g = pod.generation
+                g = pod.generation
+                ok = self.runtime.readiness_ok(pod.service, self.spec_of(pod))
+                if not pod.ready and ok and pod.node:
                     self.schedule(self.now + 2, lambda p=pod, g=g: self._mark_ready(p, g))
+                elif pod.ready and not ok and probe is not None:
+                    self.schedule(self.now + probe.period_s * probe.failure_threshold,
+                                  lambda p=pod, g=g: self._mark_unready(p, g))
                 self._arm_oom(pod)
+
+    def _mark_unready(self, pod: Pod, gen: int) -> None:
+        if pod.generation != gen or pod.terminating or pod.name not in self.pods:
+            return
+        pod.ready = False
+        self.event("Unhealthy", f"pod/{pod.name}", "Readiness probe failed: service not serving", "Warning")
+        self.dirty = True
 
     def _terminate(self, pod: Pod, why: str) -> None:
         if pod.terminating:

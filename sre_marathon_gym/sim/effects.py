@@ -134,6 +134,11 @@ class Effects:
             s.name: (s.readiness_probe.path if s.readiness_probe else None) for s in self.app.services
         }
         self._original_images = {s.name: s.image for s in self.app.services}
+        self._numbers_cache: dict[tuple, tuple[float, float, np.ndarray]] = {}
+        S = len(compiled.services)
+        self._out_edges = [np.nonzero(compiled.edge_src == i)[0] for i in range(S)]
+        self._out_dsts = [[compiled.services[compiled.edge_dst[e]] for e in self._out_edges[i]] for i in range(S)]
+        self._timeout_keys = [[env_prefix(d) + "_TIMEOUT_MS" for d in self._out_dsts[i]] for i in range(S)]
 
     def bind(self, cluster: ClusterState) -> None:
         self.cluster = cluster
@@ -241,8 +246,24 @@ class Effects:
         return base + eff.extra_mem_mi + eff.leak_mi_per_min * max(0.0, now - pod.container_started_s) / 60
 
     # ------------------------------------------------------------ arrays for the traffic model
+    def _spec_numbers(self, service: str, revision: int, spec: DeploymentSpec) -> tuple[float, float, np.ndarray]:
+        """(worker threads, CPU limit in cores, timeouts of the service's out-edges) of one revision."""
+        key = ("numbers", service, revision)
+        hit = self._numbers_cache.get(key)
+        if hit is None:
+            c, i = self.c, self.c.index[service]
+            env = dict(spec.env)
+            edges = self._out_edges[i]
+            timeouts = np.array([_num(env.get(k), c.edge_timeout_ms[e]) for e, k in zip(edges, self._timeout_keys[i])])
+            hit = (_num(env.get("WORKER_THREADS"), c.threads[i]), spec.cpu_limit_m / 1000.0, timeouts)
+            self._numbers_cache[key] = hit
+        return hit
+
     def arrays(self) -> dict[str, np.ndarray]:
-        """Per-service and per-edge arrays, weighted over each service's ready pods."""
+        """Per-service and per-edge arrays, weighted over each service's ready pods.
+
+        Pods are grouped by (revision, runtime injections): the effect of a group is computed once.
+        """
         assert self.cluster is not None
         c, cl = self.c, self.cluster
         S, E = len(c.services), len(c.edge_src)
@@ -255,36 +276,48 @@ class Effects:
         edge_fail, edge_mult = np.zeros(E), np.ones(E)
         load_mult = np.ones(len(c.request_types))
         rt_index = {n: i for i, n in enumerate(c.request_types)}
-        pods_by_service: dict[str, list[Pod]] = {}
+        groups: dict[str, dict[tuple, list]] = {}
         for pod in cl.pods.values():
             if pod.ready and not pod.terminating:
-                pods_by_service.setdefault(pod.service, []).append(pod)
+                key = (pod.revision, tuple(sorted(pod.injections)))
+                g = groups.setdefault(pod.service, {}).setdefault(key, [pod, 0])
+                g[1] += 1
         for name, dep in cl.deployments.items():
             i = c.index[name]
-            pods = pods_by_service.get(name, [])
-            specs = [cl.spec_of(p) for p in pods] or [dep.spec]
-            effs = [self.pod_effect(p) for p in pods] or [self.revision_effect(name, dep.current.number, dep.spec)]
-            w = 1.0 / len(effs)  # requests are spread evenly over ready pods
-            own_error[i] = sum(e.own_error for e in effs) * w
-            added_ms[i] = sum(e.added_ms for e in effs) * w
-            cpu_mult[i] = sum(e.cpu_mult for e in effs) * w
-            extra_cores[i] = sum(e.extra_cores for e in effs)
-            consumer_delay[i] = sum(e.consumer_delay_s for e in effs) * w
-            in_delay[i] = sum(e.inbound_delay_ms for e in effs) * w
-            in_loss[i] = sum(e.inbound_loss for e in effs) * w
-            threads[i] = np.mean([_num(s.env_value("WORKER_THREADS"), c.threads[i]) for s in specs])
-            cpu_limit[i] = np.mean([s.cpu_limit_m for s in specs]) / 1000.0
-            for e_idx in np.nonzero(c.edge_src == i)[0]:
-                dst = c.services[c.edge_dst[e_idx]]
-                key = env_prefix(dst) + "_TIMEOUT_MS"
-                edge_timeout[e_idx] = np.mean([_num(s.env_value(key), c.edge_timeout_ms[e_idx]) for s in specs])
-                edge_fail[e_idx] = sum(e.edge_fail.get(dst, 0.0) for e in effs) * w
-                edge_mult[e_idx] = sum(e.edge_mult.get(dst, 1.0) for e in effs) * w
-            for eff in effs:
+            members = groups.get(name)
+            if members:
+                weighted = [(self.pod_effect(p), self._spec_numbers(name, p.revision, cl.spec_of(p)), n)
+                            for p, n in members.values()]
+            else:
+                weighted = [(self.revision_effect(name, dep.current.number, dep.spec),
+                             self._spec_numbers(name, dep.current.number, dep.spec), 1)]
+            total = float(sum(n for _, _, n in weighted))
+            edges = self._out_edges[i]
+            dsts = self._out_dsts[i]
+            t_acc = np.zeros(len(edges))
+            for eff, (thr, cpu, timeouts), n in weighted:
+                w = n / total  # requests are spread evenly over ready pods
+                own_error[i] += eff.own_error * w
+                added_ms[i] += eff.added_ms * w
+                cpu_mult[i] += (eff.cpu_mult - 1.0) * w
+                extra_cores[i] += eff.extra_cores * n
+                consumer_delay[i] += eff.consumer_delay_s * w
+                in_delay[i] += eff.inbound_delay_ms * w
+                in_loss[i] += eff.inbound_loss * w
+                threads[i] += (thr - c.threads[i]) * w
+                cpu_limit[i] += cpu * w
+                t_acc += timeouts * w
+                for k, dst in enumerate(dsts):
+                    if eff.edge_fail:
+                        edge_fail[edges[k]] += eff.edge_fail.get(dst, 0.0) * w
+                    if eff.edge_mult:
+                        edge_mult[edges[k]] += (eff.edge_mult.get(dst, 1.0) - 1.0) * w
                 for rt, m in eff.load_mult.items():
                     targets = range(len(load_mult)) if rt == "*" else [rt_index[rt]] if rt in rt_index else []
                     for r in targets:
                         load_mult[r] *= m ** w
+            if len(edges):
+                edge_timeout[edges] = t_acc
         for pol in cl.network_policies.values():
             e_idx = c.edge_index.get((pol.source, pol.target))
             if e_idx is not None:

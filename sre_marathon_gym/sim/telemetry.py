@@ -569,7 +569,7 @@ class MetricStore:
         if les.size > 1 and not np.all(np.diff(les) > 0):
             raise TelemetryError(f"histogram_quantile(): les must be strictly ascending, got {les.tolist()}")
         rates = self.rate(bucket_ids, t, window_s)
-        return _bucket_quantile(float(q), rates, les)
+        return bucket_quantile(float(q), rates, les)
 
     # ------------------------------------------------------------------ export
     def iter_samples(
@@ -600,7 +600,7 @@ class MetricStore:
                     yield self._sid_name[sid], dict(self._sid_labels[sid]), times[mask], vals[row, mask]
 
 
-def _bucket_quantile(q: float, rates: np.ndarray, les: np.ndarray) -> np.ndarray:
+def bucket_quantile(q: float, rates: np.ndarray, les: np.ndarray) -> np.ndarray:
     """Vectorised port of Prometheus' bucketQuantile (promql/quantile.go) over rows of `rates`."""
     g, nb = rates.shape
     out = np.full(g, np.nan)

@@ -31,9 +31,12 @@ class FaultCheck:
     first_fail_s: float | None
     note: str = ""
 
+    observable: bool = True
+
     @property
     def passed(self) -> bool:
-        return self.fails and self.entry_serves and self.recovers and self.repaired_by is not None
+        shows = self.fails if self.observable else not self.fails  # a symptomless fault must stay symptomless
+        return shows and self.entry_serves and self.recovers and self.repaired_by is not None
 
 
 def _watch(sim: Simulator, fault: Fault, until: float) -> tuple[float | None, float]:
@@ -84,12 +87,19 @@ def check_fault(app: App, fault: Fault, seed: int = 0) -> FaultCheck:
             note = f"{remedy.action}: {exc}"
             continue
         deadline = sim2.now + RECOVERY_S
+        if not fault.observable:  # repaired when the responsible artifact is back to its good state
+            sim2.advance_to(sim2.now + 180)
+            if sim2.mechanics.artifact_restored(sim2.applied[fault.id]):
+                repaired_by = remedy.action
+                break
+            note = f"{remedy.action} did not restore {fault.artifact}"
+            continue
         if _healthy_for(sim2, fault, STABLE_S, deadline):
             repaired_by = remedy.action
             break
         note = f"{remedy.action} did not restore the probe ({fault.probe.kind}={sim2.probes.value(fault.probe):.3g})"
     return FaultCheck(fault.id, fault.app, fault.mechanism, first is not None, entry_serves, recovers, repaired_by,
-                      first, note)
+                      first, note, fault.observable)
 
 
 def validate_catalog(catalog: Catalog, apps: list[str] | None = None, progress: bool = True) -> list[FaultCheck]:

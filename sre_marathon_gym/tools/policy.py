@@ -75,13 +75,4 @@ def incident_scope(inc: Incident, alerts: dict[str, Any], app: App, pod_service:
         a = alerts.get(aid)
         if a is not None:
             seeds |= alert_services(a.labels, app, pod_service)
-    callees: dict[str, set[str]] = {}
-    for e in app.edges:
-        callees.setdefault(e.source, set()).add(e.target)
-    scope, stack = set(seeds), list(seeds)
-    while stack:
-        for d in callees.get(stack.pop(), ()):
-            if d not in scope:
-                scope.add(d)
-                stack.append(d)
-    return scope
+    return app.closure(seeds, callers=False)

@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 
 from ..errors import SREMarathonError, did_you_mean
-from ..sim.artifacts import parse_artifact
 from ..sim.simulator import Simulator
+from ..sim.telemetry import bucket_quantile
 from .models import TOOL_KIND, ToolResult, parse_call
-from .policy import alert_services, check, incident_scope
+from .policy import check, incident_scope
 from .workspace import IncidentStore, Workspace
 
 
@@ -196,8 +196,9 @@ class ToolRunner:
             les = sorted(by_le, key=lambda x: float("inf") if x == "+Inf" else float(x))
             vals = []
             for t in times:
-                rates = np.array([np.nansum(store.rate(by_le[le], float(t), m.window_s)) for le in les])
-                vals.append(_bucket_quantile(q, les, rates))
+                rates = np.array([[np.nansum(store.rate(by_le[le], float(t), m.window_s)) for le in les]])
+                v = bucket_quantile(q, rates, np.array([float(le) for le in les]))[0]
+                vals.append(None if np.isnan(v) else round(float(v), 3))
             series.append({"labels": dict(key), "values": [[float(t), v] for t, v in zip(times, vals)]})
         return {"metric": base, "function": m.function, "unit": "same as buckets", "series": series}
 
@@ -391,18 +392,4 @@ class ToolRunner:
         raise ValueError(f"unsupported operation {m.operation}")
 
 
-def _bucket_quantile(q: float, les: list[str], rates: np.ndarray) -> float | None:
-    """Prometheus's histogram_quantile over cumulative bucket rates (linear within a bucket)."""
-    if len(rates) == 0 or not np.isfinite(rates[-1]) or rates[-1] <= 0:
-        return None
-    rank = q * rates[-1]
-    bounds = [float("inf") if le == "+Inf" else float(le) for le in les]
-    i = int(np.searchsorted(rates, rank, side="left"))
-    if i >= len(bounds) - 1:
-        return bounds[-2] if len(bounds) > 1 else None
-    lo_b, lo_c = (0.0, 0.0) if i == 0 else (bounds[i - 1], rates[i - 1])
-    width = rates[i] - lo_c
-    return round(lo_b + (bounds[i] - lo_b) * ((rank - lo_c) / width if width > 0 else 0.0), 3)
-
-
-__all__ = ["ActionRecord", "ToolRunner", "parse_artifact", "alert_services"]
+__all__ = ["ActionRecord", "ToolRunner"]

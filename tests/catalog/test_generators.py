@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 from sre_marathon_gym.catalog import APPS
@@ -23,6 +24,7 @@ def test_apps_generator_matches_committed():
         assert built[app] == committed(f"apps/{app}.yaml"), app
 
 
+@pytest.mark.slow  # the generator simulates every candidate fault (several minutes on 2 cores)
 def test_faults_generator_matches_committed():
     from catalog_gen import faults
 

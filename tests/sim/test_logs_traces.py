@@ -74,18 +74,22 @@ def test_wrong_address_logs_name_the_downstream_during_the_fault_only(wrong_addr
     _, rec, fault = wrong_address
     dst = str(fault.params["downstream"])
     before = search_logs(rec, "online_boutique", fault.target, 0, 295, level="ERROR")
-    assert not [r for r in before if dst in r.message]
+    assert not [r for r in before if dst in r.message and "no such host" in r.message]
     during = search_logs(rec, "online_boutique", fault.target, 420, 900, level="ERROR")
-    naming = [r for r in during if dst in r.message]
+    from sre_marathon_gym.sim.mechanisms import value_from_diff
+
+    host = (value_from_diff(fault.change.diff) or dst).rpartition(":")[0] or dst  # the address now configured
+    naming = [r for r in during if dst in r.message or host in r.message]
     assert naming, "expected ERROR lines naming the unreachable downstream"
-    assert any("no such host" in r.message for r in naming)
+    assert any("no such host" in r.message.lower() for r in naming)
     assert all(r.service == fault.target and r.level == "ERROR" for r in during)
 
 
 def test_error_log_trace_fails_at_the_named_call(wrong_address):
     _, rec, fault = wrong_address
     dst = str(fault.params["downstream"])
-    line = next(r for r in search_logs(rec, "online_boutique", fault.target, 420, 900, level="ERROR") if dst in r.message)
+    line = next(r for r in search_logs(rec, "online_boutique", fault.target, 420, 900, level="ERROR")
+                if dst in r.message or r.attributes.get("peer.service") == dst)
     tr = get_trace(rec, line.trace_id)
     assert tr.status == "ERROR"
     failing = [s for s in tr.spans if s.status == "ERROR" and s.kind == "CLIENT"]
@@ -118,7 +122,8 @@ def _check_spans(tr):
     for s in tr.spans[1:]:
         parent = spans[s.parent_id]
         assert s.start_ms >= parent.start_ms - 1e-3
-        assert s.start_ms + s.duration_ms <= parent.start_ms + parent.duration_ms + 1e-2
+        timed_out = parent.kind == "CLIENT" and parent.status == "ERROR"  # the callee may outlive a caller's deadline
+        assert timed_out or s.start_ms + s.duration_ms <= parent.start_ms + parent.duration_ms + 1e-2
         assert s.duration_ms > 0
     if tr.status == "ERROR":
         assert any(s.status == "ERROR" and (s.kind == "CLIENT" or not [c for c in tr.spans if c.parent_id == s.span_id and c.status == "ERROR"])
@@ -158,7 +163,7 @@ def test_query_level_and_limit_filters(wrong_address):
     assert errors and all(r.level == "ERROR" for r in errors)
     assert {r.level for r in warn_up} <= {"WARN", "ERROR"} and len(every) > len(warn_up) >= len(errors)
     hits = search_logs(rec, "online_boutique", fault.target, 0, 900, query='"no such host"', limit=1000)
-    assert hits and all("no such host" in r.message for r in hits)
+    assert hits and all("no such host" in r.message.lower() for r in hits)
     assert not [r for r in search_logs(rec, "online_boutique", fault.target, 0, 900, query="-host", limit=1000) if "host" in r.message.lower()]
     last = search_logs(rec, "online_boutique", fault.target, 0, 900, limit=7)
     assert len(last) == 7 and last == every[-7:]
