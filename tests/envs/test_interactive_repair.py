@@ -7,7 +7,7 @@ import gymnasium as gym
 import sre_marathon_gym  # noqa: F401
 from sre_marathon_gym.catalog import load_catalog
 from sre_marathon_gym.orchestrator import FaultSchedule
-from sre_marathon_gym.scoring import fault_scores
+from sre_marathon_gym.scoring import fault_scores, score_until
 
 KW = dict(injection_minutes=20, observation_minutes=10, intensity=0.5)
 
@@ -44,10 +44,15 @@ def test_bad_image_tag_correlated_localized_and_repaired_by_hand():
                          "artifact": f"deployment/{svc}:image"})
     assert res.ok
     assert env.call_tool({"tool": "rollback", "incident_id": inc["id"], "service": svc}).ok
+    earned = 0.0
     while env.sim.now < scheduled.planned_end_s + 240:
-        env.step(None)
+        earned += env.step(None)[1]
     pods = env.call_tool({"tool": "get_k8s_state", "resource": "pods", "service": svc}).data["items"]
     assert all(p["status"] == "Running" for p in pods)
     scores = {s.fault_id: s for s in fault_scores(env.record(), cat.scoring)}
     got = scores[fault.id]
     assert (got.correlated, got.localized, got.repaired) == (True, True, True)
+    # the rewards pay the score's increments: one fully handled fault of N is worth 100/N points
+    n = len(env.record().faults)
+    assert earned >= 100.0 / n - 1e-9
+    assert env.reward_fn.value == score_until(env.record(), cat.scoring, env.sim.now)

@@ -47,14 +47,20 @@ def test_same_seed_and_actions_give_identical_trajectories():
             np.testing.assert_array_equal(x[k], y[k])
 
 
+def run_noop(env) -> tuple[int, float, dict]:
+    """Steps a noop agent to the end: (steps, return, last info); never truncated."""
+    steps, total, term = 0, 0.0, False
+    while not term:
+        _, r, term, trunc, info = env.step(np.zeros(env.action_space.shape, dtype=np.int64))
+        steps, total = steps + 1, total + r
+        assert not trunc
+    return steps, total, info
+
+
 def test_episode_ends_after_injection_plus_observation():
     env = gym.make("SREMarathon/TrainTicket-v0", **SHORT)
     env.reset(seed=1)
-    steps, term = 0, False
-    while not term:
-        _, _, term, trunc, info = env.step(np.zeros(env.action_space.shape, dtype=np.int64))
-        steps += 1
-        assert not trunc
+    steps, _, info = run_noop(env)
     assert info["time_s"] == 600 and steps == 600 // 120 - 1  # invoked at 120, 240, 360 and 480 s
     with pytest.raises(gym.error.ResetNeeded):
         env.step(np.zeros(env.action_space.shape, dtype=np.int64))
@@ -83,9 +89,6 @@ def test_eval_mode_fixes_the_protocol():
 def test_reward_sums_to_score_and_noop_scores_zero():
     env = gym.make("SREMarathon/OnlineBoutique-v0", **SHORT)
     env.reset(seed=2)
-    total, term = 0.0, False
-    while not term:
-        _, r, term, _, info = env.step(np.zeros(env.action_space.shape, dtype=np.int64))
-        total += r
+    _, total, info = run_noop(env)
     assert total == 0.0 and info["score"] == 0.0
     assert len(env.unwrapped.record().faults) > 0
