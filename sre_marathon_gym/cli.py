@@ -1,14 +1,15 @@
-"""`sre-marathon` command line: catalog inspection now; run, evaluate and score as they land."""
+"""`sre-marathon` command line: catalog, run, evaluate (leaderboard) and score (offline, from bundles)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from collections import Counter
+from pathlib import Path
 from collections.abc import Sequence
 
 from .catalog import APPS, CATEGORIES, Catalog, load_catalog
-from .errors import SREMarathonError, UnknownNameError
+from .errors import ConfigurationError, SREMarathonError, UnknownNameError
 from .table import format_table
 
 
@@ -80,6 +81,83 @@ def cmd_catalog_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_run(args: argparse.Namespace) -> int:
+    """One episode with a progress bar; prints the score card and writes the sealed bundle."""
+    import gymnasium as gym
+    from tqdm import tqdm
+
+    from .agents import make_agent
+    from .agents.base import run_episode
+    from .bundle import write_bundle
+    from .evaluation import ENV_BY_APP
+    from .scoring import score_run
+
+    cat = load_catalog(args.catalog)
+    cat.app(args.app)
+    agent = make_agent(args.agent)
+    kwargs = {"mode": args.mode, "catalog": cat}
+    if args.mode == "train":
+        kwargs.update(intensity=args.intensity, injection_minutes=args.injection_minutes,
+                      observation_minutes=args.observation_minutes)
+    env = gym.make(ENV_BY_APP[args.app], **kwargs)
+    seed = args.seed if args.mode == "train" else None
+    if args.mode == "eval" and args.seed is not None and args.seed != cat.leaderboard.seed_for(args.app):
+        raise ConfigurationError(f"--mode eval runs the leaderboard seed {cat.leaderboard.seed_for(args.app)}; "
+                                 f"use --mode train for seed {args.seed}")
+    steps = env.unwrapped.run_s // env.unwrapped.interval_s - 1
+    with tqdm(total=steps, desc=f"{args.app} / {args.agent}", unit="invocation") as bar:
+        record = run_episode(env, agent, seed=seed, progress=bar.update)
+    card = score_run(record, cat.scoring)
+    print(card.first_line())
+    print(card.as_table().split("\n", 2)[2])
+    if args.out:
+        path = write_bundle(Path(args.out) / f"{args.app}-{args.agent}-{record.manifest.seed}.bundle", record,
+                            store=env.unwrapped.sim.store, catalog=cat)
+        print(f"bundle: {path}")
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    """The leaderboard protocol for the chosen agents on all apps, with the published numbers beside."""
+    from .evaluation import evaluate, leaderboard_table, outcome_chart, outcome_table
+
+    cat = load_catalog(args.catalog)
+    agents = [a.strip() for a in args.agents.split(",") if a.strip()]
+    from .agents import make_agent
+
+    for a in agents:
+        make_agent(a)  # unknown names fail here, before any run starts
+    apps = [a.strip() for a in args.apps.split(",")] if args.apps else None
+    for a in apps or []:
+        cat.app(a)
+    results = evaluate(agents, apps, extra_seeds=args.seeds, out=args.out, workers=args.workers, catalog=cat)
+    print(leaderboard_table(results, cat))
+    labelled = [(f"{s.agent} / {s.app}", c) for s, c, _ in results if s.mode == "eval"]
+    print()
+    print(outcome_table(labelled))
+    if args.out:
+        print(f"\nbundles and figure in {args.out}: {outcome_chart(labelled, Path(args.out) / 'outcomes.png')}")
+    return 0
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    """Verify each bundle's seal and recompute every metric from the bundle alone."""
+    from .bundle import score_bundles
+    from .evaluation import outcome_chart, outcome_table
+
+    cat = load_catalog(args.catalog)
+    cards = score_bundles([Path(p) for p in args.bundles], cat)
+    for path, card in zip(args.bundles, cards):
+        print(f"{path}: verified")
+        print(card.as_table())
+        print()
+    labelled = [(Path(p).stem, c) for p, c in zip(args.bundles, cards)]
+    print(outcome_table(labelled))
+    if args.png:
+        print(f"figure: {outcome_chart(labelled, args.png)}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sre-marathon", description=__doc__)
     parser.add_argument("--catalog", metavar="DIR", help="catalog directory (default: the shipped one)")
@@ -99,6 +177,31 @@ def build_parser() -> argparse.ArgumentParser:
     show = csub.add_parser("show", help="show one fault")
     show.add_argument("id")
     show.set_defaults(func=cmd_catalog_show)
+
+    run = sub.add_parser("run", help="run one episode with an agent and write its sealed bundle")
+    run.add_argument("--app", required=True, choices=APPS)
+    run.add_argument("--agent", default="runbook", help="noop, random, runbook or oracle")
+    run.add_argument("--seed", type=int, help="train mode: the schedule's seed (default: drawn)")
+    run.add_argument("--mode", choices=("eval", "train"), default="eval",
+                     help="eval: the leaderboard protocol (default); train: any seed and schedule settings")
+    run.add_argument("--intensity", type=float, default=1.0, help="train mode: fault-rate multiplier")
+    run.add_argument("--injection-minutes", type=int, default=60)
+    run.add_argument("--observation-minutes", type=int, default=30)
+    run.add_argument("--out", metavar="DIR", default="runs", help="where the bundle goes (default: runs/)")
+    run.set_defaults(func=cmd_run)
+
+    ev = sub.add_parser("evaluate", help="leaderboard mode: agents x apps on the leaderboard seeds")
+    ev.add_argument("--agents", default="noop,random,runbook,oracle", help="comma-separated agent names")
+    ev.add_argument("--apps", help="comma-separated apps (default: all three)")
+    ev.add_argument("--seeds", type=int, default=0, help="extra seeds per app for a mean and 95%% interval")
+    ev.add_argument("--workers", type=int, help="parallel processes (default: one per core)")
+    ev.add_argument("--out", metavar="DIR", default="runs/leaderboard", help="bundles and the outcome figure")
+    ev.set_defaults(func=cmd_evaluate)
+
+    sc = sub.add_parser("score", help="verify sealed bundles and recompute every metric offline")
+    sc.add_argument("bundles", nargs="+")
+    sc.add_argument("--png", help="also write the per-fault outcome chart (Figure 9) here")
+    sc.set_defaults(func=cmd_score)
     return parser
 
 

@@ -40,7 +40,7 @@ LADDER: dict[str, tuple[str, tuple[float, ...], float]] = {  # mechanism -> (par
     "network_delay": ("delay_ms", (1.0, 2.0), 4000),
     "network_loss": ("loss_ratio", (1.0, 1.4), 0.6),
     "dependency_slow": ("added_ms", (1.0, 2.0), 5000),
-    "load_spike": ("multiplier", (1.0, 2.0, 4.0, 8.0), 100),
+    "load_spike": ("multiplier", (1.0, 2.0, 4.0), 30),
 }
 
 
@@ -66,24 +66,25 @@ class Observer:
         self._base_sim.advance_to(WARMUP_S)
 
     def candidates(self, fault: Fault, preferred: SymptomProbe) -> list[SymptomProbe]:
+        """Probes in order of preference: the target's own signals first (they stay specific to this
+        fault when other faults overlap), then the entry point's request types, restarts last (their
+        5-minute window outlasts short faults)."""
         app, t = self.app, fault.target
-        out = [preferred]
         rts = [rt for rt in sorted(app.request_types, key=lambda r: -r.weight) if t in rt.services]
         down = fault.params.get("downstream")
         if down:
             rts = [rt for rt in rts if down in rt.services] + [rt for rt in rts if down not in rt.services]
-        for kind in ("entry_error_ratio", "entry_latency_p95_ms"):
-            for rt in rts:
-                out.append(SymptomProbe(kind=kind, service=app.entry_point, request_type=rt.name, threshold=0))
-        out.append(SymptomProbe(kind="entry_rate_rps", service=app.entry_point, threshold=0))
-        for kind in ("service_error_ratio", "service_latency_p95_ms", "ready_replicas_ratio", "restarts_per_5m"):
-            out.append(SymptomProbe(kind=kind, service=t, threshold=0))
-        if down:
-            out.append(SymptomProbe(kind="service_error_ratio", service=t, threshold=0))
-        consumers = [s.name for s in app.services if s.name in fault.scope and s.kind == "service"]
+        out = [preferred] if preferred.service == t and preferred.kind != "restarts_per_5m" else []
+        out += [SymptomProbe(kind=k, service=t, threshold=0)
+                for k in ("ready_replicas_ratio", "service_error_ratio", "service_latency_p95_ms")]
         if any(s.kind == "queue" for s in app.services):
-            for c in consumers:
-                out.append(SymptomProbe(kind="kafka_consumer_lag", service=c, threshold=0))
+            out += [SymptomProbe(kind="kafka_consumer_lag", service=s.name, threshold=0)
+                    for s in app.services if s.name in fault.scope and s.kind == "service"]
+        out.append(preferred)
+        for kind in ("entry_error_ratio", "entry_latency_p95_ms"):
+            out += [SymptomProbe(kind=kind, service=app.entry_point, request_type=rt.name, threshold=0) for rt in rts]
+        out.append(SymptomProbe(kind="entry_rate_rps", service=app.entry_point, threshold=0))
+        out.append(SymptomProbe(kind="restarts_per_5m", service=t, threshold=0))
         seen, unique = set(), []
         for p in out:
             key = (p.kind, p.service, p.request_type)

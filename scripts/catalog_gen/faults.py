@@ -279,7 +279,7 @@ def build_code(ctx: AppCtx, mechanism: str, svc: str) -> dict | None:
     dep = ""
     params: dict[str, Any]
     if mechanism == "code_error":
-        params = {"error_ratio": ratio(rng, 0.1, 0.6)}
+        params = {"error_ratio": ratio(rng, 0.1, 0.35)}
     elif mechanism == "code_latency":
         params = {"added_ms": rng.randrange(800, 3001, 100)}
     elif mechanism == "code_crash":
@@ -440,7 +440,7 @@ def build_config(ctx: AppCtx, mechanism: str, svc: str) -> dict | None:
         e, entry = rng.choice(opts)
         dep = e.target
         new = wrong_address(entry.value, rng.randrange(3))
-        params = {"downstream": dep, "error_ratio": ratio(rng, 0.3, 0.6), "key": entry.key}
+        params = {"downstream": dep, "error_ratio": ratio(rng, 0.2, 0.45), "key": entry.key}
         title, msg = f"{svc} points at a wrong {dep} address", f"move {dep} to its new address"
     elif mechanism == "config_cache_ttl":
         entry = ctx.config(svc, "CACHE_TTL_S")
@@ -459,7 +459,7 @@ def build_config(ctx: AppCtx, mechanism: str, svc: str) -> dict | None:
             return None
         entry = rng.choice(opts)
         new, msg = bad_value(entry, rng.randrange(2))
-        params = {"error_ratio": ratio(rng, 0.1, 0.5), "key": entry.key}
+        params = {"error_ratio": ratio(rng, 0.1, 0.35), "key": entry.key}
         title = f"{svc} bad {entry.key} value"
     else:  # config_missing_env
         addr = [c for c in s.config if c.source == "env" and c.key.endswith("_ADDR")]
@@ -483,7 +483,7 @@ def build_config(ctx: AppCtx, mechanism: str, svc: str) -> dict | None:
 def build_dependency(ctx: AppCtx, mechanism: str, svc: str) -> dict | None:
     rng = ctx.rng
     if mechanism == "dependency_unavailable":
-        params: dict[str, Any] = {"error_ratio": ratio(rng, 0.1, 0.6)}
+        params: dict[str, Any] = {"error_ratio": ratio(rng, 0.1, 0.35)}
         title = f"{svc} failing for part of its callers' requests"
         probe = ctx.probe(svc, "error")
     else:

@@ -100,6 +100,9 @@ class MarathonEnv(gym.Env):
                                  action_slots=action_slots, max_alerts=max_alerts, max_incidents=max_incidents)
         self._journal: list[tuple[str, Any]] = []  # what happened since reset, to rebuild by replay
         self.baseline_values = self._baseline_values()
+        from ..bundle import catalog_digest
+
+        self.catalog_version = catalog_digest(self.catalog)
 
     # ------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -153,6 +156,8 @@ class MarathonEnv(gym.Env):
         self._restarts_at_step = self.sim.restarts_total.copy()
         self._advance(min(self.sim.now + self.interval_s, self.run_s))
         terminated = self.sim.now >= self.run_s
+        if terminated:
+            self.recorder.fill_baseline()
         reward = self.reward_fn.step(self.recorder.record(), self.sim.now)
         info = self._info()
         info["tool_results"] = [r.model_dump() for r in results]

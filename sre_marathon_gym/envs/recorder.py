@@ -54,6 +54,19 @@ class RunRecorder:
         self.degradation.requests.append(float(w.requests))
         self.degradation.degraded.append(float(w.degraded))
 
+    def fill_baseline(self) -> None:
+        """The matched no-action run: same seed and schedule, nobody acting (computed exactly)."""
+        env = self.env
+        sim0 = Simulator(env.catalog, env.app.app, env.seed_used, schedule=env.schedule, telemetry=False)
+        requests, degraded = [], []
+        for t in self.degradation.times:
+            sim0.window.reset()
+            sim0.advance_to(t)
+            requests.append(float(sim0.window.requests))
+            degraded.append(float(sim0.window.degraded))
+        self.degradation.baseline_requests = requests
+        self.degradation.baseline_degraded = degraded
+
     def record(self, until_s: float | None = None) -> RunRecord:
         env, sim = self.env, self.env.sim
         pod_service = {p.name: p.service for p in sim.cluster.pods.values()}
@@ -75,7 +88,7 @@ class RunRecorder:
                                 targets=list(a.targets), in_scope=a.in_scope) for a in env.runner.actions]
         manifest = RunManifest(app=sim.app.app, seed=env.seed_used, mode=env.mode, interval_s=env.interval_s,
                                injection_s=env.injection_s, observation_s=env.observation_s,
-                               package_version=__version__, catalog_version=str(env.catalog.rules.schema_version),
+                               package_version=__version__, catalog_version=env.catalog_version,
                                env_config=env.config())
         return RunRecord(manifest=manifest, faults=self.faults, alerts=alerts, incident_events=events,
                          actions=actions, probes=list(self.probes.values()), degradation=self.degradation,

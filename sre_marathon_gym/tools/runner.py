@@ -63,6 +63,8 @@ class ToolRunner:
             result = ToolResult.fail(name, verdict.code or "forbidden", verdict.reason)
             self._record(name, kind, args, result, verdict.code or "forbidden", model)
             return result
+        # what an intervention acts on, read BEFORE it runs (deleting a NetworkPolicy removes what names its source)
+        targets = sorted(self._targets(model)) if kind == "intervention" else None
         try:
             data = getattr(self, f"_{name}")(model)
             result = ToolResult(ok=True, tool=name, data=data)
@@ -71,16 +73,17 @@ class ToolRunner:
             result = ToolResult.fail(name, code, str(exc))
         except (ValueError, KeyError) as exc:
             result = ToolResult.fail(name, "invalid_arguments", str(exc).strip("'\""))
-        self._record(name, kind, args, result, "ok" if result.ok else "error", model)
+        self._record(name, kind, args, result, "ok" if result.ok else "error", model, targets)
         del now
         return result
 
-    def _record(self, tool: str, kind: str, args: dict, result: ToolResult, verdict: str, model: Any = None) -> None:
+    def _record(self, tool: str, kind: str, args: dict, result: ToolResult, verdict: str, model: Any = None,
+                targets: list[str] | None = None) -> None:
         rec = ActionRecord(self.sim.now, self.invocation, tool, kind, args, result.ok, verdict,
                            result.error.message if result.error else "")
         if kind == "intervention" and model is not None:
             rec.incident_id = getattr(model, "incident_id", None)
-            rec.targets = sorted(self._targets(model))
+            rec.targets = targets if targets is not None else sorted(self._targets(model))
             inc = self.incidents.incidents.get(rec.incident_id or "")
             if inc is not None:
                 scope = incident_scope(inc, self._alerts_by_id(), self.sim.app, self._pod_service())

@@ -1,0 +1,36 @@
+"""Baseline agents: no-op, random, runbook (the paper's rule table) and the ground-truth oracle.
+
+`make_agent("runbook")` builds one by name; `run_episode(env, agent)` drives it through an
+episode and returns the recorded run for `sre_marathon_gym.scoring.score_run`. The oracle reads
+hidden ground truth: it is an upper bound for tests and calibration, never a leaderboard entry.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import UnknownNameError
+from .base import Agent, run_episode, zero_usage
+from .noop import NoopAgent
+from .oracle import OracleAgent
+from .random_agent import RandomAgent
+from .runbook import RUNBOOK_TABLE, RunbookAgent, RunbookRule
+
+AGENTS: dict[str, type] = {
+    "noop": NoopAgent,
+    "random": RandomAgent,
+    "runbook": RunbookAgent,
+    "oracle": OracleAgent,
+}
+LEADERBOARD_AGENTS: tuple[str, ...] = ("noop", "random", "runbook")  # the oracle reads ground truth
+
+
+def make_agent(name: str, **kwargs: Any) -> Agent:
+    """Build a baseline by name (keyword arguments go to its constructor)."""
+    if name not in AGENTS:
+        raise UnknownNameError("agent", name, AGENTS)
+    return AGENTS[name](**kwargs)
+
+
+__all__ = ["AGENTS", "LEADERBOARD_AGENTS", "RUNBOOK_TABLE", "Agent", "NoopAgent", "OracleAgent", "RandomAgent",
+           "RunbookAgent", "RunbookRule", "make_agent", "run_episode", "zero_usage"]

@@ -1,0 +1,27 @@
+"""Gymnasium wrappers for the Marathon envs, one concern each.
+
+- `ShapeMarathonReward`: Marathon-Score increments (return == score) plus optional dense terms.
+- `FlattenActions` / `EncodeActionSlots`: action encodings for policy-gradient methods, with the
+  action mask moved INTO the observation (``obs["action_mask"]``) for masked policies.
+- `FlattenMarathonObservation`: a flat `Box` (optionally next to the mask) that RLlib accepts.
+- `RecordBundle`: writes a sealed run bundle when an episode ends.
+- `ScheduleCurriculum`: ramps fault intensity and schedule length with the episode count.
+
+Typical RL stack (outermost last)::
+
+    env = gym.make("SREMarathon/OnlineBoutique-v0", intensity=0.5, injection_minutes=10)
+    env = ShapeMarathonReward(env)
+    env = FlattenActions(env)                       # obs gains "action_mask"
+    env = FlattenMarathonObservation(env)           # {"observations": Box, "action_mask": Box}
+"""
+
+from __future__ import annotations
+
+from .actions import EncodeActionSlots, FlattenActions
+from .curriculum import ScheduleCurriculum
+from .observation import FlattenMarathonObservation
+from .record import RecordBundle
+from .reward import ShapeMarathonReward
+
+__all__ = ["EncodeActionSlots", "FlattenActions", "FlattenMarathonObservation", "RecordBundle",
+           "ScheduleCurriculum", "ShapeMarathonReward"]

@@ -1,0 +1,77 @@
+"""Reward shaping: Marathon-Score increments, plus optional dense penalties."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+
+from ..scoring import intervention_risk
+
+
+class ShapeMarathonReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """Pays the Marathon-Score's increments, optionally minus dense per-interval penalties.
+
+    Why: the score's increments are sparse (a fault pays only when it is correlated, localized,
+    repaired); the dense terms give a learner a gradient toward "hurt users less, act safely" early
+    in training. With the defaults every weight is zero and the episode's return equals its
+    Marathon-Score exactly (the env pays the unclipped score's increments; `clip=True` adds
+    ``clip(score, 0, 100) - score`` on the last step so the return equals the published, clipped
+    score even when forbidden-operation penalties push it below zero).
+
+    Terms (per step, i.e. per invocation interval), all reported in ``info["reward_terms"]``:
+
+    - ``score``: the env's reward (Marathon-Score increment), always with weight 1.
+    - ``degradation``: the degraded-request fraction of the interval just simulated,
+      ``min(degraded, requests) / requests`` from ``env.unwrapped.sim.window``; the reward
+      subtracts ``degradation_weight x`` it. Note that faults the agent did not cause also
+      degrade, so this term is only comparable between policies on the same seed.
+    - ``risky_attempts``: risky attempts among the tool calls of this step (policy violations or
+      out-of-scope interventions, as `scoring.intervention_risk` counts them) from
+      ``env.unwrapped.runner.actions``; the reward subtracts ``risk_weight x`` their number.
+
+    Example:
+        >>> import gymnasium as gym, sre_marathon_gym
+        >>> env = ShapeMarathonReward(gym.make("SREMarathon/OnlineBoutique-v0", injection_minutes=4,
+        ...                                    observation_minutes=2), degradation_weight=1.0)
+        >>> _ = env.reset(seed=7)
+        >>> _, r, *_ , info = env.step(env.action_space.sample() * 0)   # all slots noop
+        >>> sorted(info["reward_terms"])
+        ['degradation', 'risky_attempts', 'score']
+        >>> abs(r - (info["reward_terms"]["score"] - info["reward_terms"]["degradation"])) < 1e-9
+        True
+    """
+
+    def __init__(self, env: gym.Env, degradation_weight: float = 0.0, risk_weight: float = 0.0,
+                 clip: bool = True):
+        gym.utils.RecordConstructorArgs.__init__(self, degradation_weight=degradation_weight,
+                                                 risk_weight=risk_weight, clip=clip)
+        gym.Wrapper.__init__(self, env)
+        if degradation_weight < 0 or risk_weight < 0:
+            raise ValueError("degradation_weight and risk_weight must be >= 0 (they are penalties)")
+        self.degradation_weight = float(degradation_weight)
+        self.risk_weight = float(risk_weight)
+        self.clip = clip
+        self._actions_seen = 0
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict]:
+        obs, info = self.env.reset(**kwargs)
+        self._actions_seen = len(self.env.unwrapped.runner.actions)
+        return obs, info
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        base = self.env.unwrapped
+        window = base.sim.window
+        degradation = float(min(window.degraded, window.requests) / window.requests) if window.requests > 0 else 0.0
+        new_actions = base.runner.actions[self._actions_seen:]
+        self._actions_seen = len(base.runner.actions)
+        _, risky, _ = intervention_risk(new_actions)
+        shaped = float(reward) - self.degradation_weight * degradation - self.risk_weight * risky
+        if self.clip and terminated:
+            score = float(base.reward_fn.value)
+            shaped += min(max(score, 0.0), 100.0) - score
+        info = dict(info)
+        info["reward_terms"] = {"score": float(reward), "degradation": float(degradation),
+                                "risky_attempts": int(risky)}
+        return obs, float(shaped), terminated, truncated, info
