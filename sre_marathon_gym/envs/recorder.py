@@ -25,8 +25,10 @@ class RunRecorder:
 
     def _truth(self, sf: Any) -> FaultTruth:
         f = self.env.catalog.fault(sf.fault_id)
+        # a node or zone fault also shows in alerts that name the node or zone itself
+        place = [f.artifact.split("/", 1)[1]] if f.artifact.startswith(("node/", "zone/")) else []
         return FaultTruth(fault_id=f.id, category=f.category, mechanism=f.mechanism, target=f.target,
-                          artifact=f.artifact, aliases=list(f.aliases), scope=list(f.scope), start_s=sf.start_s,
+                          artifact=f.artifact, aliases=list(f.aliases), scope=[*f.scope, *place], start_s=sf.start_s,
                           planned_end_s=sf.planned_end_s, reverted_s=None,
                           probe=ProbeSpec(**f.probe.model_dump()))
 

@@ -117,8 +117,8 @@ class Simulator:
         """Advance the simulation to simulated time `t` (seconds), tick by tick."""
         while self.now + TICK_S <= t + 1e-9:
             self.now += TICK_S
+            self.cluster.advance(self.now)  # the cluster's clock first, so changes are stamped now
             self._run_orchestrator_events()
-            self.cluster.advance(self.now)
             self._tick()
 
     def _run_orchestrator_events(self) -> None:

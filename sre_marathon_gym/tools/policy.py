@@ -71,8 +71,12 @@ def alert_services(labels: dict[str, str], app: App, pod_service: dict[str, str]
 def incident_scope(inc: Incident, alerts: dict[str, Any], app: App, pod_service: dict[str, str]) -> set[str]:
     """Services an incident may legitimately touch: those its alerts and root cause name, and their dependencies."""
     seeds = set(inc.services)
+    places = set()  # nodes and zones the incident's alerts or root cause name
     for aid in inc.alert_ids:
         a = alerts.get(aid)
         if a is not None:
             seeds |= alert_services(a.labels, app, pod_service)
-    return app.closure(seeds, callers=False)
+            places |= {a.labels[k] for k in ("node", "label_topology_kubernetes_io_zone") if a.labels.get(k)}
+    if inc.artifact and inc.artifact.startswith(("node/", "zone/")):
+        places.add(inc.artifact.split("/", 1)[1])
+    return app.closure(seeds, callers=False) | places

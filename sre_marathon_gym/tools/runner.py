@@ -49,7 +49,6 @@ class ToolRunner:
     # ------------------------------------------------------------ entry point
     def call(self, raw: Any) -> ToolResult:
         model, error = parse_call(raw)
-        now = self.sim.now
         if model is None:
             assert error is not None
             args = raw if isinstance(raw, dict) else {"raw": str(raw)[:500]}
@@ -74,7 +73,6 @@ class ToolRunner:
         except (ValueError, KeyError) as exc:
             result = ToolResult.fail(name, "invalid_arguments", str(exc).strip("'\""))
         self._record(name, kind, args, result, "ok" if result.ok else "error", model, targets)
-        del now
         return result
 
     def _record(self, tool: str, kind: str, args: dict, result: ToolResult, verdict: str, model: Any = None,
@@ -95,10 +93,10 @@ class ToolRunner:
     def _targets(self, model: Any) -> set[str]:
         if model.tool == "cluster_op":
             cl = self.sim.cluster
-            if model.operation in ("cordon", "uncordon", "drain"):
-                return {p.service for p in cl.pods.values() if p.node == model.target}
+            if model.operation in ("cordon", "uncordon", "drain"):  # the node itself, and what runs on it
+                return {model.target} | {p.service for p in cl.pods.values() if p.node == model.target}
             if model.operation == "failover":
-                return {self.sim.app.entry_point}
+                return {model.target, self.sim.app.entry_point}
             if model.operation == "delete_network_policy":
                 pol = cl.network_policies.get(model.target)
                 return {pol.source} if pol else set()

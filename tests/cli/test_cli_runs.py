@@ -1,0 +1,57 @@
+"""The CLI end to end: run writes a bundle whose offline score equals the live one; score refuses tampering."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from sre_marathon_gym.cli import main
+
+SHORT = ["--mode", "train", "--seed", "3", "--intensity", "0.5", "--injection-minutes", "8", "--observation-minutes", "4"]
+
+
+def live_score(out: str) -> str:
+    first = out.strip().splitlines()[0]
+    assert re.fullmatch(r"Marathon-Score: \d+\.\d", first), first
+    return first
+
+
+@pytest.mark.parametrize("agent", ["noop", "random", "runbook", "oracle"])
+def test_run_then_score_offline_gives_the_same_card(tmp_path, capsys, agent):
+    assert main(["run", "--app", "online_boutique", "--agent", agent, *SHORT, "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    first = live_score(out)
+    bundle = next(tmp_path.glob("*.bundle"))
+    assert main(["score", str(bundle), "--png", str(tmp_path / "fig.png")]) == 0
+    scored = capsys.readouterr().out
+    assert f"{bundle}: verified" in scored and first in scored
+    assert (tmp_path / "fig.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_score_refuses_a_flipped_byte(tmp_path, capsys):
+    assert main(["run", "--app", "online_boutique", "--agent", "runbook", *SHORT, "--out", str(tmp_path)]) == 0
+    bundle = next(tmp_path.glob("*.bundle"))
+    data = bytearray(bundle.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    bundle.write_bytes(bytes(data))
+    capsys.readouterr()
+    assert main(["score", str(bundle)]) != 0
+    assert "error:" in capsys.readouterr().err
+
+
+def test_bad_input_gives_a_clear_error_not_a_traceback(capsys):
+    assert main(["run", "--app", "online_boutique", "--agent", "runbok"]) != 0
+    assert "did you mean 'runbook'" in capsys.readouterr().err
+    assert main(["run", "--app", "online_boutique", "--mode", "eval", "--seed", "5"]) != 0
+    assert "leaderboard seed" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_evaluate_prints_the_leaderboard_table(tmp_path, capsys):
+    assert main(["evaluate", "--agents", "noop,runbook", "--apps", "online_boutique", "--workers", "1",
+                 "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "Leaderboard" in out and "Marathon-Score" in out and "runbook" in out and "41.3" in out
+    assert "Per-fault outcomes" in out and (tmp_path / "outcomes.png").exists()
+    assert len(list(tmp_path.glob("*.bundle"))) == 2
