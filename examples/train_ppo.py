@@ -2,7 +2,7 @@
 
 What it does
     1. trains PPO with several env runners on the short, easier schedule (Online Boutique,
-       15 min of injections at intensity 0.5, then 5 min of observation; 10 invocations per
+       15 min of injections at intensity 0.5, then 5 min of observation; 9 agent steps per
        episode); every training episode draws its schedule from the *train* seed split, each env
        runner from its own disjoint stream (`sre_marathon_gym.rllib`);
     2. saves a checkpoint every ``--checkpoint-every`` iterations and at the end
@@ -95,7 +95,7 @@ def main() -> None:
 
     env_config = {"intensity": args.intensity, "injection_minutes": args.injection_minutes,
                   "observation_minutes": args.observation_minutes, "action_slots": args.action_slots}
-    steps_per_episode = (args.injection_minutes + args.observation_minutes) * 60 // 120
+    steps_per_episode = (args.injection_minutes + args.observation_minutes) * 60 // 120 - 1  # reset runs the first
     batch = args.batch_episodes * steps_per_episode
     config = ppo_config(args.app, env_config, num_env_runners=args.env_runners,
                         num_envs_per_env_runner=args.envs_per_runner, seed=args.seed,

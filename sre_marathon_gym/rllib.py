@@ -283,7 +283,7 @@ def ppo_config(app: str = "online_boutique", env_config: Mapping[str, Any] | Non
 def _episode_steps(cfg: Mapping[str, Any]) -> int:
     interval = int(cfg.get("interval_s") or 120)
     minutes = int(cfg.get("injection_minutes") or 60) + int(cfg.get("observation_minutes") or 30)
-    return max(1, math.ceil(60 * minutes / interval))
+    return max(1, math.ceil(60 * minutes / interval) - 1)  # reset simulates the first interval
 
 
 def save_checkpoint(algo: Any, path: str | os.PathLike[str]) -> Path:

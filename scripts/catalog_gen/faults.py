@@ -126,6 +126,7 @@ class AppCtx:
         self.total: Counter[str] = Counter()
         self.cat_count: Counter[tuple[str, str]] = Counter()
         self.seen: set[tuple] = set()
+        self.seen_params: set[tuple] = set()
         # alias uniqueness helpers
         path_owners: dict[str, set[str]] = defaultdict(set)
         key_owners: dict[str, set[str]] = defaultdict(set)
@@ -684,6 +685,10 @@ def dedup_key(f: dict) -> tuple:
     """Faults must differ in mechanism+target+params; change-driven ones also in the change itself."""
     if f.get("change") and f["mechanism"] != "feature_flag":
         return (f["mechanism"], f["target"], f["change"]["diff"])
+    return params_key(f)
+
+
+def params_key(f: dict) -> tuple:
     return (f["mechanism"], f["target"], tuple(sorted((k, str(v)) for k, v in f["params"].items())))
 
 
@@ -709,13 +714,15 @@ def generate(ctx: AppCtx, category: str, mechanism: str, count: int, out: list[d
                 if pre not in ctx.seen:
                     ctx.seen.add(pre)
                     fault = calibrate(ctx.observer, cand)  # None: no visible symptom in the simulator
-                    if fault is not None and (dedup_key(fault) == pre or dedup_key(fault) not in ctx.seen):
+                    if fault is not None and (dedup_key(fault) == pre or dedup_key(fault) not in ctx.seen) \
+                            and params_key(fault) not in ctx.seen_params:
                         break
                     fault = None
             if fault is None:
                 blocked.add(svc)
                 continue
             ctx.seen.add(dedup_key(fault))
+            ctx.seen_params.add(params_key(fault))
             ctx.cat_count[(svc, category)] += 1
             ctx.total[svc] += 1
             out.append(fault)
@@ -780,6 +787,7 @@ def flag_faults(ctx: AppCtx) -> list[dict]:
                    full_outage=False)
             ctx.seen.add(dedup_key(f))
             f = calibrate(ctx.observer, f) or {**f, "observable": False}  # every flag stays, observable or not
+            ctx.seen_params.add(params_key(f))
             ctx.cat_count[(target, spec.category)] += 1
             ctx.total[target] += 1
             out.append(f)

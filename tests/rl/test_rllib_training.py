@@ -27,7 +27,14 @@ def ray_local():
 def test_two_ppo_iterations_two_runners_disjoint_seeds(ray_local, tmp_path: Path) -> None:
     from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, EPISODE_RETURN_MEAN, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
-    from sre_marathon_gym.rllib import SPLITS, collect_runner_seeds, ppo_config, save_checkpoint
+    from sre_marathon_gym.rllib import (
+        SPLITS,
+        collect_runner_seeds,
+        evaluate_policy,
+        ppo_config,
+        save_checkpoint,
+        split_seeds,
+    )
 
     log_dir = tmp_path / "seeds"
     env_config = {"intensity": 0.5, "injection_minutes": 6, "observation_minutes": 2, "seed_log_dir": str(log_dir)}
@@ -67,3 +74,9 @@ def test_two_ppo_iterations_two_runners_disjoint_seeds(ray_local, tmp_path: Path
     lo, hi = SPLITS["train"]
     assert all(lo <= s < hi for s in all_seeds)
     assert (ckpt / "sre_marathon.json").is_file()
+
+    # the checkpoint evaluates on held-out seeds, as Ray tasks (2 at a time)
+    short = {k: v for k, v in env_config.items() if k != "seed_log_dir"}
+    results = evaluate_policy(ckpt, "online_boutique", split_seeds("test", 2), num_workers=2, env_config=short)
+    assert [r.seed for r in results] == split_seeds("test", 2)
+    assert all(math.isfinite(r.marathon_score) and r.steps == 3 for r in results)
