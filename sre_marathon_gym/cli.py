@@ -111,6 +111,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(card.first_line())
     print(card.as_table().split("\n", 2)[2])
     if args.out:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
         path = write_bundle(Path(args.out) / f"{args.app}-{args.agent}-{record.manifest.seed}.bundle", record,
                             store=env.unwrapped.sim.store, catalog=cat)
         print(f"bundle: {path}")

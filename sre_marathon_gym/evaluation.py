@@ -47,6 +47,7 @@ def run_one(spec: RunSpec, progress: Callable[[], None] | None = None) -> tuple[
     card = score_run(record, catalog.scoring)
     path = None
     if spec.out:
+        Path(spec.out).mkdir(parents=True, exist_ok=True)
         path = str(write_bundle(Path(spec.out) / f"{spec.app}-{spec.agent}-{spec.seed}.bundle", record,
                                 store=env.unwrapped.sim.store, catalog=catalog))
     env.close()
