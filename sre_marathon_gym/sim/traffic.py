@@ -156,9 +156,13 @@ class TrafficModel:
             transient = 1.0 - (1.0 - t_share) * (1.0 - loss_fail[dst])
             once = 1.0 - (1.0 - span_fail[dst]) * (1.0 - transient) * (1.0 - arrays["edge_fail"])
             edge_fail = 1.0 - (1.0 - span_fail[dst]) * (1.0 - arrays["edge_fail"]) * (1.0 - transient ** (retries + 1.0))
-            span_latency = own_latency + self.out_edges @ (calls_per * seen_ms * (1.0 + retries * once))
+            new_latency = own_latency + self.out_edges @ (calls_per * seen_ms * (1.0 + retries * once))
             log_ok = self.out_edges @ (calls_per * np.log(np.maximum(1.0 - edge_fail, EPS)))
-            span_fail = 1.0 - (1.0 - own_fail) * np.exp(log_ok)
+            new_fail = 1.0 - (1.0 - own_fail) * np.exp(log_ok)
+            settled = np.array_equal(new_latency, span_latency) and np.array_equal(new_fail, span_fail)
+            span_latency, span_fail = new_latency, new_fail
+            if settled:  # a fixed point: deeper iterations would change nothing
+                break
         self.prev_edge_fail = edge_fail
         self._hold_ms = span_latency
         # --- request types: the entry's own part plus every call on the path

@@ -55,3 +55,22 @@ def test_evaluate_prints_the_leaderboard_table(tmp_path, capsys):
     assert "Leaderboard" in out and "Marathon-Score" in out and "runbook" in out and "41.3" in out
     assert "Per-fault outcomes" in out and (tmp_path / "outcomes.png").exists()
     assert len(list(tmp_path.glob("*.bundle"))) == 2
+
+
+@pytest.mark.slow
+def test_every_baseline_on_every_app_rescores_offline_exactly(tmp_path, catalog):
+    """The leaderboard protocol for all baselines and apps: each bundle's offline score card equals the live one;
+    no-op scores nothing and degrades nothing relative to its own no-action run; oracle >= 85 > runbook > no-op."""
+    from sre_marathon_gym.bundle import score_bundles
+    from sre_marathon_gym.evaluation import evaluate
+
+    results = evaluate(["noop", "random", "runbook", "oracle"], out=str(tmp_path), catalog=catalog, progress=False)
+    assert len(results) == 12
+    offline = score_bundles([p for _, _, p in results], catalog)
+    for (spec, live, _), card in zip(results, offline):
+        assert card == live, (spec.app, spec.agent)
+    by = {(s.app, s.agent): c for s, c, _ in results}
+    for app in ("online_boutique", "astronomy_shop", "train_ticket"):
+        noop, runbook, oracle = by[app, "noop"], by[app, "runbook"], by[app, "oracle"]
+        assert noop.correlated == 0 and noop.degradation == 0
+        assert oracle.marathon_score >= 85 > runbook.marathon_score > noop.marathon_score
