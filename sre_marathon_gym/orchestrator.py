@@ -75,7 +75,7 @@ from .errors import ConfigurationError, UnknownNameError
 
 if TYPE_CHECKING:
     from .catalog import Catalog, Fault
-    from .catalog.apps import App, ConfigEntry, Service
+    from .catalog.apps import App, ConfigEntry
 
 SCHEMA_VERSION = 1
 FAULTS_PER_HOUR = 60.0  # SRE-Marathon §4: "around sixty faults" in 60 minutes at intensity 1

@@ -583,7 +583,7 @@ def _workload_rules() -> list[dict]:
         p |= operand("a_", restarts, "increase", "sum", window_s=600, match=[NS])
         rules.append(_rule(
             name, t, sev, for_s, p,
-            f"Container {{{{ $labels.container }}}} of pod {{{{ $labels.pod }}}} is restarting",
+            "Container {{ $labels.container }} of pod {{ $labels.pod }} is restarting",
             f"Container {{{{ $labels.container }}}} of pod {{{{ $labels.namespace }}}}/{{{{ $labels.pod }}}} restarted "
             f"{{{{ $value | humanize }}}} times in the last 10m (threshold {op} {thr}).",
         ))
@@ -641,7 +641,7 @@ def _resource_rules() -> list[dict]:
         p |= operand("b_", "container_cpu_cfs_periods_total", "rate", "sum", window_s=300, match=sel)
         rules.append(_rule(
             name, t, sev, for_s, p,
-            f"Container {{{{ $labels.container }}}} of pod {{{{ $labels.pod }}}} is CPU-throttled",
+            "Container {{ $labels.container }} of pod {{ $labels.pod }} is CPU-throttled",
             "{{ $value | humanizePercentage }} of the CFS periods of container {{ $labels.container }} in pod "
             f"{{{{ $labels.namespace }}}}/{{{{ $labels.pod }}}} were throttled over the last 5m (threshold {_pct(thr)}).",
         ))

@@ -741,7 +741,7 @@ def _sources(app: str, svc: dict, out_edges: list[dict], ports: dict[str, int], 
             if lang == "python" and main["protocol"] == "http":
                 tmpl_lang = "python_http"
             if lang == "java":
-                ctx["main_call"] = (f"repository.findAll(PAGE_SIZE)" if tkind == "datastore"
+                ctx["main_call"] = ("repository.findAll(PAGE_SIZE)" if tkind == "datastore"
                                     else f"{var}Client.{ctx['main_op_lc']}(request, headers)")
             if tkind == "datastore" and lang in SQL_CLIENTS and kinds[t] == "datastore" and \
                     main["protocol"] == "sql":

@@ -26,9 +26,8 @@ import numpy as np
 
 from ..errors import UnknownNameError
 from .effects import FLAG_BEHAVIOUR, resolve_variant
-from .topology import env_prefix
 from .traces import (BAD_VALUE, BLOCKED, DEP_UNAVAIL, DNS, F_EDGE, F_OK, F_OWN, FLAG, GRPC_CODE, HTTP_STATUS, OWN_APP,
-                     OWN_CAUSES, REFUSED, RESET, SATURATED, TIMEOUT, UPSTREAM, build_trees, encode_trace_id)
+                     REFUSED, RESET, SATURATED, TIMEOUT, UPSTREAM, build_trees, encode_trace_id)
 
 if TYPE_CHECKING:
     from .simulator import Simulator
@@ -1124,7 +1123,7 @@ class LogContextRecorder:
 
     def _error_line(self, p: int, s: int, cause: int, e: int, draw: _Draw) -> tuple[str | None, str, dict]:
         fam = self.family[s]
-        name = self.services[s]
+        self.services[s]
         c = self.compiled
         if e < 0:  # the service's own failure
             text = self.own_error_text(p, s, cause)
