@@ -131,7 +131,12 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     apps = [a.strip() for a in args.apps.split(",")] if args.apps else None
     for a in apps or []:
         cat.app(a)
-    results = evaluate(agents, apps, extra_seeds=args.seeds, out=args.out, workers=args.workers, catalog=cat)
+    if args.checkpoint:  # a trained RLlib policy on the leaderboard protocol
+        from .rllib import evaluate_checkpoint_on_leaderboard
+
+        results = evaluate_checkpoint_on_leaderboard(args.checkpoint, out=args.out, catalog=cat)
+    else:
+        results = evaluate(agents, apps, extra_seeds=args.seeds, out=args.out, workers=args.workers, catalog=cat)
     print(leaderboard_table(results, cat))
     labelled = [(f"{s.agent} / {s.app}", c) for s, c, _ in results if s.mode == "eval"]
     print()
@@ -196,6 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--apps", help="comma-separated apps (default: all three)")
     ev.add_argument("--seeds", type=int, default=0, help="extra seeds per app for a mean and 95%% interval")
     ev.add_argument("--workers", type=int, help="parallel processes (default: one per core)")
+    ev.add_argument("--checkpoint", metavar="PATH", help="evaluate a trained RLlib checkpoint instead of --agents")
     ev.add_argument("--out", metavar="DIR", default="runs/leaderboard", help="bundles and the outcome figure")
     ev.set_defaults(func=cmd_evaluate)
 
