@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from .errors import SREMarathonError, UnknownNameError
+from .errors import AlertEvaluationError, AlertRuleError, UnknownNameError
 from .sim.telemetry import MetricStore, bucket_quantile
 
 if TYPE_CHECKING:
@@ -79,15 +79,6 @@ _OPERAND_FIELDS = {"metric", "fn", "window_s", "offset_s", "agg", "op", "thresho
                    "join_metric", "join_on", "join_labels"}
 _RULE_FIELDS = {"kind", "group_by", "op", "threshold", "quantile"}
 _ID_WIDTH = 4
-
-
-class AlertRuleError(SREMarathonError, ValueError):
-    """A rule's params cannot be evaluated (unknown kind, function, operator, template...)."""
-
-
-class AlertEvaluationError(SREMarathonError, ValueError):
-    """An evaluation request is invalid (time going backwards) or a rule fails like in Prometheus
-    (a join with several partners for one match group)."""
 
 
 # --------------------------------------------------------------------------------------------------

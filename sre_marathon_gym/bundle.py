@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pydantic import ValidationError
 
-from .errors import SREMarathonError
+from .errors import BundleError
 from .scoring import RunRecord, ScoreCard, score_run
 
 if TYPE_CHECKING:
@@ -91,10 +91,6 @@ _ZIP_MAGIC = b"PK\x03\x04"
 _EOCD_MAGIC = b"PK\x05\x06"
 _EOCD_LEN = 22
 _WRITE_BLOCK = 1 << 20
-
-
-class BundleError(SREMarathonError):
-    """A bundle cannot be written, or is not a bundle, or fails verification; the message says what failed."""
 
 
 # ---------------------------------------------------------------------------------------------- helpers

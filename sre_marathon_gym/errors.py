@@ -37,6 +37,26 @@ class ConfigurationError(SREMarathonError, ValueError):
     """An environment or run option has an invalid value."""
 
 
+class SimulatorError(SREMarathonError):
+    """An operation on the simulated cluster was invalid (unknown object, bad value)."""
+
+class TelemetryError(SREMarathonError, ValueError):
+    """A metric write or query is invalid (off-grid time, time going backwards, unknown id...)."""
+
+class RetentionError(TelemetryError):
+    """A query needs samples that retention has already dropped."""
+
+class BundleError(SREMarathonError):
+    """A bundle cannot be written, or is not a bundle, or fails verification; the message says what failed."""
+
+class AlertRuleError(SREMarathonError, ValueError):
+    """A rule's params cannot be evaluated (unknown kind, function, operator, template...)."""
+
+class AlertEvaluationError(SREMarathonError, ValueError):
+    """An evaluation request is invalid (time going backwards) or a rule fails like in Prometheus
+    (a join with several partners for one match group)."""
+
+
 def did_you_mean(name: str, known: Iterable[str]) -> str:
     """Return "; did you mean 'x'?" for the closest known name, or a short list of known names."""
     known = sorted(set(known))

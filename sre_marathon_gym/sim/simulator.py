@@ -13,7 +13,7 @@ import numpy as np
 
 from ..catalog import App, Catalog
 from ..catalog.faults import Fault
-from ..errors import SREMarathonError
+from ..errors import SimulatorError
 from .cluster import ClusterState
 from .effects import FLAG_BEHAVIOUR, Effects
 from .mechanisms import AppliedFault, Mechanics
@@ -25,10 +25,6 @@ from .traffic import TickResult, TrafficModel
 
 TICK_S = 5.0
 METRIC_STEP_S = 15
-
-
-class SimulatorError(SREMarathonError):
-    """An operation on the simulated cluster was invalid (unknown object, bad value)."""
 
 
 class IntervalWindow:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from sre_marathon_gym.errors import SREMarathonError
+from sre_marathon_gym.errors import RetentionError, TelemetryError
 
 __all__ = ["MetricStore", "TelemetryError", "RetentionError", "LOOKBACK_S"]
 
@@ -42,14 +42,6 @@ _STALE_BITS = {
 
 LabelKey = tuple[tuple[str, str], ...]
 Matcher = str | tuple[str, str]
-
-
-class TelemetryError(SREMarathonError, ValueError):
-    """A metric write or query is invalid (off-grid time, time going backwards, unknown id...)."""
-
-
-class RetentionError(TelemetryError):
-    """A query needs samples that retention has already dropped."""
 
 
 def _normalise_labels(labels: Mapping[str, str] | None) -> LabelKey:
