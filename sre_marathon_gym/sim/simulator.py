@@ -93,6 +93,8 @@ class Simulator:
         self._arrays_version: tuple[int, int] = (-1, -1)
         self._arrays_gen = 0
         self._ratio_version = -1
+        self._restarts_version = -1
+        self._queue_plan = self._queues()
         self._ratio = np.ones(len(self.compiled.services))
         self.last: TickResult | None = None
         self.degraded = np.zeros(2)  # [requests, degraded requests] at the entry point, cumulative
@@ -145,11 +147,13 @@ class Simulator:
             res.svc_errors = np.minimum(res.svc_count, res.svc_errors + np.ceil(extra))
             self._dropped[:] = 0
         self.last = res
-        for pod in cl.pods.values():
-            seen = self._restarts_seen.get(pod.name, 0)
-            if pod.restarts > seen:
-                self.restarts_total[self.compiled.index[pod.service]] += pod.restarts - seen
-                self._restarts_seen[pod.name] = pod.restarts
+        if self._restarts_version != cl.version:  # restarts only change with a cluster change
+            self._restarts_version = cl.version
+            for pod in cl.pods.values():
+                seen = self._restarts_seen.get(pod.name, 0)
+                if pod.restarts > seen:
+                    self.restarts_total[self.compiled.index[pod.service]] += pod.restarts - seen
+                    self._restarts_seen[pod.name] = pod.restarts
         self._update_kafka(res)
         self.probes.record(res, self.restarts_total, self._updated_ready_ratio(), self.kafka_lag)
         n = res.rt_count.sum()
@@ -176,12 +180,18 @@ class Simulator:
             self._ratio_version = cl.version
         return self._ratio
 
-    def _update_kafka(self, res: TickResult) -> None:
-        c = self.compiled
+    def _queues(self) -> list[tuple[list[int], list[int]]]:
+        """Per queue: the producer edges into it and the consumer services (polling it, off the request path)."""
+        c, out = self.compiled, []
         for q in (i for i, s in enumerate(self.app.services) if s.kind == "queue"):
-            into = (c.edge_dst == q)
-            consumers = [int(c.edge_src[e]) for e in np.nonzero(into)[0] if c.background_rps[c.edge_src[e]] > 0]
-            producers = [e for e in np.nonzero(into)[0] if c.background_rps[c.edge_src[e]] == 0]
+            into = np.nonzero(c.edge_dst == q)[0]
+            consumers = [int(c.edge_src[e]) for e in into if c.background_rps[c.edge_src[e]] > 0]
+            producers = [int(e) for e in into if c.background_rps[c.edge_src[e]] == 0]
+            out.append((producers, consumers))
+        return out
+
+    def _update_kafka(self, res: TickResult) -> None:
+        for producers, consumers in self._queue_plan:
             produce = float(res.edge_rate[producers].sum()) if producers else 0.0
             for s in consumers:
                 per_record_ms = float(res.own_latency_ms[s]) + 1000.0 * float(self._arrays["consumer_delay_s"][s])
