@@ -397,18 +397,26 @@ def config_change(svc: str, entry: ConfigEntry, new: str | None, message: str) -
             "to_revision": rev_next(entry.revision)}
 
 
+def pick_edge_key(ctx: AppCtx, svc: str, edges: list, suffix: str) -> tuple[str, ConfigEntry] | None:
+    """A random outgoing edge whose `<TARGET>_<suffix>` config key the service has: (target, entry)."""
+    opts = [(e, ctx.config(svc, f"{token(e.target)}_{suffix}")) for e in edges]
+    opts = [(e, c) for e, c in opts if c is not None]
+    if not opts:
+        return None
+    e, entry = ctx.rng.choice(opts)
+    return e.target, entry
+
+
 def build_config(ctx: AppCtx, mechanism: str, svc: str) -> dict | None:
     rng = ctx.rng
     s = ctx.svc[svc]
     edges = ctx.out_edges.get(svc, [])
     dep = ""
     if mechanism == "config_timeout":
-        opts = [(e, ctx.config(svc, f"{token(e.target)}_TIMEOUT_MS")) for e in edges]
-        opts = [(e, c) for e, c in opts if c is not None]
-        if not opts:
+        picked = pick_edge_key(ctx, svc, edges, "TIMEOUT_MS")
+        if picked is None:
             return None
-        e, entry = rng.choice(opts)
-        dep = e.target
+        dep, entry = picked
         old = int(float(entry.value))
         healthy = ctx.observer.call_latency_ms(svc, dep)  # cut below what the call takes when healthy
         cands = [v for v in (1, 2, 3, 5, 10, 20, 25, 30, 40, 50, 75, 100) if v <= 0.6 * healthy and v * 10 <= old]
@@ -434,12 +442,10 @@ def build_config(ctx: AppCtx, mechanism: str, svc: str) -> dict | None:
         params = {"threads": n, "key": entry.key}
         new, title, msg = str(n), f"{svc} worker pool shrunk to {n}", "reduce worker threads to save memory"
     elif mechanism == "config_wrong_address":
-        opts = [(e, ctx.config(svc, f"{token(e.target)}_ADDR")) for e in edges]
-        opts = [(e, c) for e, c in opts if c is not None]
-        if not opts:
+        picked = pick_edge_key(ctx, svc, edges, "ADDR")
+        if picked is None:
             return None
-        e, entry = rng.choice(opts)
-        dep = e.target
+        dep, entry = picked
         new = wrong_address(entry.value, rng.randrange(3))
         params = {"downstream": dep, "error_ratio": ratio(rng, 0.2, 0.45), "key": entry.key}
         title, msg = f"{svc} points at a wrong {dep} address", f"move {dep} to its new address"
