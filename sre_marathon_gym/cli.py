@@ -1,12 +1,13 @@
-"""`sre-marathon` command line: catalog, run, evaluate (leaderboard) and score (offline, from bundles)."""
+"""`sre-marathon` command line: catalog, run, evaluate (leaderboard), score (offline, from bundles) and
+export-prometheus."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from collections import Counter
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 
 from .catalog import APPS, CATEGORIES, Catalog, load_catalog
 from .errors import ConfigurationError, SREMarathonError, UnknownNameError
@@ -81,32 +82,40 @@ def cmd_catalog_show(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    """One episode with a progress bar; prints the score card and writes the sealed bundle."""
+def _run_episode(cat: Catalog, app: str, agent_name: str, mode: str, seed: int | None,
+                 **train: object) -> tuple[object, object]:
+    """Run one episode with a progress bar; returns (env, record)."""
     import gymnasium as gym
     from tqdm import tqdm
 
     from .agents import make_agent
     from .agents.base import run_episode
-    from .bundle import write_bundle
     from .evaluation import ENV_BY_APP
+
+    cat.app(app)
+    agent = make_agent(agent_name)
+    kwargs: dict[str, object] = {"mode": mode, "catalog": cat}
+    if mode == "train":
+        kwargs.update(train)
+    lb_seed = cat.leaderboard.seed_for(app)
+    if mode == "eval" and seed is not None and seed != lb_seed:
+        raise ConfigurationError(f"--mode eval runs the leaderboard seed {lb_seed}; use --mode train for seed {seed}")
+    env = gym.make(ENV_BY_APP[app], **kwargs)
+    steps = env.unwrapped.run_s // env.unwrapped.interval_s - 1
+    with tqdm(total=steps, desc=f"{app} / {agent_name}", unit="invocation") as bar:
+        record = run_episode(env, agent, seed=seed if mode == "train" else None, progress=bar.update)
+    return env, record
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """One episode with a progress bar; prints the score card and writes the sealed bundle."""
+    from .bundle import write_bundle
     from .scoring import score_run
 
     cat = load_catalog(args.catalog)
-    cat.app(args.app)
-    agent = make_agent(args.agent)
-    kwargs = {"mode": args.mode, "catalog": cat}
-    if args.mode == "train":
-        kwargs.update(intensity=args.intensity, injection_minutes=args.injection_minutes,
-                      observation_minutes=args.observation_minutes)
-    env = gym.make(ENV_BY_APP[args.app], **kwargs)
-    seed = args.seed if args.mode == "train" else None
-    if args.mode == "eval" and args.seed is not None and args.seed != cat.leaderboard.seed_for(args.app):
-        raise ConfigurationError(f"--mode eval runs the leaderboard seed {cat.leaderboard.seed_for(args.app)}; "
-                                 f"use --mode train for seed {args.seed}")
-    steps = env.unwrapped.run_s // env.unwrapped.interval_s - 1
-    with tqdm(total=steps, desc=f"{args.app} / {args.agent}", unit="invocation") as bar:
-        record = run_episode(env, agent, seed=seed, progress=bar.update)
+    env, record = _run_episode(cat, args.app, args.agent, args.mode, args.seed, intensity=args.intensity,
+                               injection_minutes=args.injection_minutes,
+                               observation_minutes=args.observation_minutes)
     card = score_run(record, cat.scoring)
     print(card.first_line())
     print(card.as_table().split("\n", 2)[2])
@@ -115,6 +124,55 @@ def cmd_run(args: argparse.Namespace) -> int:
         path = write_bundle(Path(args.out) / f"{args.app}-{args.agent}-{record.manifest.seed}.bundle", record,
                             store=env.unwrapped.sim.store, catalog=cat)
         print(f"bundle: {path}")
+    return 0
+
+
+def cmd_export_prometheus(args: argparse.Namespace) -> int:
+    """A run's metrics into a Prometheus TSDB (and optionally served, and checked with promtool)."""
+    from .prometheus import PrometheusServer
+    from .prometheus.export import export_run
+    from .prometheus.rule_tests import run_promtool_tests, write_rule_tests
+
+    cat = load_catalog(args.catalog)
+    if (args.bundle is None) == (args.app is None):
+        raise ConfigurationError("give either a BUNDLE or --app (with optional --seed and --agent)")
+    if args.bundle is not None:
+        from .bundle import load_bundle
+
+        bundle = load_bundle(args.bundle)
+        if bundle.telemetry is None:
+            raise ConfigurationError(f"{args.bundle}: the bundle holds no telemetry")
+        source, app = bundle.telemetry.metric_store(), bundle.record.manifest.app
+    else:
+        lb_seed = cat.leaderboard.seed_for(args.app)
+        mode = "eval" if args.seed in (None, lb_seed) else "train"
+        env, _ = _run_episode(cat, args.app, args.agent, mode, args.seed)
+        source, app = env.unwrapped.sim.store, args.app
+    summary = export_run(source, args.out, origin_s=args.origin, overwrite=args.overwrite)
+    print(f"{summary['series']} series, {summary['samples']} samples -> {summary['openmetrics']}")
+    print(f"backfilled {len(summary['blocks'])} block(s) into {summary['data_dir']} "
+          f"(Prometheus time {summary['start']}..{summary['end']}: simulated t=0 is {summary['origin_s']})")
+    if args.rule_tests:
+        path, stats = write_rule_tests(Path(args.out) / "rule-tests", cat, cat.app(app), source)
+        ok, output = run_promtool_tests(path)
+        print(f"promtool test rules {path}: {'PASS' if ok else 'FAIL'} ({stats['alert_checks']} alert checks at "
+              f"{stats['checked_times']} evaluations; {stats['alerts_fired']} alerts fired, "
+              f"{stats['alerts_resolved']} resolved, {stats['pending_expected']} pending samples)")
+        if not ok:
+            print(output[-5000:])
+            return 1
+    if args.serve:
+        import time
+
+        with PrometheusServer(summary["data_dir"], port=args.port) as prom:
+            print(f"Prometheus (pid {prom.pid}) serving the run at {prom.url}  (Ctrl-C stops it)")
+            print(f"  e.g. {prom.url}/graph?g0.expr=sum%20by%20(service_name)%20(rate(traces_span_metrics_calls_total[2m]))"
+                  f"&g0.range_input=2h&g0.end_input={summary['end']}")
+            try:
+                while prom.process.poll() is None:
+                    time.sleep(1)
+            except KeyboardInterrupt:
+                pass
     return 0
 
 
@@ -204,6 +262,21 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--checkpoint", metavar="PATH", help="evaluate a trained RLlib checkpoint instead of --agents")
     ev.add_argument("--out", metavar="DIR", default="runs/leaderboard", help="bundles and the outcome figure")
     ev.set_defaults(func=cmd_evaluate)
+
+    ex = sub.add_parser("export-prometheus", help="backfill a run's metrics into a Prometheus TSDB (and serve it)")
+    ex.add_argument("bundle", nargs="?", help="a sealed run bundle (or use --app)")
+    ex.add_argument("--app", choices=APPS, help="simulate this app instead of reading a bundle")
+    ex.add_argument("--seed", type=int, help="with --app: the schedule seed (default: the leaderboard seed)")
+    ex.add_argument("--agent", default="noop", help="with --app: who operates the run (default: noop)")
+    ex.add_argument("--out", metavar="DIR", required=True, help="gets metrics.om, data/ (the TSDB) and prometheus.yml")
+    ex.add_argument("--origin", type=int, default=1_767_225_600,
+                    help="Unix seconds of simulated t=0 (default 1767225600 = 2026-01-01T00:00:00Z)")
+    ex.add_argument("--overwrite", action="store_true", help="replace an existing DIR/data")
+    ex.add_argument("--rule-tests", action="store_true",
+                    help="also generate promtool rule unit tests from the run and run them")
+    ex.add_argument("--serve", action="store_true", help="start prometheus on 127.0.0.1 over the TSDB until Ctrl-C")
+    ex.add_argument("--port", type=int, help="with --serve (default: a free port)")
+    ex.set_defaults(func=cmd_export_prometheus)
 
     sc = sub.add_parser("score", help="verify sealed bundles and recompute every metric offline")
     sc.add_argument("bundles", nargs="+")

@@ -66,3 +66,12 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
     if 0 < len(known) <= 8:
         return f"; known: {', '.join(known)}"
     return ""
+
+
+class PrometheusError(SREMarathonError):
+    """Exporting to, backfilling or querying a real Prometheus failed (missing binary, bad URL,
+    a query Prometheus rejected); the message says which command or query and why."""
+
+
+class PromQLError(PrometheusError, ValueError):
+    """Prometheus rejected a query as malformed (HTTP 400 / 422): the caller's mistake, not an outage."""

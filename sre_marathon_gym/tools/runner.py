@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import SREMarathonError, did_you_mean
+from ..errors import PrometheusError, SREMarathonError, did_you_mean
 from ..sim.simulator import Simulator
 from ..sim.telemetry import bucket_quantile
 from .models import TOOL_KIND, ToolResult, parse_call
@@ -38,9 +38,14 @@ class ActionRecord:
 
 
 class ToolRunner:
-    def __init__(self, sim: Simulator, alert_engine: Any):
+    """Runs tool calls for one episode. `metrics` is where metric reads go: the simulator's store
+    by default, or any object with its read interface (e.g. `PrometheusTelemetry`, which also
+    answers raw PromQL)."""
+
+    def __init__(self, sim: Simulator, alert_engine: Any, metrics: Any = None):
         self.sim = sim
         self.alerts = alert_engine
+        self._metrics = metrics
         self.incidents = IncidentStore()
         self.workspace = Workspace()
         self.actions: list[ActionRecord] = []
@@ -67,6 +72,9 @@ class ToolRunner:
         try:
             data = getattr(self, f"_{name}")(model)
             result = ToolResult(ok=True, tool=name, data=data)
+        except PrometheusError as exc:  # a malformed query is the agent's mistake; anything else an outage
+            result = ToolResult.fail(name, "invalid_arguments" if isinstance(exc, ValueError) else "unavailable",
+                                     str(exc))
         except SREMarathonError as exc:
             code = "not_found" if "unknown" in str(exc) or "no " in str(exc) else "conflict"
             result = ToolResult.fail(name, code, str(exc))
@@ -141,10 +149,18 @@ class ToolRunner:
             out.append(self._alert_view(a))
         return {"now": self.sim.now, "count": len(out), "alerts": out[-m.limit:]}
 
+    @property
+    def metrics(self) -> Any:
+        """The metric source reads go to (the simulator's store unless one was given)."""
+        return self.sim.store if self._metrics is None else self._metrics
+
     def _query_metrics(self, m: Any) -> dict:
-        store = self.sim.store
+        store = self.metrics
         if store is None:
             raise ValueError("telemetry is disabled in this environment")
+        start, end = self._window(m.start_s, m.end_s, 900.0)
+        if m.promql is not None:
+            return self._promql(store, m, start, end)
         names = store.names()
         base = m.metric
         if m.function in ("p50", "p95", "p99"):
@@ -156,7 +172,6 @@ class ToolRunner:
         matchers: dict[str, Any] = {}
         for k, v in m.matchers.items():
             matchers[k] = ("=~", v[1:]) if v.startswith("~") else ("!=", v[1:]) if v.startswith("!") else v
-        start, end = self._window(m.start_s, m.end_s, 900.0)
         times = np.arange(start - start % 15 + (15 if start % 15 else 0), end + 1e-9, m.step_s)
         if m.function in ("p50", "p95", "p99"):
             return self._quantile(base, matchers, m, times)
@@ -164,27 +179,38 @@ class ToolRunner:
         if len(ids) == 0:
             return {"metric": m.metric, "series": []}
         groups: dict[tuple, list[int]] = {}
-        for sid in ids:
+        for pos, sid in enumerate(ids.tolist()):
             lab = store.labels(int(sid))
             key = tuple((g, lab.get(g, "")) for g in m.group_by) if m.group_by else tuple(sorted(lab.items()))
-            groups.setdefault(key, []).append(int(sid))
+            groups.setdefault(key, []).append(pos)
+        kept = list(groups.items())[:100]
+        # one read per time over every selected series (one query per time for a Prometheus source)
+        read = {"raw": lambda t: store.at(ids, t), "rate": lambda t: store.rate(ids, t, m.window_s),
+                "increase": lambda t: store.increase(ids, t, m.window_s)}[m.function]
+        columns = [np.asarray(read(float(t)), dtype=np.float64) for t in times]
         series = []
-        for key, members in list(groups.items())[:100]:
+        for key, members in kept:
             vals = []
-            for t in times:
-                if m.function == "raw":
-                    v = store.at(members, float(t))
-                elif m.function == "rate":
-                    v = store.rate(members, float(t), m.window_s)
-                else:
-                    v = store.increase(members, float(t), m.window_s)
+            for col in columns:
+                v = col[members]
                 v = v[~np.isnan(v)]
                 vals.append(round(float(v.sum()), 6) if len(v) else None)
             series.append({"labels": dict(key), "values": [[float(t), v] for t, v in zip(times, vals)]})
         return {"metric": m.metric, "function": m.function, "series": series}
 
+    @staticmethod
+    def _promql(store: Any, m: Any, start: float, end: float) -> dict:
+        if not hasattr(store, "query_range"):
+            raise ValueError("`promql` needs a Prometheus metrics source (this environment reads the "
+                             "simulator's store): use metric/function/matchers/group_by instead")
+        rows = store.query_range(m.promql, start, end, m.step_s)
+        series = [{"labels": labels, "values": [[float(t), None if np.isnan(v) else round(float(v), 6)]
+                                                for t, v in zip(times, vals)]}
+                  for labels, times, vals in rows[:100]]
+        return {"promql": m.promql, "series": series}
+
     def _quantile(self, base: str, matchers: dict, m: Any, times: np.ndarray) -> dict:
-        store = self.sim.store
+        store = self.metrics
         q = {"p50": 0.5, "p95": 0.95, "p99": 0.99}[m.function]
         ids = store.select(base + "_bucket", matchers)
         groups: dict[tuple, dict[str, list[int]]] = {}
