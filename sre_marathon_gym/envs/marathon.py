@@ -33,7 +33,8 @@ class MarathonEnv(gym.Env):
     ## Action Space
     `MultiDiscrete` of `action_slots` slots, each `(verb, service, artifact, incident, value)`
     (see `envs/actions.py` for the verbs). `info["action_mask"]` holds per-dimension masks for one
-    slot (the same for every slot). LLM agents use `env.unwrapped.call_tool(call)` within an
+    slot (the same for every slot); `info["services_with_ungrouped_alerts"]` (bool per service) says
+    where `open_incident` has firing alerts to group, which a factorised mask cannot express. LLM agents use `env.unwrapped.call_tool(call)` within an
     invocation instead, then `step(None)` (or a noop action) to end it.
 
     ## Observation Space
@@ -245,8 +246,10 @@ class MarathonEnv(gym.Env):
 
     def _info(self) -> dict:
         view = self._view()
+        ungrouped = np.array([bool(view["ungrouped_alerts"].get(s)) for s in self.layout.services])
         return {"time_s": self.sim.now, "invocation": self.runner.invocation,
-                "action_mask": slot_mask(self.layout, view), "verbs": VERBS}
+                "action_mask": slot_mask(self.layout, view), "verbs": VERBS,
+                "services_with_ungrouped_alerts": ungrouped}
 
     def _baseline_values(self) -> dict[str, str]:
         """The catalog's value of every restorable artifact (what `set_config` restores)."""

@@ -89,7 +89,8 @@ class EncodeActionSlots(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     Verbs that cite an incident use the NEWEST open incident (the one an agent usually just
     opened). ``obs["action_mask"]`` has one 0/1 entry per row (tiled per chosen slot): a row is
-    allowed when the env's per-dimension masks allow each of its fields. Unused env slots are noop.
+    allowed when the env's per-dimension masks allow each of its fields, and an ``open_incident``
+    row only when its service has firing alerts no open incident holds yet. Unused env slots are noop.
     ``self.rows`` is the table (an ``(n, 5)`` int array of env slot values, incident filled at
     decode time) and ``self.describe(i)`` names a row.
 
@@ -152,16 +153,20 @@ class EncodeActionSlots(gym.Wrapper, gym.utils.RecordConstructorArgs):
             return f"{name} {lay.services[s]} {lay.artifact(s, a)}"
         return f"{name} {lay.services[s]}"
 
-    def _row_mask(self, slot_mask: np.ndarray) -> np.ndarray:
+    def _row_mask(self, slot_mask: np.ndarray, ungrouped: np.ndarray | None = None) -> np.ndarray:
         m = np.asarray(slot_mask, dtype=bool)
         ok = np.ones(len(self.rows), dtype=bool)
         for d in (0, 1, 2, 4):  # incident is chosen at decode time (newest open)
             ok &= m[self._offsets[d] + self.rows[:, d]]
+        if ungrouped is not None:  # open_incident only where that service has alerts to group
+            opening = self.rows[:, 0] == VERBS.index("open_incident")
+            ok[opening] &= np.asarray(ungrouped, dtype=bool)[self.rows[opening, 1]]
         return ok
 
     def _obs(self, obs: dict, info: dict) -> dict:
         self._last_mask = np.asarray(info["action_mask"], dtype=bool)
-        return {**obs, "action_mask": np.tile(self._row_mask(self._last_mask).astype(np.float32), self.k)}
+        rows = self._row_mask(self._last_mask, info.get("services_with_ungrouped_alerts"))
+        return {**obs, "action_mask": np.tile(rows.astype(np.float32), self.k)}
 
     def reset(self, **kwargs: Any) -> tuple[dict, dict]:
         obs, info = self.env.reset(**kwargs)

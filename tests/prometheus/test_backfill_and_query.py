@@ -132,3 +132,21 @@ def test_env_reads_metrics_and_promql_from_prometheus(catalog, short_run, prom):
     down.reset(seed=SEED)
     res = down.unwrapped.call_tool(call)  # nothing listens there: an outage, not a crash
     assert not res.ok and res.error.code == "unavailable"
+
+
+def test_cli_exports_a_bundle_and_checks_its_alerts(catalog, short_run, tmp_path, capsys):
+    """`sre-marathon export-prometheus BUNDLE --rule-tests` backfills and passes promtool; a second
+    export into the same directory is refused instead of duplicating blocks."""
+    from sre_marathon_gym.bundle import write_bundle
+    from sre_marathon_gym.cli import main
+
+    env, store = short_run
+    bundle = write_bundle(tmp_path / "run.bundle", env.unwrapped.record(), store=store, catalog=catalog)
+    out = tmp_path / "prom"
+    assert main(["export-prometheus", str(bundle), "--out", str(out), "--rule-tests"]) == 0
+    text = capsys.readouterr().out
+    assert "backfilled 1 block(s)" in text and "promtool test rules" in text and ": PASS" in text
+    assert (out / "data").is_dir() and (out / "metrics.om").read_text().endswith("# EOF\n")
+    assert main(["export-prometheus", str(bundle), "--out", str(out)]) == 2
+    assert "already exists" in capsys.readouterr().err
+    assert main(["export-prometheus", "--out", str(out)]) == 2  # neither a bundle nor --app
