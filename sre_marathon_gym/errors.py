@@ -66,3 +66,12 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
     if 0 < len(known) <= 8:
         return f"; known: {', '.join(known)}"
     return ""
+
+
+class BackendError(SREMarathonError):
+    """A cluster backend refused or failed an operation; `code` is the tool error code it maps to
+    (forbidden | not_found | conflict | unavailable | invalid_arguments)."""
+
+    def __init__(self, code: str, message: str):
+        self.code = code
+        super().__init__(message)
