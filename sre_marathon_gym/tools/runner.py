@@ -103,13 +103,16 @@ class ToolRunner:
     def _targets(self, model: Any) -> set[str]:
         if model.tool == "cluster_op":
             be = self.backend
-            if model.operation in ("cordon", "uncordon", "drain"):  # the node itself, and what runs on it
-                return {model.target} | be.services_on_node(model.target)
-            if model.operation == "failover":
-                return {model.target, be.app.entry_point}
-            if model.operation == "delete_network_policy":
-                src = be.policy_source(model.target)
-                return {src} if src else set()
+            try:
+                if model.operation in ("cordon", "uncordon", "drain"):  # the node itself, and what runs on it
+                    return {model.target} | be.services_on_node(model.target)
+                if model.operation == "failover":
+                    return {model.target, be.app.entry_point}
+                if model.operation == "delete_network_policy":
+                    src = be.policy_source(model.target)
+                    return {src} if src else set()
+            except BackendError:  # a live cluster that cannot be read now: the target alone
+                return {model.target}
             return set()
         return {model.service}
 
@@ -130,7 +133,10 @@ class ToolRunner:
         return start, end
 
     def _pod_service(self) -> dict[str, str]:
-        return self.backend.pod_services()
+        try:
+            return self.backend.pod_services()
+        except BackendError:  # a live cluster that cannot list pods: scope from alert labels alone
+            return {}
 
     def _alerts_by_id(self) -> dict[str, Any]:
         return {a.id: a for a in self.alerts.history()}
