@@ -126,4 +126,4 @@ class Backend(Protocol):
         ...
 
 
-__all__ = ["Backend", "INJECTABLE_LIVE", "K8S_RESOURCES", "MetricSource"]
+__all__ = ["INJECTABLE_LIVE", "K8S_RESOURCES", "Backend", "MetricSource"]

@@ -89,7 +89,6 @@ class ScopedKubeApi:
         self.namespace = namespace
         self.timeout_s = timeout_s
         self._apis = {name: getattr(client, name)(api_client) for name in ("AppsV1Api", "CoreV1Api", "NetworkingV1Api")}
-        self.sent: list[tuple[str, str, str | None]] = []  # (verb, resource, name) of every request sent
 
     def call(self, verb: str, resource: str, name: str | None = None, *, namespace: str | None = "",
              body: Any = None, patch_type: str | None = None, **params: Any) -> Any:
@@ -111,7 +110,6 @@ class ScopedKubeApi:
         kw: dict[str, Any] = dict(params, _preload_content=False, _request_timeout=self.timeout_s)
         if patch_type is not None:
             kw["_content_type"] = patch_type
-        self.sent.append((verb, resource, name))
         try:
             resp = method(*args, **kw)
             raw = resp.data

@@ -8,7 +8,7 @@ them pure makes them easy to test and impossible to turn into an unscoped reques
 from __future__ import annotations
 
 import copy
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 REVISION = "deployment.kubernetes.io/revision"
@@ -22,14 +22,14 @@ def epoch(ts: str | None) -> float | None:
     """RFC 3339 timestamp (`2026-11-30T20:00:00Z`) -> Unix seconds."""
     if not ts:
         return None
-    try:
-        return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+    try:  # the API server writes UTC with a `Z` (events may add fractional seconds: dropped)
+        return datetime.strptime(ts[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC).timestamp()
     except ValueError:
         return None
 
 
 def rfc3339(t: float) -> str:
-    return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(t, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def meta(obj: dict) -> dict:
@@ -127,6 +127,24 @@ def quantity(v: Any) -> str | None:
     return None if v in (None, "") else str(v)
 
 
-__all__ = ["CHANGE_CAUSE", "REVISION", "RESTARTED_AT", "ZONE_LABEL", "annotation_op", "annotations",
-           "containers", "epoch", "json_pointer", "main_container", "meta", "owned_by", "pod_owner", "pod_ready",
-           "pod_status", "precondition", "revision_of", "rfc3339", "template_without_hash"]
+__all__ = [
+    "CHANGE_CAUSE",
+    "RESTARTED_AT",
+    "REVISION",
+    "ZONE_LABEL",
+    "annotation_op",
+    "annotations",
+    "containers",
+    "epoch",
+    "json_pointer",
+    "main_container",
+    "meta",
+    "owned_by",
+    "pod_owner",
+    "pod_ready",
+    "pod_status",
+    "precondition",
+    "revision_of",
+    "rfc3339",
+    "template_without_hash",
+]

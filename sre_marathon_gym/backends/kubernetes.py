@@ -25,7 +25,7 @@ from ..errors import BackendError, did_you_mean
 from . import kube_objects as ko
 from .base import INJECTABLE_LIVE
 from .clock import Clock, WallClock
-from .kube_api import JSON_PATCH, SMP, ScopedKubeApi
+from .kube_api import JSON_PATCH, ScopedKubeApi
 
 LOG_TAIL_LINES = 2000
 LEVELS = ("DEBUG", "INFO", "WARN", "ERROR")
@@ -96,18 +96,15 @@ class KubernetesBackend:
         rss = [rs for rs in self.api.items("replicasets") if ko.owned_by(rs, "Deployment", service)]
         return sorted(rss, key=ko.revision_of)
 
-    def _zones(self) -> dict[str, str]:
-        """Node -> zone label; empty when nodes cannot be read (no ClusterRole for nodes)."""
+    def _zones(self, strict: bool = False) -> dict[str, str]:
+        """Node -> zone label; empty when nodes cannot be read (no ClusterRole for nodes) unless `strict`."""
         try:
             return {ko.meta(n).get("name", ""): (ko.meta(n).get("labels") or {}).get(ko.ZONE_LABEL, "")
                     for n in self.api.items("nodes")}
         except BackendError:
+            if strict:
+                raise
             return {}
-
-    def _require(self, service: str) -> None:
-        names = self.service_names()
-        if service not in names:
-            raise BackendError("not_found", f"unknown service {service!r}{did_you_mean(service, names)}")
 
     # ------------------------------------------------------------ reads
     def service_names(self) -> list[str]:
@@ -230,7 +227,7 @@ class KubernetesBackend:
     def service_config(self, service: str) -> dict:
         d = self.deployment(service)
         c = ko.main_container(d, service)
-        env = {e["name"]: (e["value"] if "value" in e else f"<from {sorted((e.get('valueFrom') or {}))[0]}>"
+        env = {e["name"]: (e["value"] if "value" in e else f"<from {min(e['valueFrom'])}>"
                            if e.get("valueFrom") else "")
                for e in c.get("env") or [] if "name" in e}
         limits = (c.get("resources") or {}).get("limits") or {}
@@ -288,7 +285,7 @@ class KubernetesBackend:
 
     def _log_record(self, line: str, service: str, pod: str) -> dict | None:
         ts, _, msg = line.partition(" ")
-        t = self.rel(ts[:19] + "Z" if len(ts) >= 19 else ts)
+        t = self.rel(ts)
         if t is None:
             return None
         return {"time_s": t, "service": service, "pod": pod, "level": log_level(msg), "message": msg}
@@ -392,7 +389,7 @@ class KubernetesBackend:
         """Move the namespace's pods off every other zone: cordon those nodes and evict our pods there."""
         if not self.app.failover:
             raise BackendError("invalid_arguments", f"{self.app.display_name} runs in one zone; failover is not available")
-        zones = self._zones()
+        zones = self._zones(strict=True)
         if zone not in set(zones.values()):
             raise BackendError("not_found", f"unknown zone {zone!r}{did_you_mean(zone, set(zones.values()) - {''})}")
         others = sorted(n for n, z in zones.items() if z != zone)

@@ -11,7 +11,7 @@ through the backend at their scheduled times.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -82,7 +82,7 @@ class LiveMarathonEnv(gym.Env):
     - v0: initial release.
     """
 
-    metadata = {"render_modes": []}
+    metadata: ClassVar[dict] = {"render_modes": []}
 
     def __init__(self, backend: Any, catalog: Catalog | str | None = None, *, schedule: Any = None,
                  interval_s: int = 120, run_s: int | None = None, alert_engine: Any = None,
@@ -106,12 +106,14 @@ class LiveMarathonEnv(gym.Env):
         self.action_space = spaces.MultiDiscrete(np.tile(self.layout.nvec(), (action_slots, 1)))
         self.runner: ToolRunner | None = None
         self.fault_log: list[FaultLogEntry] = []
+        self._handles: dict[str, Any] = {}
 
     # ------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         from ..alerts import AlertEngine
 
+        self._revert_outstanding()  # a previous episode's faults must not leak into this one
         self.backend.start()
         if self._alert_engine_arg is not None:
             self.alert_engine = self._alert_engine_arg
@@ -121,7 +123,6 @@ class LiveMarathonEnv(gym.Env):
             self.alert_engine = _NoAlerts()
         self.runner = ToolRunner(self.backend, self.alert_engine)
         self.fault_log = []
-        self._handles: dict[str, Any] = {}
         self._events = list(self.schedule.events()) if self.schedule is not None else []
         self._event_pos = 0
         self._restarts_seen = self._restarts()
@@ -157,7 +158,21 @@ class LiveMarathonEnv(gym.Env):
                                    "call reset() before using tools")
         return self.runner.call(call)
 
+    def close(self) -> None:
+        """Revert every fault this env injected and has not reverted yet (the cluster outlives the env)."""
+        self._revert_outstanding()
+        super().close()
+
     # ------------------------------------------------------------ time and faults
+    def _revert_outstanding(self) -> None:
+        for fid, handle in list(self._handles.items()):
+            try:
+                self.backend.revert(handle)
+                self.fault_log.append(FaultLogEntry(self.backend.now(), fid, "revert", "ok", "episode ended"))
+            except SREMarathonError as exc:
+                self.fault_log.append(FaultLogEntry(self.backend.now(), fid, "revert", "error", str(exc)))
+        self._handles = {}
+
     def _advance(self, t: float) -> None:
         """Wait on the backend's clock until `t`, running schedule events on time, then evaluate alerts."""
         clock = self.backend.clock

@@ -8,13 +8,12 @@ import json
 from dataclasses import dataclass
 
 import numpy as np
+from kube_stub import KubeStub
 
 from sre_marathon_gym.backends.clock import ManualClock
 from sre_marathon_gym.backends.kubernetes import KubernetesBackend
 from sre_marathon_gym.catalog.apps import App
 from sre_marathon_gym.sim.telemetry import MetricStore
-
-from kube_stub import KubeStub
 
 START = 1_780_000_000.0
 
@@ -89,10 +88,10 @@ class KubeStateMetrics:
         ids = self.store.register("kube_pod_container_status_waiting_reason", labels)
         if len(ids):
             self.store.record(t, ids, 1.0)
-        gone = np.array(sorted(self.live - set(int(i) for i in ids)), dtype=np.intp)
+        gone = np.array(sorted(self.live - {int(i) for i in ids}), dtype=np.intp)
         if len(gone):
             self.store.mark_stale(t, gone)
-        self.live = set(int(i) for i in ids)
+        self.live = {int(i) for i in ids}
 
 
 @dataclass

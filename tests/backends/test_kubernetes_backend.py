@@ -14,15 +14,15 @@ import pytest
 
 pytest.importorskip("kubernetes")
 
-from live_harness import make_live  # noqa: E402
+from live_harness import make_live
 
-from sre_marathon_gym.agents.runbook import RunbookAgent  # noqa: E402
-from sre_marathon_gym.backends.base import Backend  # noqa: E402
-from sre_marathon_gym.backends.kube_api import SMP  # noqa: E402
-from sre_marathon_gym.envs.live import LiveMarathonEnv  # noqa: E402
-from sre_marathon_gym.errors import BackendError  # noqa: E402
-from sre_marathon_gym.orchestrator import FaultSchedule, ScheduledFault  # noqa: E402
-from sre_marathon_gym.tools.runner import ToolRunner  # noqa: E402
+from sre_marathon_gym.agents.runbook import RunbookAgent
+from sre_marathon_gym.backends.base import Backend
+from sre_marathon_gym.backends.kube_api import SMP
+from sre_marathon_gym.envs.live import LiveMarathonEnv
+from sre_marathon_gym.errors import BackendError
+from sre_marathon_gym.orchestrator import FaultSchedule, ScheduledFault
+from sre_marathon_gym.tools.runner import ToolRunner
 
 
 @pytest.fixture
@@ -289,3 +289,14 @@ def test_episode_survives_api_failures(catalog):
         assert [(x.kind, x.status) for x in env.fault_log] == [("inject", "ok"), ("revert", "error")]
     finally:
         live.stub.stop()
+
+
+def test_close_reverts_faults_still_injected(ob, catalog):
+    fault = catalog.fault("ob-resource-001")  # emailservice CPU limit cut
+    original = ob.stub.obj("deployments", "emailservice")
+    env = LiveMarathonEnv(ob.backend, catalog, schedule=_schedule(fault, 30, 780), interval_s=120)
+    env.reset()
+    assert ob.stub.obj("deployments", "emailservice")["spec"] != original["spec"]
+    env.close()
+    assert ob.stub.obj("deployments", "emailservice")["spec"] == original["spec"]
+    assert [(e.kind, e.status) for e in env.fault_log] == [("inject", "ok"), ("revert", "ok")]
