@@ -7,8 +7,9 @@ operation never reaches the wire. API failures (403, 404, 409, 422, 5xx, timeout
 errors) become `BackendError`s whose code is the tool error code; nothing else escapes.
 
 Objects travel as plain JSON dicts (camelCase, as the API serves them): responses are read with
-`_preload_content=False`, so the backend works the same with every generation of the official
-client and can restore an object exactly as it was read.
+`_preload_content=False`, so the backend does not depend on the client's model classes and can
+restore an object exactly as it was read. Patch content types are always given explicitly
+(recent clients default every PATCH to JSON patch).
 """
 
 from __future__ import annotations

@@ -300,3 +300,15 @@ def test_close_reverts_faults_still_injected(ob, catalog):
     env.close()
     assert ob.stub.obj("deployments", "emailservice")["spec"] == original["spec"]
     assert [(e.kind, e.status) for e in env.fault_log] == [("inject", "ok"), ("revert", "ok")]
+
+
+def test_live_env_passes_the_gymnasium_checker_and_decodes_action_slots(ob, catalog):
+    from gymnasium.utils.env_checker import check_env
+
+    env = LiveMarathonEnv(ob.backend, catalog, schedule=_schedule(catalog.fault("ob-deployment-001"), 30, 780))
+    check_env(env, skip_render_check=True)
+    obs, _ = env.reset()
+    obs, reward, done, _, info = env.step(env.action_space.sample())
+    assert env.observation_space.contains(obs) and reward == 0.0 and not done
+    assert all(set(r) == {"ok", "tool", "data", "error"} for r in info["tool_results"])
+    env.close()
