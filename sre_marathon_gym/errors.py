@@ -75,3 +75,12 @@ class PrometheusError(SREMarathonError):
 
 class PromQLError(PrometheusError, ValueError):
     """Prometheus rejected a query as malformed (HTTP 400 / 422): the caller's mistake, not an outage."""
+
+
+class BackendError(SREMarathonError):
+    """A cluster backend refused or failed an operation; `code` is the tool error code it maps to
+    (forbidden | not_found | conflict | unavailable | invalid_arguments)."""
+
+    def __init__(self, code: str, message: str):
+        self.code = code
+        super().__init__(message)

@@ -150,3 +150,20 @@ def test_cli_exports_a_bundle_and_checks_its_alerts(catalog, short_run, tmp_path
     assert main(["export-prometheus", str(bundle), "--out", str(out)]) == 2
     assert "already exists" in capsys.readouterr().err
     assert main(["export-prometheus", "--out", str(out)]) == 2  # neither a bundle nor --app
+
+
+def test_live_backend_reads_prometheus_relative_to_its_episode_start(catalog, short_run, prom):
+    """The Kubernetes backend's metric source is `PrometheusTelemetry` with t=0 at the episode
+    start: here the clock starts where the backfilled run starts, so reads equal the store's."""
+    from sre_marathon_gym.backends.clock import ManualClock
+    from sre_marathon_gym.backends.kubernetes import KubernetesBackend
+
+    server, summary = prom
+    _, store = short_run
+    clock = ManualClock(start=float(summary["start"]) - 100.0)
+    backend = KubernetesBackend(None, catalog.app("online_boutique"), prometheus_url=server.url, clock=clock)
+    clock.sleep(100.0)
+    backend.start()
+    ids = store.select("kube_deployment_status_replicas_available")
+    pids = np.array([backend.metrics.series_id(store.name(i), store.labels(i)) for i in ids.tolist()])
+    assert np.array_equal(backend.metrics.at(pids, 600.0), store.at(ids, 600.0))
