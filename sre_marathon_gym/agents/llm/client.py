@@ -110,7 +110,7 @@ class ChatClient:
             except o.OpenAIError as exc:
                 self._failed(exc)
                 raise ModelEndpointError(f"{cfg.model}: {_short(exc)}") from None
-            except _MalformedReply as exc:
+            except (_MalformedReply, ValueError, TypeError, AttributeError) as exc:  # a 200 that is not a completion
                 self._failed(exc)
             else:
                 return reply

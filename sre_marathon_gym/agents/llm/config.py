@@ -25,7 +25,7 @@ class LLMConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     model: str = Field(min_length=1)
-    base_url: str | None = None
+    base_url: str | None = Field(None, repr=False)  # may carry credentials; `public()` redacts it
     api_key: SecretStr = Field(repr=False)
     request_timeout_s: float = Field(60.0, gt=0, description="one HTTP request at most (the budget caps it further)")
     max_retries: int = Field(4, ge=0, description="retries of a failed request (connection error, 429, 5xx)")
