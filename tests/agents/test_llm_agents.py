@@ -415,3 +415,33 @@ def test_dead_endpoint_costs_invocations_never_the_run(tmp_path):
     assert u.sim.now >= u.run_s  # the episode ran to the end and was recorded
     assert bundle.record.usage.model_calls == 0 and bundle.record.usage.failed_model_calls == 2 * 7
     assert sum("model endpoint failed" in line for line in bundle.extra["agent"]["log"]) == 7
+
+
+# ------------------------------------------------------------------ the one-command leaderboard run
+def test_cli_evaluate_react_runs_the_leaderboard_protocol_and_prints_published_numbers(tmp_path, capsys,
+                                                                                     monkeypatch):
+    from sre_marathon_gym.cli import main
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret")
+    first = completion(tools=[("get_alerts", {"state": "firing"})], prompt=2000, out=30)
+    with ScriptedServer([("status", 429), first]) as server:
+        rc = main(["evaluate", "--agent", "react", "--apps", "online_boutique", "--model", "gpt-4o-2024-08-06",
+                   "--base-url", server.url, "--workers", "1", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert server.requests[0]["model"] == "gpt-4o-2024-08-06"
+    assert "Leaderboard (our runs, leaderboard seeds)" in out and "Published reference numbers" in out
+    assert "best_marathon_score" in out and "41.3" in out
+    assert "LLM runs: model gpt-4o-2024-08-06; priced at $2.5 / $10 per million" in out
+    bundle = load_bundle(tmp_path / "online_boutique-react-101.bundle")
+    u_ = bundle.record.usage
+    invocations = len(bundle.record.degradation.times) - 1  # one interval before the first invocation
+    assert u_.model_calls == invocations + 1 and u_.failed_model_calls == 1  # the 429 was retried
+    assert u_.input_tokens == 2000 + 100 * invocations and u_.output_tokens == 30 + 5 * invocations
+    assert u_.cost_usd == pytest.approx((u_.input_tokens * 2.5 + u_.output_tokens * 10) / 1e6)
+    board = next(line for line in out.splitlines() if line.startswith("react") and "mean of apps" in line)
+    assert board.split()[-3:] == [str(u_.model_calls), str(u_.input_tokens + u_.output_tokens), f"{u_.cost_usd:.2f}"]
+    llm = next(line for line in out.splitlines() if line.startswith("react") and "online_boutique" in line)
+    assert llm.split()[3:8] == [str(u_.model_calls), "1", "0", str(u_.input_tokens), str(u_.output_tokens)]
+    assert "sk-test-secret" not in json.dumps(bundle.manifest)
+    assert bundle.extra["agent"]["model"] == "gpt-4o-2024-08-06" and bundle.extra["agent"]["budget_s"] == 110
