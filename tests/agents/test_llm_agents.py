@@ -384,6 +384,12 @@ def test_configuration_from_environment_and_clear_errors(monkeypatch):
 
 def test_missing_openai_extra_names_the_install_command(monkeypatch):
     import builtins
+    import subprocess
+    import sys
+
+    lazy = subprocess.run([sys.executable, "-c", "import sys, sre_marathon_gym.agents.llm, sre_marathon_gym.cli; "
+                           "print('openai' in sys.modules)"], capture_output=True, text=True, check=True)
+    assert lazy.stdout.strip() == "False"  # the package imports without the extra
 
     from sre_marathon_gym.errors import OptionalDependencyError
 

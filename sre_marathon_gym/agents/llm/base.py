@@ -42,6 +42,7 @@ class LLMAgent:
         self.usage: Usage = zero_usage()
         self.client: ChatClient | None = None
         self.log: list[str] = []  # one line per notable event (timeouts, endpoint failures), for the bundle
+        self._invocations = 0
 
     # ------------------------------------------------------------ Agent protocol
     def reset(self, env: gym.Env, seed: int | None) -> None:
@@ -51,6 +52,7 @@ class LLMAgent:
         self.price = self._resolve_price(u.catalog.pricing)
         self.usage = zero_usage()
         self.log = []
+        self._invocations = 0
         if self.client is not None:
             self.client.close()
         self.client = ChatClient(self.config, self.usage, self.price, sleep=self._sleep)
@@ -60,7 +62,8 @@ class LLMAgent:
         """Run `act` under the budget; a timeout or a dead endpoint ends the invocation, not the run."""
         assert self.client is not None, "call reset() first"
         self.client.usage = self.usage
-        invocation = int(info.get("invocation", len(self.log)))
+        invocation = int(info.get("invocation", self._invocations))
+        self._invocations += 1
         deadline = Deadline(float(self.budget_s or 0), self._clock)
         try:
             self.act(env.unwrapped, deadline, invocation)
