@@ -45,7 +45,7 @@ def run_one(spec: RunSpec, progress: Callable[[], None] | None = None) -> tuple[
     catalog = load_catalog(spec.catalog)
     env = gym.make(ENV_BY_APP[spec.app], mode=spec.mode, catalog=catalog)
     agent = make_agent(spec.agent, **spec.agent_options)
-    extra = getattr(agent, "bundle_extra", lambda: {})
+    extra = getattr(agent, "bundle_extra", dict)
     name = f"{spec.app}-{spec.agent}-{spec.seed}"
     try:
         record = run_episode(env, agent, seed=spec.seed if spec.mode == "train" else None, progress=progress)
@@ -57,7 +57,7 @@ def run_one(spec: RunSpec, progress: Callable[[], None] | None = None) -> tuple[
                 Path(spec.out).mkdir(parents=True, exist_ok=True)
                 write_bundle(Path(spec.out) / f"{name}.incomplete.bundle", partial, store=env.unwrapped.sim.store,
                              catalog=catalog, extra={**extra(), "incomplete": f"{type(exc).__name__}: {exc}"[:500]})
-            except Exception:  # noqa: BLE001 - the original error is the one to report
+            except Exception:  # noqa: BLE001, S110 - the original error is the one to report
                 pass
         raise
     card = score_run(record, catalog.scoring)

@@ -40,7 +40,7 @@ class Pricing(CatalogModel):
         for name in dict.fromkeys((model, model.rsplit("/", 1)[-1])):
             if name in by_name:
                 return by_name[name]
-            prefixed = [m for m in self.models if name.startswith(m.name + "-") or name.startswith(m.name + "@")]
+            prefixed = [m for m in self.models if name.startswith((m.name + "-", m.name + "@"))]
             if prefixed:
                 return max(prefixed, key=lambda m: len(m.name))
         return None

@@ -72,7 +72,6 @@ class LLMAgent:
             self.log.append(f"invocation {invocation}: timeout: {exc}")
         except ModelEndpointError as exc:
             self.log.append(f"invocation {invocation}: model endpoint failed: {exc}")
-        return None
 
     # ------------------------------------------------------------ for subclasses
     def reset_state(self, env: gym.Env) -> None:

@@ -60,9 +60,9 @@ class KeepAgent(RAGAgent):
 
         # 1. resolve open incidents none of whose alerts still fires
         for inc in incidents:
-            if inc["status"] == "open" and inc["alert_ids"] and not firing & set(inc["alert_ids"]):
-                if call({"tool": "resolve_incident", "incident_id": inc["id"], "note": "all alerts resolved"}).ok:
-                    inc["status"] = "resolved"
+            if (inc["status"] == "open" and inc["alert_ids"] and not firing & set(inc["alert_ids"])
+                    and call({"tool": "resolve_incident", "incident_id": inc["id"], "note": "all alerts resolved"}).ok):
+                inc["status"] = "resolved"
         # 2. the rules: group new firing alerts by workload key into one open incident per key
         assigned = {a for inc in incidents for a in inc["alert_ids"]}
         open_by_key = {inc["title"][len(TITLE_PREFIX):]: inc for inc in incidents
@@ -101,4 +101,4 @@ class KeepAgent(RAGAgent):
                                placeable=placeable)
 
 
-__all__ = ["KeepAgent", "TITLE_PREFIX", "rule_key"]
+__all__ = ["TITLE_PREFIX", "KeepAgent", "rule_key"]
