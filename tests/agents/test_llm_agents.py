@@ -451,3 +451,25 @@ def test_cli_evaluate_react_runs_the_leaderboard_protocol_and_prints_published_n
     assert llm.split()[3:8] == [str(u_.model_calls), "1", "0", str(u_.input_tokens), str(u_.output_tokens)]
     assert "sk-test-secret" not in json.dumps(bundle.manifest)
     assert bundle.extra["agent"]["model"] == "gpt-4o-2024-08-06" and bundle.extra["agent"]["budget_s"] == 110
+
+
+def test_a_crashing_agent_still_leaves_its_recording(tmp_path, monkeypatch):
+    import sre_marathon_gym.agents as agents_mod
+    from sre_marathon_gym.agents import NoopAgent
+    from sre_marathon_gym.evaluation import RunSpec, run_one
+
+    class Crashing(NoopAgent):
+        name = "crash"
+
+        def invoke(self, env: Any, obs: Any, info: dict) -> None:
+            if info["invocation"] == 3:
+                raise RuntimeError("agent bug")
+            env.unwrapped.call_tool({"tool": "get_topology"})
+
+    monkeypatch.setattr(agents_mod, "make_agent", lambda name, **kw: Crashing())
+    with pytest.raises(RuntimeError, match="agent bug"):
+        run_one(RunSpec("online_boutique", "crash", 101, "eval", str(tmp_path)))
+    bundle = load_bundle(tmp_path / "online_boutique-crash-101.incomplete.bundle")  # verified on load
+    assert bundle.extra["incomplete"] == "RuntimeError: agent bug"
+    assert [a.tool for a in bundle.record.actions] == ["get_topology"] * 3
+    assert not (tmp_path / "online_boutique-crash-101.bundle").exists()
