@@ -382,6 +382,15 @@ def test_configuration_from_environment_and_clear_errors(monkeypatch):
     assert "secret" not in repr(agent.config)
 
 
+def test_cli_refuses_an_llm_agent_without_a_model_before_any_run(capsys):
+    from sre_marathon_gym.cli import main
+
+    assert main(["evaluate", "--agent", "react", "--apps", "online_boutique"]) == 2
+    assert "needs a model: pass --model NAME" in capsys.readouterr().err
+    assert main(["evaluate", "--agent", "reakt", "--model", "m", "--base-url", "http://127.0.0.1:9/v1"]) == 2
+    assert "did you mean 'react'" in capsys.readouterr().err
+
+
 def test_missing_openai_extra_names_the_install_command(monkeypatch):
     import builtins
     import subprocess

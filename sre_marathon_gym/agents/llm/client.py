@@ -147,7 +147,7 @@ class ChatClient:
 
     def _failed(self, exc: BaseException) -> None:
         self.usage.failed_model_calls += 1
-        self.errors.append(f"{type(exc).__name__}: {_short(exc)}")
+        self.errors = [*self.errors[-99:], f"{type(exc).__name__}: {_short(exc)}"]
 
 
 class _MalformedReply(Exception):
