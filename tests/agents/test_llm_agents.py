@@ -358,6 +358,15 @@ def test_pricing_catalog_matches_snapshots_and_providers(catalog):
     assert p.price_for("openai/gpt-4o-mini").name == "gpt-4o-mini"
     assert p.price_for("my-local-llama") is None
     assert ModelPrice(name="m", input_per_mtok=2, output_per_mtok=8).cost(1_000_000, 500_000) == 6.0
+    # which price an agent uses: an explicit price, else an override table, else the catalog's
+    from sre_marathon_gym.catalog.pricing import Pricing
+
+    own = Pricing(schema_version=1, models=[ModelPrice(name="gpt-4o", input_per_mtok=9, output_per_mtok=9)])
+    url = "http://127.0.0.1:9/v1"
+    assert RAGAgent(model="gpt-4o", base_url=url)._resolve_price(p).input_per_mtok == 2.5
+    assert RAGAgent(model="gpt-4o", base_url=url, pricing=own)._resolve_price(p).input_per_mtok == 9
+    assert RAGAgent(model="gpt-4o", base_url=url, pricing=own, price=(1, 3))._resolve_price(p).output_per_mtok == 3
+    assert RAGAgent(model="llama", base_url=url)._resolve_price(p) is None
 
 
 def test_pricing_file_is_validated_by_the_loader(catalog_copy):
@@ -389,6 +398,16 @@ def test_cli_refuses_an_llm_agent_without_a_model_before_any_run(capsys):
     assert "needs a model: pass --model NAME" in capsys.readouterr().err
     assert main(["evaluate", "--agent", "reakt", "--model", "m", "--base-url", "http://127.0.0.1:9/v1"]) == 2
     assert "did you mean 'react'" in capsys.readouterr().err
+
+
+def test_cli_pricing_override_file_is_validated(tmp_path, capsys):
+    from sre_marathon_gym.cli import main
+
+    bad = tmp_path / "prices.yaml"
+    bad.write_text("schema_version: 1\nmodels:\n  - {name: m, input_per_mtok: 1, output_per_mtok: -2}\n")
+    assert main(["evaluate", "--agent", "rag", "--model", "m", "--base-url", "http://127.0.0.1:9/v1",
+                 "--pricing", str(bad)]) == 2
+    assert f"{bad}: models[0] (m).output_per_mtok" in capsys.readouterr().err
 
 
 def test_missing_openai_extra_names_the_install_command(monkeypatch):
