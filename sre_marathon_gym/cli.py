@@ -182,10 +182,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
     cat = load_catalog(args.catalog)
     agents = [a.strip() for a in args.agents.split(",") if a.strip()]
-    from .agents import make_agent
+    from .agents import is_llm_agent, make_agent
 
+    llm_options = _llm_options(args, cat) if any(is_llm_agent(a) for a in agents) else {}
     for a in agents:
-        make_agent(a)  # unknown names fail here, before any run starts
+        make_agent(a, **(llm_options if is_llm_agent(a) else {}))  # unknown names, missing model/extra fail here
     apps = [a.strip() for a in args.apps.split(",")] if args.apps else None
     for a in apps or []:
         cat.app(a)
@@ -194,14 +195,63 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
         results = evaluate_checkpoint_on_leaderboard(args.checkpoint, out=args.out, catalog=cat)
     else:
-        results = evaluate(agents, apps, extra_seeds=args.seeds, out=args.out, workers=args.workers, catalog=cat)
+        results = evaluate(agents, apps, extra_seeds=args.seeds, out=args.out, workers=args.workers, catalog=cat,
+                           agent_options=llm_options)
     print(leaderboard_table(results, cat))
+    if llm_options:
+        print()
+        print(_llm_accounting(results, llm_options, cat))
     labelled = [(f"{s.agent} / {s.app}", c) for s, c, _ in results if s.mode == "eval"]
     print()
     print(outcome_table(labelled))
     if args.out:
         print(f"\nbundles and figure in {args.out}: {outcome_chart(labelled, Path(args.out) / 'outcomes.png')}")
     return 0
+
+
+def _llm_options(args: argparse.Namespace, cat: Catalog) -> dict:
+    """Options for the LLM agents from --model, --base-url, --pricing, --price (the key stays in the env)."""
+    opts: dict = {"model": args.model, "base_url": args.base_url}
+    if args.pricing:
+        from .catalog.loader import parse_model
+        from .catalog.pricing import Pricing
+
+        opts["pricing"] = parse_model(Path(args.pricing), Pricing)
+    if args.price:
+        opts["price"] = (args.price[0], args.price[1])
+    return opts
+
+
+def _llm_accounting(results: list, options: dict, cat: Catalog) -> str:
+    """Per LLM run: calls, failed calls, timed-out invocations, tokens and cost, read back from the bundle."""
+    from .agents import is_llm_agent
+    from .bundle import load_bundle
+
+    rows, model = [], options.get("model")
+    for spec, card, path in results:
+        if not is_llm_agent(spec.agent):
+            continue
+        bundle = load_bundle(path) if path else None
+        usage = bundle.record.usage if bundle else None
+        model = (bundle.extra.get("agent", {}) if bundle else {}).get("model", model)
+        rows.append([spec.agent, spec.app, spec.seed, card.model_calls,
+                     usage.failed_model_calls if usage else "-",
+                     len(usage.timed_out_invocations) if usage else "-",
+                     card.input_tokens, card.output_tokens, f"{card.cost_usd:.2f}"])
+    pricing = options.get("pricing") or cat.pricing
+    price = options.get("price")
+    if price is None and model:
+        p = pricing.price_for(model)
+        price = (p.input_per_mtok, p.output_per_mtok) if p else None
+    if price is None:
+        note = f"no price for model {model!r} in the pricing table: cost shows 0 (pass --price IN OUT)"
+    else:
+        note = f"priced at ${price[0]:g} / ${price[1]:g} per million input / output tokens"
+        if not options.get("price"):
+            note += f" (pricing table as of {pricing.as_of})"
+    title = f"LLM runs: model {model}; {note}; budget {cat.leaderboard.agent_budget_s} s per invocation"
+    return format_table(["agent", "app", "seed", "calls", "failed calls", "timeouts", "input tokens",
+                         "output tokens", "cost $"], rows, title=title)
 
 
 def cmd_score(args: argparse.Namespace) -> int:
@@ -255,12 +305,19 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(func=cmd_run)
 
     ev = sub.add_parser("evaluate", help="leaderboard mode: agents x apps on the leaderboard seeds")
-    ev.add_argument("--agents", default="noop,random,runbook,oracle", help="comma-separated agent names")
+    ev.add_argument("--agents", "--agent", default="noop,random,runbook,oracle",
+                    help="comma-separated agent names; LLM methods: react, rag, keep")
     ev.add_argument("--apps", help="comma-separated apps (default: all three)")
     ev.add_argument("--seeds", type=int, default=0, help="extra seeds per app for a mean and 95%% interval")
     ev.add_argument("--workers", type=int, help="parallel processes (default: one per core)")
     ev.add_argument("--checkpoint", metavar="PATH", help="evaluate a trained RLlib checkpoint instead of --agents")
     ev.add_argument("--out", metavar="DIR", default="runs/leaderboard", help="bundles and the outcome figure")
+    ev.add_argument("--model", help="LLM agents: model name (default: $SRE_MARATHON_MODEL)")
+    ev.add_argument("--base-url", help="LLM agents: OpenAI-compatible endpoint (default: $OPENAI_BASE_URL; "
+                    "the key is read from $OPENAI_API_KEY)")
+    ev.add_argument("--pricing", metavar="FILE", help="LLM agents: a price table (catalog/pricing.yaml's schema)")
+    ev.add_argument("--price", nargs=2, type=float, metavar=("IN", "OUT"),
+                    help="LLM agents: USD per million input and output tokens (overrides the table)")
     ev.set_defaults(func=cmd_evaluate)
 
     ex = sub.add_parser("export-prometheus", help="backfill a run's metrics into a Prometheus TSDB (and serve it)")

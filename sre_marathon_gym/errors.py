@@ -56,6 +56,15 @@ class AlertEvaluationError(SREMarathonError, ValueError):
     """An evaluation request is invalid (time going backwards) or a rule fails like in Prometheus
     (a join with several partners for one match group)."""
 
+class OptionalDependencyError(SREMarathonError, ImportError):
+    """A feature needs an optional extra that is not installed; the message says what to install."""
+
+class ModelEndpointError(SREMarathonError):
+    """An LLM endpoint gave no usable answer (after retries, or a non-retryable HTTP error)."""
+
+class BudgetExceededError(SREMarathonError):
+    """An LLM agent's invocation ran out of its wall-clock or token budget (recorded, never fatal)."""
+
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:
     """Return "; did you mean 'x'?" for the closest known name, or a short list of known names."""
