@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from .catalog.apps import pod_owner
 from .errors import AlertEvaluationError, AlertRuleError, UnknownNameError
 from .sim.telemetry import MetricStore, bucket_quantile
 
@@ -890,8 +891,7 @@ def _pod_service(pod: str, services: Iterable[str]) -> str:
     known = set(services)
     if head in known:
         return head
-    best = max((s for s in known if pod.startswith(s + "-")), key=len, default="")
-    return best or head
+    return pod_owner(pod, known) or head
 
 
 def store_placement(store: MetricStore, services: Iterable[str]) -> Placement:

@@ -41,6 +41,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from ..catalog.apps import pod_owner
 from ..scoring.run import Usage
 from .base import zero_usage
 
@@ -129,9 +130,9 @@ def workload_of(labels: dict[str, str], services: list[str], entry: str) -> str:
         return f"node/{labels['node']}"
     pod = labels.get("pod")
     if pod:
-        owners = [s for s in services if pod.startswith(s + "-")]
-        if owners:
-            return max(owners, key=len)
+        owner = pod_owner(pod, services)
+        if owner:
+            return owner
     for key in ("deployment", "service", "service_name", "container"):
         if labels.get(key) in services:
             return labels[key]

@@ -11,6 +11,8 @@ import copy
 from datetime import UTC, datetime
 from typing import Any
 
+from ..catalog.apps import pod_owner as owner_by_name
+
 REVISION = "deployment.kubernetes.io/revision"
 CHANGE_CAUSE = "kubernetes.io/change-cause"
 RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
@@ -71,8 +73,7 @@ def pod_owner(pod: dict, services: list[str]) -> str | None:
             if dep in services:
                 return dep
     name = meta(pod).get("name", "")
-    owners = [s for s in services if name.startswith(s + "-")]
-    return max(owners, key=len) if owners else None
+    return owner_by_name(name, services)
 
 
 def pod_status(pod: dict) -> str:

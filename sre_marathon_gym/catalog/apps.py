@@ -11,6 +11,7 @@ Artifacts are the things agents read and faults touch. Every artifact has a stab
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cached_property
 from typing import Literal
 
@@ -103,6 +104,16 @@ class Service(CatalogModel):
         ids += [config_artifact_id(self.name, c) for c in self.config]
         ids += [f"deployment/{self.name}", *(f"deployment/{self.name}:{f}" for f in DEPLOYMENT_FIELDS)]
         return ids
+
+
+def pod_owner(pod: str, services: Iterable[str]) -> str | None:
+    """The service owning a pod named ``<service>-<replicaset hash>-<suffix>``: the longest
+    service name that prefixes it (service names may contain dashes), or None.
+
+    One definition for every place that maps pod labels to services (alert engine, runbook,
+    LLM agents, live backend), so they never disagree.
+    """
+    return max((s for s in services if pod.startswith(s + "-")), key=len, default=None)
 
 
 def config_artifact_id(service: str, entry: ConfigEntry) -> str:

@@ -131,6 +131,18 @@ def test_discrete_encoding_opens_incidents_only_where_alerts_wait() -> None:
     assert all(a.ok for a in env.unwrapped.runner.actions if a.tool == "open_incident")
 
 
+def test_discrete_encoding_verb_subset() -> None:
+    from sre_marathon_gym.envs.actions import VERBS
+
+    env = EncodeActionSlots(make(), verbs=["open_incident", "resolve_incident"])
+    assert {VERBS[v] for v in env.rows[:, 0]} == {"noop", "open_incident", "resolve_incident"}
+    assert len(env.rows) == 1 + len(env.unwrapped.layout.services) + 1
+    obs, _ = env.reset(seed=2)
+    assert obs["action_mask"].shape == (len(env.rows),)
+    with pytest.raises(ValueError, match="unknown verb"):
+        EncodeActionSlots(make(), verbs=["open_incidents"])
+
+
 @pytest.mark.parametrize("encoding", [FlattenActions, EncodeActionSlots])
 def test_flat_observation_is_a_valid_box(encoding) -> None:
     env = FlattenMarathonObservation(encoding(make()))
