@@ -39,6 +39,17 @@ def _seconds(window_s: float) -> str:
     return f"{int(window_s * 1000)}ms"
 
 
+def _range_function(fn: str) -> Any:
+    """A `MetricStore`-style method ``(ids, t, window_s) -> values`` answered by PromQL ``fn(x[w])``."""
+
+    def read(self: PrometheusTelemetry, ids: np.ndarray | Sequence[int], t: float, window_s: float) -> np.ndarray:
+        return self._instant(ids, t, fn + "({name}[" + _seconds(window_s) + "])")
+
+    read.__name__ = fn
+    read.__doc__ = f"PromQL ``{fn}(x[window])`` at simulated time `t`, per series id."
+    return read
+
+
 class PrometheusTelemetry:
     """Read-only metric source over a Prometheus HTTP API (see module docstring).
 
@@ -192,29 +203,14 @@ class PrometheusTelemetry:
     def at(self, ids: np.ndarray | Sequence[int], t: float) -> np.ndarray:
         return self._instant(ids, t, "{name}")
 
-    def rate(self, ids: np.ndarray | Sequence[int], t: float, window_s: float) -> np.ndarray:
-        return self._instant(ids, t, "rate({name}[" + _seconds(window_s) + "])")
-
-    def increase(self, ids: np.ndarray | Sequence[int], t: float, window_s: float) -> np.ndarray:
-        return self._instant(ids, t, "increase({name}[" + _seconds(window_s) + "])")
-
-    def delta(self, ids: np.ndarray | Sequence[int], t: float, window_s: float) -> np.ndarray:
-        return self._instant(ids, t, "delta({name}[" + _seconds(window_s) + "])")
-
-    def avg_over_time(self, ids: np.ndarray | Sequence[int], t: float, window_s: float) -> np.ndarray:
-        return self._instant(ids, t, "avg_over_time({name}[" + _seconds(window_s) + "])")
-
-    def sum_over_time(self, ids: np.ndarray | Sequence[int], t: float, window_s: float) -> np.ndarray:
-        return self._instant(ids, t, "sum_over_time({name}[" + _seconds(window_s) + "])")
-
-    def count_over_time(self, ids: np.ndarray | Sequence[int], t: float, window_s: float) -> np.ndarray:
-        return self._instant(ids, t, "count_over_time({name}[" + _seconds(window_s) + "])")
-
-    def max_over_time(self, ids: np.ndarray | Sequence[int], t: float, window_s: float) -> np.ndarray:
-        return self._instant(ids, t, "max_over_time({name}[" + _seconds(window_s) + "])")
-
-    def min_over_time(self, ids: np.ndarray | Sequence[int], t: float, window_s: float) -> np.ndarray:
-        return self._instant(ids, t, "min_over_time({name}[" + _seconds(window_s) + "])")
+    rate = _range_function("rate")
+    increase = _range_function("increase")
+    delta = _range_function("delta")
+    avg_over_time = _range_function("avg_over_time")
+    sum_over_time = _range_function("sum_over_time")
+    count_over_time = _range_function("count_over_time")
+    max_over_time = _range_function("max_over_time")
+    min_over_time = _range_function("min_over_time")
 
     def range(self, ids: np.ndarray | Sequence[int], start_s: float, end_s: float
               ) -> tuple[np.ndarray, np.ndarray]:
