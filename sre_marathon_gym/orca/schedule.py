@@ -128,6 +128,10 @@ def build_schedule(data: ScheduleFile, days: int = 6) -> OrcaSchedule:
     return OrcaSchedule(days, tuple(events), changes, data.utc_offset_hours, data.epoch_local, dict(data.themes))
 
 
-@lru_cache(maxsize=8)
 def orca_schedule(days: int = 6) -> OrcaSchedule:
+    return _schedule(int(days))
+
+
+@lru_cache(maxsize=8)
+def _schedule(days: int) -> OrcaSchedule:
     return build_schedule(load_schedule_file(), days)

@@ -251,9 +251,13 @@ def generate_tasks(days: int = 6) -> list[OrcaTask]:
     return prune(pool, load_leaderboard().targets) if days == 6 else sorted(pool, key=lambda t: t.task_id)
 
 
-@lru_cache(maxsize=2)
 def orca_tasks(days: int = 6) -> tuple[OrcaTask, ...]:
     """The task list (cached per process)."""
+    return _tasks(int(days))
+
+
+@lru_cache(maxsize=2)
+def _tasks(days: int) -> tuple[OrcaTask, ...]:
     return tuple(generate_tasks(days))
 
 

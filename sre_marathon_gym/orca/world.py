@@ -55,7 +55,11 @@ def simulate(schedule: OrcaSchedule, seed: int = WORLD_SEED, progress: bool = Fa
     return sim
 
 
-@lru_cache(maxsize=1)
 def orca_world(days: int = 6, seed: int = WORLD_SEED) -> Simulator:
-    """The cached run (one per process)."""
+    """The cached run (one per process; the key is normalised so orca_world() is orca_world(6))."""
+    return _world(int(days), int(seed))
+
+
+@lru_cache(maxsize=1)
+def _world(days: int, seed: int) -> Simulator:
     return simulate(orca_schedule(days), seed)
