@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import string
 from typing import Any
 
@@ -52,7 +53,8 @@ class OrcaRcaEnv(gym.Env):
     ## Arguments
     `source_access` (False removes read_source: the telemetry-only ablation), `max_calls` (tool
     budget), `task_ids` (restrict the task pool). `reset(seed=...)` picks a task from the pool;
-    `options={"task_id": ...}` or `{"task_index": i}` picks one explicitly.
+    `options={"task_id": ...}` or `{"task_index": i}` picks one explicitly. `info` names the task by
+    `task_key` (a hash: task ids spell the authored flag).
 
     ## Version History
     - v0: initial release.
@@ -108,14 +110,15 @@ class OrcaRcaEnv(gym.Env):
         self.episode = Episode(task, self.source_access)
         self.left = self.max_calls
         self.done = False
-        return self._obs(), {"task_id": task.task_id, "difficulty": task.difficulty, "tools": list(tool_names(self.source_access))}
+        return self._obs(), {"task_key": task_key(task), "difficulty": task.difficulty,
+                             "tools": list(tool_names(self.source_access))}
 
     def step(self, action: Any) -> tuple[dict, float, bool, bool, dict]:
         if self.episode is None or self.done:
             raise ConfigurationError("call reset() before step() (the episode is over)")
         self.left -= 1
         model, err = parse_orca_call(action, self.source_access) if not _cheap_invalid(action) else (None, _not_json())
-        info: dict[str, Any] = {"task_id": self.episode.task.task_id}
+        info: dict[str, Any] = {"task_key": task_key(self.episode.task)}
         if err is not None:
             info["result"] = err.model_dump()
         elif model.tool == "submit_report":
@@ -133,6 +136,11 @@ class OrcaRcaEnv(gym.Env):
         info.update(score=score.reward, rca_accuracy=score.rca_accuracy, hallucinate=score.hallucinate,
                     mode=score.mode, control_pass=score.control_pass)
         return self._obs(), float(score.reward), not truncated, truncated, info
+
+
+def task_key(task: OrcaTask) -> str:
+    """The task's public name: task ids spell the authored flag, so agents see a hash (ORCA's package names)."""
+    return hashlib.sha256(task.task_id.encode()).hexdigest()[:16]
 
 
 def _cheap_invalid(action: Any) -> bool:

@@ -23,6 +23,7 @@ from .report import SubmitReport
 READ_MODELS = {"query_metrics": QueryMetrics, "search_logs": SearchLogs, "get_traces": GetTraces,
                "get_topology": GetTopology, "read_source": ReadSource}
 FLAGD_FILE = "src/flagd/demo.flagd.json"
+MAX_LOG_WINDOW_S = 86_400  # logs are synthesised per sample: a bound keeps one search under seconds
 
 
 class _CappedSim:
@@ -119,6 +120,8 @@ class OrcaTools:
         start = max(0.0, end - 600.0) if m.start_s is None else m.start_s
         if start > end:
             raise ValueError(f"start_s {start} is after end_s {end} (data ends at {self.horizon_s})")
+        if end - start > MAX_LOG_WINDOW_S:
+            raise ValueError(f"a log search spans at most {MAX_LOG_WINDOW_S} s (24 h); narrow start_s/end_s")
         s = rec.service_index(m.service) if m.service is not None else None
         lines = search_logs_with_ids(rec, s, start, end, m.query, m.level, m.limit)
         return {"count": len(lines), "logs": lines}

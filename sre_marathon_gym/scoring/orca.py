@@ -121,7 +121,7 @@ def judge(task: OrcaTask, report: RcaReport, shows: Shows) -> TaskScore:
         return TaskScore(**base, mode="empty_report", reward=0.0, rca_depth=0.0, rca_accuracy=0, hallucinate=0,
                          control_pass=None, rubrics=rubrics)
     wrong = wrong_claims(task, report)
-    penalty = 1 if wrong else 0
+    penalty = len(wrong)  # minus 1 on every rubric for each materially wrong claim
     rubrics = tuple(score_rubric(c, report, shows, penalty) for c in task.ground_truth)
     depth = float(np.mean([r.score for r in rubrics]))
     return TaskScore(**base, mode="judge", reward=depth / 3.0, rca_depth=depth,

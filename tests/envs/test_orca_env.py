@@ -10,6 +10,7 @@ from gymnasium.utils.env_checker import check_env
 
 import sre_marathon_gym  # noqa: F401  (registers the ids)
 from sre_marathon_gym.envs import ORCA_ENV_IDS
+from sre_marathon_gym.envs.orca import task_key
 from sre_marathon_gym.errors import UnknownNameError
 
 
@@ -29,10 +30,10 @@ def test_registered_and_checker_passes():
 def test_reset_picks_tasks_by_seed_or_option_and_hides_ground_truth(env):
     obs1, info1 = env.reset(seed=7)
     obs2, info2 = env.reset(seed=7)
-    assert info1["task_id"] == info2["task_id"] and obs1["issue"] == obs2["issue"]
+    assert info1["task_key"] == info2["task_key"] and obs1["issue"] == obs2["issue"]
     ctl = next(t for t in env.tasks if t.is_control)
     obs, info = env.reset(options={"task_id": ctl.task_id})
-    assert info["task_id"] == ctl.task_id and env.observation_space.contains(obs)
+    assert info["task_key"] == task_key(ctl) and "task_id" not in info and env.observation_space.contains(obs)
     assert obs["time_s"][0] == ctl.current_s and obs["budget"][0] == 3
     assert "Failure" not in obs["issue"].split("issue was reported")[0]  # no flag names before the complaint
     with pytest.raises(UnknownNameError):

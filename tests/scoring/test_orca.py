@@ -62,6 +62,8 @@ def test_wrong_claim_lowers_every_rubric_and_hallucination():
     report = RcaReport(root_causes=[rc("paymentFailure", 1300, ev=[GOOD]), rc("cartFailure", 3000), rc("adFailure", 10)])
     s = judge(task(), report, shows)
     assert s.wrong_claims == ("flag adFailure",) and [r.score for r in s.rubrics] == [2, 1]
+    two = judge(task(), RcaReport(root_causes=[*report.root_causes, rc(None, 10, service="currency")]), shows)
+    assert len(two.wrong_claims) == 2 and [r.score for r in two.rubrics] == [1, 0]
     h = judge(task(), RcaReport(root_causes=[rc("adFailure", 10)]), shows)
     assert h.hallucinate == 1 and [r.score for r in h.rubrics] == [0, 0]  # 1 (claims an incident) - 1
 
