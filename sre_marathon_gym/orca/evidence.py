@@ -8,11 +8,13 @@ follow the flag's mechanics in the simulator (`FLAG_BEHAVIOUR`), not the real de
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..errors import SREMarathonError
 from ..sim.effects import FLAG_BEHAVIOUR
 from ..sim.logs import FLAG_ADDRESS, FLAG_CALLER_PREFIX, FLAG_ERROR, FLAG_LINES
 from .logsearch import resolve_log
@@ -111,7 +113,7 @@ class EvidenceChecker:
     def _select(self, name: str, matchers: dict) -> np.ndarray:
         try:
             return self.store.select(name, matchers)
-        except Exception:  # an invalid regex or an unknown metric selects nothing
+        except (SREMarathonError, KeyError, ValueError, re.error):  # a bad regex or unknown metric selects nothing
             return np.zeros(0, dtype=np.int64)
 
     def _measure(self, sig: Signal, matchers: dict, t: float, window: float) -> float | None:
@@ -169,7 +171,7 @@ class EvidenceChecker:
             return False
         try:
             tr = get_trace(self.logs, ref.trace_id)
-        except Exception:
+        except (SREMarathonError, KeyError, ValueError):
             return False
         if not (start_s <= tr.start_s <= min(end_s, horizon_s)):
             return False
