@@ -52,6 +52,12 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--injection-minutes", type=int, default=15)
     p.add_argument("--observation-minutes", type=int, default=5)
     p.add_argument("--action-slots", type=int, default=4)
+    p.add_argument("--action-encoding", choices=("discrete", "flat"), default="discrete",
+                   help="discrete: one row per meaningful (verb, service, artifact) per slot, masked (EncodeActionSlots); "
+                        "flat: the factorised MultiDiscrete (FlattenActions)")
+    p.add_argument("--verbs", default="open_incident,set_root_cause,resolve_incident",
+                   help="with --action-encoding discrete: the verbs the policy may use (comma-separated; "
+                        "'all' for every verb)")
     p.add_argument("--lr", type=float, default=3e-4)
     p.add_argument("--entropy-coeff", type=float, default=0.003)
     p.add_argument("--eval-seeds", type=int, default=16, help="held-out seeds (test split)")
@@ -94,7 +100,10 @@ def main() -> None:
     ray.init(address=args.address, include_dashboard=False, log_to_driver=False)
 
     env_config = {"intensity": args.intensity, "injection_minutes": args.injection_minutes,
-                  "observation_minutes": args.observation_minutes, "action_slots": args.action_slots}
+                  "observation_minutes": args.observation_minutes, "action_slots": args.action_slots,
+                  "action_encoding": args.action_encoding, "slots_per_step": args.action_slots}
+    if args.action_encoding == "discrete" and args.verbs != "all":
+        env_config["verbs"] = [v.strip() for v in args.verbs.split(",") if v.strip()]
     steps_per_episode = (args.injection_minutes + args.observation_minutes) * 60 // 120 - 1  # reset runs the first
     batch = args.batch_episodes * steps_per_episode
     config = ppo_config(args.app, env_config, num_env_runners=args.env_runners,

@@ -589,6 +589,22 @@ class AlertEngine:
         return {tuple(sorted(r.series_labels[g].items())): float(val[g])
                 for g in np.flatnonzero(cond).tolist()}
 
+    def firing_as_prometheus(self, t: float) -> list[tuple[dict[str, str], dict[str, str]]]:
+        """(labels, annotations) of every alert firing at evaluation `t`, annotations rendered
+        with the expression's value *at* `t`, as Prometheus (and ``promtool test rules``) shows
+        them; labels include ``alertname``. For checking the engine against real Prometheus."""
+        out = []
+        for r in self.rules:
+            eps = [ep for ep in self._fired if ep.rule is r and ep.fired_at <= t  # type: ignore[operator]
+                   and (ep.ended_at is None or ep.ended_at > t)]
+            if not eps:
+                continue
+            values = self.vector(r.name, t)
+            for ep in eps:
+                value = values[tuple(sorted(r.series_labels[ep.group].items()))]
+                out.append((dict(r.alert_labels[ep.group]), r.annotations_for(ep.group, value)))
+        return out
+
     def _prepare(self, t: float, batches: Iterable[_Batch]) -> dict[_Batch, np.ndarray]:
         """Pick up new series (re-select operands whose metric grew) and query every batch at `t`."""
         n = self.store.series_count

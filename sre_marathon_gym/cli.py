@@ -1,12 +1,13 @@
-"""`sre-marathon` command line: catalog, run, evaluate (leaderboard) and score (offline, from bundles)."""
+"""`sre-marathon` command line: catalog, run, evaluate (leaderboard), score (offline, from bundles) and
+export-prometheus."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from collections import Counter
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 
 from .catalog import APPS, CATEGORIES, Catalog, load_catalog
 from .errors import ConfigurationError, SREMarathonError, UnknownNameError
@@ -81,32 +82,40 @@ def cmd_catalog_show(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    """One episode with a progress bar; prints the score card and writes the sealed bundle."""
+def _run_episode(cat: Catalog, app: str, agent_name: str, mode: str, seed: int | None,
+                 **train: object) -> tuple[object, object]:
+    """Run one episode with a progress bar; returns (env, record)."""
     import gymnasium as gym
     from tqdm import tqdm
 
     from .agents import make_agent
     from .agents.base import run_episode
-    from .bundle import write_bundle
     from .evaluation import ENV_BY_APP
+
+    cat.app(app)
+    agent = make_agent(agent_name)
+    kwargs: dict[str, object] = {"mode": mode, "catalog": cat}
+    if mode == "train":
+        kwargs.update(train)
+    lb_seed = cat.leaderboard.seed_for(app)
+    if mode == "eval" and seed is not None and seed != lb_seed:
+        raise ConfigurationError(f"--mode eval runs the leaderboard seed {lb_seed}; use --mode train for seed {seed}")
+    env = gym.make(ENV_BY_APP[app], **kwargs)
+    steps = env.unwrapped.run_s // env.unwrapped.interval_s - 1
+    with tqdm(total=steps, desc=f"{app} / {agent_name}", unit="invocation") as bar:
+        record = run_episode(env, agent, seed=seed if mode == "train" else None, progress=bar.update)
+    return env, record
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """One episode with a progress bar; prints the score card and writes the sealed bundle."""
+    from .bundle import write_bundle
     from .scoring import score_run
 
     cat = load_catalog(args.catalog)
-    cat.app(args.app)
-    agent = make_agent(args.agent)
-    kwargs = {"mode": args.mode, "catalog": cat}
-    if args.mode == "train":
-        kwargs.update(intensity=args.intensity, injection_minutes=args.injection_minutes,
-                      observation_minutes=args.observation_minutes)
-    env = gym.make(ENV_BY_APP[args.app], **kwargs)
-    seed = args.seed if args.mode == "train" else None
-    if args.mode == "eval" and args.seed is not None and args.seed != cat.leaderboard.seed_for(args.app):
-        raise ConfigurationError(f"--mode eval runs the leaderboard seed {cat.leaderboard.seed_for(args.app)}; "
-                                 f"use --mode train for seed {args.seed}")
-    steps = env.unwrapped.run_s // env.unwrapped.interval_s - 1
-    with tqdm(total=steps, desc=f"{args.app} / {args.agent}", unit="invocation") as bar:
-        record = run_episode(env, agent, seed=seed, progress=bar.update)
+    env, record = _run_episode(cat, args.app, args.agent, args.mode, args.seed, intensity=args.intensity,
+                               injection_minutes=args.injection_minutes,
+                               observation_minutes=args.observation_minutes)
     card = score_run(record, cat.scoring)
     print(card.first_line())
     print(card.as_table().split("\n", 2)[2])
@@ -118,16 +127,66 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export_prometheus(args: argparse.Namespace) -> int:
+    """A run's metrics into a Prometheus TSDB (and optionally served, and checked with promtool)."""
+    from .prometheus import PrometheusServer
+    from .prometheus.export import export_run
+    from .prometheus.rule_tests import run_promtool_tests, write_rule_tests
+
+    cat = load_catalog(args.catalog)
+    if (args.bundle is None) == (args.app is None):
+        raise ConfigurationError("give either a BUNDLE or --app (with optional --seed and --agent)")
+    if args.bundle is not None:
+        from .bundle import load_bundle
+
+        bundle = load_bundle(args.bundle)
+        if bundle.telemetry is None:
+            raise ConfigurationError(f"{args.bundle}: the bundle holds no telemetry")
+        source, app = bundle.telemetry.metric_store(), bundle.record.manifest.app
+    else:
+        lb_seed = cat.leaderboard.seed_for(args.app)
+        mode = "eval" if args.seed in (None, lb_seed) else "train"
+        env, _ = _run_episode(cat, args.app, args.agent, mode, args.seed)
+        source, app = env.unwrapped.sim.store, args.app
+    summary = export_run(source, args.out, origin_s=args.origin, overwrite=args.overwrite)
+    print(f"{summary['series']} series, {summary['samples']} samples -> {summary['openmetrics']}")
+    print(f"backfilled {len(summary['blocks'])} block(s) into {summary['data_dir']} "
+          f"(Prometheus time {summary['start']}..{summary['end']}: simulated t=0 is {summary['origin_s']})")
+    if args.rule_tests:
+        path, stats = write_rule_tests(Path(args.out) / "rule-tests", cat, cat.app(app), source)
+        ok, output = run_promtool_tests(path)
+        print(f"promtool test rules {path}: {'PASS' if ok else 'FAIL'} ({stats['alert_checks']} alert checks at "
+              f"{stats['checked_times']} evaluations; {stats['alerts_fired']} alerts fired, "
+              f"{stats['alerts_resolved']} resolved, {stats['pending_expected']} pending samples)")
+        if not ok:
+            print(output[-5000:])
+            return 1
+    if args.serve:
+        import time
+
+        with PrometheusServer(summary["data_dir"], port=args.port) as prom:
+            print(f"Prometheus (pid {prom.pid}) serving the run at {prom.url}  (Ctrl-C stops it)")
+            print(f"  e.g. {prom.url}/graph?g0.expr=sum%20by%20(service_name)%20(rate(traces_span_metrics_calls_total[2m]))"
+                  f"&g0.range_input=2h&g0.end_input={summary['end']}")
+            try:
+                while prom.process.poll() is None:
+                    time.sleep(1)
+            except KeyboardInterrupt:
+                pass
+    return 0
+
+
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """The leaderboard protocol for the chosen agents on all apps, with the published numbers beside."""
     from .evaluation import evaluate, leaderboard_table, outcome_chart, outcome_table
 
     cat = load_catalog(args.catalog)
     agents = [a.strip() for a in args.agents.split(",") if a.strip()]
-    from .agents import make_agent
+    from .agents import is_llm_agent, make_agent
 
+    llm_options = _llm_options(args, cat) if any(is_llm_agent(a) for a in agents) else {}
     for a in agents:
-        make_agent(a)  # unknown names fail here, before any run starts
+        make_agent(a, **(llm_options if is_llm_agent(a) else {}))  # unknown names, missing model/extra fail here
     apps = [a.strip() for a in args.apps.split(",")] if args.apps else None
     for a in apps or []:
         cat.app(a)
@@ -136,14 +195,63 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
         results = evaluate_checkpoint_on_leaderboard(args.checkpoint, out=args.out, catalog=cat)
     else:
-        results = evaluate(agents, apps, extra_seeds=args.seeds, out=args.out, workers=args.workers, catalog=cat)
+        results = evaluate(agents, apps, extra_seeds=args.seeds, out=args.out, workers=args.workers, catalog=cat,
+                           agent_options=llm_options)
     print(leaderboard_table(results, cat))
+    if llm_options:
+        print()
+        print(_llm_accounting(results, llm_options, cat))
     labelled = [(f"{s.agent} / {s.app}", c) for s, c, _ in results if s.mode == "eval"]
     print()
     print(outcome_table(labelled))
     if args.out:
         print(f"\nbundles and figure in {args.out}: {outcome_chart(labelled, Path(args.out) / 'outcomes.png')}")
     return 0
+
+
+def _llm_options(args: argparse.Namespace, cat: Catalog) -> dict:
+    """Options for the LLM agents from --model, --base-url, --pricing, --price (the key stays in the env)."""
+    opts: dict = {"model": args.model, "base_url": args.base_url}
+    if args.pricing:
+        from .catalog.loader import parse_model
+        from .catalog.pricing import Pricing
+
+        opts["pricing"] = parse_model(Path(args.pricing), Pricing)
+    if args.price:
+        opts["price"] = (args.price[0], args.price[1])
+    return opts
+
+
+def _llm_accounting(results: list, options: dict, cat: Catalog) -> str:
+    """Per LLM run: calls, failed calls, timed-out invocations, tokens and cost, read back from the bundle."""
+    from .agents import is_llm_agent
+    from .bundle import load_bundle
+
+    rows, model = [], options.get("model")
+    for spec, card, path in results:
+        if not is_llm_agent(spec.agent):
+            continue
+        bundle = load_bundle(path) if path else None
+        usage = bundle.record.usage if bundle else None
+        model = (bundle.extra.get("agent", {}) if bundle else {}).get("model", model)
+        rows.append([spec.agent, spec.app, spec.seed, card.model_calls,
+                     usage.failed_model_calls if usage else "-",
+                     len(usage.timed_out_invocations) if usage else "-",
+                     card.input_tokens, card.output_tokens, f"{card.cost_usd:.2f}"])
+    pricing = options.get("pricing") or cat.pricing
+    price = options.get("price")
+    if price is None and model:
+        p = pricing.price_for(model)
+        price = (p.input_per_mtok, p.output_per_mtok) if p else None
+    if price is None:
+        note = f"no price for model {model!r} in the pricing table: cost shows 0 (pass --price IN OUT)"
+    else:
+        note = f"priced at ${price[0]:g} / ${price[1]:g} per million input / output tokens"
+        if not options.get("price"):
+            note += f" (pricing table as of {pricing.as_of})"
+    title = f"LLM runs: model {model}; {note}; budget {cat.leaderboard.agent_budget_s} s per invocation"
+    return format_table(["agent", "app", "seed", "calls", "failed calls", "timeouts", "input tokens",
+                         "output tokens", "cost $"], rows, title=title)
 
 
 def cmd_score(args: argparse.Namespace) -> int:
@@ -197,13 +305,35 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(func=cmd_run)
 
     ev = sub.add_parser("evaluate", help="leaderboard mode: agents x apps on the leaderboard seeds")
-    ev.add_argument("--agents", default="noop,random,runbook,oracle", help="comma-separated agent names")
+    ev.add_argument("--agents", "--agent", default="noop,random,runbook,oracle",
+                    help="comma-separated agent names; LLM methods: react, rag, keep")
     ev.add_argument("--apps", help="comma-separated apps (default: all three)")
     ev.add_argument("--seeds", type=int, default=0, help="extra seeds per app for a mean and 95%% interval")
     ev.add_argument("--workers", type=int, help="parallel processes (default: one per core)")
     ev.add_argument("--checkpoint", metavar="PATH", help="evaluate a trained RLlib checkpoint instead of --agents")
     ev.add_argument("--out", metavar="DIR", default="runs/leaderboard", help="bundles and the outcome figure")
+    ev.add_argument("--model", help="LLM agents: model name (default: $SRE_MARATHON_MODEL)")
+    ev.add_argument("--base-url", help="LLM agents: OpenAI-compatible endpoint (default: $OPENAI_BASE_URL; "
+                    "the key is read from $OPENAI_API_KEY)")
+    ev.add_argument("--pricing", metavar="FILE", help="LLM agents: a price table (catalog/pricing.yaml's schema)")
+    ev.add_argument("--price", nargs=2, type=float, metavar=("IN", "OUT"),
+                    help="LLM agents: USD per million input and output tokens (overrides the table)")
     ev.set_defaults(func=cmd_evaluate)
+
+    ex = sub.add_parser("export-prometheus", help="backfill a run's metrics into a Prometheus TSDB (and serve it)")
+    ex.add_argument("bundle", nargs="?", help="a sealed run bundle (or use --app)")
+    ex.add_argument("--app", choices=APPS, help="simulate this app instead of reading a bundle")
+    ex.add_argument("--seed", type=int, help="with --app: the schedule seed (default: the leaderboard seed)")
+    ex.add_argument("--agent", default="noop", help="with --app: who operates the run (default: noop)")
+    ex.add_argument("--out", metavar="DIR", required=True, help="gets metrics.om, data/ (the TSDB) and prometheus.yml")
+    ex.add_argument("--origin", type=int, default=1_767_225_600,
+                    help="Unix seconds of simulated t=0 (default 1767225600 = 2026-01-01T00:00:00Z)")
+    ex.add_argument("--overwrite", action="store_true", help="replace an existing DIR/data")
+    ex.add_argument("--rule-tests", action="store_true",
+                    help="also generate promtool rule unit tests from the run and run them")
+    ex.add_argument("--serve", action="store_true", help="start prometheus on 127.0.0.1 over the TSDB until Ctrl-C")
+    ex.add_argument("--port", type=int, help="with --serve (default: a free port)")
+    ex.set_defaults(func=cmd_export_prometheus)
 
     sc = sub.add_parser("score", help="verify sealed bundles and recompute every metric offline")
     sc.add_argument("bundles", nargs="+")

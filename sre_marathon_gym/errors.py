@@ -56,6 +56,15 @@ class AlertEvaluationError(SREMarathonError, ValueError):
     """An evaluation request is invalid (time going backwards) or a rule fails like in Prometheus
     (a join with several partners for one match group)."""
 
+class OptionalDependencyError(SREMarathonError, ImportError):
+    """A feature needs an optional extra that is not installed; the message says what to install."""
+
+class ModelEndpointError(SREMarathonError):
+    """An LLM endpoint gave no usable answer (after retries, or a non-retryable HTTP error)."""
+
+class BudgetExceededError(SREMarathonError):
+    """An LLM agent's invocation ran out of its wall-clock or token budget (recorded, never fatal)."""
+
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:
     """Return "; did you mean 'x'?" for the closest known name, or a short list of known names."""
@@ -66,3 +75,21 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
     if 0 < len(known) <= 8:
         return f"; known: {', '.join(known)}"
     return ""
+
+
+class PrometheusError(SREMarathonError):
+    """Exporting to, backfilling or querying a real Prometheus failed (missing binary, bad URL,
+    a query Prometheus rejected); the message says which command or query and why."""
+
+
+class PromQLError(PrometheusError, ValueError):
+    """Prometheus rejected a query as malformed (HTTP 400 / 422): the caller's mistake, not an outage."""
+
+
+class BackendError(SREMarathonError):
+    """A cluster backend refused or failed an operation; `code` is the tool error code it maps to
+    (forbidden | not_found | conflict | unavailable | invalid_arguments)."""
+
+    def __init__(self, code: str, message: str):
+        self.code = code
+        super().__init__(message)

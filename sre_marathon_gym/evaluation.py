@@ -10,8 +10,9 @@ import math
 import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .catalog import APPS, Catalog, load_catalog
 from .scoring import ScoreCard, score_run
@@ -30,6 +31,7 @@ class RunSpec:
     mode: str  # eval: the leaderboard seed; train: the same protocol on another seed
     out: str | None
     catalog: str | None = None
+    agent_options: dict[str, Any] = field(default_factory=dict)  # LLM agents: model, base_url, price...
 
 
 def run_one(spec: RunSpec, progress: Callable[[], None] | None = None) -> tuple[RunSpec, ScoreCard, str | None]:
@@ -42,14 +44,28 @@ def run_one(spec: RunSpec, progress: Callable[[], None] | None = None) -> tuple[
 
     catalog = load_catalog(spec.catalog)
     env = gym.make(ENV_BY_APP[spec.app], mode=spec.mode, catalog=catalog)
-    agent = make_agent(spec.agent)
-    record = run_episode(env, agent, seed=spec.seed if spec.mode == "train" else None, progress=progress)
+    agent = make_agent(spec.agent, **spec.agent_options)
+    extra = getattr(agent, "bundle_extra", dict)
+    name = f"{spec.app}-{spec.agent}-{spec.seed}"
+    try:
+        record = run_episode(env, agent, seed=spec.seed if spec.mode == "train" else None, progress=progress)
+    except BaseException as exc:  # keep the recording of what happened so far, then fail loudly
+        if spec.out and getattr(env.unwrapped, "sim", None) is not None:
+            try:
+                partial = env.unwrapped.record()
+                partial.usage = agent.usage.model_copy()
+                Path(spec.out).mkdir(parents=True, exist_ok=True)
+                write_bundle(Path(spec.out) / f"{name}.incomplete.bundle", partial, store=env.unwrapped.sim.store,
+                             catalog=catalog, extra={**extra(), "incomplete": f"{type(exc).__name__}: {exc}"[:500]})
+            except Exception:  # noqa: BLE001, S110 - the original error is the one to report
+                pass
+        raise
     card = score_run(record, catalog.scoring)
     path = None
     if spec.out:
         Path(spec.out).mkdir(parents=True, exist_ok=True)
-        path = str(write_bundle(Path(spec.out) / f"{spec.app}-{spec.agent}-{spec.seed}.bundle", record,
-                                store=env.unwrapped.sim.store, catalog=catalog))
+        path = str(write_bundle(Path(spec.out) / f"{name}.bundle", record,
+                                store=env.unwrapped.sim.store, catalog=catalog, extra=extra()))
     env.close()
     return spec, card, path
 
@@ -64,17 +80,25 @@ def _run_quiet(spec: RunSpec) -> tuple[RunSpec, ScoreCard, str | None]:
 
 def evaluate(agents: list[str], apps: list[str] | None = None, extra_seeds: int = 0, out: str | None = None,
              workers: int | None = None, catalog: Catalog | None = None,
-             progress: bool = True) -> list[tuple[RunSpec, ScoreCard, str | None]]:
-    """Every agent on every app's leaderboard seed (and `extra_seeds` more seeds), in parallel."""
+             progress: bool = True, agent_options: dict[str, Any] | None = None,
+             ) -> list[tuple[RunSpec, ScoreCard, str | None]]:
+    """Every agent on every app's leaderboard seed (and `extra_seeds` more seeds), in parallel.
+
+    `agent_options` go to the LLM agents (react, rag, keep): model, base_url, api_key, price...
+    """
     from tqdm import tqdm
+
+    from .agents import is_llm_agent
 
     catalog = catalog or load_catalog()
     apps = apps or list(APPS)
     specs = []
     for app in apps:
         for agent in agents:
-            specs.append(RunSpec(app, agent, catalog.leaderboard.seed_for(app), "eval", out, str(catalog.root)))
-            specs += [RunSpec(app, agent, EXTRA_SEED_BASE + k, "train", out, str(catalog.root)) for k in range(extra_seeds)]
+            opts = dict(agent_options or {}) if is_llm_agent(agent) else {}
+            specs.append(RunSpec(app, agent, catalog.leaderboard.seed_for(app), "eval", out, str(catalog.root), opts))
+            specs += [RunSpec(app, agent, EXTRA_SEED_BASE + k, "train", out, str(catalog.root), opts)
+                      for k in range(extra_seeds)]
     workers = workers or min(len(specs), os.cpu_count() or 1)
     results = []
     with tqdm(total=len(specs), desc="leaderboard runs", unit="run", disable=not progress) as bar:

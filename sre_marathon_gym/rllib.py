@@ -129,7 +129,7 @@ def wrap_for_rl(env: gym.Env, config: Mapping[str, Any]) -> gym.Env:
 
     Keys: ``degradation_weight``, ``risk_weight`` (`ShapeMarathonReward`); ``curriculum`` (kwargs of
     `ScheduleCurriculum`); ``action_encoding`` = ``"flat"`` (`FlattenActions`, default) |
-    ``"discrete"`` (`EncodeActionSlots`, with ``slots_per_step``) | ``"none"``; ``flatten_obs``
+    ``"discrete"`` (`EncodeActionSlots`, with ``slots_per_step`` and ``verbs``) | ``"none"``; ``flatten_obs``
     (default True: `FlattenMarathonObservation`, mask kept apart when an encoding added one).
     """
     from .wrappers import (
@@ -148,7 +148,8 @@ def wrap_for_rl(env: gym.Env, config: Mapping[str, Any]) -> gym.Env:
     if encoding == "flat":
         env = FlattenActions(env)
     elif encoding == "discrete":
-        env = EncodeActionSlots(env, slots_per_step=int(config.get("slots_per_step", 1)))
+        env = EncodeActionSlots(env, slots_per_step=int(config.get("slots_per_step", 1)),
+                                verbs=config.get("verbs"))
     elif encoding != "none":
         raise ValueError(f"action_encoding must be 'flat', 'discrete' or 'none', got {encoding!r}")
     if config.get("flatten_obs", True):

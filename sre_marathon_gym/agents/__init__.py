@@ -23,14 +23,24 @@ AGENTS: dict[str, type] = {
     "oracle": OracleAgent,
 }
 LEADERBOARD_AGENTS: tuple[str, ...] = ("noop", "random", "runbook")  # the oracle reads ground truth
+LLM_AGENT_NAMES: tuple[str, ...] = ("react", "rag", "keep")  # agents.llm, built lazily (needs the llm extra)
+
+
+def is_llm_agent(name: str) -> bool:
+    """Whether `name` is an LLM method (it takes model, base_url, api_key, price... options)."""
+    return name in LLM_AGENT_NAMES
 
 
 def make_agent(name: str, **kwargs: Any) -> Agent:
-    """Build a baseline by name (keyword arguments go to its constructor)."""
+    """Build an agent by name (keyword arguments go to its constructor)."""
+    if name in LLM_AGENT_NAMES:
+        from .llm import LLM_AGENTS
+
+        return LLM_AGENTS[name](**kwargs)
     if name not in AGENTS:
-        raise UnknownNameError("agent", name, AGENTS)
+        raise UnknownNameError("agent", name, [*AGENTS, *LLM_AGENT_NAMES])
     return AGENTS[name](**kwargs)
 
 
-__all__ = ["AGENTS", "LEADERBOARD_AGENTS", "RUNBOOK_TABLE", "Agent", "NoopAgent", "OracleAgent", "RandomAgent",
+__all__ = ["AGENTS", "LEADERBOARD_AGENTS", "LLM_AGENT_NAMES", "is_llm_agent", "RUNBOOK_TABLE", "Agent", "NoopAgent", "OracleAgent", "RandomAgent",
            "RunbookAgent", "RunbookRule", "make_agent", "run_episode", "zero_usage"]

@@ -13,6 +13,7 @@ from .apps import App
 from .faults import Fault, FaultFile
 from .loader import parse_model
 from .locate import catalog_dir
+from .pricing import Pricing
 from .settings import Leaderboard, Published, Scoring
 from .validate import cross_check
 
@@ -29,6 +30,7 @@ class Catalog:
     scoring: Scoring
     leaderboard: Leaderboard
     published: Published
+    pricing: Pricing
     _by_id: dict[str, Fault] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -70,6 +72,7 @@ def read_catalog(root: Path, validate: bool = True) -> Catalog:
         "scoring": attempt(lambda: parse_model(root / "scoring.yaml", Scoring)),
         "leaderboard": attempt(lambda: parse_model(root / "leaderboard.yaml", Leaderboard)),
         "published": attempt(lambda: parse_model(root / "published.yaml", Published)),
+        "pricing": attempt(lambda: parse_model(root / "pricing.yaml", Pricing)),
     }
     if problems:
         raise CatalogError(problems)

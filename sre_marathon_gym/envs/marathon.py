@@ -33,7 +33,8 @@ class MarathonEnv(gym.Env):
     ## Action Space
     `MultiDiscrete` of `action_slots` slots, each `(verb, service, artifact, incident, value)`
     (see `envs/actions.py` for the verbs). `info["action_mask"]` holds per-dimension masks for one
-    slot (the same for every slot). LLM agents use `env.unwrapped.call_tool(call)` within an
+    slot (the same for every slot); `info["services_with_ungrouped_alerts"]` (bool per service) says
+    where `open_incident` has firing alerts to group, which a factorised mask cannot express. LLM agents use `env.unwrapped.call_tool(call)` within an
     invocation instead, then `step(None)` (or a noop action) to end it.
 
     ## Observation Space
@@ -53,7 +54,10 @@ class MarathonEnv(gym.Env):
     `app` (online_boutique | astronomy_shop | train_ticket), `mode` ("train" | "eval"; eval fixes
     the leaderboard seed, 60+30 min and 120 s), `intensity` (fault-rate multiplier, train only),
     `injection_minutes`, `observation_minutes`, `interval_s`, `action_slots`, `max_alerts`,
-    `max_incidents`, `catalog` (a `Catalog` or a directory).
+    `max_incidents`, `catalog` (a `Catalog` or a directory), `prometheus_url` (metric reads and
+    the metrics tool's ``promql`` go to this Prometheus instead of the simulator's store: a live
+    cluster's, or one serving this seed's run from `sre-marathon export-prometheus --serve`) and
+    `prometheus_origin_s` (its timestamp of simulated t=0).
 
     ## Version History
     - v0: initial release.
@@ -64,7 +68,8 @@ class MarathonEnv(gym.Env):
     def __init__(self, app: str = "online_boutique", mode: str = "train", intensity: float = 1.0,
                  injection_minutes: int | None = None, observation_minutes: int | None = None,
                  interval_s: int | None = None, action_slots: int = 4, max_alerts: int = 64,
-                 max_incidents: int = 16, catalog: Catalog | str | None = None):
+                 max_incidents: int = 16, catalog: Catalog | str | None = None,
+                 prometheus_url: str | None = None, prometheus_origin_s: int | None = None):
         self.catalog = catalog if isinstance(catalog, Catalog) else load_catalog(catalog)
         self.app = self.catalog.app(app)
         lb = self.catalog.leaderboard
@@ -97,7 +102,14 @@ class MarathonEnv(gym.Env):
         self._actions_seen = 0
         self._init_kwargs = dict(app=app, mode=mode, intensity=intensity, injection_minutes=injection_minutes,
                                  observation_minutes=observation_minutes, interval_s=interval_s,
-                                 action_slots=action_slots, max_alerts=max_alerts, max_incidents=max_incidents)
+                                 action_slots=action_slots, max_alerts=max_alerts, max_incidents=max_incidents,
+                                 prometheus_url=prometheus_url, prometheus_origin_s=prometheus_origin_s)
+        self.metrics_source = None
+        if prometheus_url is not None:
+            from ..prometheus import DEFAULT_ORIGIN_S, PrometheusTelemetry
+
+            origin = DEFAULT_ORIGIN_S if prometheus_origin_s is None else prometheus_origin_s
+            self.metrics_source = PrometheusTelemetry(prometheus_url, origin_s=origin)
         self._journal: list[tuple[str, Any]] = []  # what happened since reset, to rebuild by replay
         self.baseline_values = self._baseline_values()
         from ..bundle import catalog_digest
@@ -124,7 +136,7 @@ class MarathonEnv(gym.Env):
                                                intensity=self.intensity)
         self.sim = Simulator(self.catalog, self.app.app, seed, schedule=self.schedule)
         self.alert_engine = AlertEngine(self.catalog.rules, self.app, self.sim.store)
-        self.runner = ToolRunner(self.sim, self.alert_engine)
+        self.runner = ToolRunner(self.sim, self.alert_engine, metrics=self.metrics_source)
         self.recorder = RunRecorder(self)
         self._actions_seen = 0
         self.reward_fn = MarathonReward(self.catalog.scoring)
@@ -234,8 +246,10 @@ class MarathonEnv(gym.Env):
 
     def _info(self) -> dict:
         view = self._view()
+        ungrouped = np.array([bool(view["ungrouped_alerts"].get(s)) for s in self.layout.services])
         return {"time_s": self.sim.now, "invocation": self.runner.invocation,
-                "action_mask": slot_mask(self.layout, view), "verbs": VERBS}
+                "action_mask": slot_mask(self.layout, view), "verbs": VERBS,
+                "services_with_ungrouped_alerts": ungrouped}
 
     def _baseline_values(self) -> dict[str, str]:
         """The catalog's value of every restorable artifact (what `set_config` restores)."""

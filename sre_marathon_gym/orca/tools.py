@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..backends.sim import SimBackend
 from ..errors import did_you_mean
 from ..sim.simulator import Simulator
 from ..tools.models import GetTopology, GetTraces, QueryMetrics, ReadSource, SearchLogs, ToolResult
@@ -26,15 +27,15 @@ FLAGD_FILE = "src/flagd/demo.flagd.json"
 MAX_LOG_WINDOW_S = 86_400  # logs are synthesised per sample: a bound keeps one search under seconds
 
 
-class _CappedSim:
-    """The recorded simulator seen at `now` (read-only: attribute reads pass through)."""
+class _CappedBackend(SimBackend):
+    """The recorded simulator seen at the horizon: every read window ends there."""
 
     def __init__(self, sim: Simulator, now: float):
-        self._sim = sim
-        self.now = float(now)
+        super().__init__(sim)
+        self._now = float(now)
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._sim, name)
+    def now(self) -> float:
+        return self._now
 
 
 def tool_names(source_access: bool = True) -> tuple[str, ...]:
@@ -85,7 +86,7 @@ class OrcaTools:
         self.sim = sim
         self.horizon_s = float(horizon_s)
         self.source_access = source_access
-        self.runner = ToolRunner(_CappedSim(sim, horizon_s), None)  # type: ignore[arg-type]
+        self.runner = ToolRunner(_CappedBackend(sim, horizon_s), None)
         self.calls = 0
         self.errors = 0
 

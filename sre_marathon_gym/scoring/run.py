@@ -186,6 +186,9 @@ class Usage(RunModel):
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+    failed_model_calls: int = Field(0, ge=0, description="requests that got no usable answer (after retries)")
+    timed_out_invocations: list[int] = Field(
+        default_factory=list, description="invocations ended by the wall-clock budget (LLM evaluation mode)")
 
 
 class RunRecord(RunModel):

@@ -105,6 +105,11 @@ class MetricStore:
             (checked when a new chunk starts, so at least `retention_s` of history stays queryable).
         initial_series_capacity: rows of the first chunk; doubles as series are added.
         lookback_s: instant-vector lookback of ``at()`` (Prometheus default 5 min).
+        prometheus_v2: read like Prometheus 2.42 (Debian's, and its promtool) instead of Prometheus
+            3: ranges include a sample exactly at ``t - window`` (and at ``t - lookback``), and
+            counter extrapolation clamps to the zero point *before* the extrapolation threshold.
+            Only samples on a range boundary and counters near their start are affected, but on a
+            shared 15 s grid that is every evaluation: use True to compare with promtool 2.x.
     """
 
     def __init__(
@@ -115,6 +120,7 @@ class MetricStore:
         retention_s: float | None = None,
         lookback_s: float = LOOKBACK_S,
         initial_series_capacity: int = 64,
+        prometheus_v2: bool = False,
     ):
         if step_s <= 0 or chunk_samples <= 0:
             raise TelemetryError(f"step_s and chunk_samples must be positive, got {step_s}, {chunk_samples}")
@@ -127,6 +133,7 @@ class MetricStore:
         self.chunk_samples = chunk_samples
         self.retention_s = retention_s
         self.lookback_s = float(lookback_s)
+        self.prometheus_v2 = bool(prometheus_v2)
         self._bits_dtype, self._stale_bits = _STALE_BITS[self.dtype]
         self._stale_value = np.array([self._stale_bits], dtype=self._bits_dtype).view(self.dtype)[0]
         # registry
@@ -366,6 +373,12 @@ class MetricStore:
     def _grid_floor(self, t: float) -> int:
         return math.floor(t / self.step_s + _EPS)
 
+    def _range_first(self, range_start: float) -> int:
+        """First sample index inside a range that starts at `range_start` (see `prometheus_v2`)."""
+        if self.prometheus_v2:
+            return math.ceil(range_start / self.step_s - _EPS)
+        return self._grid_floor(range_start) + 1
+
     def range(
         self, ids: np.ndarray | Sequence[int], start_s: float, end_s: float
     ) -> tuple[np.ndarray, np.ndarray]:
@@ -382,12 +395,25 @@ class MetricStore:
         times = np.arange(i0, i1 + 1, dtype=np.float64) * self.step_s
         return times, vals
 
+    def range_with_staleness(self, ids: np.ndarray | Sequence[int], start_s: float, end_s: float
+                             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Like `range`, plus a bool mask [n_ids, n_times] of staleness markers (which `range`
+        shows as NaN), for exporters that can write them (``stale`` in promtool test series)."""
+        ids = self._read_ids(ids).ravel()
+        i0 = max(0, math.ceil(start_s / self.step_s - _EPS))
+        i1 = self._grid_floor(end_s)
+        if i1 < i0:
+            return np.empty(0), np.empty((ids.size, 0)), np.zeros((ids.size, 0), dtype=bool)
+        raw = self._gather(ids, i0, i1, "range_with_staleness()")
+        stale = raw.view(self._bits_dtype) == self._stale_bits
+        return np.arange(i0, i1 + 1, dtype=np.float64) * self.step_s, raw.astype(np.float64), stale
+
     def _window(self, ids: np.ndarray, t: float, window_s: float, what: str) -> tuple[np.ndarray, np.ndarray]:
-        """Samples in the left-open range (t - window_s, t], as (times [m], float64 values [n, m])."""
+        """Samples in the range (t - window_s, t] (closed on the left with `prometheus_v2`), as (times [m], float64 values [n, m])."""
         if window_s <= 0:
             raise TelemetryError(f"{what}: window_s must be positive, got {window_s}")
         i1 = self._grid_floor(t)
-        i0 = max(0, self._grid_floor(t - window_s) + 1)
+        i0 = max(0, self._range_first(t - window_s))
         if i1 < i0:
             return np.empty(0), np.full((ids.size, 0), np.nan)
         vals = self._gather(ids, i0, i1, what).astype(np.float64)
@@ -400,7 +426,7 @@ class MetricStore:
         shape = ids.shape
         flat = ids.ravel()
         i1 = self._grid_floor(t)
-        i0 = max(0, self._grid_floor(t - self.lookback_s) + 1)
+        i0 = max(0, self._range_first(t - self.lookback_s))
         if i1 < i0 or flat.size == 0:
             return np.full(shape, np.nan)
         raw = self._gather(flat, i0, i1, "at()")
@@ -468,11 +494,14 @@ class MetricStore:
             threshold = avg * 1.1
             to_start = ft - (t - window_s)
             to_end = t - lt
-            to_start = np.where(to_start >= threshold, avg / 2, to_start)
+            if not self.prometheus_v2:
+                to_start = np.where(to_start >= threshold, avg / 2, to_start)
             if is_counter:
                 # counters cannot go below zero: do not extrapolate past the zero point
                 to_zero = np.where((result > 0) & (fv >= 0), sampled * (fv / result), to_start)
                 to_start = np.minimum(to_start, to_zero)
+            if self.prometheus_v2:  # 2.x clamps to the zero point first, then applies the threshold
+                to_start = np.where(to_start >= threshold, avg / 2, to_start)
             to_end = np.where(to_end >= threshold, avg / 2, to_end)
             factor = (sampled + to_start + to_end) / sampled
             if is_rate:

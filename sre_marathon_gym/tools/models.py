@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 Kind = Literal["read", "incident", "intervention"]
 
@@ -30,7 +30,10 @@ class QueryMetrics(_Args):
     """Read a metric: raw samples, rate/increase of a counter, or a histogram quantile, grouped by labels."""
 
     tool: Literal["query_metrics"] = "query_metrics"
-    metric: str = Field(description="series name, e.g. traces_span_metrics_calls_total")
+    metric: str | None = Field(None, description="series name, e.g. traces_span_metrics_calls_total")
+    promql: str | None = Field(None, max_length=2000, description=(
+        "a PromQL expression evaluated as a range query instead of metric/function/matchers "
+        "(only when the environment reads metrics from a Prometheus server)"))
     matchers: dict[str, str] = Field(default_factory=dict, description='label -> value; prefix "~" for a regex, "!" for not-equal')
     function: Literal["raw", "rate", "increase", "p50", "p95", "p99"] = "raw"
     window_s: int = Field(120, ge=15, le=3600, description="range window for rate/increase/quantiles")
@@ -38,6 +41,13 @@ class QueryMetrics(_Args):
     start_s: float | None = Field(None, ge=0)
     end_s: float | None = Field(None, ge=0)
     step_s: int = Field(60, ge=15, le=3600)
+
+
+    @model_validator(mode="after")
+    def _metric_or_promql(self) -> QueryMetrics:
+        if (self.metric is None) == (self.promql is None):
+            raise ValueError("give exactly one of `metric` or `promql`")
+        return self
 
 
 class SearchLogs(_Args):

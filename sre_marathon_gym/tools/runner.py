@@ -1,18 +1,20 @@
 """Executes tool calls against a backend: validation, policy, the call itself, and the record.
 
 `ToolRunner.call` never raises for anything the agent sends: malformed calls, unknown names,
-forbidden operations and failed guards all come back as `ToolResult` errors and are recorded.
+forbidden operations, failed guards and backend failures (a live cluster's 403, 409 or timeout)
+all come back as `ToolResult` errors and are recorded. Everything cluster-specific goes through a
+`Backend` (`backends/`); a `Simulator` passed in is wrapped in the default `SimBackend`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..errors import SREMarathonError, did_you_mean
+from ..backends.base import Backend
+from ..errors import BackendError, PrometheusError, SREMarathonError, did_you_mean
 from ..sim.simulator import Simulator
 from ..sim.telemetry import bucket_quantile
 from .models import TOOL_KIND, ToolResult, parse_call
@@ -38,9 +40,20 @@ class ActionRecord:
 
 
 class ToolRunner:
-    def __init__(self, sim: Simulator, alert_engine: Any):
-        self.sim = sim
+    """Runs tool calls for one episode. `metrics` is where metric reads go: the backend's source
+    (the simulator's store) by default, or any object with its read interface (e.g.
+    `PrometheusTelemetry`, which also answers raw PromQL)."""
+
+    def __init__(self, sim: Simulator | Backend, alert_engine: Any, metrics: Any = None):
+        if isinstance(sim, Simulator):
+            from ..backends.sim import SimBackend
+
+            self.sim: Simulator | None = sim
+            self.backend: Backend = SimBackend(sim)
+        else:
+            self.sim, self.backend = None, sim
         self.alerts = alert_engine
+        self._metrics = metrics
         self.incidents = IncidentStore()
         self.workspace = Workspace()
         self.actions: list[ActionRecord] = []
@@ -67,6 +80,11 @@ class ToolRunner:
         try:
             data = getattr(self, f"_{name}")(model)
             result = ToolResult(ok=True, tool=name, data=data)
+        except BackendError as exc:  # a live cluster refused or failed: its code is the tool error code
+            result = ToolResult.fail(name, exc.code, str(exc))
+        except PrometheusError as exc:  # a malformed query is the agent's mistake; anything else an outage
+            result = ToolResult.fail(name, "invalid_arguments" if isinstance(exc, ValueError) else "unavailable",
+                                     str(exc))
         except SREMarathonError as exc:
             code = "not_found" if "unknown" in str(exc) or "no " in str(exc) else "conflict"
             result = ToolResult.fail(name, code, str(exc))
@@ -77,14 +95,14 @@ class ToolRunner:
 
     def _record(self, tool: str, kind: str, args: dict, result: ToolResult, verdict: str, model: Any = None,
                 targets: list[str] | None = None) -> None:
-        rec = ActionRecord(self.sim.now, self.invocation, tool, kind, args, result.ok, verdict,
+        rec = ActionRecord(self.backend.now(), self.invocation, tool, kind, args, result.ok, verdict,
                            result.error.message if result.error else "")
         if kind == "intervention" and model is not None:
             rec.incident_id = getattr(model, "incident_id", None)
             rec.targets = targets if targets is not None else sorted(self._targets(model))
             inc = self.incidents.incidents.get(rec.incident_id or "")
             if inc is not None:
-                scope = incident_scope(inc, self._alerts_by_id(), self.sim.app, self._pod_service())
+                scope = incident_scope(inc, self._alerts_by_id(), self.backend.app, self._pod_service())
                 rec.in_scope = bool(rec.targets) and set(rec.targets) <= scope
             else:
                 rec.in_scope = False
@@ -92,25 +110,30 @@ class ToolRunner:
 
     def _targets(self, model: Any) -> set[str]:
         if model.tool == "cluster_op":
-            cl = self.sim.cluster
-            if model.operation in ("cordon", "uncordon", "drain"):  # the node itself, and what runs on it
-                return {model.target} | {p.service for p in cl.pods.values() if p.node == model.target}
-            if model.operation == "failover":
-                return {model.target, self.sim.app.entry_point}
-            if model.operation == "delete_network_policy":
-                pol = cl.network_policies.get(model.target)
-                return {pol.source} if pol else set()
+            be = self.backend
+            try:
+                if model.operation in ("cordon", "uncordon", "drain"):  # the node itself, and what runs on it
+                    return {model.target} | be.services_on_node(model.target)
+                if model.operation == "failover":
+                    return {model.target, be.app.entry_point}
+                if model.operation == "delete_network_policy":
+                    src = be.policy_source(model.target)
+                    return {src} if src else set()
+            except BackendError:  # a live cluster that cannot be read now: the target alone
+                return {model.target}
             return set()
         return {model.service}
 
     # ------------------------------------------------------------ helpers
     def _service(self, name: str | None) -> str | None:
-        if name is not None and name not in self.sim.cluster.deployments:
-            raise KeyError(f"unknown service {name!r}{did_you_mean(name, self.sim.cluster.deployments)}")
+        if name is not None:
+            known = self.backend.service_names()
+            if name not in known:
+                raise KeyError(f"unknown service {name!r}{did_you_mean(name, known)}")
         return name
 
     def _window(self, start: float | None, end: float | None, default_s: float = 900.0) -> tuple[float, float]:
-        now = self.sim.now
+        now = self.backend.now()
         end = now if end is None else min(end, now)
         start = max(0.0, end - default_s) if start is None else start
         if start > end:
@@ -118,7 +141,10 @@ class ToolRunner:
         return start, end
 
     def _pod_service(self) -> dict[str, str]:
-        return {p.name: p.service for p in self.sim.cluster.pods.values()}
+        try:
+            return self.backend.pod_services()
+        except BackendError:  # a live cluster that cannot list pods: scope from alert labels alone
+            return {}
 
     def _alerts_by_id(self) -> dict[str, Any]:
         return {a.id: a for a in self.alerts.history()}
@@ -139,12 +165,22 @@ class ToolRunner:
             if m.state == "resolved" and a.resolved_at is None:
                 continue
             out.append(self._alert_view(a))
-        return {"now": self.sim.now, "count": len(out), "alerts": out[-m.limit:]}
+        return {"now": self.backend.now(), "count": len(out), "alerts": out[-m.limit:]}
+
+    @property
+    def metrics(self) -> Any:
+        """The metric source reads go to (the backend's unless one was given)."""
+        return self.backend.metrics if self._metrics is None else self._metrics
 
     def _query_metrics(self, m: Any) -> dict:
-        store = self.sim.store
+        store = self.metrics
         if store is None:
+            if self.sim is None:
+                raise BackendError("unavailable", "no metrics source configured for this backend")
             raise ValueError("telemetry is disabled in this environment")
+        start, end = self._window(m.start_s, m.end_s, 900.0)
+        if m.promql is not None:
+            return self._promql(store, m, start, end)
         names = store.names()
         base = m.metric
         if m.function in ("p50", "p95", "p99"):
@@ -156,7 +192,6 @@ class ToolRunner:
         matchers: dict[str, Any] = {}
         for k, v in m.matchers.items():
             matchers[k] = ("=~", v[1:]) if v.startswith("~") else ("!=", v[1:]) if v.startswith("!") else v
-        start, end = self._window(m.start_s, m.end_s, 900.0)
         times = np.arange(start - start % 15 + (15 if start % 15 else 0), end + 1e-9, m.step_s)
         if m.function in ("p50", "p95", "p99"):
             return self._quantile(base, matchers, m, times)
@@ -164,27 +199,38 @@ class ToolRunner:
         if len(ids) == 0:
             return {"metric": m.metric, "series": []}
         groups: dict[tuple, list[int]] = {}
-        for sid in ids:
+        for pos, sid in enumerate(ids.tolist()):
             lab = store.labels(int(sid))
             key = tuple((g, lab.get(g, "")) for g in m.group_by) if m.group_by else tuple(sorted(lab.items()))
-            groups.setdefault(key, []).append(int(sid))
+            groups.setdefault(key, []).append(pos)
+        kept = list(groups.items())[:100]
+        # one read per time over every selected series (one query per time for a Prometheus source)
+        read = {"raw": lambda t: store.at(ids, t), "rate": lambda t: store.rate(ids, t, m.window_s),
+                "increase": lambda t: store.increase(ids, t, m.window_s)}[m.function]
+        columns = [np.asarray(read(float(t)), dtype=np.float64) for t in times]
         series = []
-        for key, members in list(groups.items())[:100]:
+        for key, members in kept:
             vals = []
-            for t in times:
-                if m.function == "raw":
-                    v = store.at(members, float(t))
-                elif m.function == "rate":
-                    v = store.rate(members, float(t), m.window_s)
-                else:
-                    v = store.increase(members, float(t), m.window_s)
+            for col in columns:
+                v = col[members]
                 v = v[~np.isnan(v)]
                 vals.append(round(float(v.sum()), 6) if len(v) else None)
             series.append({"labels": dict(key), "values": [[float(t), v] for t, v in zip(times, vals)]})
         return {"metric": m.metric, "function": m.function, "series": series}
 
+    @staticmethod
+    def _promql(store: Any, m: Any, start: float, end: float) -> dict:
+        if not hasattr(store, "query_range"):
+            raise ValueError("`promql` needs a Prometheus metrics source (this environment reads the "
+                             "simulator's store): use metric/function/matchers/group_by instead")
+        rows = store.query_range(m.promql, start, end, m.step_s)
+        series = [{"labels": labels, "values": [[float(t), None if np.isnan(v) else round(float(v), 6)]
+                                                for t, v in zip(times, vals)]}
+                  for labels, times, vals in rows[:100]]
+        return {"promql": m.promql, "series": series}
+
     def _quantile(self, base: str, matchers: dict, m: Any, times: np.ndarray) -> dict:
-        store = self.sim.store
+        store = self.metrics
         q = {"p50": 0.5, "p95": 0.95, "p99": 0.99}[m.function]
         ids = store.select(base + "_bucket", matchers)
         groups: dict[tuple, dict[str, list[int]]] = {}
@@ -204,28 +250,19 @@ class ToolRunner:
         return {"metric": base, "function": m.function, "unit": "same as buckets", "series": series}
 
     def _search_logs(self, m: Any) -> dict:
-        from ..sim.logs import search_logs
-
-        if self.sim.logctx is None:
-            raise ValueError("logs are disabled in this environment")
         start, end = self._window(m.start_s, m.end_s, 600.0)
-        recs = search_logs(self.sim.logctx, self.sim.app, self._service(m.service), start, end, m.query, m.level, m.limit)
-        return {"count": len(recs), "logs": [dataclasses.asdict(r) for r in recs]}
+        recs = self.backend.search_logs(self._service(m.service), start, end, m.query, m.level, m.limit)
+        return {"count": len(recs), "logs": recs}
 
     def _get_traces(self, m: Any) -> dict:
-        from ..sim.traces import find_traces, get_trace
-
-        if self.sim.logctx is None:
-            raise ValueError("traces are disabled in this environment")
         if m.trace_id:
-            return {"traces": [dataclasses.asdict(get_trace(self.sim.logctx, m.trace_id))]}
+            return {"traces": self.backend.traces(m.trace_id, None, 0.0, 0.0, None, None, 1)}
         start, end = self._window(m.start_s, m.end_s, 600.0)
-        found = find_traces(self.sim.logctx, self.sim.app, start, end, self._service(m.service), m.min_duration_ms,
-                            m.status, m.limit)
-        return {"traces": [dataclasses.asdict(t) for t in found]}
+        return {"traces": self.backend.traces(None, self._service(m.service), start, end, m.min_duration_ms,
+                                              m.status, m.limit)}
 
     def _get_topology(self, m: Any) -> dict:
-        app = self.sim.app
+        app = self.backend.app
         return {
             "app": app.display_name, "namespace": app.namespace, "entry_point": app.entry_point,
             "zones": {z.name: z.nodes for z in app.zones}, "cross_zone_latency_ms": app.cross_zone_latency_ms,
@@ -236,72 +273,18 @@ class ToolRunner:
         }
 
     def _get_k8s_state(self, m: Any) -> dict:
-        cl = self.sim.cluster
-        svc = self._service(m.service)
-        if m.resource == "pods":
-            rows = [{"name": p.name, "status": cl.pod_status(p), "ready": f"{int(p.ready)}/1", "restarts": p.restarts,
-                     "node": p.node, "zone": p.zone, "revision": p.revision,
-                     "age_s": round(self.sim.now - p.created_s), "last_terminated_reason": p.last_terminated_reason}
-                    for p in sorted(cl.pods.values(), key=lambda p: p.name) if svc is None or p.service == svc]
-        elif m.resource == "deployments":
-            rows = []
-            for name, dep in sorted(cl.deployments.items()):
-                if svc is not None and name != svc:
-                    continue
-                pods = cl.pods_of(name)
-                desired = sum(n for _, n in dep.spec.replicas)
-                rows.append({"name": name, "ready": f"{sum(p.ready for p in pods)}/{desired}",
-                             "up_to_date": sum(p.revision == dep.current.number for p in pods),
-                             "revision": dep.current.number, "image": dep.spec.image,
-                             "history": [{"revision": r.number, "time_s": r.time_s, "cause": r.cause} for r in dep.revisions[-10:]]})
-        elif m.resource == "events":
-            rows = [dataclasses.asdict(e) for e in cl.events if svc is None or svc in e.object][-m.limit:]
-        elif m.resource == "nodes":
-            rows = [{"name": n.name, "zone": n.zone, "status": "Ready" if n.ready else "NotReady",
-                     "schedulable": not n.unschedulable} for n in cl.nodes.values()]
-        elif m.resource == "networkpolicies":
-            rows = [{"name": p.name, "pod_selector": p.source, "denies_egress_to": p.target} for p in cl.network_policies.values()]
-        else:  # configmaps (secrets never get here: the policy refuses them)
-            rows = [{"name": k, "data": dict(v)} for k, v in cl.configmaps.items()]
+        rows = self.backend.k8s_state(m.resource, self._service(m.service), m.limit)
         return {"resource": m.resource, "items": rows[: m.limit]}
 
     def _get_deploy_history(self, m: Any) -> dict:
-        svc = self._service(m.service)
-        rows = []
-        for r in self.sim.pipeline.visible(self.sim.now):
-            if (svc is None or r.service == svc) and (m.since_s is None or r.submitted_s >= m.since_s):
-                stages = {k: v for k, v in r.stages.items() if v <= self.sim.now}
-                rows.append({"id": r.id, "service": r.service, "kind": r.kind, "message": r.message, "diff": r.diff,
-                             "author": r.author, "submitted_s": r.submitted_s, "stages": stages,
-                             "revision": r.revision, "status": r.status if stages else "queued"})
+        rows = self.backend.deploy_history(self._service(m.service), m.since_s)
         return {"count": len(rows), "changes": rows[-m.limit:]}
 
     def _read_source(self, m: Any) -> dict:
-        svc = self._service(m.service)
-        spec = self.sim.cluster.deployments[svc].spec
-        files = {f.path: f for f in self.sim.app.service(svc).sources}
-        deployed = dict(spec.code)
-        if m.path is None:
-            return {"service": svc, "files": [{"path": p, "revision": deployed.get(p)} for p in files]}
-        if m.path not in files:
-            raise KeyError(f"{svc} has no source file {m.path!r}{did_you_mean(m.path, files)}")
-        f = files[m.path]
-        changes = [r for r in self.sim.pipeline.visible(self.sim.now)
-                   if r.kind == "code" and r.service == svc and r.artifact.startswith(f"{svc}:{m.path}@") and r.status == "deployed"]
-        return {"service": svc, "path": m.path, "deployed_revision": deployed.get(m.path), "base_revision": f.revision,
-                "text": f.excerpt, "changes_since_base": [{"message": r.message, "diff": r.diff, "revision": r.artifact.rsplit("@", 1)[1]}
-                                                          for r in changes]}
+        return self.backend.source(self._service(m.service), m.path)
 
     def _read_config(self, m: Any) -> dict:
-        svc = self._service(m.service)
-        dep = self.sim.cluster.deployments[svc]
-        s = self.sim.app.service(svc)
-        cms = {c.configmap for c in s.config if c.source == "configmap" and c.configmap}
-        return {"service": svc, "revision": dep.current.number, "image": dep.spec.image,
-                "env": dict(dep.spec.env), "configmaps": {cm: dict(self.sim.cluster.configmaps.get(cm, {})) for cm in cms},
-                "resources": {"limits": {"cpu": f"{dep.spec.cpu_limit_m}m" if dep.spec.cpu_limit_m else None,
-                                         "memory": f"{dep.spec.mem_limit_mi}Mi" if dep.spec.mem_limit_mi else None}},
-                "replicas": dict(dep.spec.replicas), "readiness_probe_path": dep.spec.readiness_path}
+        return self.backend.service_config(self._service(m.service))
 
     def _workspace(self, m: Any) -> dict:
         ws = self.workspace
@@ -334,35 +317,35 @@ class ToolRunner:
 
     def _open_incident(self, m: Any) -> dict:
         self._check_alerts(m.alert_ids)
-        return self.incidents.open(self.sim.now, m.alert_ids, m.title).view()
+        return self.incidents.open(self.backend.now(), m.alert_ids, m.title).view()
 
     def _set_root_cause(self, m: Any) -> dict:
         inc = self._incident(m.incident_id)
         for s in m.services:
             self._service(s)
-        self.incidents.set_root_cause(self.sim.now, inc, m.services, m.artifact, m.summary)
+        self.incidents.set_root_cause(self.backend.now(), inc, m.services, m.artifact, m.summary)
         return inc.view()
 
     def _update_incident(self, m: Any) -> dict:
         inc = self._incident(m.incident_id)
         self._check_alerts(m.add_alert_ids)
-        self.incidents.update(self.sim.now, inc, m.add_alert_ids, m.remove_alert_ids, m.note)
+        self.incidents.update(self.backend.now(), inc, m.add_alert_ids, m.remove_alert_ids, m.note)
         return inc.view()
 
     def _resolve_incident(self, m: Any) -> dict:
         inc = self._incident(m.incident_id)
-        self.incidents.resolve(self.sim.now, inc, m.note)
+        self.incidents.resolve(self.backend.now(), inc, m.note)
         return inc.view()
 
     # ------------------------------------------------------------ interventions
     def _rollback(self, m: Any) -> dict:
-        return self.sim.act.rollback(m.service, m.revision)
+        return self.backend.rollback(m.service, m.revision)
 
     def _restart(self, m: Any) -> dict:
-        return self.sim.act.restart(m.service)
+        return self.backend.restart(m.service)
 
     def _scale(self, m: Any) -> dict:
-        return self.sim.act.scale(m.service, m.replicas)
+        return self.backend.scale(m.service, m.replicas)
 
     def _set_config(self, m: Any) -> dict:
         if m.key in ("resources.limits.cpu", "resources.limits.memory"):
@@ -371,25 +354,25 @@ class ToolRunner:
             resource = m.key.rsplit(".", 1)[1]
             qty = parse_quantity(m.value, resource)
             if resource == "cpu":
-                return self.sim.act.set_resources(m.service, cpu_limit_m=qty)
-            return self.sim.act.set_resources(m.service, mem_limit_mi=qty)
-        return self.sim.act.set_config(m.service, m.key, m.value)
+                return self.backend.set_resources(m.service, cpu_limit_m=qty)
+            return self.backend.set_resources(m.service, mem_limit_mi=qty)
+        return self.backend.set_config(m.service, m.key, m.value)
 
     def _patch_source(self, m: Any) -> dict:
-        return self.sim.act.patch_source(m.service, m.path, m.revision)
+        return self.backend.patch_source(m.service, m.path, m.revision)
 
     def _cluster_op(self, m: Any) -> dict:
-        act = self.sim.act
+        be = self.backend
         if m.operation == "failover":
-            return act.failover(m.target)
+            return be.failover(m.target)
         if m.operation == "cordon":
-            return act.cordon(m.target)
+            return be.cordon(m.target)
         if m.operation == "uncordon":
-            return act.uncordon(m.target)
+            return be.uncordon(m.target)
         if m.operation == "drain":
-            return act.drain(m.target)
+            return be.drain(m.target)
         if m.operation == "delete_network_policy":
-            return act.delete_network_policy(m.target.removeprefix("networkpolicy/"))
+            return be.delete_network_policy(m.target.removeprefix("networkpolicy/"))
         raise ValueError(f"unsupported operation {m.operation}")
 
 

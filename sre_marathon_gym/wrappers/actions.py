@@ -8,6 +8,7 @@ a masked policy can read it when it computes logits; these wrappers do exactly t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -89,9 +90,13 @@ class EncodeActionSlots(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     Verbs that cite an incident use the NEWEST open incident (the one an agent usually just
     opened). ``obs["action_mask"]`` has one 0/1 entry per row (tiled per chosen slot): a row is
-    allowed when the env's per-dimension masks allow each of its fields. Unused env slots are noop.
+    allowed when the env's per-dimension masks allow each of its fields, and an ``open_incident``
+    row only when its service has firing alerts no open incident holds yet. Unused env slots are noop.
     ``self.rows`` is the table (an ``(n, 5)`` int array of env slot values, incident filled at
-    decode time) and ``self.describe(i)`` names a row.
+    decode time) and ``self.describe(i)`` names a row. ``verbs`` keeps only those verbs' rows (plus
+    noop): a smaller action set for an easier curriculum stage (e.g. triage only:
+    ``("open_incident", "resolve_incident", "rollback", "restart")``), at the cost of the score's
+    stages the dropped verbs earn.
 
     Example:
         >>> import gymnasium as gym, sre_marathon_gym
@@ -105,12 +110,17 @@ class EncodeActionSlots(gym.Wrapper, gym.utils.RecordConstructorArgs):
         >>> _ = env.step(0)
     """
 
-    def __init__(self, env: gym.Env, slots_per_step: int = 1):
-        gym.utils.RecordConstructorArgs.__init__(self, slots_per_step=slots_per_step)
+    def __init__(self, env: gym.Env, slots_per_step: int = 1, verbs: Sequence[str] | None = None):
+        gym.utils.RecordConstructorArgs.__init__(self, slots_per_step=slots_per_step,
+                                                 verbs=None if verbs is None else list(verbs))
         gym.Wrapper.__init__(self, env)
         base = env.unwrapped
         if slots_per_step < 1 or slots_per_step > base.action_slots:
             raise ValueError(f"slots_per_step must be in [1, {base.action_slots}] (the env's action_slots)")
+        if verbs is not None:
+            unknown = sorted(set(verbs) - set(VERBS))
+            if unknown:
+                raise ValueError(f"unknown verb(s) {unknown}; choose from {list(VERBS)}")
         self.k = slots_per_step
         lay = base.layout
         rows: list[tuple[int, int, int, int, int]] = [(0, 0, 0, 0, 0)]
@@ -129,6 +139,9 @@ class EncodeActionSlots(gym.Wrapper, gym.utils.RecordConstructorArgs):
             rows += [(v("failover"), 0, 0, 0, z) for z in range(len(lay.zones))]
         rows += [(v("uncordon"), 0, 0, 0, n) for n in range(len(lay.nodes))]
         rows += [(v("delete_network_policy"), 0, 0, 0, p) for p in range(lay.max_policies)]
+        if verbs is not None:  # noop stays: a step must always have an allowed row
+            keep = {v(x) for x in verbs} | {v("noop")}
+            rows = [r for r in rows if r[0] in keep]
         self.rows = np.array(rows, dtype=np.int64)
         self._nvec = np.asarray(base.layout.nvec())
         self._offsets = np.concatenate([[0], np.cumsum(self._nvec)[:-1]])
@@ -152,16 +165,20 @@ class EncodeActionSlots(gym.Wrapper, gym.utils.RecordConstructorArgs):
             return f"{name} {lay.services[s]} {lay.artifact(s, a)}"
         return f"{name} {lay.services[s]}"
 
-    def _row_mask(self, slot_mask: np.ndarray) -> np.ndarray:
+    def _row_mask(self, slot_mask: np.ndarray, ungrouped: np.ndarray | None = None) -> np.ndarray:
         m = np.asarray(slot_mask, dtype=bool)
         ok = np.ones(len(self.rows), dtype=bool)
         for d in (0, 1, 2, 4):  # incident is chosen at decode time (newest open)
             ok &= m[self._offsets[d] + self.rows[:, d]]
+        if ungrouped is not None:  # open_incident only where that service has alerts to group
+            opening = self.rows[:, 0] == VERBS.index("open_incident")
+            ok[opening] &= np.asarray(ungrouped, dtype=bool)[self.rows[opening, 1]]
         return ok
 
     def _obs(self, obs: dict, info: dict) -> dict:
         self._last_mask = np.asarray(info["action_mask"], dtype=bool)
-        return {**obs, "action_mask": np.tile(self._row_mask(self._last_mask).astype(np.float32), self.k)}
+        rows = self._row_mask(self._last_mask, info.get("services_with_ungrouped_alerts"))
+        return {**obs, "action_mask": np.tile(rows.astype(np.float32), self.k)}
 
     def reset(self, **kwargs: Any) -> tuple[dict, dict]:
         obs, info = self.env.reset(**kwargs)

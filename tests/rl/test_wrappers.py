@@ -107,6 +107,30 @@ def test_encode_action_slots_rows_respect_mask_and_decode() -> None:
     run_random(env, seed=4)
 
 
+def test_discrete_encoding_opens_incidents_only_where_alerts_wait() -> None:
+    """An open_incident row is allowed exactly for the services with firing, ungrouped alerts,
+    and taking every allowed one groups them all (the mask tells a policy where to look)."""
+    from sre_marathon_gym.envs.actions import VERBS
+
+    env = EncodeActionSlots(make(action_slots=4), slots_per_step=4)
+    obs, info = env.reset(seed=4)
+    n = len(env.rows)
+    opening = np.flatnonzero(env.rows[:, 0] == VERBS.index("open_incident"))
+    for _ in range(8):
+        waiting = info["services_with_ungrouped_alerts"]
+        mask = obs["action_mask"][:n] > 0
+        assert np.array_equal(mask[opening], waiting[env.rows[opening, 1]])
+        if waiting.any():
+            break
+        obs, _, _, _, info = env.step([0, 0, 0, 0])
+    assert waiting.any(), "the schedule raised no alert in 16 minutes"
+    rows = [int(i) for i in opening if mask[i]][:4]
+    before = len(env.unwrapped.runner.incidents.incidents)
+    obs, _, _, _, info = env.step(rows + [0] * (4 - len(rows)))
+    assert len(env.unwrapped.runner.incidents.incidents) == before + len(rows)
+    assert all(a.ok for a in env.unwrapped.runner.actions if a.tool == "open_incident")
+
+
 @pytest.mark.parametrize("encoding", [FlattenActions, EncodeActionSlots])
 def test_flat_observation_is_a_valid_box(encoding) -> None:
     env = FlattenMarathonObservation(encoding(make()))

@@ -1,0 +1,107 @@
+"""What every LLM method shares: configuration, the client, the budget, and failure handling.
+
+Why one base: the protocol's guarantees must hold for every method alike. An invocation that
+runs out of its wall-clock budget ends and is recorded in `usage.timed_out_invocations`; an
+endpoint that stays down costs the invocation, never the run (the episode, and so its recording,
+always continues). The subclass only writes `act(env, deadline)`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+
+from ...catalog.pricing import ModelPrice, Pricing
+from ...errors import BudgetExceededError, ModelEndpointError
+from ...scoring.run import Usage
+from ..base import zero_usage
+from .budget import Clock, Deadline
+from .client import ChatClient, require_openai
+from .config import LLMConfig, resolve_config
+
+
+class LLMAgent:
+    """Base of the ReAct, RAG and Keep-agent adapters (one `invoke` = one invocation)."""
+
+    name = "llm"
+
+    def __init__(self, model: str | None = None, base_url: str | None = None, api_key: str | None = None, *,
+                 budget_s: float | None = None, price: ModelPrice | tuple[float, float] | None = None,
+                 pricing: Pricing | None = None, clock: Clock = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep, **options: Any):
+        require_openai()  # fail at construction (before any run starts), with the install hint
+        self.config: LLMConfig = resolve_config(model, base_url, api_key, **options)
+        self.budget_s = budget_s
+        self._price_arg = price
+        self._pricing_arg = pricing
+        self.price: ModelPrice | None = None
+        self._clock, self._sleep = clock, sleep
+        self.usage: Usage = zero_usage()
+        self.client: ChatClient | None = None
+        self.log: list[str] = []  # one line per notable event (timeouts, endpoint failures), for the bundle
+        self._invocations = 0
+
+    # ------------------------------------------------------------ Agent protocol
+    def reset(self, env: gym.Env, seed: int | None) -> None:
+        u = env.unwrapped
+        if self.budget_s is None:
+            self.budget_s = float(u.catalog.leaderboard.agent_budget_s)
+        self.price = self._resolve_price(u.catalog.pricing)
+        self.usage = zero_usage()
+        self.log = []
+        self._invocations = 0
+        if self.client is not None:
+            self.client.close()
+        self.client = ChatClient(self.config, self.usage, self.price, sleep=self._sleep)
+        self.reset_state(env)
+
+    def invoke(self, env: gym.Env, obs: Any, info: dict) -> None:
+        """Run `act` under the budget; a timeout or a dead endpoint ends the invocation, not the run."""
+        assert self.client is not None, "call reset() first"
+        self.client.usage = self.usage
+        invocation = int(info.get("invocation", self._invocations))
+        self._invocations += 1
+        deadline = Deadline(float(self.budget_s or 0), self._clock)
+        try:
+            self.act(env.unwrapped, deadline, invocation)
+        except BudgetExceededError as exc:
+            self.usage.timed_out_invocations.append(invocation)
+            self.log.append(f"invocation {invocation}: timeout: {exc}")
+        except ModelEndpointError as exc:
+            self.log.append(f"invocation {invocation}: model endpoint failed: {exc}")
+
+    # ------------------------------------------------------------ for subclasses
+    def reset_state(self, env: gym.Env) -> None:
+        """Forget per-episode memory (default: none)."""
+
+    def act(self, env: Any, deadline: Deadline, invocation: int) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # ------------------------------------------------------------ reporting
+    def bundle_extra(self) -> dict:
+        """What the bundle's manifest records about this agent (never the API key)."""
+        return {"agent": {"method": self.name, **self.config.public(), "budget_s": self.budget_s,
+                          "price_per_mtok": None if self.price is None else
+                          {"input": self.price.input_per_mtok, "output": self.price.output_per_mtok},
+                          "timed_out_invocations": list(self.usage.timed_out_invocations),
+                          "failed_model_calls": self.usage.failed_model_calls,
+                          "log": self.log[-200:]}}
+
+    def _resolve_price(self, catalog_pricing: Pricing) -> ModelPrice | None:
+        p = self._price_arg
+        if isinstance(p, ModelPrice):
+            return p
+        if p is not None:
+            return ModelPrice(name=self.config.model, input_per_mtok=float(p[0]), output_per_mtok=float(p[1]))
+        return (self._pricing_arg or catalog_pricing).price_for(self.config.model)
+
+    def __getstate__(self) -> dict:  # the HTTP client does not pickle; it is rebuilt at reset
+        state = dict(self.__dict__)
+        state["client"] = None
+        return state
+
+
+__all__ = ["LLMAgent"]

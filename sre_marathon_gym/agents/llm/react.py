@@ -1,0 +1,71 @@
+"""ReAct (SRE-Marathon App. G): a fresh function-calling conversation every invocation.
+
+As the paper describes it: each invocation starts a new conversation that holds only the
+cumulative alert history and the incidents opened so far; the model chooses its own tool calls
+(the benchmark's tools, as OpenAI function specs); the invocation stops when the model stops
+calling tools, after `max_steps` model turns (10), or once the conversation has spent
+`max_tokens` tokens (150k), whichever comes first, and always within the wall-clock budget.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...tools.models import openai_tools
+from .base import LLMAgent
+from .budget import Deadline
+from .calls import run_function_call
+from .context import alert_history, context_view, incident_lines, instructions
+
+MAX_STEPS = 10
+MAX_TOKENS = 150_000
+
+REACT_GUIDE = """\
+Use the tools: investigate what you need (metrics, logs, traces, deploy history, configuration, \
+source), report incidents (open_incident, set_root_cause, update_incident, resolve_incident) and act. \
+Tool errors come back as results; fix the call and continue. When you have nothing more to do in \
+this invocation, answer without calling a tool.\
+"""
+
+
+class ReActAgent(LLMAgent):
+    """Function calling over the shared tools; no memory beyond alerts and incidents."""
+
+    name = "react"
+
+    def __init__(self, *args: Any, max_steps: int = MAX_STEPS, max_tokens: int = MAX_TOKENS, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.max_steps, self.max_tokens = max_steps, max_tokens
+        self._tools = openai_tools()
+        self.stops: list[str] = []  # why each invocation ended: no_tool_calls | max_steps | max_tokens
+
+    def reset_state(self, env: Any) -> None:
+        self.stops = []
+
+    def act(self, env: Any, deadline: Deadline, invocation: int) -> None:
+        call = env.call_tool
+        now, alerts, incidents = context_view(call)
+        messages: list[dict] = [
+            {"role": "system", "content": instructions(env.app.display_name, env.interval_s, now) + "\n\n" + REACT_GUIDE},
+            {"role": "user", "content": f"Cumulative alert history (t={now:g} s):\n{alert_history(alerts, now)}\n\n"
+                                        f"Incidents you reported so far:\n{incident_lines(incidents)}"},
+        ]
+        spent = 0
+        for _step in range(self.max_steps):
+            reply = self.client.chat(messages, deadline, tools=self._tools)  # type: ignore[union-attr]
+            spent += reply.input_tokens + reply.output_tokens
+            if not reply.tool_calls:
+                self.stops.append("no_tool_calls")
+                return
+            messages.append(reply.assistant_message())
+            for req in reply.tool_calls:
+                deadline.check("tool call")
+                _result, text = run_function_call(call, req)
+                messages.append({"role": "tool", "tool_call_id": req.id, "content": text})
+            if spent >= self.max_tokens:
+                self.stops.append("max_tokens")
+                return
+        self.stops.append("max_steps")
+
+
+__all__ = ["MAX_STEPS", "MAX_TOKENS", "ReActAgent"]

@@ -1,0 +1,298 @@
+"""LiveMarathonEnv: the SRE-Marathon protocol against any `Backend`, in the backend's own time.
+
+Why a separate env: `MarathonEnv` drives the embedded simulator tick by tick and reads its
+internals for observations, recording and reward. A live cluster cannot be stepped or replayed;
+it runs in wall time. This env keeps what an agent sees identical (the same tools through
+`call_tool`, the same alert rules, the same action slots and observation space) so agent code runs
+unchanged, while time passes through the backend's clock and faults are injected and reverted
+through the backend at their scheduled times.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from ..catalog import Catalog, load_catalog
+from ..errors import ConfigurationError, SREMarathonError
+from ..tools.models import ToolResult
+from ..tools.policy import alert_services
+from ..tools.runner import ToolRunner
+from .actions import VERBS, ActionLayout, decode_slot, slot_mask
+from .observation import INCIDENT_FEATURES, SERVICE_FEATURES, observation_space
+
+
+@dataclass
+class FaultLogEntry:
+    """Ground truth of one scheduled event on the live cluster (never shown to the agent)."""
+
+    time_s: float
+    fault_id: str
+    kind: str  # inject | revert
+    status: str  # ok | skipped | error
+    message: str = ""
+
+
+class _NoAlerts:
+    """Alert source when no metric source is configured: nothing ever fires."""
+
+    def evaluate_until(self, t: float) -> list:
+        return []
+
+    def history(self, until: float | None = None) -> list:
+        return []
+
+
+class LiveMarathonEnv(gym.Env):
+    """
+    ## Description
+    The SRE-Marathon loop on a `Backend` that keeps its own time (a live Kubernetes cluster
+    through `KubernetesBackend`). Each step is one agent invocation: the agent's actions run
+    now, then the env waits `interval_s` seconds on the backend's clock, injecting and reverting
+    the schedule's faults at their times (mechanisms the backend cannot inject are skipped and
+    logged in `fault_log`) and evaluating the catalog's alert rules on the backend's metrics.
+
+    ## Action Space
+    Same as `MarathonEnv`: `MultiDiscrete` action slots; LLM-style agents use
+    `env.unwrapped.call_tool(call)` and `step(None)`.
+
+    ## Observation Space
+    Same `Dict` as `MarathonEnv`. Per-service features a cluster API shows (ready ratio, pods not
+    running, restarts, rollouts) are filled in; traffic features (request rate, errors, latency,
+    throttling) are 0 because they need the metric source's query language, not the cluster API.
+
+    ## Rewards
+    0: the Marathon-Score needs probe results the live backend does not compute; score a live
+    run offline from its recorded actions and alerts.
+
+    ## Episode End
+    Terminates when `run_s` seconds have passed on the backend's clock.
+
+    ## Arguments
+    `backend` (a `Backend` with `clock`, `start()` and `t0`, e.g. `KubernetesBackend`),
+    `catalog`, `schedule` (a `FaultSchedule` or None), `interval_s`, `run_s`, `alert_engine`
+    (defaults to the catalog's rules over `backend.metrics`), `action_slots`, `max_alerts`,
+    `max_incidents`.
+
+    ## Version History
+    - v0: initial release.
+    """
+
+    metadata: ClassVar[dict] = {"render_modes": []}
+
+    def __init__(self, backend: Any, catalog: Catalog | str | None = None, *, schedule: Any = None,
+                 interval_s: int = 120, run_s: int | None = None, alert_engine: Any = None,
+                 action_slots: int = 4, max_alerts: int = 64, max_incidents: int = 16):
+        self.catalog = catalog if isinstance(catalog, Catalog) else load_catalog(catalog)
+        self.backend = backend
+        self.app = backend.app
+        if interval_s < 15:
+            raise ConfigurationError(f"interval_s must be at least 15, got {interval_s}")
+        self.interval_s = interval_s
+        self.schedule = schedule
+        self.run_s = run_s if run_s is not None else (schedule.run_s if schedule is not None else 5400)
+        self.injection_s = schedule.injection_s if schedule is not None else self.run_s
+        self._alert_engine_arg = alert_engine
+        self.max_alerts, self.max_incidents, self.action_slots = max_alerts, max_incidents, action_slots
+        self.layout = ActionLayout.for_app(self.app, max_incidents)
+        self.service_index = {s: i for i, s in enumerate(self.layout.services)}
+        rules = [r for r in self.catalog.rules.rules if r.applies_to(self.app.app)]
+        self.rule_index = {r.name: i + 1 for i, r in enumerate(rules)}
+        self.observation_space = observation_space(len(self.layout.services), len(rules), max_alerts, max_incidents)
+        self.action_space = spaces.MultiDiscrete(np.tile(self.layout.nvec(), (action_slots, 1)))
+        self.runner: ToolRunner | None = None
+        self.fault_log: list[FaultLogEntry] = []
+        self._handles: dict[str, Any] = {}
+
+    # ------------------------------------------------------------ gymnasium API
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        from ..alerts import AlertEngine
+
+        self._revert_outstanding()  # a previous episode's faults must not leak into this one
+        self.backend.start()
+        if self._alert_engine_arg is not None:
+            self.alert_engine = self._alert_engine_arg
+        elif self.backend.metrics is not None:
+            self.alert_engine = AlertEngine(self.catalog.rules, self.app, self.backend.metrics)
+        else:
+            self.alert_engine = _NoAlerts()
+        self.runner = ToolRunner(self.backend, self.alert_engine)
+        self.fault_log = []
+        self._events = list(self.schedule.events()) if self.schedule is not None else []
+        self._event_pos = 0
+        self._restarts_seen = self._restarts()
+        self._advance(self.interval_s)
+        return self._observe(), self._info()
+
+    def step(self, action: Any):
+        if self.runner is None:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        if self.backend.now() >= self.run_s:
+            raise gym.error.ResetNeeded("the episode is over; call reset()")
+        results = []
+        if action is not None:
+            arr = np.asarray(action, dtype=np.int64).reshape(-1)
+            if arr.size != self.action_slots * 5 or not self.action_space.contains(arr.reshape(self.action_slots, 5)):
+                results.append(ToolResult.fail("action", "invalid_arguments", f"action must be in {self.action_space}"))
+            else:
+                for slot in arr.reshape(self.action_slots, 5):
+                    call = decode_slot(self.layout, slot, self._view())
+                    if call is not None:
+                        results.append(self.runner.call(call))
+        self.runner.invocation += 1
+        self._advance(min(self.backend.now() + self.interval_s, self.run_s))
+        terminated = self.backend.now() >= self.run_s
+        info = self._info()
+        info["tool_results"] = [r.model_dump() for r in results]
+        return self._observe(), 0.0, terminated, False, info
+
+    def call_tool(self, call: Any) -> ToolResult:
+        """Interactive mode: run one tool call now (within the current invocation)."""
+        if self.runner is None:
+            return ToolResult.fail(str(call.get("tool", "?")) if isinstance(call, dict) else "?", "unavailable",
+                                   "call reset() before using tools")
+        return self.runner.call(call)
+
+    def close(self) -> None:
+        """Revert every fault this env injected and has not reverted yet (the cluster outlives the env)."""
+        self._revert_outstanding()
+        super().close()
+
+    # ------------------------------------------------------------ time and faults
+    def _revert_outstanding(self) -> None:
+        for fid, handle in list(self._handles.items()):
+            try:
+                self.backend.revert(handle)
+                self.fault_log.append(FaultLogEntry(self.backend.now(), fid, "revert", "ok", "episode ended"))
+            except SREMarathonError as exc:
+                self.fault_log.append(FaultLogEntry(self.backend.now(), fid, "revert", "error", str(exc)))
+        self._handles = {}
+
+    def _advance(self, t: float) -> None:
+        """Wait on the backend's clock until `t`, running schedule events on time, then evaluate alerts."""
+        clock = self.backend.clock
+        while True:
+            self._run_events()
+            now = self.backend.now()
+            if now >= t - 1e-9:
+                break
+            nxt = self._events[self._event_pos].time_s if self._event_pos < len(self._events) else t
+            clock.sleep(max(min(nxt, t) - now, 0.0) or min(1.0, t - now))
+        self.alert_engine.evaluate_until(self.backend.now())
+
+    def _run_events(self) -> None:
+        while self._event_pos < len(self._events) and self._events[self._event_pos].time_s <= self.backend.now() + 1e-9:
+            ev = self._events[self._event_pos]
+            self._event_pos += 1
+            if ev.kind == "benign":
+                continue  # benign commits need the build pipeline; a live cluster has its own history
+            fid = ev.item.fault_id
+            now = self.backend.now()
+            try:
+                if ev.kind == "inject":
+                    fault = self.catalog.fault(fid)
+                    if not self.backend.supports(fault):
+                        self.fault_log.append(FaultLogEntry(now, fid, "inject", "skipped", f"{fault.mechanism} needs a build"))
+                        continue
+                    self._handles[fid] = self.backend.inject(fault)
+                elif fid in self._handles:
+                    self.backend.revert(self._handles.pop(fid))
+                else:
+                    continue
+                self.fault_log.append(FaultLogEntry(now, fid, ev.kind, "ok"))
+            except SREMarathonError as exc:  # a failed injection must not end the run
+                self.fault_log.append(FaultLogEntry(now, fid, ev.kind, "error", str(exc)))
+
+    # ------------------------------------------------------------ observation
+    def _restarts(self) -> dict[str, int]:
+        try:
+            return {r["name"]: int(r["restarts"]) for r in self.backend.k8s_state("pods", None, 10_000)}
+        except SREMarathonError:
+            return {}
+
+    def _view(self) -> dict:
+        runner = self.runner
+        assert runner is not None
+        open_ids = [i for i, inc in runner.incidents.incidents.items() if inc.resolved_s is None][-self.max_incidents:]
+        grouped = {a for i in open_ids for a in runner.incidents.incidents[i].alert_ids}
+        try:
+            pod_service = self.backend.pod_services()
+            policies = sorted(r["name"] for r in self.backend.k8s_state("networkpolicies", None, 10_000))
+        except SREMarathonError:
+            pod_service, policies = {}, []
+        ungrouped: dict[str, list[str]] = {}
+        for a in self.alert_engine.history():
+            if a.resolved_at is None and a.id not in grouped:
+                for s in alert_services(dict(a.labels), self.app, pod_service):
+                    ungrouped.setdefault(s, []).append(a.id)
+        return {"incident_ids": open_ids, "ungrouped_alerts": ungrouped, "baseline_values": self._baseline_values(),
+                "policies": policies}
+
+    def _baseline_values(self) -> dict[str, str]:
+        from .marathon import MarathonEnv
+
+        return MarathonEnv._baseline_values(self)  # type: ignore[arg-type]  # reads only self.app
+
+    def _info(self) -> dict:
+        assert self.runner is not None
+        return {"time_s": self.backend.now(), "invocation": self.runner.invocation,
+                "action_mask": slot_mask(self.layout, self._view()), "verbs": VERBS}
+
+    def _observe(self) -> dict[str, np.ndarray]:
+        runner = self.runner
+        assert runner is not None
+        S, A, I = len(self.layout.services), self.max_alerts, self.max_incidents
+        now = self.backend.now()
+        try:
+            pod_service = self.backend.pod_services()
+            deployments = self.backend.k8s_state("deployments", None, 10_000)
+            pods = self.backend.k8s_state("pods", None, 10_000)
+        except SREMarathonError:
+            pod_service, deployments, pods = {}, [], []
+        grouped = {a for inc in runner.incidents.incidents.values() if inc.resolved_s is None for a in inc.alert_ids}
+        obs = {"alert_rule": np.zeros(A, np.int64), "alert_service": np.zeros(A, np.int64),
+               "alert_state": np.zeros(A, np.int64), "alert_age_min": np.zeros(A, np.float32),
+               "alert_in_incident": np.zeros(A, np.int8)}
+        for k, a in enumerate(self.alert_engine.history()[-A:]):
+            obs["alert_rule"][k] = self.rule_index.get(a.rule, 0)
+            svcs = sorted(alert_services(dict(a.labels), self.app, pod_service))
+            obs["alert_service"][k] = self.service_index[svcs[0]] + 1 if svcs else 0
+            obs["alert_state"][k] = 1 if a.resolved_at is None else 2
+            obs["alert_age_min"][k] = min(max((now - a.fired_at) / 60.0, 0.0), 1e4)
+            obs["alert_in_incident"][k] = a.id in grouped
+        feats = np.zeros((S, len(SERVICE_FEATURES)), np.float32)
+        col = {f: i for i, f in enumerate(SERVICE_FEATURES)}
+        feats[:, col["ready_ratio"]] = 1.0
+        for d in deployments:
+            i = self.service_index.get(d["name"])
+            if i is None:
+                continue
+            ready, _, desired = d["ready"].partition("/")
+            feats[i, col["ready_ratio"]] = int(ready) / int(desired) if int(desired or 0) > 0 else 1.0
+            feats[i, col["deploys"]] = sum(1 for h in d["history"] if h["time_s"] is not None
+                                           and h["time_s"] > now - self.interval_s)
+        seen = self._restarts_seen
+        for p in pods:
+            i = self.service_index.get(pod_service.get(p["name"], ""))
+            if i is None:
+                continue
+            feats[i, col["restarts"]] += max(p["restarts"] - seen.get(p["name"], 0), 0)
+            if p["status"] not in ("Running", "Terminating"):
+                feats[i, col["not_running_pods"]] += 1
+        self._restarts_seen = {p["name"]: p["restarts"] for p in pods}
+        obs["services"] = feats
+        incidents = np.zeros((I, len(INCIDENT_FEATURES)), np.float32)
+        for k, inc in enumerate(list(runner.incidents.incidents.values())[-I:]):
+            incidents[k] = (inc.resolved_s is None, len(inc.alert_ids), inc.artifact is not None,
+                            max((now - inc.opened_s) / 60.0, 0.0), inc.resolved_s is not None)
+        obs["incidents"] = incidents
+        obs["time"] = np.array([min(now / self.run_s, 1.0), float(now >= self.injection_s)], np.float32)
+        return obs
+
+
+__all__ = ["FaultLogEntry", "LiveMarathonEnv"]

@@ -1,0 +1,314 @@
+"""The live Kubernetes backend against a local API stub, through the real `kubernetes` client.
+
+Done-when of issue 10: the unchanged Runbook agent repairs a bad image tag on the live backend and
+revert restores the original object; requests outside the namespace or to forbidden resources are
+refused before they are sent; 409/403/timeouts become structured tool errors and never end an
+episode.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("kubernetes")
+
+from live_harness import make_live
+
+from sre_marathon_gym.agents.runbook import RunbookAgent
+from sre_marathon_gym.backends.base import Backend
+from sre_marathon_gym.backends.kube_api import SMP
+from sre_marathon_gym.envs.live import LiveMarathonEnv
+from sre_marathon_gym.errors import BackendError
+from sre_marathon_gym.orchestrator import FaultSchedule, ScheduledFault
+from sre_marathon_gym.tools.runner import ToolRunner
+
+
+@pytest.fixture
+def ob(catalog):
+    live = make_live(catalog.app("online_boutique"))
+    yield live
+    live.stub.stop()
+
+
+def _schedule(fault, start_s: int, end_s: int, injection_s: int = 600, observation_s: int = 300) -> FaultSchedule:
+    sf = ScheduledFault(fault.id, fault.app, fault.target, fault.mechanism, fault.category, fault.artifact, start_s, end_s)
+    return FaultSchedule(fault.app, 0, injection_s, observation_s, (sf,))
+
+
+def _run(env: LiveMarathonEnv, agent: RunbookAgent) -> int:
+    obs, info = env.reset()
+    agent.reset(env, None)
+    steps, done = 0, False
+    while not done:
+        agent.invoke(env, obs, info)
+        obs, _, done, _, info = env.step(None)
+        steps += 1
+    return steps
+
+
+def _tool(live, call: dict):
+    return ToolRunner(live.backend, _NoAlerts()).call(call)
+
+
+class _NoAlerts:
+    def history(self, until=None):
+        return []
+
+
+# ---------------------------------------------------------------- done-when 1
+def test_runbook_rolls_back_bad_image_on_live_backend_and_revert_restores(ob, catalog):
+    fault = catalog.fault("ob-deployment-001")  # emailservice: unpullable image tag
+    original = ob.stub.obj("deployments", "emailservice")
+    assert isinstance(ob.backend, Backend)
+    env = LiveMarathonEnv(ob.backend, catalog, schedule=_schedule(fault, 30, 780), interval_s=120)
+    checks: dict = {}
+    agent = RunbookAgent()
+    orig_invoke = agent.invoke
+
+    def invoke(e, obs, info):  # watch the cluster between invocations, not the agent
+        orig_invoke(e, obs, info)
+        dep = ob.stub.obj("deployments", "emailservice")
+        image = dep["spec"]["template"]["spec"]["containers"][0]["image"]
+        checks.setdefault("images", []).append((ob.backend.now(), image))
+
+    agent.invoke = invoke  # type: ignore[method-assign]
+    steps = _run(env, agent)
+    assert steps == 7  # invocations at 120, 240, ..., 840 s; the run ends at 900 s
+    rollbacks = [a for a in env.runner.actions if a.tool == "rollback"]
+    assert [(a.args["service"], a.ok, a.verdict) for a in rollbacks] == [("emailservice", True, "ok")]
+    assert rollbacks[0].in_scope is True
+    opened = [a for a in env.runner.actions if a.tool == "open_incident" and a.ok]
+    assert opened, "the ImagePullBackOff alert should have fired and been grouped"
+    # the rollback happened while the fault was live: the good image came back before the revert time
+    fixed = [t for t, img in checks["images"] if img == original["spec"]["template"]["spec"]["containers"][0]["image"]
+             and t < 780]
+    bad = [t for t, img in checks["images"] if img == fault.params["image"]]
+    assert fixed and (not bad or min(fixed) > min(bad))
+    # revert ran on schedule and the deployment's spec is exactly the original one
+    assert [(e.fault_id, e.kind, e.status) for e in env.fault_log] == [
+        ("ob-deployment-001", "inject", "ok"), ("ob-deployment-001", "revert", "ok")]
+    final = ob.stub.obj("deployments", "emailservice")
+    assert final["spec"] == original["spec"]
+    # the history shows the rollout and the undo, through ReplicaSet revisions
+    causes = [h["cause"] for h in ob.backend.k8s_state("deployments", "emailservice", 10)[0]["history"]]
+    assert any(c.startswith("kubectl set image") for c in causes) and "rollout undo to revision 1" in causes
+    # no request ever left the namespace or touched secrets
+    assert not [r for r in ob.stub.requests if "secrets" in r["path"] or "kube-system" in r["path"]]
+
+
+FAULTS = ["ob-deployment-001", "ob-config-019", "ob-config-001", "ob-deployment-014", "ob-resource-001",
+          "ob-resource-008", "ob-network-015"]
+
+
+@pytest.mark.parametrize("fault_id", FAULTS)
+def test_inject_then_revert_restores_the_exact_prior_object(ob, catalog, fault_id):
+    fault = catalog.fault(fault_id)
+    target = fault.artifact.split(":")[0].split("/")[-1] if fault.mechanism.startswith("config_") else fault.target
+    before = ob.stub.obj("deployments", target)
+    handle = ob.backend.inject(fault)
+    if fault.mechanism == "network_partition":
+        pol = ob.stub.obj("networkpolicies", f"deny-{fault.target}-to-{fault.params['downstream']}")
+        assert pol["spec"]["podSelector"]["matchLabels"] == {"app": fault.target}
+        assert ob.backend.policy_source(pol["metadata"]["name"]) == fault.target
+    else:
+        assert ob.stub.obj("deployments", target)["spec"] != before["spec"]
+    ob.backend.revert(handle)
+    after = ob.stub.obj("deployments", target)
+    assert after["spec"] == before["spec"]
+    assert after["metadata"]["annotations"].get("kubernetes.io/change-cause") == \
+        before["metadata"]["annotations"].get("kubernetes.io/change-cause")
+    assert not any(k[0] == "networkpolicies" for k in ob.stub.objects)
+
+
+def test_flagd_flag_fault_and_revert_restore_configmap_data(catalog):
+    live = make_live(catalog.app("astronomy_shop"))
+    try:
+        before = live.stub.obj("configmaps", "flagd-config")
+        fault = catalog.fault("as-code-001")
+        handle = live.backend.inject(fault)
+        doc = json.loads(live.stub.obj("configmaps", "flagd-config")["data"]["demo.flagd.json"])
+        assert doc["flags"]["productCatalogFailure"]["defaultVariant"] == "on"
+        assert live.backend.service_config("flagd")["configmaps"]["flagd-config"]["productCatalogFailure"] == "on"
+        live.backend.revert(handle)
+        assert live.stub.obj("configmaps", "flagd-config")["data"] == before["data"]
+        # the agent's path: set_config on flagd goes to the same ConfigMap
+        r = _tool(live, {"tool": "set_config", "incident_id": "x", "service": "flagd", "key": "productCatalogFailure",
+                         "value": "on"})
+        assert r.error is not None and r.error.code == "guard_failed"  # guarded like on the simulator
+        live.backend.set_config("flagd", "productCatalogFailure", "on")
+        doc = json.loads(live.stub.obj("configmaps", "flagd-config")["data"]["demo.flagd.json"])
+        assert doc["flags"]["productCatalogFailure"]["defaultVariant"] == "on"
+    finally:
+        live.stub.stop()
+
+
+def test_revert_leaves_an_object_the_agent_already_repaired(ob, catalog):
+    fault = catalog.fault("ob-deployment-001")
+    handle = ob.backend.inject(fault)
+    ob.backend.rollback("emailservice", None)
+    rv = ob.stub.obj("deployments", "emailservice")["metadata"]["resourceVersion"]
+    n = len(ob.stub.requests)
+    ob.backend.revert(handle)
+    assert ob.stub.obj("deployments", "emailservice")["metadata"]["resourceVersion"] == rv
+    assert all(r["method"] == "GET" for r in ob.stub.requests[n:])
+
+
+def test_interventions_reach_the_cluster(ob):
+    be = ob.backend
+    be.scale("cartservice", 3)
+    assert ob.stub.obj("deployments", "cartservice")["spec"]["replicas"] == 3
+    assert len(be.k8s_state("pods", "cartservice", 100)) == 3
+    be.restart("cartservice")
+    tpl = ob.stub.obj("deployments", "cartservice")["spec"]["template"]
+    assert "kubectl.kubernetes.io/restartedAt" in tpl["metadata"]["annotations"]
+    be.set_config("checkoutservice", "CARTSERVICE_ADDR", "cartservice:7070")
+    env = ob.stub.obj("deployments", "checkoutservice")["spec"]["template"]["spec"]["containers"][0]["env"]
+    assert {"name": "CARTSERVICE_ADDR", "value": "cartservice:7070"} in env
+    be.set_resources("emailservice", cpu_limit_m=300)
+    c = ob.stub.obj("deployments", "emailservice")["spec"]["template"]["spec"]["containers"][0]
+    assert c["resources"]["limits"]["cpu"] == "300m"
+    be.cordon("node-a1")
+    assert ob.stub.obj("nodes", "node-a1", ns=None)["spec"]["unschedulable"] is True
+    be.uncordon("node-a1")
+    assert ob.stub.obj("nodes", "node-a1", ns=None)["spec"]["unschedulable"] is False
+    drained = be.drain("node-a2")
+    assert drained["evicted_pods"] and all(p["node"] != "node-a2" for p in be.k8s_state("pods", None, 1000))
+    smp = [r for r in ob.stub.requests if r["method"] == "PATCH" and r["content_type"] == SMP]
+    assert smp, "scale/restart/env/limits/cordon are strategic-merge patches"
+    assert be.rollback("cartservice", 1)["rolled_back_to"] == 1
+    logs = _tool(ob, {"tool": "search_logs", "service": "cartservice", "query": "upstream", "level": "ERROR"})
+    assert logs.ok and logs.data["count"] >= 1 and logs.data["logs"][0]["level"] == "ERROR"
+
+
+# ---------------------------------------------------------------- done-when 2
+def test_out_of_scope_requests_are_refused_before_they_are_sent(ob):
+    api, n = ob.backend.api, len(ob.stub.requests)
+    refused = [
+        lambda: api.call("get", "secrets", "postgres-credentials"),
+        lambda: api.call("list", "secrets"),
+        lambda: api.call("list", "pods", namespace="kube-system"),
+        lambda: api.call("get", "configmaps", "coredns", namespace="kube-system"),
+        lambda: api.call("patch", "deployments", "coredns", namespace="kube-system", body={}, patch_type=SMP),
+        lambda: api.call("delete", "namespaces", ob.stub.namespace),
+        lambda: api.call("delete", "nodes", "node-a1"),
+        lambda: api.call("patch", "nodes", "node-a1", body={"metadata": {"labels": {"x": "y"}}}, patch_type=SMP),
+        lambda: api.call("create", "deployments", body={"metadata": {"name": "miner"}}),
+        lambda: api.call("delete", "deployments", "cartservice"),
+        lambda: api.call("list", "clusterroles"),
+        lambda: api.call("get", "nodes", "node-a1", namespace=ob.stub.namespace),
+    ]
+    for call in refused:
+        with pytest.raises(BackendError) as exc:
+            call()
+        assert exc.value.code == "forbidden"
+    assert len(ob.stub.requests) == n, "a refused request reached the API server"
+    # through the tools: the policy layer refuses first, the backend never sees them
+    for call in ({"tool": "get_k8s_state", "resource": "secrets"},
+                 {"tool": "cluster_op", "incident_id": "i1", "operation": "delete_namespace", "target": "online-boutique"},
+                 {"tool": "restart", "incident_id": "i1", "service": "prometheus"}):
+        r = _tool(ob, call)
+        assert r.error is not None and r.error.code == "forbidden"
+    assert len(ob.stub.requests) == n
+    assert all(r["path"].startswith(("/api/v1/nodes", f"/api/v1/namespaces/{ob.stub.namespace}/",
+                                      f"/apis/apps/v1/namespaces/{ob.stub.namespace}/",
+                                      f"/apis/networking.k8s.io/v1/namespaces/{ob.stub.namespace}/"))
+               for r in ob.stub.requests)
+
+
+# ---------------------------------------------------------------- done-when 3
+def test_conflict_forbidden_and_timeout_become_structured_tool_errors(catalog):
+    live = make_live(catalog.app("online_boutique"), timeout_s=0.3)
+    try:
+        be = live.backend
+        # a real optimistic-concurrency conflict: a write pinned to a stale resourceVersion
+        stale = be.deployment("emailservice")
+        be.scale("emailservice", 2)
+        with pytest.raises(BackendError) as exc:
+            be.set_env(stale, "emailservice", "PORT", "9090", "test")
+        assert exc.value.code == "conflict" and "modified" in str(exc.value)
+        runner = ToolRunner(be, _NoAlerts())
+        runner.incidents.open(0.0, ["a1"], "t")
+        inc = next(iter(runner.incidents.incidents))
+        be.restart("emailservice")  # a second revision to roll back to
+        live.stub.fail_next("PATCH", r"/deployments/emailservice$", 409, reason="Conflict", message="the object has been modified")
+        r = runner.call({"tool": "rollback", "incident_id": inc, "service": "emailservice"})
+        assert not r.ok and r.error.code == "conflict" and "409" in r.error.message
+        live.stub.fail_next("GET", r"/pods$", 403, reason="Forbidden", message="pods is forbidden")
+        r = runner.call({"tool": "get_k8s_state", "resource": "pods"})
+        assert not r.ok and r.error.code == "forbidden"
+        live.stub.fail_next("GET", r"/deployments/nosuch$", 404)
+        r = runner.call({"tool": "scale", "incident_id": inc, "service": "nosuch", "replicas": 1})
+        assert not r.ok and r.error.code == "not_found"
+        live.stub.hang_next("GET", r"/deployments$", 1.0, times=8)  # the client may retry; every try hangs
+        r = runner.call({"tool": "get_k8s_state", "resource": "deployments"})
+        assert not r.ok and r.error.code == "unavailable" and "in time" in r.error.message
+        r = runner.call({"tool": "query_metrics", "metric": "up"})
+        assert r.ok is False  # a MetricStore without that metric: not found, structured
+        r = runner.call({"tool": "get_traces"})
+        assert not r.ok and r.error.code == "unavailable"
+        r = runner.call({"tool": "read_source", "service": "emailservice"})
+        assert not r.ok and r.error.code == "unavailable"
+        assert [a.verdict for a in runner.actions].count("error") == len(runner.actions)
+    finally:
+        live.stub.stop()
+
+
+def test_no_metrics_source_is_a_structured_error(catalog):
+    live = make_live(catalog.app("online_boutique"), metrics=False)
+    try:
+        r = _tool(live, {"tool": "query_metrics", "metric": "up"})
+        assert not r.ok and r.error.code == "unavailable" and "no metrics source configured" in r.error.message
+    finally:
+        live.stub.stop()
+
+
+def test_episode_survives_api_failures(catalog):
+    live = make_live(catalog.app("online_boutique"), timeout_s=0.3)
+    try:
+        fault = catalog.fault("ob-deployment-001")
+        env = LiveMarathonEnv(live.backend, catalog, schedule=_schedule(fault, 30, 800), interval_s=120)
+        agent = RunbookAgent()
+        orig_invoke = agent.invoke
+
+        def invoke(e, obs, info):  # after the fault is in: every write conflicts, some reads fail or hang
+            if not live.stub.failures:
+                live.stub.fail_next("PATCH", r".*", 409, times=1000, reason="Conflict")
+                live.stub.fail_next("GET", r"/replicasets$", 403, times=3, reason="Forbidden")
+                live.stub.hang_next("GET", r"/deployments$", 1.0, times=4)  # one call, with its retries
+            orig_invoke(e, obs, info)
+
+        agent.invoke = invoke  # type: ignore[method-assign]
+        assert _run(env, agent) == 7
+        rollbacks = [a for a in env.runner.actions if a.tool == "rollback"]
+        assert rollbacks and all(a.verdict == "error" and ("409" in a.error or "403" in a.error) for a in rollbacks)
+        assert any(a.verdict == "error" and "did not answer in time" in a.error for a in env.runner.actions)
+        assert all(a.error for a in env.runner.actions if a.verdict == "error")
+        # the orchestrator's revert met the same conflicts: logged, not raised
+        assert [(x.kind, x.status) for x in env.fault_log] == [("inject", "ok"), ("revert", "error")]
+    finally:
+        live.stub.stop()
+
+
+def test_close_reverts_faults_still_injected(ob, catalog):
+    fault = catalog.fault("ob-resource-001")  # emailservice CPU limit cut
+    original = ob.stub.obj("deployments", "emailservice")
+    env = LiveMarathonEnv(ob.backend, catalog, schedule=_schedule(fault, 30, 780), interval_s=120)
+    env.reset()
+    assert ob.stub.obj("deployments", "emailservice")["spec"] != original["spec"]
+    env.close()
+    assert ob.stub.obj("deployments", "emailservice")["spec"] == original["spec"]
+    assert [(e.kind, e.status) for e in env.fault_log] == [("inject", "ok"), ("revert", "ok")]
+
+
+def test_live_env_passes_the_gymnasium_checker_and_decodes_action_slots(ob, catalog):
+    from gymnasium.utils.env_checker import check_env
+
+    env = LiveMarathonEnv(ob.backend, catalog, schedule=_schedule(catalog.fault("ob-deployment-001"), 30, 780))
+    check_env(env, skip_render_check=True)
+    obs, _ = env.reset()
+    obs, reward, done, _, info = env.step(env.action_space.sample())
+    assert env.observation_space.contains(obs) and reward == 0.0 and not done
+    assert all(set(r) == {"ok", "tool", "data", "error"} for r in info["tool_results"])
+    env.close()
