@@ -339,6 +339,10 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("bundles", nargs="+")
     sc.add_argument("--png", help="also write the per-fault outcome chart (Figure 9) here")
     sc.set_defaults(func=cmd_score)
+
+    from .orca.cli import add_orca_parser
+
+    add_orca_parser(sub)
     return parser
 
 

@@ -19,3 +19,14 @@ def register_envs() -> None:
 
 
 register_envs()
+
+ORCA_ENV_IDS = {"SREMarathon/OrcaRCA-v0": "sre_marathon_gym.envs.orca:OrcaRcaEnv"}
+
+
+def register_orca_envs() -> None:
+    for env_id, entry in ORCA_ENV_IDS.items():
+        if env_id not in registry:
+            register(id=env_id, entry_point=entry, disable_env_checker=False)
+
+
+register_orca_envs()

@@ -1,0 +1,43 @@
+"""`sre-marathon orca ...`: the task distribution and agent evaluation (kept out of the shared cli.py)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def cmd_orca_tasks(args: argparse.Namespace) -> int:
+    from .evaluate import distribution_table
+    from .tasks import orca_tasks, tasks_digest
+
+    tasks = orca_tasks()
+    print(f"ORCA-bench tasks: {len(tasks)} (digest {tasks_digest(tasks)[:16]})")
+    print(distribution_table(tasks))
+    return 0
+
+
+def cmd_orca_evaluate(args: argparse.Namespace) -> int:
+    from .evaluate import detail_table, evaluate, leaderboard_table
+    from .world import orca_world
+
+    orca_world()  # simulate the days once, before the progress bar starts
+    scores = evaluate(args.agent, limit=args.limit, source_access=not args.no_source, progress=True)
+    print(f"tasks evaluated: {len(scores)} ({sum(not s.is_control for s in scores)} incident, "
+          f"{sum(s.is_control for s in scores)} control)")
+    print(leaderboard_table(args.agent, scores))
+    if args.detail:
+        print()
+        print(detail_table(scores))
+    return 0
+
+
+def add_orca_parser(sub: argparse._SubParsersAction) -> None:
+    orca = sub.add_parser("orca", help="ORCA-bench: root-cause analysis tasks over six simulated days")
+    osub = orca.add_subparsers(dest="orca_command", required=True)
+    t = osub.add_parser("tasks", help="print the task distribution (difficulty x time-to-detection)")
+    t.set_defaults(func=cmd_orca_tasks)
+    e = osub.add_parser("evaluate", help="run a baseline over the tasks; print the leaderboard columns")
+    e.add_argument("--agent", default="heuristic", help="empty, heuristic or oracle")
+    e.add_argument("--limit", type=int, help="evaluate this many tasks, spread over the list")
+    e.add_argument("--no-source", action="store_true", help="the telemetry-only ablation (no read_source)")
+    e.add_argument("--detail", action="store_true", help="also print metrics by difficulty, TTD and scenario type")
+    e.set_defaults(func=cmd_orca_evaluate)

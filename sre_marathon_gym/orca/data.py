@@ -1,0 +1,122 @@
+"""Pydantic models and loaders of ORCA-bench's catalog files (`catalog/orca/*.yaml`).
+
+Why here and not in `catalog/`: the files are only read by ORCA-bench, and keeping their models next
+to it leaves the shared catalog loader untouched.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..catalog.locate import catalog_dir
+from ..errors import CatalogError
+
+ScenarioType = Literal["isolated", "independent", "conflicting", "cascading", "sequential"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ScheduleEntry(_Strict):
+    id: str
+    category: str
+    day: int = Field(ge=1)
+    time: str = Field(pattern=r"^\d\d:\d\d$")
+    flag: str
+    value: str
+    description: str = ""
+    drift_s: int | None = None
+
+
+class ScheduleFile(_Strict):
+    schema_version: Literal[1]
+    timezone: str
+    epoch_local: str
+    utc_offset_hours: int
+    scenario_types: dict[str, ScenarioType]
+    themes: dict[str, str]
+    events: list[ScheduleEntry]
+
+
+class AreaSpec(_Strict):
+    """A user-facing feature area: the request types behind it and how users describe it."""
+
+    request_types: list[str] = Field(min_length=1)
+    medium: list[str] = Field(min_length=1)
+
+
+class FlagQuestions(_Strict):
+    """Easy (specific) complaint templates per area a flag's symptoms reach; `hint` is the area a
+    flag without user-visible symptoms gets complaints about (what a confused user would report)."""
+
+    easy: dict[str, list[str]] = Field(min_length=1)
+    hint: str | None = None
+
+
+class QuestionsFile(_Strict):
+    schema_version: Literal[1]
+    universal: str
+    areas: dict[str, AreaSpec]
+    flags: dict[str, FlagQuestions]
+
+
+class TaskTargets(_Strict):
+    """Published task counts the generator prunes to (PUBLISH.md): per difficulty, incident + control."""
+
+    incident: dict[Literal["easy", "medium", "hard"], int]
+    control: dict[Literal["easy", "medium", "hard"], int]
+
+
+class PublishedRow(_Strict):
+    model: str
+    effort: str | None = None
+    date: str | None = None
+    rca_accuracy_medium: float
+    rca_accuracy_medium_stderr: float
+    rca_accuracy_hard: float
+    rca_accuracy_hard_stderr: float
+    hallucination_rate: float
+    hallucination_rate_stderr: float
+    total_tokens: int | None = None
+
+
+class LeaderboardFile(_Strict):
+    schema_version: Literal[1]
+    source: str
+    split: str
+    tasks: int
+    rows: list[PublishedRow]
+    targets: TaskTargets
+
+
+def _load(name: str, model: type[BaseModel], root: str | Path | None = None) -> BaseModel:
+    path = catalog_dir(root) / "orca" / name
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise CatalogError(f"{path}: {exc}") from exc
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        raise CatalogError([f"{path}: {'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()]) from exc
+
+
+@lru_cache(maxsize=4)
+def load_schedule_file(root: str | None = None) -> ScheduleFile:
+    return _load("schedule.yaml", ScheduleFile, root)  # type: ignore[return-value]
+
+
+@lru_cache(maxsize=4)
+def load_questions(root: str | None = None) -> QuestionsFile:
+    return _load("questions.yaml", QuestionsFile, root)  # type: ignore[return-value]
+
+
+@lru_cache(maxsize=4)
+def load_leaderboard(root: str | None = None) -> LeaderboardFile:
+    return _load("leaderboard.yaml", LeaderboardFile, root)  # type: ignore[return-value]

@@ -1,0 +1,73 @@
+"""One ORCA-bench task as an investigation: the issue text, the capped tools, the judged report.
+
+Why shared by the env, the evaluator and the baselines: all three must run a task the same way
+(same instruction text, same horizon, same judge), whether an agent speaks Gymnasium or Python.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from ..scoring.orca import TaskScore, judge
+from ..tools.models import ToolResult
+from .clock import current_text
+from .evidence import EvidenceChecker
+from .report import RcaReport
+from .schedule import OrcaSchedule, orca_schedule
+from .tasks import OrcaTask
+from .tools import OrcaTools, parse_orca_call
+from .world import orca_world
+
+
+def instruction(task: OrcaTask, schedule: OrcaSchedule, source_access: bool = True) -> str:
+    """The agent's instructions (ORCA's template), with the simulated clock the tools speak."""
+    now = current_text(schedule.local(task.current_s))
+    src = "Read source with read_source (service flagd holds the flag definitions). " if source_access else ""
+    return (
+        f"You are an expert SRE. The current time is {now} (simulated t={task.current_s} s; t=0 is "
+        f"{schedule.local(0).strftime('%b %d, %Y')} 00:00 ET; tools take seconds). "
+        f"The following issue was reported {task.reported_styled}: {task.question}. "
+        "The reported time is not necessarily when the incident began; pinpoint the root-cause events and "
+        "their times. There may be multiple root causes, or none. "
+        f"Telemetry (query_metrics, search_logs, get_traces, get_topology) is available up to t={task.horizon_s} s. {src}"
+        "First decide whether an incident occurred: if none did, submit an empty report. Otherwise submit a "
+        "structured RCA report (summary, timeline, five_whys, remediation, root_causes with the feature flag or "
+        "service, mechanism, incident_start_s and evidence: metric queries, log ids, trace ids)."
+    )
+
+
+@dataclass
+class Episode:
+    task: OrcaTask
+    source_access: bool = True
+    days: int = 6
+
+    @cached_property
+    def schedule(self) -> OrcaSchedule:
+        return orca_schedule(self.days)
+
+    @cached_property
+    def tools(self) -> OrcaTools:
+        """Built on first use: the recorded run is simulated (once per process) only when needed."""
+        return OrcaTools(orca_world(self.days), self.task.horizon_s, self.source_access)
+
+    @property
+    def issue(self) -> str:
+        return instruction(self.task, self.schedule, self.source_access)
+
+    def call(self, raw: Any) -> ToolResult:
+        model, err = parse_orca_call(raw, self.source_access)
+        if err is not None:
+            return err
+        if model.tool == "submit_report":
+            return ToolResult.fail("submit_report", "invalid_arguments", "submit the report through Episode.submit")
+        return self.tools.call(model)
+
+    def score(self, report: RcaReport) -> TaskScore:
+        horizon = self.task.horizon_s
+        if report.is_empty or not report.all_evidence():
+            return judge(self.task, report, lambda ref, cause: False)
+        checker = EvidenceChecker(orca_world(self.days))
+        return judge(self.task, report, lambda ref, cause: checker.shows(ref, cause, horizon))

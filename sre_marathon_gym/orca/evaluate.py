@@ -1,0 +1,85 @@
+"""`sre-marathon orca evaluate`: run an ORCA agent over the tasks and print the leaderboard columns.
+
+Why beside the published numbers: the three columns (RCA Accuracy on medium and hard incidents,
+hallucination over all incidents) are computed with ORCA-bench's own aggregation, so a simulator
+agent's row reads against the frontier models' rows.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from ..scoring.orca import TaskScore, breakdown, metrics, published_metrics
+from ..table import format_table
+from .data import load_leaderboard
+from .episode import Episode
+from .tasks import OrcaTask, orca_tasks
+
+
+def evaluate(agent_name: str, tasks: Sequence[OrcaTask] | None = None, limit: int | None = None,
+             source_access: bool = True, progress: bool = False) -> list[TaskScore]:
+    from ..agents.orca_baselines import make_orca_agent, run_task
+
+    agent = make_orca_agent(agent_name)
+    tasks = list(orca_tasks() if tasks is None else tasks)
+    if limit is not None:
+        tasks = _spread(tasks, limit)
+    from tqdm import tqdm
+
+    out = []
+    for task in tqdm(tasks, desc=f"ORCA {agent_name}", unit="task", disable=not progress):
+        ep = Episode(task, source_access)
+        out.append(ep.score(run_task(agent, ep)))
+    return out
+
+
+def _spread(tasks: list[OrcaTask], n: int) -> list[OrcaTask]:
+    """`n` tasks spread evenly over the sorted list (every difficulty and scenario represented)."""
+    if n >= len(tasks):
+        return tasks
+    step = len(tasks) / max(n, 1)
+    return [tasks[int(i * step)] for i in range(n)]
+
+
+def leaderboard_table(agent_name: str, scores: list[TaskScore]) -> str:
+    lb = load_leaderboard()
+    pub = published_metrics(scores)
+    rows = [[f"{agent_name} (this run, simulator)", str(pub["rca_accuracy_incident_medium"]),
+             str(pub["rca_accuracy_incident_hard"]), str(pub["hallucinate_any_incident"])]]
+    for r in lb.rows:
+        rows.append([f"{r.model} ({r.effort}, published)", f"{r.rca_accuracy_medium:.2f} ± {r.rca_accuracy_medium_stderr:.2f}",
+                     f"{r.rca_accuracy_hard:.2f} ± {r.rca_accuracy_hard_stderr:.2f}",
+                     f"{r.hallucination_rate:.2f} ± {r.hallucination_rate_stderr:.2f}"])
+    return format_table(["agent", "RCA Accuracy (Medium)", "RCA Accuracy (Hard)", "Hallucination Rate"], rows)
+
+
+def detail_table(scores: list[TaskScore]) -> str:
+    rows = []
+    for by in ("difficulty", "ttd_min", "scenario_type"):
+        for key, m in breakdown(scores, by).items():
+            rows.append([by, key, m["rca_accuracy"].n, str(m["rca_accuracy"]), str(m["rca_depth"]),
+                         str(m["hallucination"]), m["control_pass"].n, str(m["control_pass"])])
+    m = metrics(scores)
+    rows.append(["all", "", m["rca_accuracy"].n, str(m["rca_accuracy"]), str(m["rca_depth"]), str(m["hallucination"]),
+                 m["control_pass"].n, str(m["control_pass"])])
+    return format_table(["by", "group", "incidents", "RCA accuracy %", "RCA depth %", "hallucination %", "controls",
+                         "control pass %"], rows)
+
+
+def distribution_table(tasks: Sequence[OrcaTask]) -> str:
+    """Task counts by difficulty x time-to-detection (controls apart), plus scenario types."""
+    labels = ["15 min", "1 h", "8 h", "24 h", "control"]
+    cnt = Counter((t.difficulty, t.ttd_label) for t in tasks)
+    rows = []
+    for d in ("easy", "medium", "hard"):
+        rows.append([d, *(cnt[(d, lab)] for lab in labels), sum(cnt[(d, lab)] for lab in labels)])
+    rows.append(["total", *(sum(cnt[(d, lab)] for d in ("easy", "medium", "hard")) for lab in labels), len(tasks)])
+    by_type = Counter(t.scenario_type for t in tasks)
+    gt = [len(t.ground_truth) for t in tasks if not t.is_control]
+    extra = format_table(["scenario type", "tasks"], [[k, by_type[k]] for k in sorted(by_type)])
+    mean_gt = {d: sum(len(t.ground_truth) for t in tasks if t.difficulty == d and not t.is_control)
+               / max(1, sum(1 for t in tasks if t.difficulty == d and not t.is_control)) for d in ("easy", "medium", "hard")}
+    tail = (f"incident tasks {len(gt)}, control tasks {len(tasks) - len(gt)}; mean ground-truth causes per incident task: "
+            + ", ".join(f"{d} {v:.2f}" for d, v in mean_gt.items()))
+    return format_table(["difficulty", *labels, "total"], rows) + "\n\n" + extra + "\n" + tail

@@ -1,0 +1,203 @@
+"""Checks cited evidence against the recorded telemetry: does it really show a root cause's signal?
+
+Why: a report earns rubric credit for supporting evidence only when the cited metric series, log
+line or trace shows this root cause's signature in the data the agent could see. A series of the
+wrong service, a log line from before the flag flipped or an invented id earns nothing. Signals
+follow the flag's mechanics in the simulator (`FLAG_BEHAVIOUR`), not the real demo's metric names.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import SREMarathonError
+from ..sim.effects import FLAG_BEHAVIOUR
+from ..sim.logs import FLAG_ADDRESS, FLAG_CALLER_PREFIX, FLAG_ERROR, FLAG_LINES
+from .logsearch import resolve_log
+from .report import EvidenceRef, LogRef, MetricRef, TraceRef
+
+if TYPE_CHECKING:
+    from ..sim.simulator import Simulator
+    from .tasks import GroundTruthCause
+
+CALLS = "traces_span_metrics_calls_total"
+DURATION = "traces_span_metrics_duration_milliseconds"
+BEFORE_S = 1200  # baseline window before the flip
+ONSET_S = 120  # the change shows after scrape and rate windows settle
+AFTER_S = 1200
+MIN_AFTER_S = 120
+
+
+@dataclass(frozen=True)
+class Signal:
+    """A metric family whose selected series must change after the flip (labels must all hold)."""
+
+    kind: str  # errors | latency | cpu | memory | lag | load
+    family: str
+    labels: tuple[tuple[str, str], ...]
+    min_delta: float  # absolute change the after-window must add to the baseline
+    service: str
+
+
+def _signal(kind: str, svc: str) -> Signal:
+    if kind == "errors":
+        return Signal(kind, CALLS, (("service_name", svc), ("status_code", "STATUS_CODE_ERROR")), 0.01, svc)
+    if kind == "latency":
+        return Signal(kind, DURATION, (("service_name", svc),), 50.0, svc)
+    if kind == "cpu":
+        return Signal(kind, "container_cpu_usage_seconds_total", (("container", svc),), 0.2, svc)
+    if kind == "memory":
+        return Signal(kind, "container_memory_working_set_bytes", (("container", svc),), 20 * 2**20, svc)
+    if kind == "lag":
+        return Signal(kind, "kafka_consumer_records_lag_max", (("service_name", svc),), 100.0, svc)
+    return Signal(kind, CALLS, (("service_name", svc),), 1.0, svc)  # load
+
+
+_KINDS = {"code_error": ("errors",), "config_bad_value": ("errors",), "code_latency": ("latency",),
+          "cpu_stress": ("cpu", "errors", "latency"), "code_memory_leak": ("memory", "errors"),
+          "config_wrong_address": ("errors",), "code_retry_storm": ("latency",), "consumer_delay": ("lag",),
+          "load_spike": ("load",)}
+
+
+def flag_signals(flag: str) -> tuple[Signal, ...]:
+    out: list[Signal] = []
+    for svc, mech, _ in FLAG_BEHAVIOUR.get(flag, []):
+        for kind in _KINDS.get(mech, ()):
+            s = _signal(kind, svc)
+            if s not in out:
+                out.append(s)
+    return tuple(out)
+
+
+def flag_log_markers(flag: str) -> tuple[str, ...]:
+    """Text only this flag's lines contain (the demo's own log and error strings)."""
+    out = [msg.split("{")[0].strip() for _, _, msg in FLAG_LINES.get(flag, [])]
+    if flag in FLAG_ERROR:
+        out.append(FLAG_ERROR[flag][1].split("{")[0].strip())
+    if flag in FLAG_CALLER_PREFIX:
+        out.append(FLAG_CALLER_PREFIX[flag].strip().rstrip(":"))
+    if flag in FLAG_ADDRESS:
+        out.append(FLAG_ADDRESS[flag])
+    return tuple(m for m in out if m)
+
+
+def _family(metric: str) -> str:
+    for suffix in ("_bucket", "_sum", "_count"):
+        if metric.endswith(suffix) and metric.startswith(DURATION):
+            return metric[: -len(suffix)]
+    return metric if metric != "traces_span_metrics_calls" else CALLS
+
+
+def _matchers(raw: dict[str, str]) -> dict:
+    out: dict = {}
+    for k, v in raw.items():
+        if k == "le":
+            continue
+        out[k] = ("=~", v[1:]) if v.startswith("~") else ("!=", v[1:]) if v.startswith("!") else v
+    return out
+
+
+class EvidenceChecker:
+    """Judges evidence refs against one recorded run; `horizon_s` is what the agent could see."""
+
+    def __init__(self, sim: Simulator):
+        self.sim = sim
+        self.store = sim.store
+        self.logs = sim.logctx
+
+    # ------------------------------------------------------------ metrics
+    def _select(self, name: str, matchers: dict) -> np.ndarray:
+        try:
+            return self.store.select(name, matchers)
+        except (SREMarathonError, KeyError, ValueError, re.error):  # a bad regex or unknown metric selects nothing
+            return np.zeros(0, dtype=np.int64)
+
+    def _measure(self, sig: Signal, matchers: dict, t: float, window: float) -> float | None:
+        st = self.store
+        if sig.kind == "latency":
+            s_ids, c_ids = self._select(DURATION + "_sum", matchers), self._select(DURATION + "_count", matchers)
+            if not len(s_ids) or not len(c_ids):
+                return None
+            num, den = np.nansum(st.rate(s_ids, t, window)), np.nansum(st.rate(c_ids, t, window))
+            return float(num / den) if den > 0 else 0.0
+        ids = self._select(sig.family, matchers)
+        if not len(ids):
+            return None
+        if sig.kind in ("memory", "lag"):
+            return float(np.nanmean(st.avg_over_time(ids, t, window))) if sig.kind == "memory" \
+                else float(np.nansum(st.avg_over_time(ids, t, window)))
+        return float(np.nansum(st.rate(ids, t, window)))
+
+    def metric_shows(self, ref: MetricRef, sig: Signal, start_s: float, end_s: float, horizon_s: float) -> bool:
+        if _family(ref.metric) != sig.family:
+            return False
+        matchers = _matchers(ref.matchers)
+        probe = self._select(DURATION + "_count" if sig.kind == "latency" else sig.family, matchers)
+        if not len(probe):
+            return False
+        for sid in probe:  # every selected series must be one of the signal's series
+            lab = self.store.labels(int(sid))
+            if any(lab.get(k) != v for k, v in sig.labels):
+                return False
+        a0 = start_s + ONSET_S
+        a1 = min(start_s + ONSET_S + AFTER_S, end_s, horizon_s)
+        if a1 - a0 < MIN_AFTER_S:
+            return False
+        before = self._measure(sig, matchers, start_s, BEFORE_S)
+        after = self._measure(sig, matchers, a1, a1 - a0)
+        if before is None or after is None:
+            return False
+        return after >= 1.5 * before and after - before >= sig.min_delta
+
+    # ------------------------------------------------------------ logs and traces
+    def log_shows(self, ref: LogRef, flag: str, services: tuple[str, ...], start_s: float, end_s: float,
+                  horizon_s: float) -> bool:
+        if self.logs is None:
+            return False
+        rec = resolve_log(self.logs, ref.log_id)
+        if rec is None or not (start_s <= rec.timestamp <= min(end_s, horizon_s)):
+            return False
+        text = rec.message + " " + " ".join(str(v) for v in rec.attributes.values())
+        return any(m in text for m in flag_log_markers(flag))
+
+    def trace_shows(self, ref: TraceRef, flag: str, start_s: float, end_s: float, horizon_s: float) -> bool:
+        from ..sim.traces import get_trace
+
+        if self.logs is None:
+            return False
+        try:
+            tr = get_trace(self.logs, ref.trace_id)
+        except (SREMarathonError, KeyError, ValueError):
+            return False
+        if not (start_s <= tr.start_s <= min(end_s, horizon_s)):
+            return False
+        for sig in flag_signals(flag):
+            for span in tr.spans:
+                if span.service != sig.service:
+                    continue
+                if sig.kind == "errors" and span.status == "ERROR":
+                    return True
+                if sig.kind == "latency" and span.duration_ms >= _added_ms(flag) * 0.5 > 0:
+                    return True
+        return False
+
+    # ------------------------------------------------------------ one ref against one cause
+    def shows(self, ref: EvidenceRef, cause: GroundTruthCause, horizon_s: float) -> bool:
+        """Whether `ref` shows `cause`'s signal in the telemetry visible before `horizon_s`."""
+        if isinstance(ref, MetricRef):
+            return any(self.metric_shows(ref, sig, cause.start_s, cause.end_s, horizon_s) for sig in flag_signals(cause.flag))
+        if isinstance(ref, LogRef):
+            return self.log_shows(ref, cause.flag, cause.services, cause.start_s, cause.end_s, horizon_s)
+        return self.trace_shows(ref, cause.flag, cause.start_s, cause.end_s, horizon_s)
+
+
+def _added_ms(flag: str) -> float:
+    total = 0.0
+    for _, mech, params in FLAG_BEHAVIOUR.get(flag, []):
+        if mech == "code_latency" and isinstance(params.get("added_ms"), (int, float)):
+            total += float(params["added_ms"])
+    return total or (4000.0 if flag == "imageSlowLoad" else 0.0)

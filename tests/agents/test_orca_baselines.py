@@ -1,0 +1,47 @@
+"""ORCA baselines: oracle 100% accuracy and 0% hallucination, empty report 0 on incidents and passing
+every control, the loudest-symptom heuristic in between. Fast: day-1 tasks on the one-day world;
+slow: all 1,079 tasks on the six-day world."""
+
+from __future__ import annotations
+
+import pytest
+
+from sre_marathon_gym.agents.orca_baselines import make_orca_agent, run_task
+from sre_marathon_gym.orca.episode import Episode
+from sre_marathon_gym.orca.evaluate import evaluate
+from sre_marathon_gym.orca.tasks import orca_tasks
+from sre_marathon_gym.scoring.orca import metrics, published_metrics
+
+
+def _scores(agent: str, tasks, days: int):
+    a = make_orca_agent(agent)
+    out = []
+    for t in tasks:
+        ep = Episode(t, days=days)
+        out.append(ep.score(run_task(a, ep)))
+    return out
+
+
+def _check(scores_by_agent):
+    oracle, empty, heur = (metrics(scores_by_agent[a]) for a in ("oracle", "empty", "heuristic"))
+    assert oracle["rca_accuracy"].mean == 100.0 and oracle["hallucination"].mean == 0.0
+    assert oracle["control_pass"].mean == 100.0 and oracle["rca_depth"].mean > 90.0
+    assert empty["rca_accuracy"].mean == 0.0 and empty["rca_depth"].mean == 0.0 and empty["hallucination"].mean == 0.0
+    assert empty["control_pass"].mean == 100.0
+    assert 0.0 < heur["rca_accuracy"].mean < 100.0 and 0.0 < heur["rca_depth"].mean < oracle["rca_depth"].mean
+    return oracle, empty, heur
+
+
+def test_baselines_on_day_one_tasks():
+    tasks = [t for t in orca_tasks() if t.horizon_s <= 86_400 and t.incident_s < 86_400][::2]  # every other one
+    assert len(tasks) > 40 and any(t.is_control for t in tasks)
+    _check({a: _scores(a, tasks, days=1) for a in ("oracle", "empty", "heuristic")})
+
+
+@pytest.mark.slow
+def test_baselines_on_all_tasks():
+    scores = {a: evaluate(a) for a in ("oracle", "empty", "heuristic")}
+    assert all(len(s) == 1079 for s in scores.values())
+    _check(scores)
+    pub = published_metrics(scores["heuristic"])
+    assert 0.0 < pub["rca_accuracy_incident_medium"].mean < 100.0

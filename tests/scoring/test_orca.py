@@ -1,0 +1,87 @@
+"""ORCA judge and aggregation: worked examples with a stub evidence checker (no telemetry)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from sre_marathon_gym.orca.report import MetricRef, RcaReport, RootCause, TimelineEntry
+from sre_marathon_gym.orca.tasks import GroundTruthCause, OrcaTask
+from sre_marathon_gym.scoring.orca import judge, mean_stderr, published_metrics
+
+PAY = GroundTruthCause(event_id="e-pay", flag="paymentFailure", value="10%", services=("payment",),
+                       mechanisms=("errors",), start_s=1000, end_s=5000)
+CART = GroundTruthCause(event_id="e-cart", flag="cartFailure", value="on", services=("cart",),
+                        mechanisms=("errors",), start_s=3000, end_s=6000)
+GOOD = MetricRef(metric="traces_span_metrics_calls_total", matchers={"service_name": "payment"})
+
+
+def task(gt=(PAY, CART), **kw) -> OrcaTask:
+    base = dict(task_id="t", qid="q", event_id="e-pay", scenario="d2-x", scenario_type="sequential", granularity="hard",
+                difficulty="medium", question="users are unable to pay", areas=("checkout",), section="exact", ttd_min=60,
+                offset_min=10, reported_styled="at 1:00 PM today ET", reported_correctly_specified=True, incident_s=1000,
+                reported_s=1600, current_s=4600, horizon_s=5100, ground_truth=gt)
+    base.update(kw)
+    return OrcaTask(**base)
+
+
+def shows(ref, cause) -> bool:  # the stub checker: only the payment series shows payment's signal
+    return ref == GOOD and cause.flag == "paymentFailure"
+
+
+def rc(flag, start, mech="errors", ev=(), service=None):
+    return RootCause(flag=flag, service=service, mechanism=mech, incident_start_s=start, evidence=list(ev))
+
+
+def test_empty_report_scores_zero_on_incidents_and_passes_controls():
+    s = judge(task(), RcaReport(), shows)
+    assert (s.mode, s.reward, s.rca_accuracy, s.hallucinate) == ("empty_report", 0.0, 0, 0)
+    c = judge(task(gt=(), section="control", ttd_min=0, quiet_window_start_s=0, quiet_window_end_s=9000), RcaReport(), shows)
+    assert c.control_pass and c.reward == 1.0 and c.hallucinate is None and c.rca_accuracy == 0
+
+
+def test_rubric_levels_3_2_and_accuracy_needs_every_flag():
+    report = RcaReport(summary="x", root_causes=[rc("paymentFailure", 1300, ev=[GOOD]), rc("cartFailure", 9000)])
+    s = judge(task(), report, shows)
+    assert [r.score for r in s.rubrics] == [3, 2]  # cart: flag named, start 100 min off, no evidence
+    assert s.rca_accuracy == 1 and s.hallucinate == 0 and s.rca_depth == pytest.approx(2.5)
+    only_pay = judge(task(), RcaReport(root_causes=[rc("paymentFailure", 1300, ev=[GOOD])]), shows)
+    assert only_pay.rca_accuracy == 0 and [r.score for r in only_pay.rubrics] == [3, 1]
+
+
+def test_evidence_that_does_not_show_the_signal_earns_no_level_3():
+    wrong = MetricRef(metric="traces_span_metrics_calls_total", matchers={"service_name": "currency"})
+    s = judge(task(gt=(PAY,)), RcaReport(root_causes=[rc("paymentFailure", 1300, ev=[wrong])]), shows)
+    assert [r.score for r in s.rubrics] == [2] and not s.rubrics[0].evidence_match
+    late = judge(task(gt=(PAY,)), RcaReport(root_causes=[rc("paymentFailure", 1000 + 601, ev=[GOOD])]), shows)
+    assert late.rubrics[0].score == 2  # the incident start is more than 10 min off
+
+
+def test_wrong_claim_lowers_every_rubric_and_hallucination():
+    report = RcaReport(root_causes=[rc("paymentFailure", 1300, ev=[GOOD]), rc("cartFailure", 3000), rc("adFailure", 10)])
+    s = judge(task(), report, shows)
+    assert s.wrong_claims == ("flag adFailure",) and [r.score for r in s.rubrics] == [2, 1]
+    two = judge(task(), RcaReport(root_causes=[*report.root_causes, rc(None, 10, service="currency")]), shows)
+    assert len(two.wrong_claims) == 2 and [r.score for r in two.rubrics] == [1, 0]
+    h = judge(task(), RcaReport(root_causes=[rc("adFailure", 10)]), shows)
+    assert h.hallucinate == 1 and [r.score for r in h.rubrics] == [0, 0]  # 1 (claims an incident) - 1
+
+
+def test_control_false_positive_uses_the_10_minute_margin():
+    ctl = task(gt=(), section="control", ttd_min=0, quiet_window_start_s=10_000, quiet_window_end_s=20_000)
+    at = lambda t: RcaReport(summary="x", timeline=[TimelineEntry(time_s=t)])  # noqa: E731
+    assert judge(ctl, at(10_600), shows).control_pass  # exactly on the shrunk bound: outside
+    assert not judge(ctl, at(10_601), shows).control_pass
+    assert judge(ctl, at(5_000), shows).control_pass  # a past, resolved incident
+    assert not judge(ctl, at(19_399), shows).control_pass and judge(ctl, at(19_400), shows).control_pass
+
+
+def test_mean_and_standard_error_match_the_leaderboard_formula():
+    st = mean_stderr([1, 0, 0, 1])
+    assert st.mean == 50.0 and st.stderr == pytest.approx(round(100 * math.sqrt((1 / 3) / 4), 2))
+    s1 = judge(task(difficulty="hard"), RcaReport(root_causes=[rc("paymentFailure", 0), rc("cartFailure", 0)]), shows)
+    s2 = judge(task(difficulty="hard"), RcaReport(), shows)
+    pub = published_metrics([s1, s2])
+    assert pub["rca_accuracy_incident_hard"].mean == 50.0 and pub["hallucinate_any_incident"].mean == 0.0
+    assert pub["rca_accuracy_incident_medium"].n == 0
