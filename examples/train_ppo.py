@@ -46,7 +46,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--app", default="online_boutique")
     p.add_argument("--out", default="runs/ppo")
     p.add_argument("--address", default=None, help="Ray cluster address ('auto' to join a running cluster)")
-    p.add_argument("--iterations", type=int, default=14)
+    p.add_argument("--iterations", type=int, default=20)
     p.add_argument("--env-runners", type=int, default=2)
     p.add_argument("--envs-per-runner", type=int, default=1)
     p.add_argument("--batch-episodes", type=int, default=40, help="episodes per PPO update")
