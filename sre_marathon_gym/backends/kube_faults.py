@@ -19,6 +19,7 @@ from ..errors import BackendError
 from ..sim.artifacts import parse_artifact
 from ..sim.mechanisms import bad_config_value
 from . import kube_objects as ko
+from .base import ALREADY_REPAIRED
 from .kube_api import JSON_PATCH
 
 if TYPE_CHECKING:
@@ -35,7 +36,11 @@ class LiveFault:
     name: str
     before: dict = field(default_factory=dict)  # the object as read before the fault
     marker: dict = field(default_factory=dict)  # what the fault wrote, to tell if it still owns the object
-    reverted: bool = False
+    reverted: bool = False  # True only once the revert went through (or there was nothing left to undo)
+    outcome: str = ""  # REVERTED | ALREADY_REPAIRED, once reverted
+
+
+REVERTED = "reverted"
 
 
 class LiveFaults:
@@ -118,33 +123,45 @@ class LiveFaults:
                          marker={"uid": ko.meta(created).get("uid")})
 
     # ------------------------------------------------------------ revert
-    def revert(self, h: LiveFault) -> None:
+    def revert(self, h: LiveFault) -> str:
+        """Undo `h` if the fault still owns the object; returns REVERTED or ALREADY_REPAIRED.
+
+        The handle is marked reverted only after the write succeeded (or nothing was left to
+        undo): a failed revert raises `BackendError` and leaves the handle live, so the caller
+        can retry it.
+        """
         if h.reverted:
-            return
-        h.reverted = True
+            return h.outcome
         if h.kind == "networkpolicy":
             try:
                 self.b.api.call("delete", "networkpolicies", h.name)
+                outcome = REVERTED
             except BackendError as exc:
-                if exc.code != "not_found":  # already deleted by the agent: nothing left to undo
+                if exc.code != "not_found":
                     raise
-            return
-        if h.kind == "configmap":
-            self._revert_flag(h)
-            return
+                outcome = ALREADY_REPAIRED  # already deleted by the agent: nothing left to undo
+        elif h.kind == "configmap":
+            outcome = self._revert_flag(h)
+        else:
+            outcome = self._revert_deployment(h)
+        h.reverted, h.outcome = True, outcome
+        return outcome
+
+    def _revert_deployment(self, h: LiveFault) -> str:
         for attempt in range(2):  # one retry when someone wrote in between
             d = self.b.deployment(h.name)
             if not self._still_faulted(h, d):
-                return
+                return ALREADY_REPAIRED
             before_spec = copy.deepcopy(h.before.get("spec") or {})
             ops = ko.precondition(d) + [{"op": "replace", "path": "/spec", "value": before_spec}]
             ops += ko.annotation_op(d, ko.CHANGE_CAUSE, ko.annotations(h.before).get(ko.CHANGE_CAUSE))
             try:
                 self.b.api.patch("deployments", h.name, ops, JSON_PATCH)
-                return
+                return REVERTED
             except BackendError as exc:
                 if exc.code != "conflict" or attempt:
                     raise
+        raise AssertionError("unreachable")
 
     def _still_faulted(self, h: LiveFault, d: dict) -> bool:
         c = ko.main_container(d, h.name)
@@ -160,15 +177,16 @@ class LiveFaults:
             return (mk["env"] not in env) if mk["value"] is None else env.get(mk["env"]) == mk["value"]
         return False
 
-    def _revert_flag(self, h: LiveFault) -> None:
+    def _revert_flag(self, h: LiveFault) -> str:
         from .kubernetes import flagd_flags
 
         cm = self.b.api.get("configmaps", h.name)
         found = flagd_flags(cm)
         if found is None or str(found[1].get(h.marker["flag"], {}).get("defaultVariant")) != h.marker["variant"]:
-            return  # repaired already
+            return ALREADY_REPAIRED
         self.b.api.patch("configmaps", h.name, ko.precondition(cm) + [
             {"op": "replace", "path": "/data", "value": copy.deepcopy(h.before.get("data") or {})}], JSON_PATCH)
+        return REVERTED
 
 
-__all__ = ["LiveFault", "LiveFaults"]
+__all__ = ["ALREADY_REPAIRED", "REVERTED", "LiveFault", "LiveFaults"]

@@ -436,8 +436,9 @@ class KubernetesBackend:
     def inject(self, fault: Fault) -> Any:
         return self.faults.inject(fault)
 
-    def revert(self, handle: Any) -> None:
-        self.faults.revert(handle)
+    def revert(self, handle: Any) -> str:
+        """Undo a fault; "reverted", or "already repaired" when the fault no longer owned the object."""
+        return self.faults.revert(handle)
 
 
 FLAGD_CONFIGMAP = "flagd-config"

@@ -18,6 +18,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ..catalog import Catalog, load_catalog
+from ..backends.base import ALREADY_REPAIRED
 from ..errors import ConfigurationError, SREMarathonError
 from ..tools.models import ToolResult
 from ..tools.policy import alert_services
@@ -33,8 +34,22 @@ class FaultLogEntry:
     time_s: float
     fault_id: str
     kind: str  # inject | revert
-    status: str  # ok | skipped | error
+    status: str  # ok | skipped | error | already_repaired (revert found nothing left to undo)
     message: str = ""
+
+
+REVERT_RETRY_S = 15.0
+"""How often a failed revert is retried while the env runs (and once more in `close()`)."""
+
+
+@dataclass
+class _PendingRevert:
+    """A revert that failed: the fault is still in the cluster, so the handle is kept and retried."""
+
+    fault_id: str
+    handle: Any
+    attempts: int
+    next_s: float
 
 
 class _NoAlerts:
@@ -106,7 +121,10 @@ class LiveMarathonEnv(gym.Env):
         self.action_space = spaces.MultiDiscrete(np.tile(self.layout.nvec(), (action_slots, 1)))
         self.runner: ToolRunner | None = None
         self.fault_log: list[FaultLogEntry] = []
-        self._handles: dict[str, Any] = {}
+        self._handles: dict[str, Any] = {}  # injected this episode, revert not yet due
+        self._failed: list[_PendingRevert] = []  # revert due but failed: still in the cluster (any episode)
+        self._injected_at: dict[str, float] = {}
+        self._reverted_at: dict[str, float | None] = {}
 
     # ------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -123,6 +141,7 @@ class LiveMarathonEnv(gym.Env):
             self.alert_engine = _NoAlerts()
         self.runner = ToolRunner(self.backend, self.alert_engine)
         self.fault_log = []
+        self._injected_at, self._reverted_at = {}, {}
         self._events = list(self.schedule.events()) if self.schedule is not None else []
         self._event_pos = 0
         self._restarts_seen = self._restarts()
@@ -151,6 +170,11 @@ class LiveMarathonEnv(gym.Env):
         info["tool_results"] = [r.model_dump() for r in results]
         return self._observe(), 0.0, terminated, False, info
 
+    @property
+    def pending_reverts(self) -> list[str]:
+        """Faults still in the cluster whose revert is due or failed (empty after a clean `close()`)."""
+        return [*self._handles, *(p.fault_id for p in self._failed)]
+
     def call_tool(self, call: Any) -> ToolResult:
         """Interactive mode: run one tool call now (within the current invocation)."""
         if self.runner is None:
@@ -159,30 +183,66 @@ class LiveMarathonEnv(gym.Env):
         return self.runner.call(call)
 
     def close(self) -> None:
-        """Revert every fault this env injected and has not reverted yet (the cluster outlives the env)."""
+        """Revert every fault this env injected and has not reverted yet (the cluster outlives the env).
+
+        A revert that fails again stays pending (see `pending_reverts`); calling `close()` again retries it."""
         self._revert_outstanding()
         super().close()
 
     # ------------------------------------------------------------ time and faults
     def _revert_outstanding(self) -> None:
-        for fid, handle in list(self._handles.items()):
-            try:
-                self.backend.revert(handle)
-                self.fault_log.append(FaultLogEntry(self.backend.now(), fid, "revert", "ok", "episode ended"))
-            except SREMarathonError as exc:
-                self.fault_log.append(FaultLogEntry(self.backend.now(), fid, "revert", "error", str(exc)))
-        self._handles = {}
+        """Revert every fault still injected (and retry every failed revert); failures stay pending."""
+        for fid in list(self._handles):
+            self._revert(fid, self._handles.pop(fid), "episode ended")
+        for p in list(self._failed):
+            self._failed.remove(p)
+            self._revert(p.fault_id, p.handle, "episode ended", p.attempts)
+
+    def _revert(self, fid: str, handle: Any, why: str, attempts: int = 0) -> bool:
+        """One revert attempt. A failure keeps the handle in `_failed` (retried every `REVERT_RETRY_S`
+        and in `close()`); the fault log says whether the revert changed the cluster or the agent had
+        already repaired the fault."""
+        now = self.backend.now()
+        try:
+            outcome = self.backend.revert(handle)
+        except SREMarathonError as exc:
+            attempts += 1
+            self._failed.append(_PendingRevert(fid, handle, attempts, now + REVERT_RETRY_S))
+            if attempts == 1:  # later failures only count; the final entry says how many there were
+                self.fault_log.append(FaultLogEntry(now, fid, "revert", "error",
+                                                    f"{why}: {exc} (the fault is still in place; retrying every "
+                                                    f"{REVERT_RETRY_S:.0f} s and on close())"))
+            return False
+        after = f" after {attempts} failed attempt(s)" if attempts else ""
+        if outcome == ALREADY_REPAIRED:
+            self.fault_log.append(FaultLogEntry(now, fid, "revert", "already_repaired",
+                                                f"{why}: nothing to undo, the agent had already repaired it{after}"))
+            self._reverted_at.setdefault(fid, None)
+        else:
+            self.fault_log.append(FaultLogEntry(now, fid, "revert", "ok", f"{why}{after}"))
+            self._reverted_at.setdefault(fid, now)
+        return True
+
+    def _retry_failed(self) -> None:
+        now = self.backend.now()
+        for p in list(self._failed):
+            if p.next_s <= now + 1e-9:
+                self._failed.remove(p)
+                self._revert(p.fault_id, p.handle, "retry", p.attempts)
 
     def _advance(self, t: float) -> None:
-        """Wait on the backend's clock until `t`, running schedule events on time, then evaluate alerts."""
+        """Wait on the backend's clock until `t`, running schedule events on time (and retrying failed
+        reverts), then evaluate alerts."""
         clock = self.backend.clock
         while True:
             self._run_events()
+            self._retry_failed()
             now = self.backend.now()
             if now >= t - 1e-9:
                 break
             nxt = self._events[self._event_pos].time_s if self._event_pos < len(self._events) else t
-            clock.sleep(max(min(nxt, t) - now, 0.0) or min(1.0, t - now))
+            nxt = min([nxt, t, *(p.next_s for p in self._failed)])
+            clock.sleep(max(nxt - now, 0.0) or min(1.0, t - now))
         self.alert_engine.evaluate_until(self.backend.now())
 
     def _run_events(self) -> None:
@@ -193,20 +253,20 @@ class LiveMarathonEnv(gym.Env):
                 continue  # benign commits need the build pipeline; a live cluster has its own history
             fid = ev.item.fault_id
             now = self.backend.now()
+            if ev.kind != "inject":
+                if fid in self._handles:
+                    self._revert(fid, self._handles.pop(fid), "scheduled")
+                continue
             try:
-                if ev.kind == "inject":
-                    fault = self.catalog.fault(fid)
-                    if not self.backend.supports(fault):
-                        self.fault_log.append(FaultLogEntry(now, fid, "inject", "skipped", f"{fault.mechanism} needs a build"))
-                        continue
-                    self._handles[fid] = self.backend.inject(fault)
-                elif fid in self._handles:
-                    self.backend.revert(self._handles.pop(fid))
-                else:
+                fault = self.catalog.fault(fid)
+                if not self.backend.supports(fault):
+                    self.fault_log.append(FaultLogEntry(now, fid, "inject", "skipped", f"{fault.mechanism} needs a build"))
                     continue
-                self.fault_log.append(FaultLogEntry(now, fid, ev.kind, "ok"))
+                self._handles[fid] = self.backend.inject(fault)
+                self._injected_at[fid] = now
+                self.fault_log.append(FaultLogEntry(now, fid, "inject", "ok"))
             except SREMarathonError as exc:  # a failed injection must not end the run
-                self.fault_log.append(FaultLogEntry(now, fid, ev.kind, "error", str(exc)))
+                self.fault_log.append(FaultLogEntry(now, fid, "inject", "error", str(exc)))
 
     # ------------------------------------------------------------ observation
     def _restarts(self) -> dict[str, int]:

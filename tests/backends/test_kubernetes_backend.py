@@ -87,8 +87,10 @@ def test_runbook_rolls_back_bad_image_on_live_backend_and_revert_restores(ob, ca
     bad = [t for t, img in checks["images"] if img == fault.params["image"]]
     assert fixed and (not bad or min(fixed) > min(bad))
     # revert ran on schedule and the deployment's spec is exactly the original one
+    # the agent had already repaired it: the log says so instead of claiming a revert
     assert [(e.fault_id, e.kind, e.status) for e in env.fault_log] == [
-        ("ob-deployment-001", "inject", "ok"), ("ob-deployment-001", "revert", "ok")]
+        ("ob-deployment-001", "inject", "ok"), ("ob-deployment-001", "revert", "already_repaired")]
+    assert "already repaired" in env.fault_log[-1].message
     final = ob.stub.obj("deployments", "emailservice")
     assert final["spec"] == original["spec"]
     # the history shows the rollout and the undo, through ReplicaSet revisions
@@ -268,6 +270,7 @@ def test_episode_survives_api_failures(catalog):
     live = make_live(catalog.app("online_boutique"), timeout_s=0.3)
     try:
         fault = catalog.fault("ob-deployment-001")
+        original = live.stub.obj("deployments", "emailservice")
         env = LiveMarathonEnv(live.backend, catalog, schedule=_schedule(fault, 30, 800), interval_s=120)
         agent = RunbookAgent()
         orig_invoke = agent.invoke
@@ -285,10 +288,55 @@ def test_episode_survives_api_failures(catalog):
         assert rollbacks and all(a.verdict == "error" and ("409" in a.error or "403" in a.error) for a in rollbacks)
         assert any(a.verdict == "error" and "did not answer in time" in a.error for a in env.runner.actions)
         assert all(a.error for a in env.runner.actions if a.verdict == "error")
-        # the orchestrator's revert met the same conflicts: logged, not raised
+        # the orchestrator's revert met the same conflicts: logged, not raised, and NOT forgotten:
+        # the fault is still in the cluster, so the handle stays pending and is retried
         assert [(x.kind, x.status) for x in env.fault_log] == [("inject", "ok"), ("revert", "error")]
+        assert "still in place" in env.fault_log[-1].message
+        assert env.pending_reverts == ["ob-deployment-001"]
+        image = live.stub.obj("deployments", "emailservice")["spec"]["template"]["spec"]["containers"][0]["image"]
+        assert image == fault.params["image"]
+        # once the API server accepts writes again, close() reverts it
+        live.stub.failures.clear()
+        env.close()
+        assert [(x.kind, x.status) for x in env.fault_log][-1] == ("revert", "ok")
+        assert "failed attempt" in env.fault_log[-1].message
+        assert env.pending_reverts == []
+        assert live.stub.obj("deployments", "emailservice")["spec"] == original["spec"]
     finally:
         live.stub.stop()
+
+
+def test_failed_revert_is_kept_and_retried_on_the_next_tick(ob, catalog):
+    fault = catalog.fault("ob-resource-001")  # emailservice CPU limit cut
+    original = ob.stub.obj("deployments", "emailservice")
+    env = LiveMarathonEnv(ob.backend, catalog, schedule=_schedule(fault, 30, 300, injection_s=300, observation_s=300),
+                          interval_s=120)
+    env.reset()
+    env.step(None)  # now t=240; the revert is due at 300
+    ob.stub.fail_next("PATCH", r"/deployments/emailservice$", 409, times=2, reason="Conflict")
+    _, _, _, _, info = env.step(None)  # t=360: the revert failed at 300 (both tries), the retry at 315 went through
+    log = [(e.time_s, e.kind, e.status) for e in env.fault_log]
+    assert log == [(30.0, "inject", "ok"), (300.0, "revert", "error"), (315.0, "revert", "ok")]
+    assert "1 failed attempt" in env.fault_log[-1].message
+    assert env.pending_reverts == []
+    assert ob.stub.obj("deployments", "emailservice")["spec"] == original["spec"]
+    env.close()
+    assert len(env.fault_log) == 3  # nothing left to revert
+
+
+def test_backend_revert_marks_the_handle_only_after_the_write(ob, catalog):
+    fault = catalog.fault("ob-resource-001")
+    original = ob.stub.obj("deployments", "emailservice")
+    handle = ob.backend.inject(fault)
+    ob.stub.fail_next("PATCH", r"/deployments/emailservice$", 500, times=1)
+    with pytest.raises(BackendError):
+        ob.backend.revert(handle)
+    assert handle.reverted is False
+    assert ob.stub.obj("deployments", "emailservice")["spec"] != original["spec"]
+    assert ob.backend.revert(handle) == "reverted" and handle.reverted is True
+    assert ob.stub.obj("deployments", "emailservice")["spec"] == original["spec"]
+    n = len(ob.stub.requests)
+    assert ob.backend.revert(handle) == "reverted" and len(ob.stub.requests) == n  # idempotent, no request
 
 
 def test_close_reverts_faults_still_injected(ob, catalog):
