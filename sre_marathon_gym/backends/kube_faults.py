@@ -68,12 +68,11 @@ class LiveFaults:
         p = fault.params
         if m == "bad_image_tag":
             h.marker = {"image": str(p["image"])}
-            self._smp(d, svc, {"containers": [{"name": c.get("name"), "image": str(p["image"])}]},
-                      f"kubectl set image {svc}={p['image']}")
+            self.b.patch_container(d, svc, {"image": str(p["image"])}, f"kubectl set image {svc}={p['image']}")
         elif m in ("cpu_limit_cut", "memory_limit_cut"):
             res, val = ("cpu", f"{int(p['cpu_limit_m'])}m") if m == "cpu_limit_cut" else ("memory", f"{int(p['mem_limit_mi'])}Mi")
             h.marker = {"limit": res, "value": val}
-            self.b.set_limits(d, svc, {res: val}, f"kubectl set resources --limits={res}={val}")
+            self.b.patch_container(d, svc, {"resources": {"limits": {res: val}}}, f"kubectl set resources --limits={res}={val}")
         elif m == "scale_to_zero":
             h.marker = {"replicas": 0}
             self.b.api.patch("deployments", svc, {"metadata": {"resourceVersion": ko.meta(d).get("resourceVersion")},
@@ -88,11 +87,6 @@ class LiveFaults:
             msg = fault.change.message if fault.change else f"config: set {ref.key}"
             self.b.set_env(d, svc, ref.key, new, msg)
         return h
-
-    def _smp(self, d: dict, svc: str, pod_spec: dict, cause: str) -> None:
-        self.b.api.patch("deployments", svc, {
-            "metadata": {"resourceVersion": ko.meta(d).get("resourceVersion"), "annotations": {ko.CHANGE_CAUSE: cause}},
-            "spec": {"template": {"spec": pod_spec}}})
 
     def _flag(self, fault: Fault) -> LiveFault:
         from .kubernetes import FLAGD_CONFIGMAP

@@ -354,13 +354,19 @@ class KubernetesBackend:
         self.set_env(d, service, key, str(value), f"config: set {key}")
         return {"service": service, "key": key, "value": str(value)}
 
-    def set_env(self, d: dict, service: str, key: str, value: str | None, cause: str) -> None:
-        """Set (or, for None, remove) one env var of the main container, pinned to the read version."""
+    def patch_container(self, d: dict, service: str, fields: dict, cause: str) -> dict:
+        """The one way the backend changes the main container: a strategic-merge patch of `fields`
+        (image, env items, resources...), pinned to the resourceVersion of `d` as read and recording
+        `cause` as the change-cause. Returns the object as the server stored it."""
         name = ko.main_container(d, service).get("name")
-        item: dict[str, Any] = {"name": key, "value": value} if value is not None else {"name": key, "$patch": "delete"}
-        self.api.patch("deployments", service, {
+        return self.api.patch("deployments", service, {
             "metadata": {"resourceVersion": ko.meta(d).get("resourceVersion"), "annotations": {ko.CHANGE_CAUSE: cause}},
-            "spec": {"template": {"spec": {"containers": [{"name": name, "env": [item]}]}}}})
+            "spec": {"template": {"spec": {"containers": [{"name": name, **fields}]}}}})
+
+    def set_env(self, d: dict, service: str, key: str, value: str | None, cause: str) -> dict:
+        """Set (or, for None, remove) one env var of the main container, pinned to the read version."""
+        item: dict[str, Any] = {"name": key, "value": value} if value is not None else {"name": key, "$patch": "delete"}
+        return self.patch_container(d, service, {"env": [item]}, cause)
 
     def set_resources(self, service: str, cpu_limit_m: int | None = None, mem_limit_mi: int | None = None) -> dict:
         limits = {}
@@ -368,15 +374,8 @@ class KubernetesBackend:
             limits["cpu"] = f"{cpu_limit_m}m"
         if mem_limit_mi is not None:
             limits["memory"] = f"{mem_limit_mi}Mi"
-        d = self.deployment(service)
-        self.set_limits(d, service, limits, "kubectl set resources")
+        self.patch_container(self.deployment(service), service, {"resources": {"limits": limits}}, "kubectl set resources")
         return {"service": service, "limits": limits}
-
-    def set_limits(self, d: dict, service: str, limits: dict[str, str], cause: str) -> None:
-        name = ko.main_container(d, service).get("name")
-        self.api.patch("deployments", service, {
-            "metadata": {"resourceVersion": ko.meta(d).get("resourceVersion"), "annotations": {ko.CHANGE_CAUSE: cause}},
-            "spec": {"template": {"spec": {"containers": [{"name": name, "resources": {"limits": limits}}]}}}})
 
     def set_flag(self, flag: str, variant: str) -> dict:
         """Set a flagd flag's defaultVariant in the flagd ConfigMap; returns the ConfigMap as read before."""

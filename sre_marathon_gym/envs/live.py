@@ -23,7 +23,7 @@ from ..errors import ConfigurationError, SREMarathonError
 from ..tools.models import ToolResult
 from ..tools.policy import alert_services
 from ..tools.runner import ToolRunner
-from .actions import VERBS, ActionLayout, decode_slot, slot_mask
+from .actions import VERBS, ActionLayout, baseline_values, decode_slot, slot_mask
 from .observation import INCIDENT_FEATURES, SERVICE_FEATURES, observation_space
 
 
@@ -114,6 +114,7 @@ class LiveMarathonEnv(gym.Env):
         self._alert_engine_arg = alert_engine
         self.max_alerts, self.max_incidents, self.action_slots = max_alerts, max_incidents, action_slots
         self.layout = ActionLayout.for_app(self.app, max_incidents)
+        self._baseline = baseline_values(self.app)
         self.service_index = {s: i for i, s in enumerate(self.layout.services)}
         rules = [r for r in self.catalog.rules.rules if r.applies_to(self.app.app)]
         self.rule_index = {r.name: i + 1 for i, r in enumerate(rules)}
@@ -290,13 +291,8 @@ class LiveMarathonEnv(gym.Env):
             if a.resolved_at is None and a.id not in grouped:
                 for s in alert_services(dict(a.labels), self.app, pod_service):
                     ungrouped.setdefault(s, []).append(a.id)
-        return {"incident_ids": open_ids, "ungrouped_alerts": ungrouped, "baseline_values": self._baseline_values(),
+        return {"incident_ids": open_ids, "ungrouped_alerts": ungrouped, "baseline_values": self._baseline,
                 "policies": policies}
-
-    def _baseline_values(self) -> dict[str, str]:
-        from .marathon import MarathonEnv
-
-        return MarathonEnv._baseline_values(self)  # type: ignore[arg-type]  # reads only self.app
 
     def _info(self) -> dict:
         assert self.runner is not None

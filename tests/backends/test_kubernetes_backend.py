@@ -29,7 +29,7 @@ from sre_marathon_gym.tools.runner import ToolRunner
 def ob(catalog):
     live = make_live(catalog.app("online_boutique"))
     yield live
-    live.stub.stop()
+    live.close()
 
 
 def _schedule(fault, start_s: int, end_s: int, injection_s: int = 600, observation_s: int = 300) -> FaultSchedule:
@@ -143,7 +143,7 @@ def test_flagd_flag_fault_and_revert_restore_configmap_data(catalog):
         doc = json.loads(live.stub.obj("configmaps", "flagd-config")["data"]["demo.flagd.json"])
         assert doc["flags"]["productCatalogFailure"]["defaultVariant"] == "on"
     finally:
-        live.stub.stop()
+        live.close()
 
 
 def test_revert_leaves_an_object_the_agent_already_repaired(ob, catalog):
@@ -254,7 +254,7 @@ def test_conflict_forbidden_and_timeout_become_structured_tool_errors(catalog):
         assert not r.ok and r.error.code == "unavailable"
         assert [a.verdict for a in runner.actions].count("error") == len(runner.actions)
     finally:
-        live.stub.stop()
+        live.close()
 
 
 def test_no_metrics_source_is_a_structured_error(catalog):
@@ -263,7 +263,7 @@ def test_no_metrics_source_is_a_structured_error(catalog):
         r = _tool(live, {"tool": "query_metrics", "metric": "up"})
         assert not r.ok and r.error.code == "unavailable" and "no metrics source configured" in r.error.message
     finally:
-        live.stub.stop()
+        live.close()
 
 
 def test_episode_survives_api_failures(catalog):
@@ -303,7 +303,7 @@ def test_episode_survives_api_failures(catalog):
         assert env.pending_reverts == []
         assert live.stub.obj("deployments", "emailservice")["spec"] == original["spec"]
     finally:
-        live.stub.stop()
+        live.close()
 
 
 def test_failed_revert_is_kept_and_retried_on_the_next_tick(ob, catalog):
@@ -360,3 +360,18 @@ def test_live_env_passes_the_gymnasium_checker_and_decodes_action_slots(ob, cata
     assert env.observation_space.contains(obs) and reward == 0.0 and not done
     assert all(set(r) == {"ok", "tool", "data", "error"} for r in info["tool_results"])
     env.close()
+
+
+def test_both_envs_restore_the_same_baseline_values(ob, catalog):
+    import gymnasium as gym
+
+    from sre_marathon_gym.envs.actions import baseline_values
+
+    app = catalog.app("online_boutique")
+    env = LiveMarathonEnv(ob.backend, catalog, schedule=None, run_s=300)
+    env.reset()
+    sim_env = gym.make("SREMarathon/OnlineBoutique-v0").unwrapped
+    assert env._view()["baseline_values"] == sim_env.baseline_values == baseline_values(app)
+    assert baseline_values(app)["deployment/emailservice:resources.limits.cpu"].endswith("m")
+    env.close()
+    sim_env.close()
