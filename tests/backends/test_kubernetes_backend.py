@@ -313,8 +313,8 @@ def test_failed_revert_is_kept_and_retried_on_the_next_tick(ob, catalog):
                           interval_s=120)
     env.reset()
     env.step(None)  # now t=240; the revert is due at 300
-    ob.stub.fail_next("PATCH", r"/deployments/emailservice$", 409, times=2, reason="Conflict")
-    _, _, _, _, info = env.step(None)  # t=360: the revert failed at 300 (both tries), the retry at 315 went through
+    ob.stub.fail_next("PATCH", r"/deployments/emailservice$", 409, times=3, reason="Conflict")
+    _, _, _, _, info = env.step(None)  # t=360: the revert failed at 300 (all 3 tries), the retry at 315 went through
     log = [(e.time_s, e.kind, e.status) for e in env.fault_log]
     assert log == [(30.0, "inject", "ok"), (300.0, "revert", "error"), (315.0, "revert", "ok")]
     assert "1 failed attempt" in env.fault_log[-1].message
@@ -375,3 +375,69 @@ def test_both_envs_restore_the_same_baseline_values(ob, catalog):
     assert baseline_values(app)["deployment/emailservice:resources.limits.cpu"].endswith("m")
     env.close()
     sim_env.close()
+
+
+def test_two_faults_and_an_agent_scale_on_one_deployment_compose(ob, catalog):
+    cpu, image = catalog.fault("ob-resource-001"), catalog.fault("ob-deployment-001")  # both on emailservice
+    original = ob.stub.obj("deployments", "emailservice")
+    c0 = original["spec"]["template"]["spec"]["containers"][0]
+    h_cpu = ob.backend.inject(cpu)
+    ob.backend.scale("emailservice", 3)  # the agent's change
+    h_img = ob.backend.inject(image)
+    assert ob.backend.revert(h_cpu) == "reverted"
+    d = ob.stub.obj("deployments", "emailservice")
+    c = d["spec"]["template"]["spec"]["containers"][0]
+    assert c["image"] == image.params["image"]  # the second fault is still in place
+    assert d["spec"]["replicas"] == 3  # the agent's scale survives
+    assert c["resources"]["limits"]["cpu"] == c0["resources"]["limits"]["cpu"]  # the first fault is undone
+    assert ob.backend.revert(h_img) == "reverted"
+    d = ob.stub.obj("deployments", "emailservice")
+    assert d["spec"]["template"]["spec"]["containers"][0] == c0  # original image and limits
+    assert d["spec"]["replicas"] == 3
+    # every revert was a narrow JSON patch guarded by `test` ops, never a whole-spec replace
+    reverts = [r for r in ob.stub.requests if r["method"] == "PATCH" and "json-patch" in (r["content_type"] or "")]
+    assert len(reverts) == 2 and all(r["body"][0]["op"] == "test" for r in reverts)
+    assert not any(op["path"] in ("/spec", "/data") for r in reverts for op in r["body"])
+
+
+def test_revert_leaves_a_value_the_agent_changed_again(ob, catalog):
+    fault = catalog.fault("ob-resource-001")
+    handle = ob.backend.inject(fault)
+    ob.backend.set_resources("emailservice", cpu_limit_m=777)  # the agent picked its own value
+    assert ob.backend.revert(handle) == "already repaired"
+    c = ob.stub.obj("deployments", "emailservice")["spec"]["template"]["spec"]["containers"][0]
+    assert c["resources"]["limits"]["cpu"] == "777m"
+    # a `test` failing on the server (changed between read and write) is re-read, not overwritten
+    handle = ob.backend.inject(fault)
+    real_get = ob.backend.deployment
+    calls = []
+
+    def racing_get(name):  # the agent writes right after the orchestrator's read
+        d = real_get(name)
+        calls.append(name)
+        if len(calls) == 1:
+            ob.backend.set_resources("emailservice", cpu_limit_m=555)  # reads once more itself
+        return d
+
+    ob.backend.deployment = racing_get  # type: ignore[method-assign]
+    assert ob.backend.revert(handle) == "already repaired"
+    c = ob.stub.obj("deployments", "emailservice")["spec"]["template"]["spec"]["containers"][0]
+    assert c["resources"]["limits"]["cpu"] == "555m"
+    assert len(calls) == 3  # read, (the agent's read), re-read after the server refused the stale `test`
+    assert any(r["method"] == "PATCH" and "json-patch" in (r["content_type"] or "") for r in ob.stub.requests)
+
+
+def test_flag_revert_keeps_other_flags(catalog):
+    live = make_live(catalog.app("astronomy_shop"))
+    try:
+        flags = catalog.app("astronomy_shop").feature_flags
+        handle = live.backend.inject(catalog.fault("as-code-001"))  # productCatalogFailure on
+        other = next(f for f in flags if f.name != "productCatalogFailure")
+        variant = next(v for v in other.variants if v != other.default)
+        live.backend.set_flag(other.name, variant)  # another change to the same ConfigMap
+        assert live.backend.revert(handle) == "reverted"
+        doc = json.loads(live.stub.obj("configmaps", "flagd-config")["data"]["demo.flagd.json"])
+        assert doc["flags"]["productCatalogFailure"]["defaultVariant"] == "off"
+        assert doc["flags"][other.name]["defaultVariant"] == variant
+    finally:
+        live.close()
