@@ -10,6 +10,7 @@ through the backend at their scheduled times.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -52,6 +53,15 @@ class _PendingRevert:
     next_s: float
 
 
+@dataclass
+class AlertErrorEntry:
+    """An alert evaluation that failed (the metric source was unreachable or refused a query)."""
+
+    time_s: float
+    error: str
+    message: str
+
+
 class _NoAlerts:
     """Alert source when no metric source is configured: nothing ever fires."""
 
@@ -67,9 +77,14 @@ class LiveMarathonEnv(gym.Env):
     ## Description
     The SRE-Marathon loop on a `Backend` that keeps its own time (a live Kubernetes cluster
     through `KubernetesBackend`). Each step is one agent invocation: the agent's actions run
-    now, then the env waits `interval_s` seconds on the backend's clock, injecting and reverting
-    the schedule's faults at their times (mechanisms the backend cannot inject are skipped and
-    logged in `fault_log`) and evaluating the catalog's alert rules on the backend's metrics.
+    now, then the env waits on the backend's clock until the next point of a fixed grid
+    (`interval_s`, 2 `interval_s`, ...: time the agent spends does not shift later invocations; an
+    agent that overruns the interval is invoked again at once and the overrun is recorded in
+    `overruns` and `info["overrun_s"]`), injecting and reverting the schedule's faults at their
+    times (mechanisms the backend cannot inject are skipped and logged in `fault_log`; a failed
+    revert is retried every 15 s and in `close()`) and evaluating the catalog's alert rules on the
+    backend's metrics (a failed evaluation, e.g. Prometheus down, is recorded in `alert_errors`
+    and the run goes on).
 
     ## Action Space
     Same as `MarathonEnv`: `MultiDiscrete` action slots; LLM-style agents use
@@ -122,6 +137,9 @@ class LiveMarathonEnv(gym.Env):
         self.action_space = spaces.MultiDiscrete(np.tile(self.layout.nvec(), (action_slots, 1)))
         self.runner: ToolRunner | None = None
         self.fault_log: list[FaultLogEntry] = []
+        self.alert_errors: list[AlertErrorEntry] = []
+        self.overruns: list[dict] = []
+        self._grid_t = 0.0
         self._handles: dict[str, Any] = {}  # injected this episode, revert not yet due
         self._failed: list[_PendingRevert] = []  # revert due but failed: still in the cluster (any episode)
         self._injected_at: dict[str, float] = {}
@@ -142,11 +160,14 @@ class LiveMarathonEnv(gym.Env):
             self.alert_engine = _NoAlerts()
         self.runner = ToolRunner(self.backend, self.alert_engine)
         self.fault_log = []
+        self.alert_errors = []
         self._injected_at, self._reverted_at = {}, {}
         self._events = list(self.schedule.events()) if self.schedule is not None else []
         self._event_pos = 0
         self._restarts_seen = self._restarts()
-        self._advance(self.interval_s)
+        self.overruns = []
+        self._grid_t = float(min(self.interval_s, self.run_s))
+        self._advance(self._grid_t)
         return self._observe(), self._info()
 
     def step(self, action: Any):
@@ -164,12 +185,30 @@ class LiveMarathonEnv(gym.Env):
                     call = decode_slot(self.layout, slot, self._view())
                     if call is not None:
                         results.append(self.runner.call(call))
+        overrun = self._next_grid_point()
         self.runner.invocation += 1
-        self._advance(min(self.backend.now() + self.interval_s, self.run_s))
+        self._advance(self._grid_t)
         terminated = self.backend.now() >= self.run_s
         info = self._info()
         info["tool_results"] = [r.model_dump() for r in results]
+        info["overrun_s"] = overrun
         return self._observe(), 0.0, terminated, False, info
+
+    def _next_grid_point(self) -> float:
+        """Move `_grid_t` one interval on the fixed grid (invocations at interval_s, 2 interval_s, ...,
+        however long the agent took). An agent that overran the interval gets its next invocation at
+        once, on the grid point it overran into; the overrun is recorded in `overruns` and returned."""
+        target = self._grid_t + self.interval_s
+        now = self.backend.now()
+        overrun = 0.0
+        if now > target + 1e-9:
+            overrun = round(now - target, 3)
+            missed = math.floor(overrun / self.interval_s)
+            self.overruns.append({"invocation": self.runner.invocation if self.runner else 0,
+                                  "due_s": target, "ended_s": now, "overrun_s": overrun, "skipped_invocations": missed})
+            target += missed * self.interval_s
+        self._grid_t = float(min(target, self.run_s))
+        return overrun
 
     @property
     def pending_reverts(self) -> list[str]:
@@ -244,7 +283,11 @@ class LiveMarathonEnv(gym.Env):
             nxt = self._events[self._event_pos].time_s if self._event_pos < len(self._events) else t
             nxt = min([nxt, t, *(p.next_s for p in self._failed)])
             clock.sleep(max(nxt - now, 0.0) or min(1.0, t - now))
-        self.alert_engine.evaluate_until(self.backend.now())
+        now = self.backend.now()
+        try:
+            self.alert_engine.evaluate_until(now)
+        except SREMarathonError as exc:  # e.g. Prometheus unreachable: no new alerts this time, run goes on
+            self.alert_errors.append(AlertErrorEntry(now, type(exc).__name__, str(exc)))
 
     def _run_events(self) -> None:
         while self._event_pos < len(self._events) and self._events[self._event_pos].time_s <= self.backend.now() + 1e-9:
@@ -297,7 +340,8 @@ class LiveMarathonEnv(gym.Env):
     def _info(self) -> dict:
         assert self.runner is not None
         return {"time_s": self.backend.now(), "invocation": self.runner.invocation,
-                "action_mask": slot_mask(self.layout, self._view()), "verbs": VERBS}
+                "action_mask": slot_mask(self.layout, self._view()), "verbs": VERBS,
+                "alert_errors": len(self.alert_errors)}
 
     def _observe(self) -> dict[str, np.ndarray]:
         runner = self.runner
@@ -351,4 +395,4 @@ class LiveMarathonEnv(gym.Env):
         return obs
 
 
-__all__ = ["FaultLogEntry", "LiveMarathonEnv"]
+__all__ = ["AlertErrorEntry", "FaultLogEntry", "LiveMarathonEnv"]

@@ -441,3 +441,49 @@ def test_flag_revert_keeps_other_flags(catalog):
         assert doc["flags"][other.name]["defaultVariant"] == variant
     finally:
         live.close()
+
+
+def test_invocations_stay_on_a_fixed_grid_and_overruns_are_recorded(ob, catalog):
+    env = LiveMarathonEnv(ob.backend, catalog, schedule=None, run_s=900, interval_s=120)
+    _, info = env.reset()
+    times = [info["time_s"]]
+    for think_s in (50, 50, 150, 10, 0, 0):  # the agent's own time per invocation
+        ob.clock.sleep(think_s)
+        _, _, done, _, info = env.step(None)
+        times.append(info["time_s"])
+        if done:
+            break
+    # 120 +50 -> 240 (not 290); 240 +50 -> 360; 360 +150 overran 480 by 30 -> at once (510), then 600
+    assert times == [120.0, 240.0, 360.0, 510.0, 600.0, 720.0, 840.0]
+    assert [(o["due_s"], o["overrun_s"]) for o in env.overruns] == [(480.0, 30.0)]
+    env.close()
+
+
+def test_alert_evaluation_errors_are_recorded_and_the_run_goes_on(ob, catalog):
+    from sre_marathon_gym.errors import PrometheusError
+
+    class FlakyAlerts:
+        def __init__(self):
+            self.calls = 0
+
+        def evaluate_until(self, t):
+            self.calls += 1
+            if self.calls in (2, 3):
+                raise PrometheusError("Prometheus at http://prom:9090: query failed: connection refused")
+            return []
+
+        def history(self, until=None):
+            return []
+
+    fault = catalog.fault("ob-resource-001")
+    original = ob.stub.obj("deployments", "emailservice")
+    env = LiveMarathonEnv(ob.backend, catalog, schedule=_schedule(fault, 30, 500), interval_s=120,
+                          alert_engine=FlakyAlerts())
+    env.reset()
+    for _ in range(3):
+        _, _, done, _, info = env.step(None)
+        assert not done
+    assert [(e.time_s, e.error) for e in env.alert_errors] == [(240.0, "PrometheusError"), (360.0, "PrometheusError")]
+    assert info["alert_errors"] == 2 and "connection refused" in env.alert_errors[0].message
+    env.close()
+    assert ob.stub.obj("deployments", "emailservice")["spec"] == original["spec"]
