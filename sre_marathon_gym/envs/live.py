@@ -18,9 +18,10 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ..catalog import Catalog, load_catalog
 from ..backends.base import ALREADY_REPAIRED
+from ..catalog import Catalog, load_catalog
 from ..errors import ConfigurationError, SREMarathonError
+from ..scoring.run import RunRecord
 from ..tools.models import ToolResult
 from ..tools.policy import alert_services
 from ..tools.runner import ToolRunner
@@ -96,8 +97,10 @@ class LiveMarathonEnv(gym.Env):
     throttling) are 0 because they need the metric source's query language, not the cluster API.
 
     ## Rewards
-    0: the Marathon-Score needs probe results the live backend does not compute; score a live
-    run offline from its recorded actions and alerts.
+    0: the Marathon-Score needs probe results the live backend does not compute. `record()`
+    returns the run (faults injected, alerts, incidents, actions; no probes) so
+    `agents.base.run_episode` drives this env like `MarathonEnv`; scoring that record credits
+    correlation and localization but never repair.
 
     ## Episode End
     Terminates when `run_s` seconds have passed on the backend's clock.
@@ -140,6 +143,10 @@ class LiveMarathonEnv(gym.Env):
         self.alert_errors: list[AlertErrorEntry] = []
         self.overruns: list[dict] = []
         self._grid_t = 0.0
+        self._seed: int | None = None
+        from ..bundle import catalog_digest
+
+        self._catalog_version = catalog_digest(self.catalog)
         self._handles: dict[str, Any] = {}  # injected this episode, revert not yet due
         self._failed: list[_PendingRevert] = []  # revert due but failed: still in the cluster (any episode)
         self._injected_at: dict[str, float] = {}
@@ -148,6 +155,8 @@ class LiveMarathonEnv(gym.Env):
     # ------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
+        self._seed = seed
+        self._alert_services: dict[str, list[str]] = {}
         from ..alerts import AlertEngine
 
         self._revert_outstanding()  # a previous episode's faults must not leak into this one
@@ -209,6 +218,63 @@ class LiveMarathonEnv(gym.Env):
             target += missed * self.interval_s
         self._grid_t = float(min(target, self.run_s))
         return overrun
+
+    def record(self) -> RunRecord:
+        """The live run so far as a `RunRecord`, what `agents.base.run_episode` returns.
+
+        It holds the manifest, the faults that were actually injected (ground truth; `start_s` is
+        when the injection went through, `reverted_s` when the orchestrator's revert went through,
+        None when the agent had already repaired it or the revert is still pending), the alerts,
+        the incident events and every action with its verdict.
+
+        NOT in it: `probes` is empty and `degradation` is empty, because the live backend measures
+        no symptom probes and no request degradation. A live record therefore scores correlation
+        and localization, but never credits repair (R) or degradation; `env_config["probes"]`
+        says so, so a bundle of a live run is not mistaken for a simulated one.
+        """
+        from .. import __version__
+        from ..scoring.run import ActionRecord, AlertRecord, FaultTruth, IncidentEvent, ProbeSpec, RunManifest
+
+        if self.runner is None:
+            raise gym.error.ResetNeeded("call reset() before record()")
+        runner = self.runner
+        planned = {sf.fault_id: sf for sf in (self.schedule.faults if self.schedule is not None else ())}
+        faults = []
+        for fid, start in self._injected_at.items():
+            f, sf = self.catalog.fault(fid), planned.get(fid)
+            place = [f.artifact.split("/", 1)[1]] if f.artifact.startswith(("node/", "zone/")) else []
+            faults.append(FaultTruth(fault_id=f.id, category=f.category, mechanism=f.mechanism, target=f.target,
+                                     artifact=f.artifact, aliases=list(f.aliases), scope=[*f.scope, *place],
+                                     start_s=start, planned_end_s=max(float(sf.planned_end_s) if sf else start, start),
+                                     reverted_s=self._reverted_at.get(fid), probe=ProbeSpec(**f.probe.model_dump())))
+        try:
+            pod_service = self.backend.pod_services()
+        except SREMarathonError:
+            pod_service = {}
+        alerts = []
+        for a in self.alert_engine.history():
+            if a.id not in self._alert_services:
+                svcs = alert_services(dict(a.labels), self.app, pod_service)
+                node = a.labels.get("node") or a.labels.get("label_topology_kubernetes_io_zone")
+                self._alert_services[a.id] = sorted(svcs | ({node} if node else set()))
+            alerts.append(AlertRecord(id=a.id, rule=a.rule, severity=a.severity, labels=dict(a.labels),
+                                      fired_at=a.fired_at, resolved_at=a.resolved_at, services=self._alert_services[a.id]))
+        events = [IncidentEvent(time_s=e.time_s, op=e.op, incident_id=e.incident_id, alert_ids=list(e.alert_ids),
+                                services=list(e.services), artifact=e.artifact) for e in runner.incidents.events]
+        actions = [ActionRecord(time_s=a.time_s, invocation=a.invocation, tool=a.tool, kind=a.kind, args=a.args,
+                                ok=a.ok, verdict=a.verdict, error=a.error, incident_id=a.incident_id,
+                                targets=list(a.targets), in_scope=a.in_scope) for a in runner.actions]
+        config = {"backend": type(self.backend).__name__, "namespace": getattr(self.backend, "namespace", None),
+                  "interval_s": self.interval_s, "run_s": self.run_s,
+                  "probes": "not measured: the live backend has no symptom probes or degradation; "
+                            "repair (R) and degradation are not scored from this record",
+                  "fault_log": [vars(e) for e in self.fault_log], "overruns": list(self.overruns),
+                  "alert_errors": [vars(e) for e in self.alert_errors], "pending_reverts": self.pending_reverts}
+        manifest = RunManifest(app=self.app.app, seed=self._seed if self._seed is not None else 0, mode="eval",
+                               interval_s=self.interval_s, injection_s=self.injection_s,
+                               observation_s=max(self.run_s - self.injection_s, 0), package_version=__version__,
+                               catalog_version=self._catalog_version, env_config=config)
+        return RunRecord(manifest=manifest, faults=faults, alerts=alerts, incident_events=events, actions=actions)
 
     @property
     def pending_reverts(self) -> list[str]:

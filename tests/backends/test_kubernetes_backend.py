@@ -59,28 +59,39 @@ class _NoAlerts:
 
 # ---------------------------------------------------------------- done-when 1
 def test_runbook_rolls_back_bad_image_on_live_backend_and_revert_restores(ob, catalog):
+    from sre_marathon_gym.agents.base import run_episode
+    from sre_marathon_gym.scoring.run import RunRecord
+
     fault = catalog.fault("ob-deployment-001")  # emailservice: unpullable image tag
     original = ob.stub.obj("deployments", "emailservice")
     assert isinstance(ob.backend, Backend)
     env = LiveMarathonEnv(ob.backend, catalog, schedule=_schedule(fault, 30, 780), interval_s=120)
-    checks: dict = {}
-    agent = RunbookAgent()
-    orig_invoke = agent.invoke
+    checks: dict = {"images": []}
 
-    def invoke(e, obs, info):  # watch the cluster between invocations, not the agent
-        orig_invoke(e, obs, info)
+    def watch():  # the cluster after every step (not the agent)
         dep = ob.stub.obj("deployments", "emailservice")
-        image = dep["spec"]["template"]["spec"]["containers"][0]["image"]
-        checks.setdefault("images", []).append((ob.backend.now(), image))
+        checks["images"].append((ob.backend.now(), dep["spec"]["template"]["spec"]["containers"][0]["image"]))
 
-    agent.invoke = invoke  # type: ignore[method-assign]
-    steps = _run(env, agent)
-    assert steps == 7  # invocations at 120, 240, ..., 840 s; the run ends at 900 s
-    rollbacks = [a for a in env.runner.actions if a.tool == "rollback"]
+    # the package's own episode loop and the unchanged Runbook agent, as on the simulator
+    record = run_episode(env, RunbookAgent(), seed=3, progress=watch)
+    assert isinstance(record, RunRecord) and len(checks["images"]) == 7  # steps end at 240, ..., 900 s
+    assert RunRecord.model_validate_json(record.model_dump_json()) == record
+    assert record.manifest.seed == 3 and record.manifest.interval_s == 120
+    assert [f.fault_id for f in record.faults] == ["ob-deployment-001"] and record.faults[0].start_s == 30
+    assert record.faults[0].reverted_s is None  # the agent repaired it before the orchestrator's revert
+    assert record.probes == [] and "not measured" in record.manifest.env_config["probes"]
+    assert record.alerts and any("emailservice" in a.services for a in record.alerts)
+    assert record.incident_events and record.incident_events[0].op == "open"
+    rollbacks = [a for a in record.actions if a.tool == "rollback"]
     assert [(a.args["service"], a.ok, a.verdict) for a in rollbacks] == [("emailservice", True, "ok")]
     assert rollbacks[0].in_scope is True
-    opened = [a for a in env.runner.actions if a.tool == "open_incident" and a.ok]
+    opened = [a for a in record.actions if a.tool == "open_incident" and a.ok]
     assert opened, "the ImagePullBackOff alert should have fired and been grouped"
+    # the record scores like a simulated one, except that repair is never credited (no probes)
+    from sre_marathon_gym.scoring.marathon import fault_scores
+
+    (fs,) = fault_scores(record, catalog.scoring)
+    assert fs.correlated and not fs.repaired and fs.repair_evidence is None
     # the rollback happened while the fault was live: the good image came back before the revert time
     fixed = [t for t, img in checks["images"] if img == original["spec"]["template"]["spec"]["containers"][0]["image"]
              and t < 780]
