@@ -17,11 +17,12 @@ What the live backend can and cannot do:
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from ..catalog.apps import App
 from ..catalog.faults import Fault
-from ..errors import BackendError, did_you_mean
+from ..errors import BackendError, ConfigurationError, did_you_mean
 from . import kube_objects as ko
 from .base import INJECTABLE_LIVE
 from .clock import Clock, WallClock
@@ -49,7 +50,7 @@ class KubernetesBackend:
         self.t0 = self.clock.time()
         if prometheus_url is not None:
             if metrics is not None:
-                raise ValueError("give either metrics or prometheus_url, not both")
+                raise ConfigurationError("give either metrics or prometheus_url, not both")
             from ..prometheus import PrometheusTelemetry
 
             metrics = PrometheusTelemetry(prometheus_url, origin_s=self.t0)
@@ -59,18 +60,41 @@ class KubernetesBackend:
         self.faults = LiveFaults(self)
 
     @classmethod
-    def from_kubeconfig(cls, app: App, context: str | None = None, **kw: Any) -> KubernetesBackend:
-        """Build from the local kubeconfig (or the in-cluster service account)."""
+    def from_kubeconfig(cls, app: App, context: str | None = None, *, config_file: str | None = None,
+                        **kw: Any) -> KubernetesBackend:
+        """Build from a kubeconfig (`config_file`, else `$KUBECONFIG`, else `~/.kube/config`).
+
+        A kubeconfig that exists but cannot be used (unreadable, malformed, unknown `context`)
+        raises `ConfigurationError` naming the file and the problem; it never silently falls back
+        to other credentials. Only when no kubeconfig exists and no `context` was asked for does
+        it use the in-cluster service account (running inside a pod).
+        """
+        from kubernetes import client as k8s
         from kubernetes import config
 
+        source = config_file or os.environ.get("KUBECONFIG") or "~/.kube/config"
+        paths = [os.path.expanduser(p) for p in source.split(os.pathsep) if p]
+        if any(os.path.exists(p) for p in paths):
+            try:
+                contexts = [c.get("name", "") for c in config.list_kube_config_contexts(config_file=source)[0]]
+            except Exception as exc:  # noqa: BLE001 - the client raises ConfigException, yaml and OS errors
+                raise ConfigurationError(f"kubeconfig {source}: cannot be read: {exc}") from exc
+            if context is not None and context not in contexts:
+                raise ConfigurationError(f"kubeconfig {source}: no context {context!r}{did_you_mean(context, contexts)}")
+            try:
+                client = config.new_client_from_config(config_file=source, context=context)
+            except Exception as exc:  # noqa: BLE001
+                raise ConfigurationError(f"kubeconfig {source}"
+                                         f"{f' (context {context!r})' if context else ''}: {exc}") from exc
+            return cls(client, app, **kw)
+        if context is not None:
+            raise ConfigurationError(f"context {context!r} was asked for, but there is no kubeconfig at {source}")
         try:
-            client = config.new_client_from_config(context=context)
-        except Exception:  # noqa: BLE001 - fall back to the pod's service account
             config.load_incluster_config()
-            from kubernetes import client as k8s
-
-            client = k8s.ApiClient()
-        return cls(client, app, **kw)
+        except Exception as exc:  # noqa: BLE001
+            raise ConfigurationError(f"no kubeconfig at {source} and not running in a pod with a service account "
+                                     f"({exc})") from exc
+        return cls(k8s.ApiClient(), app, **kw)
 
     # ------------------------------------------------------------ time and telemetry
     def start(self) -> None:

@@ -498,3 +498,49 @@ def test_alert_evaluation_errors_are_recorded_and_the_run_goes_on(ob, catalog):
     assert info["alert_errors"] == 2 and "connection refused" in env.alert_errors[0].message
     env.close()
     assert ob.stub.obj("deployments", "emailservice")["spec"] == original["spec"]
+
+
+KUBECONFIG = """apiVersion: v1
+kind: Config
+clusters:
+- name: kind-bench
+  cluster: {server: "http://127.0.0.1:1"}
+users:
+- name: kind-bench
+  user: {token: abc}
+contexts:
+- name: kind-bench
+  context: {cluster: kind-bench, user: kind-bench}
+current-context: kind-bench
+"""
+
+
+def test_from_kubeconfig_names_kubeconfig_problems_and_never_falls_back_silently(catalog, tmp_path, monkeypatch):
+    from kubernetes import config
+
+    from sre_marathon_gym.backends.kubernetes import KubernetesBackend
+    from sre_marathon_gym.errors import ConfigurationError
+
+    app = catalog.app("online_boutique")
+    incluster = []
+    monkeypatch.setattr(config, "load_incluster_config", lambda *a, **k: incluster.append(1))
+    good = tmp_path / "config"
+    good.write_text(KUBECONFIG)
+    be = KubernetesBackend.from_kubeconfig(app, "kind-bench", config_file=str(good))
+    assert be.api._apis["CoreV1Api"].api_client.configuration.host == "http://127.0.0.1:1"
+    be.api._apis["CoreV1Api"].api_client.close()
+    with pytest.raises(ConfigurationError, match=r"no context 'kind-bnech'.*did you mean 'kind-bench'"):
+        KubernetesBackend.from_kubeconfig(app, "kind-bnech", config_file=str(good))
+    bad = tmp_path / "broken"
+    bad.write_text("apiVersion: v1\ncontexts: [\n")
+    with pytest.raises(ConfigurationError, match="broken"):
+        KubernetesBackend.from_kubeconfig(app, config_file=str(bad))
+    missing = str(tmp_path / "nope")
+    monkeypatch.setenv("KUBECONFIG", missing)
+    with pytest.raises(ConfigurationError, match="no kubeconfig"):
+        KubernetesBackend.from_kubeconfig(app, "kind-bench")
+    assert incluster == []  # a mistyped or missing context never falls back to in-cluster credentials
+    KubernetesBackend.from_kubeconfig(app)  # no kubeconfig, no context: the pod's service account
+    assert incluster == [1]
+    with pytest.raises(ConfigurationError, match="either metrics or prometheus_url"):
+        KubernetesBackend(object(), app, metrics=object(), prometheus_url="http://127.0.0.1:9090")
