@@ -45,7 +45,7 @@ class KubernetesBackend:
                  prometheus_url: str | None = None, clock: Clock | None = None, timeout_s: float = 10.0):
         self.app = app
         self.namespace = namespace or app.namespace
-        self.api = ScopedKubeApi(api_client, self.namespace, timeout_s)
+        self.api = ScopedKubeApi(api_client, self.namespace, timeout_s, zones=(z.name for z in app.zones))
         self.clock: Clock = clock or WallClock()
         self.t0 = self.clock.time()
         if prometheus_url is not None:
@@ -422,9 +422,11 @@ class KubernetesBackend:
         if not self.app.failover:
             raise BackendError("invalid_arguments", f"{self.app.display_name} runs in one zone; failover is not available")
         zones = self._zones(strict=True)
-        if zone not in set(zones.values()):
-            raise BackendError("not_found", f"unknown zone {zone!r}{did_you_mean(zone, set(zones.values()) - {''})}")
-        others = sorted(n for n, z in zones.items() if z != zone)
+        ours = {z.name for z in self.app.zones}
+        if zone not in ours or zone not in set(zones.values()):
+            raise BackendError("not_found", f"unknown zone {zone!r}{did_you_mean(zone, ours & set(zones.values()))}")
+        # only the app's other zones: never unlabeled nodes (the control plane) or other tenants' zones
+        others = sorted(n for n, z in zones.items() if z in ours and z != zone)
         for n in others:
             self.cordon(n)
         evicted = self._evict(set(others))

@@ -544,3 +544,41 @@ def test_from_kubeconfig_names_kubeconfig_problems_and_never_falls_back_silently
     assert incluster == [1]
     with pytest.raises(ConfigurationError, match="either metrics or prometheus_url"):
         KubernetesBackend(object(), app, metrics=object(), prometheus_url="http://127.0.0.1:9090")
+
+
+def _foreign_nodes(stub):
+    """A kind control plane (no zone label) and another tenant's node in a zone the app does not use."""
+    with stub.lock:
+        stub._store("nodes", {"metadata": stub._meta("kind-control-plane", None, labels={
+            "node-role.kubernetes.io/control-plane": ""}), "spec": {}, "status": {}})
+    stub.add_node("foreign-1", "zone-x")
+
+
+def test_only_the_apps_zoned_nodes_can_be_cordoned(ob):
+    _foreign_nodes(ob.stub)
+    for node, why in (("kind-control-plane", "no topology.kubernetes.io/zone label"), ("foreign-1", "outside the app's zones")):
+        n = len(ob.stub.requests)
+        for op in (ob.backend.cordon, ob.backend.uncordon, ob.backend.drain):
+            with pytest.raises(BackendError, match=why) as exc:
+                op(node)
+            assert exc.value.code == "forbidden"
+        sent = ob.stub.requests[n:]
+        assert sent and all(r["method"] == "GET" for r in sent), "only the node read went out, never a write"
+        assert not ob.stub.obj("nodes", node, ns=None)["spec"].get("unschedulable")
+    assert ob.backend.cordon("node-a1")["unschedulable"] is True  # the app's own node still can
+
+
+def test_failover_cordons_only_the_apps_other_zones(catalog):
+    live = make_live(catalog.app("astronomy_shop"))
+    try:
+        _foreign_nodes(live.stub)
+        app_nodes = {z.name: set(z.nodes) for z in catalog.app("astronomy_shop").zones}
+        out = live.backend.failover("zone-a")
+        assert set(out["cordoned"]) == set().union(*(n for z, n in app_nodes.items() if z != "zone-a"))
+        for n in ("kind-control-plane", "foreign-1", *app_nodes["zone-a"]):
+            assert not live.stub.obj("nodes", n, ns=None)["spec"].get("unschedulable"), n
+        with pytest.raises(BackendError) as exc:
+            live.backend.failover("zone-x")  # a zone the cluster has but the app does not use
+        assert exc.value.code == "not_found"
+    finally:
+        live.close()
