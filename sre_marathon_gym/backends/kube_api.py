@@ -28,7 +28,8 @@ JSON_PATCH = "application/json-patch+json"
 ALLOWED: dict[str, tuple[str, frozenset[str], bool]] = {
     "deployments": ("AppsV1Api", frozenset({"get", "list", "patch"}), True),
     "replicasets": ("AppsV1Api", frozenset({"list"}), True),
-    "pods": ("CoreV1Api", frozenset({"list", "delete"}), True),
+    "pods": ("CoreV1Api", frozenset({"list"}), True),
+    "pods/eviction": ("CoreV1Api", frozenset({"create"}), True),  # drain: honours PodDisruptionBudgets
     "pods/log": ("CoreV1Api", frozenset({"get"}), True),
     "events": ("CoreV1Api", frozenset({"list"}), True),
     "configmaps": ("CoreV1Api", frozenset({"get", "list", "patch"}), True),
@@ -43,7 +44,7 @@ _METHODS = {
     ("deployments", "patch"): "patch_namespaced_deployment",
     ("replicasets", "list"): "list_namespaced_replica_set",
     ("pods", "list"): "list_namespaced_pod",
-    ("pods", "delete"): "delete_namespaced_pod",
+    ("pods/eviction", "create"): "create_namespaced_pod_eviction",
     ("pods/log", "get"): "read_namespaced_pod_log",
     ("events", "list"): "list_namespaced_event",
     ("configmaps", "get"): "read_namespaced_config_map",

@@ -10,8 +10,9 @@ What the live backend can and cannot do:
   nodes; metrics from an optional metric source with the `MetricStore` read interface
   (`PrometheusTelemetry`); traces and source code are not served (structured `unavailable`).
 - writes: rollback to a ReplicaSet revision, scale, rollout restart, env and resource limits,
-  flagd feature flags (the flagd ConfigMap), cordon/uncordon, drain and zone failover limited
-  to the namespace's pods, NetworkPolicy deletion. Source patches need a build: refused.
+  flagd feature flags (the flagd ConfigMap), cordon/uncordon of the app's zoned nodes, drain and
+  zone failover through the Eviction API (PodDisruptionBudgets honoured) limited to the
+  namespace's pods, NetworkPolicy deletion. Source patches need a build: refused.
 """
 
 from __future__ import annotations
@@ -429,8 +430,8 @@ class KubernetesBackend:
         others = sorted(n for n, z in zones.items() if z in ours and z != zone)
         for n in others:
             self.cordon(n)
-        evicted = self._evict(set(others))
-        return {"zone": zone, "cordoned": others, "evicted_pods": evicted}
+        evicted, blocked = self._evict(set(others))
+        return {"zone": zone, "cordoned": others, "evicted_pods": evicted, "blocked_by_disruption_budget": blocked}
 
     def cordon(self, node: str, unschedulable: bool = True) -> dict:
         self.api.patch("nodes", node, {"spec": {"unschedulable": unschedulable}})
@@ -442,13 +443,28 @@ class KubernetesBackend:
     def drain(self, node: str) -> dict:
         """Cordon, then evict the benchmark namespace's pods from the node (never other namespaces')."""
         self.cordon(node)
-        return {"node": node, "drained": True, "evicted_pods": self._evict({node})}
+        evicted, blocked = self._evict({node})
+        return {"node": node, "drained": not blocked, "evicted_pods": evicted, "blocked_by_disruption_budget": blocked}
 
-    def _evict(self, nodes: set[str]) -> list[str]:
+    def _evict(self, nodes: set[str]) -> tuple[list[str], list[str]]:
+        """Evict the namespace's pods on `nodes` through the Eviction API (policy/v1), like
+        `kubectl drain`: the API server refuses (429) an eviction that would break a
+        PodDisruptionBudget; such pods stay and are reported, the others are evicted."""
         names = sorted(ko.meta(p)["name"] for p in self._pods() if (p.get("spec") or {}).get("nodeName") in nodes)
+        evicted, blocked = [], []
         for name in names:
-            self.api.call("delete", "pods", name)
-        return names
+            body = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name, "namespace": self.namespace}}
+            try:
+                self.api.call("create", "pods/eviction", name, body=body)
+                evicted.append(name)
+            except BackendError as exc:
+                if exc.code == "not_found":  # gone already
+                    continue
+                if "429" in str(exc):  # a disruption budget forbids it now
+                    blocked.append(name)
+                    continue
+                raise
+        return evicted, blocked
 
     def delete_network_policy(self, name: str) -> dict:
         self.api.call("delete", "networkpolicies", name)

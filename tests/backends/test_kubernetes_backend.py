@@ -582,3 +582,27 @@ def test_failover_cordons_only_the_apps_other_zones(catalog):
         assert exc.value.code == "not_found"
     finally:
         live.close()
+
+
+def test_drain_uses_the_eviction_api_and_honours_disruption_budgets(ob):
+    be = ob.backend
+    be.scale("cartservice", 2)
+    pods = {p["name"]: p["node"] for p in be.k8s_state("pods", None, 1000)}
+    cart = sorted(n for n in pods if n.startswith("cartservice-"))
+    node = pods[cart[0]]
+    ob.stub.add_pdb("cartservice", {"app": "cartservice"}, min_available=2)  # no cart pod may go
+    n = len(ob.stub.requests)
+    out = be.drain(node)
+    on_node = sorted(p for p, nd in pods.items() if nd == node)
+    cart_here = [p for p in on_node if p in cart]
+    assert out["blocked_by_disruption_budget"] == cart_here and out["drained"] is False
+    assert sorted(out["evicted_pods"]) == [p for p in on_node if p not in cart] and out["evicted_pods"]
+    sent = ob.stub.requests[n:]
+    evictions = [r for r in sent if r["method"] == "POST" and r["path"].endswith("/eviction")]
+    assert len(evictions) == len(on_node)
+    assert evictions[0]["body"]["kind"] == "Eviction" and evictions[0]["body"]["apiVersion"] == "policy/v1"
+    assert not [r for r in sent if r["method"] == "DELETE"], "pods are never deleted directly"
+    assert cart[0] in {p["name"] for p in be.k8s_state("pods", "cartservice", 100)}  # the budget held
+    with pytest.raises(BackendError) as exc:
+        be.api.call("delete", "pods", cart[0])
+    assert exc.value.code == "forbidden"
