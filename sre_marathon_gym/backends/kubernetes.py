@@ -21,6 +21,7 @@ import json
 import os
 from typing import Any
 
+from .. import logquery
 from ..catalog.apps import App
 from ..catalog.faults import Fault
 from ..errors import BackendError, ConfigurationError, did_you_mean
@@ -30,7 +31,6 @@ from .clock import Clock, WallClock
 from .kube_api import JSON_PATCH, ScopedKubeApi
 
 LOG_TAIL_LINES = 2000
-LEVELS = ("DEBUG", "INFO", "WARN", "ERROR")
 
 
 class KubernetesBackend:
@@ -295,6 +295,10 @@ class KubernetesBackend:
 
     def search_logs(self, service: str | None, start_s: float, end_s: float, query: str | None,
                     level: str | None, limit: int) -> list[dict]:
+        """Container logs, filtered with the simulator's query semantics (`sre_marathon_gym.logquery`):
+        `level` is a minimum severity; query terms match the message, attributes or pod name."""
+        need = logquery.min_rank(level)
+        inc, exc = logquery.parse_query(query)
         services = self.service_names()
         pods = [(p, ko.pod_owner(p, services)) for p in self._pods()]
         since = max(1, int(self.now() - start_s) + 1)
@@ -306,23 +310,17 @@ class KubernetesBackend:
             text = self.api.call("get", "pods/log", ko.meta(pod)["name"], container=container, since_seconds=since,
                                  tail_lines=LOG_TAIL_LINES, timestamps=True)
             for line in text.splitlines():
-                rec = self._log_record(line, owner, ko.meta(pod)["name"])
-                if rec is None or not start_s <= rec["time_s"] <= end_s:
+                ts, _, msg = line.partition(" ")  # `timestamps=True`: RFC 3339 time, a space, the line
+                t = self.rel(ts)
+                if t is None or not start_s <= t <= end_s:
                     continue
-                if level is not None and rec["level"] != level:
-                    continue
-                if query and not matches(rec["message"], query):
+                rec = log_record(msg, t, owner, ko.meta(pod)["name"])
+                if logquery.rank(rec["level"]) < need or not logquery.matches(inc, exc, rec["message"],
+                                                                             rec["attributes"], rec["pod"]):
                     continue
                 out.append(rec)
-        out.sort(key=lambda r: r["time_s"])
-        return out[-limit:]
-
-    def _log_record(self, line: str, service: str, pod: str) -> dict | None:
-        ts, _, msg = line.partition(" ")
-        t = self.rel(ts)
-        if t is None:
-            return None
-        return {"time_s": t, "service": service, "pod": pod, "level": log_level(msg), "message": msg}
+        out.sort(key=lambda r: (r["timestamp"], r["service"], r["pod"]))
+        return out[max(0, len(out) - limit):] if limit else []
 
     def traces(self, trace_id: str | None, service: str | None, start_s: float, end_s: float,
                min_duration_ms: float | None, status: str | None, limit: int) -> list[dict]:
@@ -497,37 +495,29 @@ def flagd_flags(cm: dict) -> tuple[str, dict, dict] | None:
     return None
 
 
-def log_level(message: str) -> str:
-    """The level a log line states (JSON `level`/`severity` field or a level word), INFO otherwise."""
-    head = message[:200].upper()
+def log_record(line: str, t: float, service: str, pod: str) -> dict:
+    """One container log line as a `search_logs` row, the same shape as the simulator's `LogRecord`.
+
+    A JSON line (structured logging) gives its `message`/`msg`, its `level`/`severity` and every
+    other field as attributes; a plain line gives its first level word (INFO otherwise)."""
+    message, attrs, head = line, {}, line[:200].upper()
     try:
-        doc = json.loads(message)
-        if isinstance(doc, dict):
-            head = str(doc.get("level") or doc.get("severity") or "").upper()
+        doc = json.loads(line)
     except ValueError:
-        pass
-    for lv, words in (("ERROR", ("ERROR", "FATAL", "PANIC", "SEVERE")), ("WARN", ("WARN",)), ("DEBUG", ("DEBUG",))):
+        doc = None
+    if isinstance(doc, dict):
+        message = str(doc.get("message") or doc.get("msg") or line)
+        head = str(doc.get("level") or doc.get("severity") or doc.get("severity_text") or "").upper()
+        attrs = {k: v for k, v in doc.items() if k not in ("message", "msg", "level", "severity", "time", "timestamp", "ts")}
+    level = "INFO"
+    for lv, words in (("ERROR", ("ERROR", "FATAL", "PANIC", "SEVERE", "CRITICAL")), ("WARN", ("WARN",)),
+                      ("DEBUG", ("DEBUG", "TRACE"))):
         if any(w in head for w in words):
-            return lv
-    return "INFO"
+            level = lv
+            break
+    trace = attrs.get("trace_id") or attrs.get("traceId")
+    return {"timestamp": t, "service": service, "pod": pod, "level": level, "message": message,
+            "trace_id": str(trace) if trace else None, "attributes": attrs}
 
 
-def matches(message: str, query: str) -> bool:
-    """`search_logs` query semantics: terms AND-ed, "quoted phrase", -term excludes (case-insensitive)."""
-    import shlex
-
-    try:
-        terms = shlex.split(query)
-    except ValueError:
-        terms = query.split()
-    text = message.lower()
-    for t in terms:
-        if t.startswith("-") and len(t) > 1:
-            if t[1:].lower() in text:
-                return False
-        elif t.lower() not in text:
-            return False
-    return True
-
-
-__all__ = ["FLAGD_CONFIGMAP", "KubernetesBackend", "flagd_flags", "log_level", "matches"]
+__all__ = ["FLAGD_CONFIGMAP", "KubernetesBackend", "flagd_flags", "log_record"]

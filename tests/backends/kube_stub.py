@@ -144,6 +144,7 @@ class KubeStub:
         self.registry: set[str] = set()  # pullable images
         self.requests: list[dict] = []
         self.failures: list[dict] = []  # {method, path_re, status | hang_s, times}
+        self.log_lines = ["INFO serving requests", "ERROR upstream connect error"]  # every container's log
         self.lock = threading.RLock()
         self._uid = 0
         self._server: ThreadingHTTPServer | None = None
@@ -395,7 +396,7 @@ class KubeStub:
         if sub is not None and not (method == "GET" and sub == "log" and res == "pods"):
             raise StubError(404, "NotFound", f"the server could not find the requested resource ({res}/{sub})")
         if method == "GET" and sub == "log" and res == "pods":
-            lines = [f"{ts(self.clock())} INFO serving requests", f"{ts(self.clock())} ERROR upstream connect error"]
+            lines = [f"{ts(self.clock())} {line}" for line in self.log_lines]
             return 200, "\n".join(lines) + "\n"
         if method == "GET":
             return 200, copy.deepcopy(obj)

@@ -606,3 +606,42 @@ def test_drain_uses_the_eviction_api_and_honours_disruption_budgets(ob):
     with pytest.raises(BackendError) as exc:
         be.api.call("delete", "pods", cart[0])
     assert exc.value.code == "forbidden"
+
+
+def test_search_logs_has_the_simulators_semantics_on_the_live_backend(ob):
+    import dataclasses
+
+    from sre_marathon_gym.sim.logs import LogRecord
+
+    ob.stub.log_lines = ["DEBUG cache warm", "INFO serving requests",
+                         '{"level": "warning", "message": "slow checkout", "order_id": "o-123"}',
+                         "ERROR upstream connect error"]
+
+    def search(**kw):
+        r = _tool(ob, {"tool": "search_logs", "service": "cartservice", **kw})
+        assert r.ok, r.error
+        return r.data["logs"]
+
+    # level is a minimum severity, as on the simulator (not an exact match)
+    assert [x["level"] for x in search(level="WARN")] == ["WARN", "ERROR"]
+    assert [x["level"] for x in search(level="INFO")] == ["INFO", "WARN", "ERROR"]
+    assert len(search()) == 4
+    # query terms also match attribute values and the pod name; -term excludes; "phrases" group
+    (hit,) = search(query="o-123")
+    assert hit["message"] == "slow checkout" and hit["attributes"] == {"order_id": "o-123"}
+    pod = hit["pod"]
+    assert len(search(query=pod)) == 4 and search(query=f"{pod} -upstream -cache -serving") == [hit]
+    assert [x["message"] for x in search(query='"connect error"')] == ["ERROR upstream connect error"]  # plain lines stay raw
+    # the same row shape as the simulator's records
+    assert set(hit) == {f.name for f in dataclasses.fields(LogRecord)}
+
+
+def test_log_query_functions_are_shared_with_the_simulator():
+    import sre_marathon_gym.backends.kubernetes as kube
+    import sre_marathon_gym.sim.logs as simlogs
+    from sre_marathon_gym import logquery
+
+    assert simlogs.logquery is logquery and kube.logquery is logquery
+    assert not hasattr(kube, "matches") and not hasattr(simlogs, "_terms")
+    assert logquery.parse_query('a "b c" -d') == (["a", "b c"], ["d"])
+    assert logquery.min_rank("warning") == logquery.min_rank("WARN") == 1
