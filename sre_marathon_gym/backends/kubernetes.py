@@ -78,13 +78,13 @@ class KubernetesBackend:
         if any(os.path.exists(p) for p in paths):
             try:
                 contexts = [c.get("name", "") for c in config.list_kube_config_contexts(config_file=source)[0]]
-            except Exception as exc:  # noqa: BLE001 - the client raises ConfigException, yaml and OS errors
+            except Exception as exc:  # the client raises ConfigException, yaml and OS errors
                 raise ConfigurationError(f"kubeconfig {source}: cannot be read: {exc}") from exc
             if context is not None and context not in contexts:
                 raise ConfigurationError(f"kubeconfig {source}: no context {context!r}{did_you_mean(context, contexts)}")
             try:
                 client = config.new_client_from_config(config_file=source, context=context)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 raise ConfigurationError(f"kubeconfig {source}"
                                          f"{f' (context {context!r})' if context else ''}: {exc}") from exc
             return cls(client, app, **kw)
@@ -92,7 +92,7 @@ class KubernetesBackend:
             raise ConfigurationError(f"context {context!r} was asked for, but there is no kubeconfig at {source}")
         try:
             config.load_incluster_config()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise ConfigurationError(f"no kubeconfig at {source} and not running in a pod with a service account "
                                      f"({exc})") from exc
         return cls(k8s.ApiClient(), app, **kw)

@@ -325,7 +325,7 @@ def test_failed_revert_is_kept_and_retried_on_the_next_tick(ob, catalog):
     env.reset()
     env.step(None)  # now t=240; the revert is due at 300
     ob.stub.fail_next("PATCH", r"/deployments/emailservice$", 409, times=3, reason="Conflict")
-    _, _, _, _, info = env.step(None)  # t=360: the revert failed at 300 (all 3 tries), the retry at 315 went through
+    env.step(None)  # t=360: the revert failed at 300 (all 3 tries), the retry at 315 went through
     log = [(e.time_s, e.kind, e.status) for e in env.fault_log]
     assert log == [(30.0, "inject", "ok"), (300.0, "revert", "error"), (315.0, "revert", "ok")]
     assert "1 failed attempt" in env.fault_log[-1].message
