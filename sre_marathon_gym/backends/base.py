@@ -29,6 +29,10 @@ INJECTABLE_LIVE = frozenset({"bad_image_tag", "cpu_limit_cut", "memory_limit_cut
 """Mechanisms a live cluster can inject without building code (image, limits, env, replicas, policy, flags)."""
 
 
+ALREADY_REPAIRED = "already repaired"
+"""What `Backend.revert` returns when the fault no longer owned the object (the agent repaired it)."""
+
+
 class MetricSource(Protocol):
     """The read interface of `sim.telemetry.MetricStore` (and of `PrometheusTelemetry`)."""
 
@@ -121,9 +125,12 @@ class Backend(Protocol):
         """Apply a fault; returns a handle `revert` takes."""
         ...
 
-    def revert(self, handle: Any) -> None:
-        """Undo a fault, restoring the objects it changed if it still owns them."""
+    def revert(self, handle: Any) -> str | None:
+        """Undo a fault, restoring the objects it changed if it still owns them.
+
+        Raises on failure (the fault is then still in place and the handle may be retried);
+        may return "already repaired" when there was nothing left to undo."""
         ...
 
 
-__all__ = ["INJECTABLE_LIVE", "K8S_RESOURCES", "Backend", "MetricSource"]
+__all__ = ["ALREADY_REPAIRED", "INJECTABLE_LIVE", "K8S_RESOURCES", "Backend", "MetricSource"]

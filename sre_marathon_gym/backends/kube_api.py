@@ -18,6 +18,7 @@ import json
 from typing import Any
 
 from ..errors import BackendError
+from .kube_objects import ZONE_LABEL
 
 SMP = "application/strategic-merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
@@ -27,7 +28,8 @@ JSON_PATCH = "application/json-patch+json"
 ALLOWED: dict[str, tuple[str, frozenset[str], bool]] = {
     "deployments": ("AppsV1Api", frozenset({"get", "list", "patch"}), True),
     "replicasets": ("AppsV1Api", frozenset({"list"}), True),
-    "pods": ("CoreV1Api", frozenset({"list", "delete"}), True),
+    "pods": ("CoreV1Api", frozenset({"list"}), True),
+    "pods/eviction": ("CoreV1Api", frozenset({"create"}), True),  # drain: honours PodDisruptionBudgets
     "pods/log": ("CoreV1Api", frozenset({"get"}), True),
     "events": ("CoreV1Api", frozenset({"list"}), True),
     "configmaps": ("CoreV1Api", frozenset({"get", "list", "patch"}), True),
@@ -42,7 +44,7 @@ _METHODS = {
     ("deployments", "patch"): "patch_namespaced_deployment",
     ("replicasets", "list"): "list_namespaced_replica_set",
     ("pods", "list"): "list_namespaced_pod",
-    ("pods", "delete"): "delete_namespaced_pod",
+    ("pods/eviction", "create"): "create_namespaced_pod_eviction",
     ("pods/log", "get"): "read_namespaced_pod_log",
     ("events", "list"): "list_namespaced_event",
     ("configmaps", "get"): "read_namespaced_config_map",
@@ -81,13 +83,26 @@ def scope_refusal(resource: str, verb: str, namespace: str | None, benchmark_ns:
     return None
 
 
+def node_refusal(node: dict, zones: frozenset[str]) -> str | None:
+    """Why a node may not be cordoned (None when it may): it must carry a zone label naming one of
+    the app's zones, so the control plane and other tenants' nodes are never touched."""
+    meta = node.get("metadata") or {}
+    zone = (meta.get("labels") or {}).get(ZONE_LABEL)
+    if not zone:
+        return f"node {meta.get('name')!r} has no {ZONE_LABEL} label: not one of the benchmark's nodes"
+    if zone not in zones:
+        return f"node {meta.get('name')!r} is in zone {zone!r}, outside the app's zones {sorted(zones)}"
+    return None
+
+
 class ScopedKubeApi:
     """Allow-listed, namespace-bound calls through the official client; JSON in, JSON out."""
 
-    def __init__(self, api_client: Any, namespace: str, timeout_s: float = 10.0):
+    def __init__(self, api_client: Any, namespace: str, timeout_s: float = 10.0, zones: Any = ()):
         from kubernetes import client
 
         self.namespace = namespace
+        self.zones = frozenset(zones)  # the app's zones: the only nodes a patch may touch
         self.timeout_s = timeout_s
         self._apis = {name: getattr(client, name)(api_client) for name in ("AppsV1Api", "CoreV1Api", "NetworkingV1Api")}
 
@@ -101,6 +116,10 @@ class ScopedKubeApi:
             raise BackendError("forbidden", why)
         if verb == "patch" and patch_type not in (SMP, JSON_PATCH):
             raise BackendError("invalid_arguments", f"unsupported patch type {patch_type!r}")
+        if resource == "nodes" and verb == "patch":  # read the node first; patch only the app's own nodes
+            why = node_refusal(self.get("nodes", str(name), namespace=None), self.zones)
+            if why is not None:
+                raise BackendError("forbidden", why)
         api = self._apis[ALLOWED[resource][0]]
         method = getattr(api, _METHODS[(resource, verb)])
         args: list[Any] = [] if name is None else [name]
@@ -156,4 +175,4 @@ def _translate(exc: Exception, verb: str, resource: str, name: str | None) -> Ba
     return BackendError("unavailable", f"{what}: the API server is unreachable ({text[:200]})")
 
 
-__all__ = ["ALLOWED", "JSON_PATCH", "SMP", "ScopedKubeApi", "scope_refusal"]
+__all__ = ["ALLOWED", "JSON_PATCH", "SMP", "ScopedKubeApi", "node_refusal", "scope_refusal"]

@@ -1,11 +1,14 @@
 """Fault injection on a live cluster for the mechanisms that need no code build.
 
-Why snapshots: a fault must be undone exactly. Each injection reads the object first and keeps
-that copy; revert restores the saved `spec` (Deployments), `data` (the flagd ConfigMap) and
-change-cause annotation, or deletes the NetworkPolicy it created. Like the simulator, revert only
-touches what the fault still owns: if the agent already repaired the artifact (the faulted value
-is gone), the orchestrator leaves the object alone. Writes are pinned to the resourceVersion read,
-so a concurrent change surfaces as a conflict instead of being overwritten.
+Why snapshots and narrow reverts: a fault must be undone exactly, and only the fault. Each
+injection reads the object first and keeps that copy; revert puts back ONLY the value the fault
+changed (one container's image, one limit, one env var, the replica count, one flag's
+`defaultVariant`, and the change-cause while it is still the fault's), or deletes the
+NetworkPolicy it created. Every revert is a JSON patch guarded by `test` ops on the faulted
+value, so two faults on one deployment and the agent's own changes (a scale) compose: reverting
+one leaves the others in place. Like the simulator, revert only touches what the fault still
+owns: if the agent already repaired the artifact (the faulted value is gone, or the server
+refuses the `test`), the orchestrator leaves the object alone and says "already repaired".
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from ..errors import BackendError
 from ..sim.artifacts import parse_artifact
 from ..sim.mechanisms import bad_config_value
 from . import kube_objects as ko
+from .base import ALREADY_REPAIRED
 from .kube_api import JSON_PATCH
 
 if TYPE_CHECKING:
@@ -35,7 +39,11 @@ class LiveFault:
     name: str
     before: dict = field(default_factory=dict)  # the object as read before the fault
     marker: dict = field(default_factory=dict)  # what the fault wrote, to tell if it still owns the object
-    reverted: bool = False
+    reverted: bool = False  # True only once the revert went through (or there was nothing left to undo)
+    outcome: str = ""  # REVERTED | ALREADY_REPAIRED, once reverted
+
+
+REVERTED = "reverted"
 
 
 class LiveFaults:
@@ -61,15 +69,21 @@ class LiveFaults:
         h = LiveFault(fault.id, m, "deployment", svc, before=copy.deepcopy(d))
         c = ko.main_container(d, svc)
         p = fault.params
+        cname = c.get("name")
+        cause: str | None
         if m == "bad_image_tag":
-            h.marker = {"image": str(p["image"])}
-            self._smp(d, svc, {"containers": [{"name": c.get("name"), "image": str(p["image"])}]},
-                      f"kubectl set image {svc}={p['image']}")
+            cause = f"kubectl set image {svc}={p['image']}"
+            stored = self.b.patch_container(d, svc, {"image": str(p["image"])}, cause)
+            h.marker = {"container": cname, "image": ko.main_container(stored, svc).get("image", str(p["image"]))}
         elif m in ("cpu_limit_cut", "memory_limit_cut"):
             res, val = ("cpu", f"{int(p['cpu_limit_m'])}m") if m == "cpu_limit_cut" else ("memory", f"{int(p['mem_limit_mi'])}Mi")
-            h.marker = {"limit": res, "value": val}
-            self.b.set_limits(d, svc, {res: val}, f"kubectl set resources --limits={res}={val}")
+            cause = f"kubectl set resources --limits={res}={val}"
+            stored = self.b.patch_container(d, svc, {"resources": {"limits": {res: val}}}, cause)
+            # the server may normalise the quantity (1000m -> 1): remember what it stored
+            val = ((ko.main_container(stored, svc).get("resources") or {}).get("limits") or {}).get(res, val)
+            h.marker = {"container": cname, "limit": res, "value": val}
         elif m == "scale_to_zero":
+            cause = None
             h.marker = {"replicas": 0}
             self.b.api.patch("deployments", svc, {"metadata": {"resourceVersion": ko.meta(d).get("resourceVersion")},
                                                   "spec": {"replicas": 0}})
@@ -77,17 +91,13 @@ class LiveFaults:
             ref = parse_artifact(fault.artifact)
             old = next((e.get("value") for e in c.get("env") or [] if e.get("name") == ref.key), None)
             new = bad_config_value(m, ref.key, old, dict(p), fault.change.diff if fault.change else "")
-            h.marker = {"env": ref.key, "value": new, "present": old is not None}
+            h.marker = {"container": cname, "env": ref.key, "value": new, "present": old is not None}
             if new is None and old is None:
                 raise BackendError("not_found", f"{svc} has no env var {ref.key} to remove")
-            msg = fault.change.message if fault.change else f"config: set {ref.key}"
-            self.b.set_env(d, svc, ref.key, new, msg)
+            cause = fault.change.message if fault.change else f"config: set {ref.key}"
+            self.b.set_env(d, svc, ref.key, new, cause)
+        h.marker["cause"] = cause
         return h
-
-    def _smp(self, d: dict, svc: str, pod_spec: dict, cause: str) -> None:
-        self.b.api.patch("deployments", svc, {
-            "metadata": {"resourceVersion": ko.meta(d).get("resourceVersion"), "annotations": {ko.CHANGE_CAUSE: cause}},
-            "spec": {"template": {"spec": pod_spec}}})
 
     def _flag(self, fault: Fault) -> LiveFault:
         from .kubernetes import FLAGD_CONFIGMAP
@@ -118,57 +128,139 @@ class LiveFaults:
                          marker={"uid": ko.meta(created).get("uid")})
 
     # ------------------------------------------------------------ revert
-    def revert(self, h: LiveFault) -> None:
+    def revert(self, h: LiveFault) -> str:
+        """Undo `h` if the fault still owns the object; returns REVERTED or ALREADY_REPAIRED.
+
+        The handle is marked reverted only after the write succeeded (or nothing was left to
+        undo): a failed revert raises `BackendError` and leaves the handle live, so the caller
+        can retry it.
+        """
         if h.reverted:
-            return
-        h.reverted = True
+            return h.outcome
         if h.kind == "networkpolicy":
             try:
                 self.b.api.call("delete", "networkpolicies", h.name)
+                outcome = REVERTED
             except BackendError as exc:
-                if exc.code != "not_found":  # already deleted by the agent: nothing left to undo
+                if exc.code != "not_found":
                     raise
-            return
-        if h.kind == "configmap":
-            self._revert_flag(h)
-            return
-        for attempt in range(2):  # one retry when someone wrote in between
+                outcome = ALREADY_REPAIRED  # already deleted by the agent: nothing left to undo
+        elif h.kind == "configmap":
+            outcome = self._revert_flag(h)
+        else:
+            outcome = self._revert_deployment(h)
+        h.reverted, h.outcome = True, outcome
+        return outcome
+
+    def _revert_deployment(self, h: LiveFault) -> str:
+        """Put back only the value the fault changed, guarded by a JSON-patch `test` of the faulted
+        value: another fault's change or the agent's (a scale, another env var) survives, and an
+        object the agent repaired or changed again since is left alone (the server refuses the
+        whole patch with 422 when a `test` fails; then the object is read again)."""
+        for attempt in range(3):
             d = self.b.deployment(h.name)
-            if not self._still_faulted(h, d):
-                return
-            before_spec = copy.deepcopy(h.before.get("spec") or {})
-            ops = ko.precondition(d) + [{"op": "replace", "path": "/spec", "value": before_spec}]
-            ops += ko.annotation_op(d, ko.CHANGE_CAUSE, ko.annotations(h.before).get(ko.CHANGE_CAUSE))
+            ops = self._revert_ops(h, d)
+            if ops is None:
+                return ALREADY_REPAIRED
             try:
                 self.b.api.patch("deployments", h.name, ops, JSON_PATCH)
-                return
-            except BackendError as exc:
-                if exc.code != "conflict" or attempt:
+                return REVERTED
+            except BackendError as exc:  # 409: a pinned write raced; 422: a `test` failed (changed in between)
+                if exc.code not in ("conflict", "invalid_arguments") or attempt == 2:
                     raise
+        raise AssertionError("unreachable")
 
-    def _still_faulted(self, h: LiveFault, d: dict) -> bool:
-        c = ko.main_container(d, h.name)
+    def _revert_ops(self, h: LiveFault, d: dict) -> list[dict] | None:
+        """The guarded JSON patch undoing `h` on `d` as read now; None when the fault no longer owns it."""
         mk = h.marker
-        if "image" in mk:
-            return c.get("image") == mk["image"]
-        if "limit" in mk:
-            return ((c.get("resources") or {}).get("limits") or {}).get(mk["limit"]) == mk["value"]
         if "replicas" in mk:
-            return (d.get("spec") or {}).get("replicas") == 0
-        if "env" in mk:
-            env = {e.get("name"): e.get("value") for e in c.get("env") or []}
-            return (mk["env"] not in env) if mk["value"] is None else env.get(mk["env"]) == mk["value"]
-        return False
+            if (d.get("spec") or {}).get("replicas") != 0:
+                return None
+            before = int((h.before.get("spec") or {}).get("replicas", 1))
+            return [{"op": "test", "path": "/spec/replicas", "value": 0},
+                    {"op": "replace", "path": "/spec/replicas", "value": before}]
+        cs = ko.containers(d)
+        i = next((k for k, c in enumerate(cs) if c.get("name") == mk["container"]), None)
+        if i is None:
+            return None
+        c, base = cs[i], f"/spec/template/spec/containers/{i}"
+        old_c = next((x for x in ko.containers(h.before) if x.get("name") == mk["container"]), {})
+        ops: list[dict] = [{"op": "test", "path": f"{base}/name", "value": mk["container"]}]
+        if "image" in mk:
+            if c.get("image") != mk["image"]:
+                return None
+            ops += [{"op": "test", "path": f"{base}/image", "value": mk["image"]},
+                    {"op": "replace", "path": f"{base}/image", "value": old_c.get("image")}]
+        elif "limit" in mk:
+            res = mk["limit"]
+            if ((c.get("resources") or {}).get("limits") or {}).get(res) != mk["value"]:
+                return None
+            path = f"{base}/resources/limits/{res}"
+            old = ((old_c.get("resources") or {}).get("limits") or {}).get(res)
+            ops += [{"op": "test", "path": path, "value": mk["value"]},
+                    {"op": "remove", "path": path} if old is None else {"op": "replace", "path": path, "value": old}]
+        elif "env" in mk:
+            env = c.get("env") or []
+            j = next((k for k, e in enumerate(env) if e.get("name") == mk["env"]), None)
+            old_env = old_c.get("env") or []
+            old_item = next((e for e in old_env if e.get("name") == mk["env"]), None)
+            if mk["value"] is not None:  # the fault set a value: put the old item back (or drop the var)
+                if j is None or env[j].get("value") != mk["value"]:
+                    return None
+                path = f"{base}/env/{j}"
+                ops += [{"op": "test", "path": f"{path}/name", "value": mk["env"]},
+                        {"op": "test", "path": f"{path}/value", "value": mk["value"]}]
+                ops.append({"op": "remove", "path": path} if old_item is None
+                           else {"op": "replace", "path": path, "value": copy.deepcopy(old_item)})
+            else:  # the fault removed the var: add it back where it was
+                if j is not None or old_item is None:
+                    return None
+                if "env" in c:  # guard on the list as read (absence cannot be tested directly)
+                    pos = min(old_env.index(old_item), len(env))
+                    ops += [{"op": "test", "path": f"{base}/env", "value": env},
+                            {"op": "add", "path": f"{base}/env/{pos}", "value": copy.deepcopy(old_item)}]
+                else:  # no env list at all: pin the write to the version read
+                    ops = ko.precondition(d) + ops + [{"op": "add", "path": f"{base}/env",
+                                                       "value": [copy.deepcopy(old_item)]}]
+        else:
+            return None
+        # the change-cause goes back only while the fault's is still the latest (a later change keeps its own)
+        cause = mk.get("cause")
+        if cause is not None and ko.annotations(d).get(ko.CHANGE_CAUSE) == cause:
+            ptr = ko.json_pointer("metadata", "annotations", ko.CHANGE_CAUSE)
+            old_cause = ko.annotations(h.before).get(ko.CHANGE_CAUSE)
+            ops += [{"op": "test", "path": ptr, "value": cause},
+                    {"op": "remove", "path": ptr} if old_cause is None else {"op": "replace", "path": ptr, "value": old_cause}]
+        return ops
 
-    def _revert_flag(self, h: LiveFault) -> None:
+    def _revert_flag(self, h: LiveFault) -> str:
+        """Put back only the flag's `defaultVariant` (other flags, changed by other faults or the
+        agent, keep their values), guarded by a `test` of the flag file as read."""
+        import json
+
         from .kubernetes import flagd_flags
 
-        cm = self.b.api.get("configmaps", h.name)
-        found = flagd_flags(cm)
-        if found is None or str(found[1].get(h.marker["flag"], {}).get("defaultVariant")) != h.marker["variant"]:
-            return  # repaired already
-        self.b.api.patch("configmaps", h.name, ko.precondition(cm) + [
-            {"op": "replace", "path": "/data", "value": copy.deepcopy(h.before.get("data") or {})}], JSON_PATCH)
+        flag = h.marker["flag"]
+        old_found = flagd_flags(h.before)
+        old_variant = old_found[1].get(flag, {}).get("defaultVariant") if old_found else None
+        for attempt in range(3):
+            cm = self.b.api.get("configmaps", h.name)
+            found = flagd_flags(cm)
+            if found is None or str(found[1].get(flag, {}).get("defaultVariant")) != h.marker["variant"] \
+                    or old_variant is None:
+                return ALREADY_REPAIRED
+            key, flags, doc = found
+            flags[flag]["defaultVariant"] = old_variant
+            ptr = ko.json_pointer("data", key)
+            try:
+                self.b.api.patch("configmaps", h.name, [
+                    {"op": "test", "path": ptr, "value": (cm.get("data") or {})[key]},
+                    {"op": "replace", "path": ptr, "value": json.dumps(doc, indent=2)}], JSON_PATCH)
+                return REVERTED
+            except BackendError as exc:  # 422: the file changed between read and write
+                if exc.code not in ("conflict", "invalid_arguments") or attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
 
 
-__all__ = ["LiveFault", "LiveFaults"]
+__all__ = ["ALREADY_REPAIRED", "REVERTED", "LiveFault", "LiveFaults"]

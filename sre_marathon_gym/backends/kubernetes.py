@@ -10,25 +10,27 @@ What the live backend can and cannot do:
   nodes; metrics from an optional metric source with the `MetricStore` read interface
   (`PrometheusTelemetry`); traces and source code are not served (structured `unavailable`).
 - writes: rollback to a ReplicaSet revision, scale, rollout restart, env and resource limits,
-  flagd feature flags (the flagd ConfigMap), cordon/uncordon, drain and zone failover limited
-  to the namespace's pods, NetworkPolicy deletion. Source patches need a build: refused.
+  flagd feature flags (the flagd ConfigMap), cordon/uncordon of the app's zoned nodes, drain and
+  zone failover through the Eviction API (PodDisruptionBudgets honoured) limited to the
+  namespace's pods, NetworkPolicy deletion. Source patches need a build: refused.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
+from .. import logquery
 from ..catalog.apps import App
 from ..catalog.faults import Fault
-from ..errors import BackendError, did_you_mean
+from ..errors import BackendError, ConfigurationError, did_you_mean
 from . import kube_objects as ko
 from .base import INJECTABLE_LIVE
 from .clock import Clock, WallClock
 from .kube_api import JSON_PATCH, ScopedKubeApi
 
 LOG_TAIL_LINES = 2000
-LEVELS = ("DEBUG", "INFO", "WARN", "ERROR")
 
 
 class KubernetesBackend:
@@ -44,12 +46,12 @@ class KubernetesBackend:
                  prometheus_url: str | None = None, clock: Clock | None = None, timeout_s: float = 10.0):
         self.app = app
         self.namespace = namespace or app.namespace
-        self.api = ScopedKubeApi(api_client, self.namespace, timeout_s)
+        self.api = ScopedKubeApi(api_client, self.namespace, timeout_s, zones=(z.name for z in app.zones))
         self.clock: Clock = clock or WallClock()
         self.t0 = self.clock.time()
         if prometheus_url is not None:
             if metrics is not None:
-                raise ValueError("give either metrics or prometheus_url, not both")
+                raise ConfigurationError("give either metrics or prometheus_url, not both")
             from ..prometheus import PrometheusTelemetry
 
             metrics = PrometheusTelemetry(prometheus_url, origin_s=self.t0)
@@ -59,18 +61,41 @@ class KubernetesBackend:
         self.faults = LiveFaults(self)
 
     @classmethod
-    def from_kubeconfig(cls, app: App, context: str | None = None, **kw: Any) -> KubernetesBackend:
-        """Build from the local kubeconfig (or the in-cluster service account)."""
+    def from_kubeconfig(cls, app: App, context: str | None = None, *, config_file: str | None = None,
+                        **kw: Any) -> KubernetesBackend:
+        """Build from a kubeconfig (`config_file`, else `$KUBECONFIG`, else `~/.kube/config`).
+
+        A kubeconfig that exists but cannot be used (unreadable, malformed, unknown `context`)
+        raises `ConfigurationError` naming the file and the problem; it never silently falls back
+        to other credentials. Only when no kubeconfig exists and no `context` was asked for does
+        it use the in-cluster service account (running inside a pod).
+        """
+        from kubernetes import client as k8s
         from kubernetes import config
 
+        source = config_file or os.environ.get("KUBECONFIG") or "~/.kube/config"
+        paths = [os.path.expanduser(p) for p in source.split(os.pathsep) if p]
+        if any(os.path.exists(p) for p in paths):
+            try:
+                contexts = [c.get("name", "") for c in config.list_kube_config_contexts(config_file=source)[0]]
+            except Exception as exc:  # the client raises ConfigException, yaml and OS errors
+                raise ConfigurationError(f"kubeconfig {source}: cannot be read: {exc}") from exc
+            if context is not None and context not in contexts:
+                raise ConfigurationError(f"kubeconfig {source}: no context {context!r}{did_you_mean(context, contexts)}")
+            try:
+                client = config.new_client_from_config(config_file=source, context=context)
+            except Exception as exc:
+                raise ConfigurationError(f"kubeconfig {source}"
+                                         f"{f' (context {context!r})' if context else ''}: {exc}") from exc
+            return cls(client, app, **kw)
+        if context is not None:
+            raise ConfigurationError(f"context {context!r} was asked for, but there is no kubeconfig at {source}")
         try:
-            client = config.new_client_from_config(context=context)
-        except Exception:  # noqa: BLE001 - fall back to the pod's service account
             config.load_incluster_config()
-            from kubernetes import client as k8s
-
-            client = k8s.ApiClient()
-        return cls(client, app, **kw)
+        except Exception as exc:
+            raise ConfigurationError(f"no kubeconfig at {source} and not running in a pod with a service account "
+                                     f"({exc})") from exc
+        return cls(k8s.ApiClient(), app, **kw)
 
     # ------------------------------------------------------------ time and telemetry
     def start(self) -> None:
@@ -270,6 +295,10 @@ class KubernetesBackend:
 
     def search_logs(self, service: str | None, start_s: float, end_s: float, query: str | None,
                     level: str | None, limit: int) -> list[dict]:
+        """Container logs, filtered with the simulator's query semantics (`sre_marathon_gym.logquery`):
+        `level` is a minimum severity; query terms match the message, attributes or pod name."""
+        need = logquery.min_rank(level)
+        inc, exc = logquery.parse_query(query)
         services = self.service_names()
         pods = [(p, ko.pod_owner(p, services)) for p in self._pods()]
         since = max(1, int(self.now() - start_s) + 1)
@@ -281,23 +310,17 @@ class KubernetesBackend:
             text = self.api.call("get", "pods/log", ko.meta(pod)["name"], container=container, since_seconds=since,
                                  tail_lines=LOG_TAIL_LINES, timestamps=True)
             for line in text.splitlines():
-                rec = self._log_record(line, owner, ko.meta(pod)["name"])
-                if rec is None or not start_s <= rec["time_s"] <= end_s:
+                ts, _, msg = line.partition(" ")  # `timestamps=True`: RFC 3339 time, a space, the line
+                t = self.rel(ts)
+                if t is None or not start_s <= t <= end_s:
                     continue
-                if level is not None and rec["level"] != level:
-                    continue
-                if query and not matches(rec["message"], query):
+                rec = log_record(msg, t, owner, ko.meta(pod)["name"])
+                if logquery.rank(rec["level"]) < need or not logquery.matches(inc, exc, rec["message"],
+                                                                             rec["attributes"], rec["pod"]):
                     continue
                 out.append(rec)
-        out.sort(key=lambda r: r["time_s"])
-        return out[-limit:]
-
-    def _log_record(self, line: str, service: str, pod: str) -> dict | None:
-        ts, _, msg = line.partition(" ")
-        t = self.rel(ts)
-        if t is None:
-            return None
-        return {"time_s": t, "service": service, "pod": pod, "level": log_level(msg), "message": msg}
+        out.sort(key=lambda r: (r["timestamp"], r["service"], r["pod"]))
+        return out[max(0, len(out) - limit):] if limit else []
 
     def traces(self, trace_id: str | None, service: str | None, start_s: float, end_s: float,
                min_duration_ms: float | None, status: str | None, limit: int) -> list[dict]:
@@ -354,13 +377,19 @@ class KubernetesBackend:
         self.set_env(d, service, key, str(value), f"config: set {key}")
         return {"service": service, "key": key, "value": str(value)}
 
-    def set_env(self, d: dict, service: str, key: str, value: str | None, cause: str) -> None:
-        """Set (or, for None, remove) one env var of the main container, pinned to the read version."""
+    def patch_container(self, d: dict, service: str, fields: dict, cause: str) -> dict:
+        """The one way the backend changes the main container: a strategic-merge patch of `fields`
+        (image, env items, resources...), pinned to the resourceVersion of `d` as read and recording
+        `cause` as the change-cause. Returns the object as the server stored it."""
         name = ko.main_container(d, service).get("name")
-        item: dict[str, Any] = {"name": key, "value": value} if value is not None else {"name": key, "$patch": "delete"}
-        self.api.patch("deployments", service, {
+        return self.api.patch("deployments", service, {
             "metadata": {"resourceVersion": ko.meta(d).get("resourceVersion"), "annotations": {ko.CHANGE_CAUSE: cause}},
-            "spec": {"template": {"spec": {"containers": [{"name": name, "env": [item]}]}}}})
+            "spec": {"template": {"spec": {"containers": [{"name": name, **fields}]}}}})
+
+    def set_env(self, d: dict, service: str, key: str, value: str | None, cause: str) -> dict:
+        """Set (or, for None, remove) one env var of the main container, pinned to the read version."""
+        item: dict[str, Any] = {"name": key, "value": value} if value is not None else {"name": key, "$patch": "delete"}
+        return self.patch_container(d, service, {"env": [item]}, cause)
 
     def set_resources(self, service: str, cpu_limit_m: int | None = None, mem_limit_mi: int | None = None) -> dict:
         limits = {}
@@ -368,15 +397,8 @@ class KubernetesBackend:
             limits["cpu"] = f"{cpu_limit_m}m"
         if mem_limit_mi is not None:
             limits["memory"] = f"{mem_limit_mi}Mi"
-        d = self.deployment(service)
-        self.set_limits(d, service, limits, "kubectl set resources")
+        self.patch_container(self.deployment(service), service, {"resources": {"limits": limits}}, "kubectl set resources")
         return {"service": service, "limits": limits}
-
-    def set_limits(self, d: dict, service: str, limits: dict[str, str], cause: str) -> None:
-        name = ko.main_container(d, service).get("name")
-        self.api.patch("deployments", service, {
-            "metadata": {"resourceVersion": ko.meta(d).get("resourceVersion"), "annotations": {ko.CHANGE_CAUSE: cause}},
-            "spec": {"template": {"spec": {"containers": [{"name": name, "resources": {"limits": limits}}]}}}})
 
     def set_flag(self, flag: str, variant: str) -> dict:
         """Set a flagd flag's defaultVariant in the flagd ConfigMap; returns the ConfigMap as read before."""
@@ -399,13 +421,15 @@ class KubernetesBackend:
         if not self.app.failover:
             raise BackendError("invalid_arguments", f"{self.app.display_name} runs in one zone; failover is not available")
         zones = self._zones(strict=True)
-        if zone not in set(zones.values()):
-            raise BackendError("not_found", f"unknown zone {zone!r}{did_you_mean(zone, set(zones.values()) - {''})}")
-        others = sorted(n for n, z in zones.items() if z != zone)
+        ours = {z.name for z in self.app.zones}
+        if zone not in ours or zone not in set(zones.values()):
+            raise BackendError("not_found", f"unknown zone {zone!r}{did_you_mean(zone, ours & set(zones.values()))}")
+        # only the app's other zones: never unlabeled nodes (the control plane) or other tenants' zones
+        others = sorted(n for n, z in zones.items() if z in ours and z != zone)
         for n in others:
             self.cordon(n)
-        evicted = self._evict(set(others))
-        return {"zone": zone, "cordoned": others, "evicted_pods": evicted}
+        evicted, blocked = self._evict(set(others))
+        return {"zone": zone, "cordoned": others, "evicted_pods": evicted, "blocked_by_disruption_budget": blocked}
 
     def cordon(self, node: str, unschedulable: bool = True) -> dict:
         self.api.patch("nodes", node, {"spec": {"unschedulable": unschedulable}})
@@ -417,13 +441,28 @@ class KubernetesBackend:
     def drain(self, node: str) -> dict:
         """Cordon, then evict the benchmark namespace's pods from the node (never other namespaces')."""
         self.cordon(node)
-        return {"node": node, "drained": True, "evicted_pods": self._evict({node})}
+        evicted, blocked = self._evict({node})
+        return {"node": node, "drained": not blocked, "evicted_pods": evicted, "blocked_by_disruption_budget": blocked}
 
-    def _evict(self, nodes: set[str]) -> list[str]:
+    def _evict(self, nodes: set[str]) -> tuple[list[str], list[str]]:
+        """Evict the namespace's pods on `nodes` through the Eviction API (policy/v1), like
+        `kubectl drain`: the API server refuses (429) an eviction that would break a
+        PodDisruptionBudget; such pods stay and are reported, the others are evicted."""
         names = sorted(ko.meta(p)["name"] for p in self._pods() if (p.get("spec") or {}).get("nodeName") in nodes)
+        evicted, blocked = [], []
         for name in names:
-            self.api.call("delete", "pods", name)
-        return names
+            body = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name, "namespace": self.namespace}}
+            try:
+                self.api.call("create", "pods/eviction", name, body=body)
+                evicted.append(name)
+            except BackendError as exc:
+                if exc.code == "not_found":  # gone already
+                    continue
+                if "429" in str(exc):  # a disruption budget forbids it now
+                    blocked.append(name)
+                    continue
+                raise
+        return evicted, blocked
 
     def delete_network_policy(self, name: str) -> dict:
         self.api.call("delete", "networkpolicies", name)
@@ -436,8 +475,9 @@ class KubernetesBackend:
     def inject(self, fault: Fault) -> Any:
         return self.faults.inject(fault)
 
-    def revert(self, handle: Any) -> None:
-        self.faults.revert(handle)
+    def revert(self, handle: Any) -> str:
+        """Undo a fault; "reverted", or "already repaired" when the fault no longer owned the object."""
+        return self.faults.revert(handle)
 
 
 FLAGD_CONFIGMAP = "flagd-config"
@@ -455,37 +495,29 @@ def flagd_flags(cm: dict) -> tuple[str, dict, dict] | None:
     return None
 
 
-def log_level(message: str) -> str:
-    """The level a log line states (JSON `level`/`severity` field or a level word), INFO otherwise."""
-    head = message[:200].upper()
+def log_record(line: str, t: float, service: str, pod: str) -> dict:
+    """One container log line as a `search_logs` row, the same shape as the simulator's `LogRecord`.
+
+    A JSON line (structured logging) gives its `message`/`msg`, its `level`/`severity` and every
+    other field as attributes; a plain line gives its first level word (INFO otherwise)."""
+    message, attrs, head = line, {}, line[:200].upper()
     try:
-        doc = json.loads(message)
-        if isinstance(doc, dict):
-            head = str(doc.get("level") or doc.get("severity") or "").upper()
+        doc = json.loads(line)
     except ValueError:
-        pass
-    for lv, words in (("ERROR", ("ERROR", "FATAL", "PANIC", "SEVERE")), ("WARN", ("WARN",)), ("DEBUG", ("DEBUG",))):
+        doc = None
+    if isinstance(doc, dict):
+        message = str(doc.get("message") or doc.get("msg") or line)
+        head = str(doc.get("level") or doc.get("severity") or doc.get("severity_text") or "").upper()
+        attrs = {k: v for k, v in doc.items() if k not in ("message", "msg", "level", "severity", "time", "timestamp", "ts")}
+    level = "INFO"
+    for lv, words in (("ERROR", ("ERROR", "FATAL", "PANIC", "SEVERE", "CRITICAL")), ("WARN", ("WARN",)),
+                      ("DEBUG", ("DEBUG", "TRACE"))):
         if any(w in head for w in words):
-            return lv
-    return "INFO"
+            level = lv
+            break
+    trace = attrs.get("trace_id") or attrs.get("traceId")
+    return {"timestamp": t, "service": service, "pod": pod, "level": level, "message": message,
+            "trace_id": str(trace) if trace else None, "attributes": attrs}
 
 
-def matches(message: str, query: str) -> bool:
-    """`search_logs` query semantics: terms AND-ed, "quoted phrase", -term excludes (case-insensitive)."""
-    import shlex
-
-    try:
-        terms = shlex.split(query)
-    except ValueError:
-        terms = query.split()
-    text = message.lower()
-    for t in terms:
-        if t.startswith("-") and len(t) > 1:
-            if t[1:].lower() in text:
-                return False
-        elif t.lower() not in text:
-            return False
-    return True
-
-
-__all__ = ["FLAGD_CONFIGMAP", "KubernetesBackend", "flagd_flags", "log_level", "matches"]
+__all__ = ["FLAGD_CONFIGMAP", "KubernetesBackend", "flagd_flags", "log_record"]

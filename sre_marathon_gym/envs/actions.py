@@ -65,6 +65,18 @@ class ActionLayout:
         return self.infra[index] if index < len(self.infra) else None
 
 
+def baseline_values(app: App) -> dict[str, str]:
+    """The catalog's value of every restorable artifact (what a decoded `set_config` slot restores)."""
+    out = {}
+    for s in app.services:
+        for c in s.config:
+            out[config_artifact_id(s.name, c)] = c.value
+        r = s.resources
+        out[f"deployment/{s.name}:resources.limits.cpu"] = f"{r.cpu_limit_m}m"
+        out[f"deployment/{s.name}:resources.limits.memory"] = f"{r.mem_limit_mi}Mi"
+    return out
+
+
 def decode_slot(layout: ActionLayout, slot: np.ndarray, view: dict) -> dict | None:
     """Turn one slot into a tool call dict (None for noop). `view` holds what the env currently
     shows the agent: open incident ids in slot order, alerts per service not yet in an incident,

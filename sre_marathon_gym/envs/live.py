@@ -10,6 +10,7 @@ through the backend at their scheduled times.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -17,12 +18,14 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from ..backends.base import ALREADY_REPAIRED
 from ..catalog import Catalog, load_catalog
 from ..errors import ConfigurationError, SREMarathonError
+from ..scoring.run import RunRecord
 from ..tools.models import ToolResult
 from ..tools.policy import alert_services
 from ..tools.runner import ToolRunner
-from .actions import VERBS, ActionLayout, decode_slot, slot_mask
+from .actions import VERBS, ActionLayout, baseline_values, decode_slot, slot_mask
 from .observation import INCIDENT_FEATURES, SERVICE_FEATURES, observation_space
 
 
@@ -33,8 +36,31 @@ class FaultLogEntry:
     time_s: float
     fault_id: str
     kind: str  # inject | revert
-    status: str  # ok | skipped | error
+    status: str  # ok | skipped | error | already_repaired (revert found nothing left to undo)
     message: str = ""
+
+
+REVERT_RETRY_S = 15.0
+"""How often a failed revert is retried while the env runs (and once more in `close()`)."""
+
+
+@dataclass
+class _PendingRevert:
+    """A revert that failed: the fault is still in the cluster, so the handle is kept and retried."""
+
+    fault_id: str
+    handle: Any
+    attempts: int
+    next_s: float
+
+
+@dataclass
+class AlertErrorEntry:
+    """An alert evaluation that failed (the metric source was unreachable or refused a query)."""
+
+    time_s: float
+    error: str
+    message: str
 
 
 class _NoAlerts:
@@ -52,9 +78,14 @@ class LiveMarathonEnv(gym.Env):
     ## Description
     The SRE-Marathon loop on a `Backend` that keeps its own time (a live Kubernetes cluster
     through `KubernetesBackend`). Each step is one agent invocation: the agent's actions run
-    now, then the env waits `interval_s` seconds on the backend's clock, injecting and reverting
-    the schedule's faults at their times (mechanisms the backend cannot inject are skipped and
-    logged in `fault_log`) and evaluating the catalog's alert rules on the backend's metrics.
+    now, then the env waits on the backend's clock until the next point of a fixed grid
+    (`interval_s`, 2 `interval_s`, ...: time the agent spends does not shift later invocations; an
+    agent that overruns the interval is invoked again at once and the overrun is recorded in
+    `overruns` and `info["overrun_s"]`), injecting and reverting the schedule's faults at their
+    times (mechanisms the backend cannot inject are skipped and logged in `fault_log`; a failed
+    revert is retried every 15 s and in `close()`) and evaluating the catalog's alert rules on the
+    backend's metrics (a failed evaluation, e.g. Prometheus down, is recorded in `alert_errors`
+    and the run goes on).
 
     ## Action Space
     Same as `MarathonEnv`: `MultiDiscrete` action slots; LLM-style agents use
@@ -66,8 +97,10 @@ class LiveMarathonEnv(gym.Env):
     throttling) are 0 because they need the metric source's query language, not the cluster API.
 
     ## Rewards
-    0: the Marathon-Score needs probe results the live backend does not compute; score a live
-    run offline from its recorded actions and alerts.
+    0: the Marathon-Score needs probe results the live backend does not compute. `record()`
+    returns the run (faults injected, alerts, incidents, actions; no probes) so
+    `agents.base.run_episode` drives this env like `MarathonEnv`; scoring that record credits
+    correlation and localization but never repair.
 
     ## Episode End
     Terminates when `run_s` seconds have passed on the backend's clock.
@@ -99,6 +132,7 @@ class LiveMarathonEnv(gym.Env):
         self._alert_engine_arg = alert_engine
         self.max_alerts, self.max_incidents, self.action_slots = max_alerts, max_incidents, action_slots
         self.layout = ActionLayout.for_app(self.app, max_incidents)
+        self._baseline = baseline_values(self.app)
         self.service_index = {s: i for i, s in enumerate(self.layout.services)}
         rules = [r for r in self.catalog.rules.rules if r.applies_to(self.app.app)]
         self.rule_index = {r.name: i + 1 for i, r in enumerate(rules)}
@@ -106,11 +140,23 @@ class LiveMarathonEnv(gym.Env):
         self.action_space = spaces.MultiDiscrete(np.tile(self.layout.nvec(), (action_slots, 1)))
         self.runner: ToolRunner | None = None
         self.fault_log: list[FaultLogEntry] = []
-        self._handles: dict[str, Any] = {}
+        self.alert_errors: list[AlertErrorEntry] = []
+        self.overruns: list[dict] = []
+        self._grid_t = 0.0
+        self._seed: int | None = None
+        from ..bundle import catalog_digest
+
+        self._catalog_version = catalog_digest(self.catalog)
+        self._handles: dict[str, Any] = {}  # injected this episode, revert not yet due
+        self._failed: list[_PendingRevert] = []  # revert due but failed: still in the cluster (any episode)
+        self._injected_at: dict[str, float] = {}
+        self._reverted_at: dict[str, float | None] = {}
 
     # ------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
+        self._seed = seed
+        self._alert_services: dict[str, list[str]] = {}
         from ..alerts import AlertEngine
 
         self._revert_outstanding()  # a previous episode's faults must not leak into this one
@@ -123,10 +169,14 @@ class LiveMarathonEnv(gym.Env):
             self.alert_engine = _NoAlerts()
         self.runner = ToolRunner(self.backend, self.alert_engine)
         self.fault_log = []
+        self.alert_errors = []
+        self._injected_at, self._reverted_at = {}, {}
         self._events = list(self.schedule.events()) if self.schedule is not None else []
         self._event_pos = 0
         self._restarts_seen = self._restarts()
-        self._advance(self.interval_s)
+        self.overruns = []
+        self._grid_t = float(min(self.interval_s, self.run_s))
+        self._advance(self._grid_t)
         return self._observe(), self._info()
 
     def step(self, action: Any):
@@ -144,12 +194,92 @@ class LiveMarathonEnv(gym.Env):
                     call = decode_slot(self.layout, slot, self._view())
                     if call is not None:
                         results.append(self.runner.call(call))
+        overrun = self._next_grid_point()
         self.runner.invocation += 1
-        self._advance(min(self.backend.now() + self.interval_s, self.run_s))
+        self._advance(self._grid_t)
         terminated = self.backend.now() >= self.run_s
         info = self._info()
         info["tool_results"] = [r.model_dump() for r in results]
+        info["overrun_s"] = overrun
         return self._observe(), 0.0, terminated, False, info
+
+    def _next_grid_point(self) -> float:
+        """Move `_grid_t` one interval on the fixed grid (invocations at interval_s, 2 interval_s, ...,
+        however long the agent took). An agent that overran the interval gets its next invocation at
+        once, on the grid point it overran into; the overrun is recorded in `overruns` and returned."""
+        target = self._grid_t + self.interval_s
+        now = self.backend.now()
+        overrun = 0.0
+        if now > target + 1e-9:
+            overrun = round(now - target, 3)
+            missed = math.floor(overrun / self.interval_s)
+            self.overruns.append({"invocation": self.runner.invocation if self.runner else 0,
+                                  "due_s": target, "ended_s": now, "overrun_s": overrun, "skipped_invocations": missed})
+            target += missed * self.interval_s
+        self._grid_t = float(min(target, self.run_s))
+        return overrun
+
+    def record(self) -> RunRecord:
+        """The live run so far as a `RunRecord`, what `agents.base.run_episode` returns.
+
+        It holds the manifest, the faults that were actually injected (ground truth; `start_s` is
+        when the injection went through, `reverted_s` when the orchestrator's revert went through,
+        None when the agent had already repaired it or the revert is still pending), the alerts,
+        the incident events and every action with its verdict.
+
+        NOT in it: `probes` is empty and `degradation` is empty, because the live backend measures
+        no symptom probes and no request degradation. A live record therefore scores correlation
+        and localization, but never credits repair (R) or degradation; `env_config["probes"]`
+        says so, so a bundle of a live run is not mistaken for a simulated one.
+        """
+        from .. import __version__
+        from ..scoring.run import ActionRecord, AlertRecord, FaultTruth, IncidentEvent, ProbeSpec, RunManifest
+
+        if self.runner is None:
+            raise gym.error.ResetNeeded("call reset() before record()")
+        runner = self.runner
+        planned = {sf.fault_id: sf for sf in (self.schedule.faults if self.schedule is not None else ())}
+        faults = []
+        for fid, start in self._injected_at.items():
+            f, sf = self.catalog.fault(fid), planned.get(fid)
+            place = [f.artifact.split("/", 1)[1]] if f.artifact.startswith(("node/", "zone/")) else []
+            faults.append(FaultTruth(fault_id=f.id, category=f.category, mechanism=f.mechanism, target=f.target,
+                                     artifact=f.artifact, aliases=list(f.aliases), scope=[*f.scope, *place],
+                                     start_s=start, planned_end_s=max(float(sf.planned_end_s) if sf else start, start),
+                                     reverted_s=self._reverted_at.get(fid), probe=ProbeSpec(**f.probe.model_dump())))
+        try:
+            pod_service = self.backend.pod_services()
+        except SREMarathonError:
+            pod_service = {}
+        alerts = []
+        for a in self.alert_engine.history():
+            if a.id not in self._alert_services:
+                svcs = alert_services(dict(a.labels), self.app, pod_service)
+                node = a.labels.get("node") or a.labels.get("label_topology_kubernetes_io_zone")
+                self._alert_services[a.id] = sorted(svcs | ({node} if node else set()))
+            alerts.append(AlertRecord(id=a.id, rule=a.rule, severity=a.severity, labels=dict(a.labels),
+                                      fired_at=a.fired_at, resolved_at=a.resolved_at, services=self._alert_services[a.id]))
+        events = [IncidentEvent(time_s=e.time_s, op=e.op, incident_id=e.incident_id, alert_ids=list(e.alert_ids),
+                                services=list(e.services), artifact=e.artifact) for e in runner.incidents.events]
+        actions = [ActionRecord(time_s=a.time_s, invocation=a.invocation, tool=a.tool, kind=a.kind, args=a.args,
+                                ok=a.ok, verdict=a.verdict, error=a.error, incident_id=a.incident_id,
+                                targets=list(a.targets), in_scope=a.in_scope) for a in runner.actions]
+        config = {"backend": type(self.backend).__name__, "namespace": getattr(self.backend, "namespace", None),
+                  "interval_s": self.interval_s, "run_s": self.run_s,
+                  "probes": "not measured: the live backend has no symptom probes or degradation; "
+                            "repair (R) and degradation are not scored from this record",
+                  "fault_log": [vars(e) for e in self.fault_log], "overruns": list(self.overruns),
+                  "alert_errors": [vars(e) for e in self.alert_errors], "pending_reverts": self.pending_reverts}
+        manifest = RunManifest(app=self.app.app, seed=self._seed if self._seed is not None else 0, mode="eval",
+                               interval_s=self.interval_s, injection_s=self.injection_s,
+                               observation_s=max(self.run_s - self.injection_s, 0), package_version=__version__,
+                               catalog_version=self._catalog_version, env_config=config)
+        return RunRecord(manifest=manifest, faults=faults, alerts=alerts, incident_events=events, actions=actions)
+
+    @property
+    def pending_reverts(self) -> list[str]:
+        """Faults still in the cluster whose revert is due or failed (empty after a clean `close()`)."""
+        return [*self._handles, *(p.fault_id for p in self._failed)]
 
     def call_tool(self, call: Any) -> ToolResult:
         """Interactive mode: run one tool call now (within the current invocation)."""
@@ -159,31 +289,71 @@ class LiveMarathonEnv(gym.Env):
         return self.runner.call(call)
 
     def close(self) -> None:
-        """Revert every fault this env injected and has not reverted yet (the cluster outlives the env)."""
+        """Revert every fault this env injected and has not reverted yet (the cluster outlives the env).
+
+        A revert that fails again stays pending (see `pending_reverts`); calling `close()` again retries it."""
         self._revert_outstanding()
         super().close()
 
     # ------------------------------------------------------------ time and faults
     def _revert_outstanding(self) -> None:
-        for fid, handle in list(self._handles.items()):
-            try:
-                self.backend.revert(handle)
-                self.fault_log.append(FaultLogEntry(self.backend.now(), fid, "revert", "ok", "episode ended"))
-            except SREMarathonError as exc:
-                self.fault_log.append(FaultLogEntry(self.backend.now(), fid, "revert", "error", str(exc)))
-        self._handles = {}
+        """Revert every fault still injected (and retry every failed revert); failures stay pending."""
+        for fid in list(self._handles):
+            self._revert(fid, self._handles.pop(fid), "episode ended")
+        for p in list(self._failed):
+            self._failed.remove(p)
+            self._revert(p.fault_id, p.handle, "episode ended", p.attempts)
+
+    def _revert(self, fid: str, handle: Any, why: str, attempts: int = 0) -> bool:
+        """One revert attempt. A failure keeps the handle in `_failed` (retried every `REVERT_RETRY_S`
+        and in `close()`); the fault log says whether the revert changed the cluster or the agent had
+        already repaired the fault."""
+        now = self.backend.now()
+        try:
+            outcome = self.backend.revert(handle)
+        except SREMarathonError as exc:
+            attempts += 1
+            self._failed.append(_PendingRevert(fid, handle, attempts, now + REVERT_RETRY_S))
+            if attempts == 1:  # later failures only count; the final entry says how many there were
+                self.fault_log.append(FaultLogEntry(now, fid, "revert", "error",
+                                                    f"{why}: {exc} (the fault is still in place; retrying every "
+                                                    f"{REVERT_RETRY_S:.0f} s and on close())"))
+            return False
+        after = f" after {attempts} failed attempt(s)" if attempts else ""
+        if outcome == ALREADY_REPAIRED:
+            self.fault_log.append(FaultLogEntry(now, fid, "revert", "already_repaired",
+                                                f"{why}: nothing to undo, the agent had already repaired it{after}"))
+            self._reverted_at.setdefault(fid, None)
+        else:
+            self.fault_log.append(FaultLogEntry(now, fid, "revert", "ok", f"{why}{after}"))
+            self._reverted_at.setdefault(fid, now)
+        return True
+
+    def _retry_failed(self) -> None:
+        now = self.backend.now()
+        for p in list(self._failed):
+            if p.next_s <= now + 1e-9:
+                self._failed.remove(p)
+                self._revert(p.fault_id, p.handle, "retry", p.attempts)
 
     def _advance(self, t: float) -> None:
-        """Wait on the backend's clock until `t`, running schedule events on time, then evaluate alerts."""
+        """Wait on the backend's clock until `t`, running schedule events on time (and retrying failed
+        reverts), then evaluate alerts."""
         clock = self.backend.clock
         while True:
             self._run_events()
+            self._retry_failed()
             now = self.backend.now()
             if now >= t - 1e-9:
                 break
             nxt = self._events[self._event_pos].time_s if self._event_pos < len(self._events) else t
-            clock.sleep(max(min(nxt, t) - now, 0.0) or min(1.0, t - now))
-        self.alert_engine.evaluate_until(self.backend.now())
+            nxt = min([nxt, t, *(p.next_s for p in self._failed)])
+            clock.sleep(max(nxt - now, 0.0) or min(1.0, t - now))
+        now = self.backend.now()
+        try:
+            self.alert_engine.evaluate_until(now)
+        except SREMarathonError as exc:  # e.g. Prometheus unreachable: no new alerts this time, run goes on
+            self.alert_errors.append(AlertErrorEntry(now, type(exc).__name__, str(exc)))
 
     def _run_events(self) -> None:
         while self._event_pos < len(self._events) and self._events[self._event_pos].time_s <= self.backend.now() + 1e-9:
@@ -193,20 +363,20 @@ class LiveMarathonEnv(gym.Env):
                 continue  # benign commits need the build pipeline; a live cluster has its own history
             fid = ev.item.fault_id
             now = self.backend.now()
+            if ev.kind != "inject":
+                if fid in self._handles:
+                    self._revert(fid, self._handles.pop(fid), "scheduled")
+                continue
             try:
-                if ev.kind == "inject":
-                    fault = self.catalog.fault(fid)
-                    if not self.backend.supports(fault):
-                        self.fault_log.append(FaultLogEntry(now, fid, "inject", "skipped", f"{fault.mechanism} needs a build"))
-                        continue
-                    self._handles[fid] = self.backend.inject(fault)
-                elif fid in self._handles:
-                    self.backend.revert(self._handles.pop(fid))
-                else:
+                fault = self.catalog.fault(fid)
+                if not self.backend.supports(fault):
+                    self.fault_log.append(FaultLogEntry(now, fid, "inject", "skipped", f"{fault.mechanism} needs a build"))
                     continue
-                self.fault_log.append(FaultLogEntry(now, fid, ev.kind, "ok"))
+                self._handles[fid] = self.backend.inject(fault)
+                self._injected_at[fid] = now
+                self.fault_log.append(FaultLogEntry(now, fid, "inject", "ok"))
             except SREMarathonError as exc:  # a failed injection must not end the run
-                self.fault_log.append(FaultLogEntry(now, fid, ev.kind, "error", str(exc)))
+                self.fault_log.append(FaultLogEntry(now, fid, "inject", "error", str(exc)))
 
     # ------------------------------------------------------------ observation
     def _restarts(self) -> dict[str, int]:
@@ -230,18 +400,14 @@ class LiveMarathonEnv(gym.Env):
             if a.resolved_at is None and a.id not in grouped:
                 for s in alert_services(dict(a.labels), self.app, pod_service):
                     ungrouped.setdefault(s, []).append(a.id)
-        return {"incident_ids": open_ids, "ungrouped_alerts": ungrouped, "baseline_values": self._baseline_values(),
+        return {"incident_ids": open_ids, "ungrouped_alerts": ungrouped, "baseline_values": self._baseline,
                 "policies": policies}
-
-    def _baseline_values(self) -> dict[str, str]:
-        from .marathon import MarathonEnv
-
-        return MarathonEnv._baseline_values(self)  # type: ignore[arg-type]  # reads only self.app
 
     def _info(self) -> dict:
         assert self.runner is not None
         return {"time_s": self.backend.now(), "invocation": self.runner.invocation,
-                "action_mask": slot_mask(self.layout, self._view()), "verbs": VERBS}
+                "action_mask": slot_mask(self.layout, self._view()), "verbs": VERBS,
+                "alert_errors": len(self.alert_errors)}
 
     def _observe(self) -> dict[str, np.ndarray]:
         runner = self.runner
@@ -295,4 +461,4 @@ class LiveMarathonEnv(gym.Env):
         return obs
 
 
-__all__ = ["FaultLogEntry", "LiveMarathonEnv"]
+__all__ = ["AlertErrorEntry", "FaultLogEntry", "LiveMarathonEnv"]

@@ -15,7 +15,7 @@ from ..scoring import MarathonReward
 from ..sim.simulator import Simulator
 from ..tools.models import ToolResult
 from ..tools.runner import ToolRunner
-from .actions import VERBS, ActionLayout, decode_slot, slot_mask
+from .actions import VERBS, ActionLayout, baseline_values, decode_slot, slot_mask
 from .observation import build_observation, observation_space
 from .recorder import RunRecorder
 
@@ -111,7 +111,7 @@ class MarathonEnv(gym.Env):
             origin = DEFAULT_ORIGIN_S if prometheus_origin_s is None else prometheus_origin_s
             self.metrics_source = PrometheusTelemetry(prometheus_url, origin_s=origin)
         self._journal: list[tuple[str, Any]] = []  # what happened since reset, to rebuild by replay
-        self.baseline_values = self._baseline_values()
+        self.baseline_values = baseline_values(self.app)
         from ..bundle import catalog_digest
 
         self.catalog_version = catalog_digest(self.catalog)
@@ -251,15 +251,3 @@ class MarathonEnv(gym.Env):
                 "action_mask": slot_mask(self.layout, view), "verbs": VERBS,
                 "services_with_ungrouped_alerts": ungrouped}
 
-    def _baseline_values(self) -> dict[str, str]:
-        """The catalog's value of every restorable artifact (what `set_config` restores)."""
-        from ..catalog.apps import config_artifact_id
-
-        out = {}
-        for s in self.app.services:
-            for c in s.config:
-                out[config_artifact_id(s.name, c)] = c.value
-            r = s.resources
-            out[f"deployment/{s.name}:resources.limits.cpu"] = f"{r.cpu_limit_m}m"
-            out[f"deployment/{s.name}:resources.limits.memory"] = f"{r.mem_limit_mi}Mi"
-        return out

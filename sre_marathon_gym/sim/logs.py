@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-import shlex
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .. import logquery
 from ..errors import UnknownNameError
 from .effects import FLAG_BEHAVIOUR, resolve_variant
 from .traces import (BAD_VALUE, BLOCKED, DEP_UNAVAIL, DNS, F_EDGE, F_OK, F_OWN, FLAG, GRPC_CODE, HTTP_STATUS, OWN_APP,
@@ -1203,52 +1203,30 @@ class LogContextRecorder:
 
 
 # ====================================================================== query
-_LEVEL_RANK = {"INFO": 0, "WARN": 1, "WARNING": 1, "ERROR": 2}
-
-
-def _terms(query: str) -> tuple[list[str], list[str]]:
-    try:
-        toks = shlex.split(query)
-    except ValueError:
-        toks = query.split()
-    inc = [t.lower() for t in toks if not t.startswith("-") or len(t) == 1]
-    exc = [t[1:].lower() for t in toks if t.startswith("-") and len(t) > 1]
-    return inc, exc
-
-
-def _matches(r: LogRecord, inc: list[str], exc: list[str]) -> bool:
-    hay = (r.message + " " + " ".join(str(v) for v in r.attributes.values()) + " " + r.pod).lower()
-    return all(t in hay for t in inc) and not any(t in hay for t in exc)
-
-
 def search_logs(recorder: LogContextRecorder, app: object, service: str | None, start_s: float, end_s: float,
                 query: str | None = None, level: str | None = None, limit: int = 200) -> list[LogRecord]:
     """Log lines of `service` (None: every service) with start_s <= timestamp <= end_s.
 
     `query`: whitespace-separated terms (double quotes group a phrase), all must occur in the
     message, an attribute value or the pod name, case-insensitively; `-term` excludes. `level`:
-    the minimum severity (INFO, WARN, ERROR). Returns the most recent `limit` matching lines in
+    the minimum severity (DEBUG, INFO, WARN, ERROR). Both as `sre_marathon_gym.logquery` defines
+    them for every backend. Returns the most recent `limit` matching lines in
     time order, like `kubectl logs --tail`.
     """
     rec = recorder
     rec.check_app(app)
-    min_rank = 0
-    if level is not None:
-        lv = str(level).upper()
-        if lv not in _LEVEL_RANK:
-            raise UnknownNameError("log level", str(level), LEVELS)
-        min_rank = _LEVEL_RANK[lv]
+    need = logquery.min_rank(level)
     svcs = [rec.service_index(service)] if service is not None else list(range(rec.S))
-    inc, exc = _terms(query) if query else ([], [])
+    inc, exc = logquery.parse_query(query)
     out: list[LogRecord] = []
     limit = max(0, int(limit))
     for p in reversed(rec.positions(start_s, end_s)):
         batch = []
         for s in svcs:
-            for r in rec.lines(p, s, min_rank):
-                if not (start_s <= r.timestamp <= end_s) or _LEVEL_RANK[r.level] < min_rank:
+            for r in rec.lines(p, s, max(need, 0)):
+                if not (start_s <= r.timestamp <= end_s) or logquery.rank(r.level) < need:
                     continue
-                if (inc or exc) and not _matches(r, inc, exc):
+                if not logquery.matches(inc, exc, r.message, r.attributes, r.pod):
                     continue
                 batch.append(r)
         out.extend(batch)

@@ -12,6 +12,8 @@ backend's correctness:
   `deployment.kubernetes.io/revision` and the deployment's change-cause; old ReplicaSets keep
   their pods until the new ones are ready (a bad image stalls the rollout);
 - a kubelet: images not in the registry stay waiting in ImagePullBackOff with a Failed event;
+- the Eviction API (`pods/{name}/eviction`, policy/v1): 429 when a PodDisruptionBudget
+  (minAvailable or maxUnavailable over matchLabels) has no disruption left, else the pod goes;
 - RBAC like the benchmark's Role: 403 for any namespace but the benchmark's and for Secrets;
   404 for unknown objects and routes; 409 for conflicts and creating an existing object.
 Tests can also make the next matching request fail with a status or hang past the client's
@@ -38,6 +40,7 @@ KINDS = {  # resource -> (kind, apiVersion, namespaced)
     "pods": ("Pod", "v1", True), "events": ("Event", "v1", True), "configmaps": ("ConfigMap", "v1", True),
     "secrets": ("Secret", "v1", True), "networkpolicies": ("NetworkPolicy", "networking.k8s.io/v1", True),
     "nodes": ("Node", "v1", False), "namespaces": ("Namespace", "v1", False),
+    "poddisruptionbudgets": ("PodDisruptionBudget", "policy/v1", True),
 }
 REV = "deployment.kubernetes.io/revision"
 CAUSE = "kubernetes.io/change-cause"
@@ -141,6 +144,7 @@ class KubeStub:
         self.registry: set[str] = set()  # pullable images
         self.requests: list[dict] = []
         self.failures: list[dict] = []  # {method, path_re, status | hang_s, times}
+        self.log_lines = ["INFO serving requests", "ERROR upstream connect error"]  # every container's log
         self.lock = threading.RLock()
         self._uid = 0
         self._server: ThreadingHTTPServer | None = None
@@ -387,8 +391,12 @@ class KubeStub:
         if key not in self.objects:
             raise StubError(404, "NotFound", f'{res} "{name}" not found')
         obj = self.objects[key]
+        if method == "POST" and sub == "eviction" and res == "pods":
+            return self._evict(ns, name, obj)
+        if sub is not None and not (method == "GET" and sub == "log" and res == "pods"):
+            raise StubError(404, "NotFound", f"the server could not find the requested resource ({res}/{sub})")
         if method == "GET" and sub == "log" and res == "pods":
-            lines = [f"{ts(self.clock())} INFO serving requests", f"{ts(self.clock())} ERROR upstream connect error"]
+            lines = [f"{ts(self.clock())} {line}" for line in self.log_lines]
             return 200, "\n".join(lines) + "\n"
         if method == "GET":
             return 200, copy.deepcopy(obj)
@@ -418,6 +426,35 @@ class KubeStub:
             self.reconcile()
             return 200, copy.deepcopy(self.objects[key])
         raise StubError(405, "MethodNotAllowed", f"{method} not allowed")
+
+    def _evict(self, ns: str, name: str, pod: dict) -> tuple[int, object]:
+        """policy/v1 Eviction: refused with 429 when a PodDisruptionBudget selecting the pod has no
+        disruption left (healthy pods minus minAvailable, or maxUnavailable minus unhealthy ones)."""
+        labels = pod["metadata"].get("labels", {})
+        if self._pod_ready(pod):
+            for pdb in self._list("poddisruptionbudgets", ns):
+                sel = pdb["spec"].get("selector", {}).get("matchLabels", {})
+                if not sel or any(labels.get(k) != v for k, v in sel.items()):
+                    continue
+                pods = [p for p in self._list("pods", ns)
+                        if all(p["metadata"].get("labels", {}).get(k) == v for k, v in sel.items())]
+                healthy = sum(self._pod_ready(p) for p in pods)
+                if "minAvailable" in pdb["spec"]:
+                    allowed = healthy - int(pdb["spec"]["minAvailable"])
+                else:
+                    allowed = int(pdb["spec"].get("maxUnavailable", 0)) - (len(pods) - healthy)
+                if allowed <= 0:
+                    raise StubError(429, "TooManyRequests",
+                                    "Cannot evict pod as it would violate the pod's disruption budget.")
+        del self.objects[("pods", ns, name)]
+        self._event(ns, "Pod", name, "Evicted", "Evicted by the eviction API")
+        self.reconcile()
+        return 201, self._status(201, "", "evicted") | {"status": "Success"}
+
+    def add_pdb(self, name: str, match_labels: dict[str, str], min_available: int) -> None:
+        self._store("poddisruptionbudgets", {"metadata": self._meta(name, self.namespace),
+                                             "spec": {"minAvailable": min_available,
+                                                      "selector": {"matchLabels": dict(match_labels)}}})
 
     # ------------------------------------------------------------ test controls
     def fail_next(self, method: str, path_re: str, status: int, times: int = 1, reason: str = "Injected",

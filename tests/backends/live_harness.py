@@ -101,6 +101,13 @@ class Live:
     clock: ManualClock
     store: MetricStore | None
     ksm: KubeStateMetrics | None
+    api_client: object = None
+
+    def close(self) -> None:
+        """Close the client's connection pool, then stop the stub."""
+        if self.api_client is not None:
+            self.api_client.close()  # type: ignore[attr-defined]
+        self.stub.stop()
 
 
 def make_live(app: App, *, metrics: bool = True, timeout_s: float = 5.0) -> Live:
@@ -124,4 +131,4 @@ def make_live(app: App, *, metrics: bool = True, timeout_s: float = 5.0) -> Live
     backend = KubernetesBackend(api_client, app, metrics=store, clock=clock, timeout_s=timeout_s)
     if ksm is not None:
         ksm.backend = backend
-    return Live(stub, backend, clock, store, ksm)
+    return Live(stub, backend, clock, store, ksm, api_client)

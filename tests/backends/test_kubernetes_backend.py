@@ -29,7 +29,7 @@ from sre_marathon_gym.tools.runner import ToolRunner
 def ob(catalog):
     live = make_live(catalog.app("online_boutique"))
     yield live
-    live.stub.stop()
+    live.close()
 
 
 def _schedule(fault, start_s: int, end_s: int, injection_s: int = 600, observation_s: int = 300) -> FaultSchedule:
@@ -59,36 +59,49 @@ class _NoAlerts:
 
 # ---------------------------------------------------------------- done-when 1
 def test_runbook_rolls_back_bad_image_on_live_backend_and_revert_restores(ob, catalog):
+    from sre_marathon_gym.agents.base import run_episode
+    from sre_marathon_gym.scoring.run import RunRecord
+
     fault = catalog.fault("ob-deployment-001")  # emailservice: unpullable image tag
     original = ob.stub.obj("deployments", "emailservice")
     assert isinstance(ob.backend, Backend)
     env = LiveMarathonEnv(ob.backend, catalog, schedule=_schedule(fault, 30, 780), interval_s=120)
-    checks: dict = {}
-    agent = RunbookAgent()
-    orig_invoke = agent.invoke
+    checks: dict = {"images": []}
 
-    def invoke(e, obs, info):  # watch the cluster between invocations, not the agent
-        orig_invoke(e, obs, info)
+    def watch():  # the cluster after every step (not the agent)
         dep = ob.stub.obj("deployments", "emailservice")
-        image = dep["spec"]["template"]["spec"]["containers"][0]["image"]
-        checks.setdefault("images", []).append((ob.backend.now(), image))
+        checks["images"].append((ob.backend.now(), dep["spec"]["template"]["spec"]["containers"][0]["image"]))
 
-    agent.invoke = invoke  # type: ignore[method-assign]
-    steps = _run(env, agent)
-    assert steps == 7  # invocations at 120, 240, ..., 840 s; the run ends at 900 s
-    rollbacks = [a for a in env.runner.actions if a.tool == "rollback"]
+    # the package's own episode loop and the unchanged Runbook agent, as on the simulator
+    record = run_episode(env, RunbookAgent(), seed=3, progress=watch)
+    assert isinstance(record, RunRecord) and len(checks["images"]) == 7  # steps end at 240, ..., 900 s
+    assert RunRecord.model_validate_json(record.model_dump_json()) == record
+    assert record.manifest.seed == 3 and record.manifest.interval_s == 120
+    assert [f.fault_id for f in record.faults] == ["ob-deployment-001"] and record.faults[0].start_s == 30
+    assert record.faults[0].reverted_s is None  # the agent repaired it before the orchestrator's revert
+    assert record.probes == [] and "not measured" in record.manifest.env_config["probes"]
+    assert record.alerts and any("emailservice" in a.services for a in record.alerts)
+    assert record.incident_events and record.incident_events[0].op == "open"
+    rollbacks = [a for a in record.actions if a.tool == "rollback"]
     assert [(a.args["service"], a.ok, a.verdict) for a in rollbacks] == [("emailservice", True, "ok")]
     assert rollbacks[0].in_scope is True
-    opened = [a for a in env.runner.actions if a.tool == "open_incident" and a.ok]
+    opened = [a for a in record.actions if a.tool == "open_incident" and a.ok]
     assert opened, "the ImagePullBackOff alert should have fired and been grouped"
+    # the record scores like a simulated one, except that repair is never credited (no probes)
+    from sre_marathon_gym.scoring.marathon import fault_scores
+
+    (fs,) = fault_scores(record, catalog.scoring)
+    assert fs.correlated and not fs.repaired and fs.repair_evidence is None
     # the rollback happened while the fault was live: the good image came back before the revert time
     fixed = [t for t, img in checks["images"] if img == original["spec"]["template"]["spec"]["containers"][0]["image"]
              and t < 780]
     bad = [t for t, img in checks["images"] if img == fault.params["image"]]
     assert fixed and (not bad or min(fixed) > min(bad))
     # revert ran on schedule and the deployment's spec is exactly the original one
+    # the agent had already repaired it: the log says so instead of claiming a revert
     assert [(e.fault_id, e.kind, e.status) for e in env.fault_log] == [
-        ("ob-deployment-001", "inject", "ok"), ("ob-deployment-001", "revert", "ok")]
+        ("ob-deployment-001", "inject", "ok"), ("ob-deployment-001", "revert", "already_repaired")]
+    assert "already repaired" in env.fault_log[-1].message
     final = ob.stub.obj("deployments", "emailservice")
     assert final["spec"] == original["spec"]
     # the history shows the rollout and the undo, through ReplicaSet revisions
@@ -141,7 +154,7 @@ def test_flagd_flag_fault_and_revert_restore_configmap_data(catalog):
         doc = json.loads(live.stub.obj("configmaps", "flagd-config")["data"]["demo.flagd.json"])
         assert doc["flags"]["productCatalogFailure"]["defaultVariant"] == "on"
     finally:
-        live.stub.stop()
+        live.close()
 
 
 def test_revert_leaves_an_object_the_agent_already_repaired(ob, catalog):
@@ -252,7 +265,7 @@ def test_conflict_forbidden_and_timeout_become_structured_tool_errors(catalog):
         assert not r.ok and r.error.code == "unavailable"
         assert [a.verdict for a in runner.actions].count("error") == len(runner.actions)
     finally:
-        live.stub.stop()
+        live.close()
 
 
 def test_no_metrics_source_is_a_structured_error(catalog):
@@ -261,13 +274,14 @@ def test_no_metrics_source_is_a_structured_error(catalog):
         r = _tool(live, {"tool": "query_metrics", "metric": "up"})
         assert not r.ok and r.error.code == "unavailable" and "no metrics source configured" in r.error.message
     finally:
-        live.stub.stop()
+        live.close()
 
 
 def test_episode_survives_api_failures(catalog):
     live = make_live(catalog.app("online_boutique"), timeout_s=0.3)
     try:
         fault = catalog.fault("ob-deployment-001")
+        original = live.stub.obj("deployments", "emailservice")
         env = LiveMarathonEnv(live.backend, catalog, schedule=_schedule(fault, 30, 800), interval_s=120)
         agent = RunbookAgent()
         orig_invoke = agent.invoke
@@ -285,10 +299,55 @@ def test_episode_survives_api_failures(catalog):
         assert rollbacks and all(a.verdict == "error" and ("409" in a.error or "403" in a.error) for a in rollbacks)
         assert any(a.verdict == "error" and "did not answer in time" in a.error for a in env.runner.actions)
         assert all(a.error for a in env.runner.actions if a.verdict == "error")
-        # the orchestrator's revert met the same conflicts: logged, not raised
+        # the orchestrator's revert met the same conflicts: logged, not raised, and NOT forgotten:
+        # the fault is still in the cluster, so the handle stays pending and is retried
         assert [(x.kind, x.status) for x in env.fault_log] == [("inject", "ok"), ("revert", "error")]
+        assert "still in place" in env.fault_log[-1].message
+        assert env.pending_reverts == ["ob-deployment-001"]
+        image = live.stub.obj("deployments", "emailservice")["spec"]["template"]["spec"]["containers"][0]["image"]
+        assert image == fault.params["image"]
+        # once the API server accepts writes again, close() reverts it
+        live.stub.failures.clear()
+        env.close()
+        assert [(x.kind, x.status) for x in env.fault_log][-1] == ("revert", "ok")
+        assert "failed attempt" in env.fault_log[-1].message
+        assert env.pending_reverts == []
+        assert live.stub.obj("deployments", "emailservice")["spec"] == original["spec"]
     finally:
-        live.stub.stop()
+        live.close()
+
+
+def test_failed_revert_is_kept_and_retried_on_the_next_tick(ob, catalog):
+    fault = catalog.fault("ob-resource-001")  # emailservice CPU limit cut
+    original = ob.stub.obj("deployments", "emailservice")
+    env = LiveMarathonEnv(ob.backend, catalog, schedule=_schedule(fault, 30, 300, injection_s=300, observation_s=300),
+                          interval_s=120)
+    env.reset()
+    env.step(None)  # now t=240; the revert is due at 300
+    ob.stub.fail_next("PATCH", r"/deployments/emailservice$", 409, times=3, reason="Conflict")
+    env.step(None)  # t=360: the revert failed at 300 (all 3 tries), the retry at 315 went through
+    log = [(e.time_s, e.kind, e.status) for e in env.fault_log]
+    assert log == [(30.0, "inject", "ok"), (300.0, "revert", "error"), (315.0, "revert", "ok")]
+    assert "1 failed attempt" in env.fault_log[-1].message
+    assert env.pending_reverts == []
+    assert ob.stub.obj("deployments", "emailservice")["spec"] == original["spec"]
+    env.close()
+    assert len(env.fault_log) == 3  # nothing left to revert
+
+
+def test_backend_revert_marks_the_handle_only_after_the_write(ob, catalog):
+    fault = catalog.fault("ob-resource-001")
+    original = ob.stub.obj("deployments", "emailservice")
+    handle = ob.backend.inject(fault)
+    ob.stub.fail_next("PATCH", r"/deployments/emailservice$", 500, times=1)
+    with pytest.raises(BackendError):
+        ob.backend.revert(handle)
+    assert handle.reverted is False
+    assert ob.stub.obj("deployments", "emailservice")["spec"] != original["spec"]
+    assert ob.backend.revert(handle) == "reverted" and handle.reverted is True
+    assert ob.stub.obj("deployments", "emailservice")["spec"] == original["spec"]
+    n = len(ob.stub.requests)
+    assert ob.backend.revert(handle) == "reverted" and len(ob.stub.requests) == n  # idempotent, no request
 
 
 def test_close_reverts_faults_still_injected(ob, catalog):
@@ -312,3 +371,277 @@ def test_live_env_passes_the_gymnasium_checker_and_decodes_action_slots(ob, cata
     assert env.observation_space.contains(obs) and reward == 0.0 and not done
     assert all(set(r) == {"ok", "tool", "data", "error"} for r in info["tool_results"])
     env.close()
+
+
+def test_both_envs_restore_the_same_baseline_values(ob, catalog):
+    import gymnasium as gym
+
+    from sre_marathon_gym.envs.actions import baseline_values
+
+    app = catalog.app("online_boutique")
+    env = LiveMarathonEnv(ob.backend, catalog, schedule=None, run_s=300)
+    env.reset()
+    sim_env = gym.make("SREMarathon/OnlineBoutique-v0").unwrapped
+    assert env._view()["baseline_values"] == sim_env.baseline_values == baseline_values(app)
+    assert baseline_values(app)["deployment/emailservice:resources.limits.cpu"].endswith("m")
+    env.close()
+    sim_env.close()
+
+
+def test_two_faults_and_an_agent_scale_on_one_deployment_compose(ob, catalog):
+    cpu, image = catalog.fault("ob-resource-001"), catalog.fault("ob-deployment-001")  # both on emailservice
+    original = ob.stub.obj("deployments", "emailservice")
+    c0 = original["spec"]["template"]["spec"]["containers"][0]
+    h_cpu = ob.backend.inject(cpu)
+    ob.backend.scale("emailservice", 3)  # the agent's change
+    h_img = ob.backend.inject(image)
+    assert ob.backend.revert(h_cpu) == "reverted"
+    d = ob.stub.obj("deployments", "emailservice")
+    c = d["spec"]["template"]["spec"]["containers"][0]
+    assert c["image"] == image.params["image"]  # the second fault is still in place
+    assert d["spec"]["replicas"] == 3  # the agent's scale survives
+    assert c["resources"]["limits"]["cpu"] == c0["resources"]["limits"]["cpu"]  # the first fault is undone
+    assert ob.backend.revert(h_img) == "reverted"
+    d = ob.stub.obj("deployments", "emailservice")
+    assert d["spec"]["template"]["spec"]["containers"][0] == c0  # original image and limits
+    assert d["spec"]["replicas"] == 3
+    # every revert was a narrow JSON patch guarded by `test` ops, never a whole-spec replace
+    reverts = [r for r in ob.stub.requests if r["method"] == "PATCH" and "json-patch" in (r["content_type"] or "")]
+    assert len(reverts) == 2 and all(r["body"][0]["op"] == "test" for r in reverts)
+    assert not any(op["path"] in ("/spec", "/data") for r in reverts for op in r["body"])
+
+
+def test_revert_leaves_a_value_the_agent_changed_again(ob, catalog):
+    fault = catalog.fault("ob-resource-001")
+    handle = ob.backend.inject(fault)
+    ob.backend.set_resources("emailservice", cpu_limit_m=777)  # the agent picked its own value
+    assert ob.backend.revert(handle) == "already repaired"
+    c = ob.stub.obj("deployments", "emailservice")["spec"]["template"]["spec"]["containers"][0]
+    assert c["resources"]["limits"]["cpu"] == "777m"
+    # a `test` failing on the server (changed between read and write) is re-read, not overwritten
+    handle = ob.backend.inject(fault)
+    real_get = ob.backend.deployment
+    calls = []
+
+    def racing_get(name):  # the agent writes right after the orchestrator's read
+        d = real_get(name)
+        calls.append(name)
+        if len(calls) == 1:
+            ob.backend.set_resources("emailservice", cpu_limit_m=555)  # reads once more itself
+        return d
+
+    ob.backend.deployment = racing_get  # type: ignore[method-assign]
+    assert ob.backend.revert(handle) == "already repaired"
+    c = ob.stub.obj("deployments", "emailservice")["spec"]["template"]["spec"]["containers"][0]
+    assert c["resources"]["limits"]["cpu"] == "555m"
+    assert len(calls) == 3  # read, (the agent's read), re-read after the server refused the stale `test`
+    assert any(r["method"] == "PATCH" and "json-patch" in (r["content_type"] or "") for r in ob.stub.requests)
+
+
+def test_flag_revert_keeps_other_flags(catalog):
+    live = make_live(catalog.app("astronomy_shop"))
+    try:
+        flags = catalog.app("astronomy_shop").feature_flags
+        handle = live.backend.inject(catalog.fault("as-code-001"))  # productCatalogFailure on
+        other = next(f for f in flags if f.name != "productCatalogFailure")
+        variant = next(v for v in other.variants if v != other.default)
+        live.backend.set_flag(other.name, variant)  # another change to the same ConfigMap
+        assert live.backend.revert(handle) == "reverted"
+        doc = json.loads(live.stub.obj("configmaps", "flagd-config")["data"]["demo.flagd.json"])
+        assert doc["flags"]["productCatalogFailure"]["defaultVariant"] == "off"
+        assert doc["flags"][other.name]["defaultVariant"] == variant
+    finally:
+        live.close()
+
+
+def test_invocations_stay_on_a_fixed_grid_and_overruns_are_recorded(ob, catalog):
+    env = LiveMarathonEnv(ob.backend, catalog, schedule=None, run_s=900, interval_s=120)
+    _, info = env.reset()
+    times = [info["time_s"]]
+    for think_s in (50, 50, 150, 10, 0, 0):  # the agent's own time per invocation
+        ob.clock.sleep(think_s)
+        _, _, done, _, info = env.step(None)
+        times.append(info["time_s"])
+        if done:
+            break
+    # 120 +50 -> 240 (not 290); 240 +50 -> 360; 360 +150 overran 480 by 30 -> at once (510), then 600
+    assert times == [120.0, 240.0, 360.0, 510.0, 600.0, 720.0, 840.0]
+    assert [(o["due_s"], o["overrun_s"]) for o in env.overruns] == [(480.0, 30.0)]
+    env.close()
+
+
+def test_alert_evaluation_errors_are_recorded_and_the_run_goes_on(ob, catalog):
+    from sre_marathon_gym.errors import PrometheusError
+
+    class FlakyAlerts:
+        def __init__(self):
+            self.calls = 0
+
+        def evaluate_until(self, t):
+            self.calls += 1
+            if self.calls in (2, 3):
+                raise PrometheusError("Prometheus at http://prom:9090: query failed: connection refused")
+            return []
+
+        def history(self, until=None):
+            return []
+
+    fault = catalog.fault("ob-resource-001")
+    original = ob.stub.obj("deployments", "emailservice")
+    env = LiveMarathonEnv(ob.backend, catalog, schedule=_schedule(fault, 30, 500), interval_s=120,
+                          alert_engine=FlakyAlerts())
+    env.reset()
+    for _ in range(3):
+        _, _, done, _, info = env.step(None)
+        assert not done
+    assert [(e.time_s, e.error) for e in env.alert_errors] == [(240.0, "PrometheusError"), (360.0, "PrometheusError")]
+    assert info["alert_errors"] == 2 and "connection refused" in env.alert_errors[0].message
+    env.close()
+    assert ob.stub.obj("deployments", "emailservice")["spec"] == original["spec"]
+
+
+KUBECONFIG = """apiVersion: v1
+kind: Config
+clusters:
+- name: kind-bench
+  cluster: {server: "http://127.0.0.1:1"}
+users:
+- name: kind-bench
+  user: {token: abc}
+contexts:
+- name: kind-bench
+  context: {cluster: kind-bench, user: kind-bench}
+current-context: kind-bench
+"""
+
+
+def test_from_kubeconfig_names_kubeconfig_problems_and_never_falls_back_silently(catalog, tmp_path, monkeypatch):
+    from kubernetes import config
+
+    from sre_marathon_gym.backends.kubernetes import KubernetesBackend
+    from sre_marathon_gym.errors import ConfigurationError
+
+    app = catalog.app("online_boutique")
+    incluster = []
+    monkeypatch.setattr(config, "load_incluster_config", lambda *a, **k: incluster.append(1))
+    good = tmp_path / "config"
+    good.write_text(KUBECONFIG)
+    be = KubernetesBackend.from_kubeconfig(app, "kind-bench", config_file=str(good))
+    assert be.api._apis["CoreV1Api"].api_client.configuration.host == "http://127.0.0.1:1"
+    be.api._apis["CoreV1Api"].api_client.close()
+    with pytest.raises(ConfigurationError, match=r"no context 'kind-bnech'.*did you mean 'kind-bench'"):
+        KubernetesBackend.from_kubeconfig(app, "kind-bnech", config_file=str(good))
+    bad = tmp_path / "broken"
+    bad.write_text("apiVersion: v1\ncontexts: [\n")
+    with pytest.raises(ConfigurationError, match="broken"):
+        KubernetesBackend.from_kubeconfig(app, config_file=str(bad))
+    missing = str(tmp_path / "nope")
+    monkeypatch.setenv("KUBECONFIG", missing)
+    with pytest.raises(ConfigurationError, match="no kubeconfig"):
+        KubernetesBackend.from_kubeconfig(app, "kind-bench")
+    assert incluster == []  # a mistyped or missing context never falls back to in-cluster credentials
+    KubernetesBackend.from_kubeconfig(app)  # no kubeconfig, no context: the pod's service account
+    assert incluster == [1]
+    with pytest.raises(ConfigurationError, match="either metrics or prometheus_url"):
+        KubernetesBackend(object(), app, metrics=object(), prometheus_url="http://127.0.0.1:9090")
+
+
+def _foreign_nodes(stub):
+    """A kind control plane (no zone label) and another tenant's node in a zone the app does not use."""
+    with stub.lock:
+        stub._store("nodes", {"metadata": stub._meta("kind-control-plane", None, labels={
+            "node-role.kubernetes.io/control-plane": ""}), "spec": {}, "status": {}})
+    stub.add_node("foreign-1", "zone-x")
+
+
+def test_only_the_apps_zoned_nodes_can_be_cordoned(ob):
+    _foreign_nodes(ob.stub)
+    for node, why in (("kind-control-plane", "no topology.kubernetes.io/zone label"), ("foreign-1", "outside the app's zones")):
+        n = len(ob.stub.requests)
+        for op in (ob.backend.cordon, ob.backend.uncordon, ob.backend.drain):
+            with pytest.raises(BackendError, match=why) as exc:
+                op(node)
+            assert exc.value.code == "forbidden"
+        sent = ob.stub.requests[n:]
+        assert sent and all(r["method"] == "GET" for r in sent), "only the node read went out, never a write"
+        assert not ob.stub.obj("nodes", node, ns=None)["spec"].get("unschedulable")
+    assert ob.backend.cordon("node-a1")["unschedulable"] is True  # the app's own node still can
+
+
+def test_failover_cordons_only_the_apps_other_zones(catalog):
+    live = make_live(catalog.app("astronomy_shop"))
+    try:
+        _foreign_nodes(live.stub)
+        app_nodes = {z.name: set(z.nodes) for z in catalog.app("astronomy_shop").zones}
+        out = live.backend.failover("zone-a")
+        assert set(out["cordoned"]) == set().union(*(n for z, n in app_nodes.items() if z != "zone-a"))
+        for n in ("kind-control-plane", "foreign-1", *app_nodes["zone-a"]):
+            assert not live.stub.obj("nodes", n, ns=None)["spec"].get("unschedulable"), n
+        with pytest.raises(BackendError) as exc:
+            live.backend.failover("zone-x")  # a zone the cluster has but the app does not use
+        assert exc.value.code == "not_found"
+    finally:
+        live.close()
+
+
+def test_drain_uses_the_eviction_api_and_honours_disruption_budgets(ob):
+    be = ob.backend
+    be.scale("cartservice", 2)
+    pods = {p["name"]: p["node"] for p in be.k8s_state("pods", None, 1000)}
+    cart = sorted(n for n in pods if n.startswith("cartservice-"))
+    node = pods[cart[0]]
+    ob.stub.add_pdb("cartservice", {"app": "cartservice"}, min_available=2)  # no cart pod may go
+    n = len(ob.stub.requests)
+    out = be.drain(node)
+    on_node = sorted(p for p, nd in pods.items() if nd == node)
+    cart_here = [p for p in on_node if p in cart]
+    assert out["blocked_by_disruption_budget"] == cart_here and out["drained"] is False
+    assert sorted(out["evicted_pods"]) == [p for p in on_node if p not in cart] and out["evicted_pods"]
+    sent = ob.stub.requests[n:]
+    evictions = [r for r in sent if r["method"] == "POST" and r["path"].endswith("/eviction")]
+    assert len(evictions) == len(on_node)
+    assert evictions[0]["body"]["kind"] == "Eviction" and evictions[0]["body"]["apiVersion"] == "policy/v1"
+    assert not [r for r in sent if r["method"] == "DELETE"], "pods are never deleted directly"
+    assert cart[0] in {p["name"] for p in be.k8s_state("pods", "cartservice", 100)}  # the budget held
+    with pytest.raises(BackendError) as exc:
+        be.api.call("delete", "pods", cart[0])
+    assert exc.value.code == "forbidden"
+
+
+def test_search_logs_has_the_simulators_semantics_on_the_live_backend(ob):
+    import dataclasses
+
+    from sre_marathon_gym.sim.logs import LogRecord
+
+    ob.stub.log_lines = ["DEBUG cache warm", "INFO serving requests",
+                         '{"level": "warning", "message": "slow checkout", "order_id": "o-123"}',
+                         "ERROR upstream connect error"]
+
+    def search(**kw):
+        r = _tool(ob, {"tool": "search_logs", "service": "cartservice", **kw})
+        assert r.ok, r.error
+        return r.data["logs"]
+
+    # level is a minimum severity, as on the simulator (not an exact match)
+    assert [x["level"] for x in search(level="WARN")] == ["WARN", "ERROR"]
+    assert [x["level"] for x in search(level="INFO")] == ["INFO", "WARN", "ERROR"]
+    assert len(search()) == 4
+    # query terms also match attribute values and the pod name; -term excludes; "phrases" group
+    (hit,) = search(query="o-123")
+    assert hit["message"] == "slow checkout" and hit["attributes"] == {"order_id": "o-123"}
+    pod = hit["pod"]
+    assert len(search(query=pod)) == 4 and search(query=f"{pod} -upstream -cache -serving") == [hit]
+    assert [x["message"] for x in search(query='"connect error"')] == ["ERROR upstream connect error"]  # plain lines stay raw
+    # the same row shape as the simulator's records
+    assert set(hit) == {f.name for f in dataclasses.fields(LogRecord)}
+
+
+def test_log_query_functions_are_shared_with_the_simulator():
+    import sre_marathon_gym.backends.kubernetes as kube
+    import sre_marathon_gym.sim.logs as simlogs
+    from sre_marathon_gym import logquery
+
+    assert simlogs.logquery is logquery and kube.logquery is logquery
+    assert not hasattr(kube, "matches") and not hasattr(simlogs, "_terms")
+    assert logquery.parse_query('a "b c" -d') == (["a", "b c"], ["d"])
+    assert logquery.min_rank("warning") == logquery.min_rank("WARN") == 1

@@ -39,7 +39,7 @@ def test_sim_and_live_rows_have_the_same_shape(catalog):
         assert sorted(sim_be.service_names()) == live.backend.service_names()
         assert set(sim_be.pod_services().values()) == set(live.backend.pod_services().values())
     finally:
-        live.stub.stop()
+        live.close()
 
 
 def test_live_only_refusals_are_backend_errors(catalog):
@@ -56,4 +56,4 @@ def test_live_only_refusals_are_backend_errors(catalog):
         with pytest.raises(BackendError):
             live.backend.inject(code_fault)
     finally:
-        live.stub.stop()
+        live.close()
