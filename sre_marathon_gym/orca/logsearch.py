@@ -10,7 +10,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 
-from ..sim.logs import _LEVEL_RANK, LogContextRecorder, LogRecord, _matches, _terms
+from .. import logquery
+from ..sim.logs import LogContextRecorder, LogRecord
 
 
 def log_id(k: int, s: int, i: int, rec: LogRecord) -> str:
@@ -39,17 +40,17 @@ def resolve_log(recorder: LogContextRecorder, ident: str) -> LogRecord | None:
 def search_logs_with_ids(recorder: LogContextRecorder, service: int | None, start_s: float, end_s: float,
                          query: str | None, level: str | None, limit: int) -> list[dict]:
     """Like `search_logs` (newest `limit` matches in time order), each line with its `id`."""
-    min_rank = _LEVEL_RANK.get(level.upper(), 0) if level else 0
-    inc, exc = _terms(query) if query else ([], [])
+    min_rank = logquery.min_rank(level)
+    inc, exc = logquery.parse_query(query)
     svcs = [service] if service is not None else list(range(recorder.S))
     out: list[tuple[LogRecord, str]] = []
     for p in reversed(recorder.positions(start_s, end_s)):
         k = recorder.sample_k(p)
         for s in svcs:
             for i, r in enumerate(recorder.lines(p, s, 0)):
-                if not (start_s <= r.timestamp <= end_s) or _LEVEL_RANK[r.level] < min_rank:
+                if not (start_s <= r.timestamp <= end_s) or logquery.rank(r.level) < min_rank:
                     continue
-                if (inc or exc) and not _matches(r, inc, exc):
+                if not logquery.matches(inc, exc, r.message, r.attributes, r.pod):
                     continue
                 out.append((r, log_id(k, s, i, r)))
         if len(out) >= limit:
