@@ -357,6 +357,14 @@ def test_pricing_catalog_matches_snapshots_and_providers(catalog):
     assert p.schema_version == 1 and p.price_for("gpt-4o-2024-08-06").name == "gpt-4o"
     assert p.price_for("openai/gpt-4o-mini").name == "gpt-4o-mini"
     assert p.price_for("my-local-llama") is None
+    # only exact names and date snapshots: variants are other models with other prices
+    for variant in ("o3-mini", "o3-pro", "gpt-5-chat-latest", "gpt-4o-audio-preview", "gpt-4o-2024", "gpt-5-1"):
+        assert p.price_for(variant) is None, variant
+    assert p.price_for("gpt-5-mini").name == "gpt-5-mini" and p.price_for("o3-2025-04-16").name == "o3"
+    assert p.price_for("gpt-4o-mini-2024-07-18").name == "gpt-4o-mini"
+    assert p.price_for("claude-sonnet-4-20250514").name == "claude-sonnet-4"
+    assert p.price_for("claude-sonnet-4@20250514").name == "claude-sonnet-4"
+    assert p.price_for("openai/gpt-4o-2024-08-06").name == "gpt-4o"
     assert ModelPrice(name="m", input_per_mtok=2, output_per_mtok=8).cost(1_000_000, 500_000) == 6.0
     # which price an agent uses: an explicit price, else an override table, else the catalog's
     from sre_marathon_gym.catalog.pricing import Pricing
