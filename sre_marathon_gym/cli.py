@@ -218,6 +218,15 @@ def _llm_options(args: argparse.Namespace, cat: Catalog) -> dict:
 
         opts["pricing"] = parse_model(Path(args.pricing), Pricing)
     if args.price:
+        from pydantic import ValidationError
+
+        from .agents.llm.config import describe_errors
+        from .catalog.pricing import ModelPrice
+
+        try:  # checked here, before any run: a bad price must not surface inside a worker
+            ModelPrice(name="--price", input_per_mtok=args.price[0], output_per_mtok=args.price[1])
+        except ValidationError as exc:
+            raise ConfigurationError(f"--price IN OUT: {describe_errors(exc)}") from None
         opts["price"] = (args.price[0], args.price[1])
     return opts
 

@@ -509,3 +509,41 @@ def test_a_crashing_agent_still_leaves_its_recording(tmp_path, monkeypatch):
     assert bundle.extra["incomplete"] == "RuntimeError: agent bug"
     assert [a.tool for a in bundle.record.actions] == ["get_topology"] * 3
     assert not (tmp_path / "online_boutique-crash-101.bundle").exists()
+
+
+# ------------------------------------------------------------------ options validated at the boundary
+def test_cli_refuses_a_negative_price_before_any_run(tmp_path, capsys):
+    from sre_marathon_gym.cli import main
+
+    out = tmp_path / "runs"
+    assert main(["evaluate", "--agent", "react", "--apps", "online_boutique", "--model", "m",
+                 "--base-url", "http://127.0.0.1:9/v1", "--price", "-1", "2", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--price IN OUT: input_per_mtok=-1.0: Input should be greater than or equal to 0" in err
+    assert "Traceback" not in err and not out.exists()  # no run started, so no (incomplete) bundle
+    with pytest.raises(ConfigurationError, match=r"`price` option\(s\): output_per_mtok=-2"):
+        make_agent("rag", model="m", base_url="http://127.0.0.1:9/v1", price=(1, -2))
+
+
+@pytest.mark.parametrize(("name", "options", "field"), [
+    ("react", {"base_url": "localhost:11434/v1"}, "base_url: 'localhost:11434/v1' is not an http(s) URL"),
+    ("react", {"base_url": "ftp://127.0.0.1/v1"}, "base_url: 'ftp://127.0.0.1/v1' is not an http(s) URL"),
+    ("rag", {"budget_s": -5}, "budget_s=-5: Input should be greater than 0"),
+    ("react", {"max_steps": "ten"}, "max_steps='ten': Input should be a valid integer"),
+    ("react", {"max_tokens": 0}, "max_tokens=0: Input should be greater than or equal to 1"),
+    ("keep", {"top_k": 0}, "top_k=0: Input should be greater than or equal to 1"),
+    ("rag", {"max_retries": -1}, "max_retries=-1: Input should be greater than or equal to 0"),
+])
+def test_bad_agent_options_fail_at_construction_naming_the_field(name, options, field):
+    kwargs = {"model": "m", "base_url": "http://127.0.0.1:9/v1", **options}
+    with pytest.raises(ConfigurationError) as err:
+        make_agent(name, **kwargs)
+    assert field in str(err.value)
+
+
+def test_cli_refuses_a_base_url_without_scheme(capsys):
+    from sre_marathon_gym.cli import main
+
+    assert main(["evaluate", "--agent", "rag", "--model", "m", "--base-url", "user:pw@localhost:8000/v1"]) == 2
+    err = capsys.readouterr().err
+    assert "base_url: 'localhost:8000/v1' is not an http(s) URL with a host" in err and "pw" not in err

@@ -13,14 +13,25 @@ from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
+from pydantic import BaseModel, ConfigDict, Field
 
 from ...catalog.pricing import ModelPrice, Pricing
-from ...errors import BudgetExceededError, ModelEndpointError
+from ...errors import BudgetExceededError, ConfigurationError, ModelEndpointError
 from ...scoring.run import Usage
 from ..base import zero_usage
 from .budget import Clock, Deadline
 from .client import ChatClient, require_openai
-from .config import LLMConfig, resolve_config
+from .config import LLMConfig, resolve_config, validated
+
+
+class AgentOptions(BaseModel):
+    """The options every LLM method takes besides the endpoint (validated at construction)."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    budget_s: float | None = Field(None, gt=0, description="wall-clock seconds per invocation (None: the catalog's)")
+    price: ModelPrice | None = None
+    pricing: Pricing | None = None
 
 
 class LLMAgent:
@@ -34,9 +45,18 @@ class LLMAgent:
                  sleep: Callable[[float], None] = time.sleep, **options: Any):
         require_openai()  # fail at construction (before any run starts), with the install hint
         self.config: LLMConfig = resolve_config(model, base_url, api_key, **options)
-        self.budget_s = budget_s
-        self._price_arg = price
-        self._pricing_arg = pricing
+        if price is not None and not isinstance(price, ModelPrice):
+            try:
+                price_in, price_out = price
+            except (TypeError, ValueError):
+                raise ConfigurationError(f"invalid LLM agent option price={price!r}: give (input, output) USD per "
+                                         "million tokens") from None
+            price = validated(ModelPrice, "LLM agent `price`", name=self.config.model, input_per_mtok=price_in,
+                              output_per_mtok=price_out)
+        checked = validated(AgentOptions, "LLM agent", budget_s=budget_s, price=price, pricing=pricing)
+        self.budget_s = checked.budget_s
+        self._price_arg = checked.price
+        self._pricing_arg = checked.pricing
         self.price: ModelPrice | None = None
         self._clock, self._sleep = clock, sleep
         self.usage: Usage = zero_usage()
@@ -91,11 +111,8 @@ class LLMAgent:
                           "log": self.log[-200:]}}
 
     def _resolve_price(self, catalog_pricing: Pricing) -> ModelPrice | None:
-        p = self._price_arg
-        if isinstance(p, ModelPrice):
-            return p
-        if p is not None:
-            return ModelPrice(name=self.config.model, input_per_mtok=float(p[0]), output_per_mtok=float(p[1]))
+        if self._price_arg is not None:
+            return self._price_arg
         return (self._pricing_arg or catalog_pricing).price_for(self.config.model)
 
     def __getstate__(self) -> dict:  # the HTTP client does not pickle; it is rebuilt at reset
@@ -104,4 +121,4 @@ class LLMAgent:
         return state
 
 
-__all__ = ["LLMAgent"]
+__all__ = ["AgentOptions", "LLMAgent"]

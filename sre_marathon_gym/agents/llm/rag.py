@@ -13,8 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from .base import LLMAgent
 from .budget import Deadline
+from .config import validated
 from .context import alert_history, context_view, incident_lines, instructions
 from .plan import PLAN_FORMAT, execute_plan, parse_plan
 from .retrieval import alert_terms, collect, rank, render
@@ -23,14 +26,21 @@ TOP_K = 12
 MAX_FEEDBACK = 20
 
 
+class RAGOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    top_k: int = Field(TOP_K, ge=1, description="retrieved documents shown to the model")
+
+
 class RAGAgent(LLMAgent):
     """One planning call per invocation over ranked, retrieved context."""
 
     name = "rag"
 
     def __init__(self, *args: Any, top_k: int = TOP_K, **kwargs: Any):
+        opts = validated(RAGOptions, "RAG", top_k=top_k)
         super().__init__(*args, **kwargs)
-        self.top_k = top_k
+        self.top_k = opts.top_k
         self.feedback: list[str] = []
 
     def reset_state(self, env: Any) -> None:

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from ...tools.models import openai_tools
 from .base import LLMAgent
 from .budget import Deadline
 from .calls import run_function_call
+from .config import validated
 from .context import alert_history, context_view, incident_lines, instructions
 
 MAX_STEPS = 10
@@ -28,14 +31,22 @@ this invocation, answer without calling a tool.\
 """
 
 
+class ReActOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    max_steps: int = Field(MAX_STEPS, ge=1, description="model turns per invocation")
+    max_tokens: int = Field(MAX_TOKENS, ge=1, description="tokens (prompt + completion) per invocation")
+
+
 class ReActAgent(LLMAgent):
     """Function calling over the shared tools; no memory beyond alerts and incidents."""
 
     name = "react"
 
     def __init__(self, *args: Any, max_steps: int = MAX_STEPS, max_tokens: int = MAX_TOKENS, **kwargs: Any):
+        opts = validated(ReActOptions, "ReAct", max_steps=max_steps, max_tokens=max_tokens)
         super().__init__(*args, **kwargs)
-        self.max_steps, self.max_tokens = max_steps, max_tokens
+        self.max_steps, self.max_tokens = opts.max_steps, opts.max_tokens
         self._tools = openai_tools()
         self.stops: list[str] = []  # why each invocation ended: no_tool_calls | max_steps | max_tokens
 
