@@ -44,30 +44,42 @@ def run_one(spec: RunSpec, progress: Callable[[], None] | None = None) -> tuple[
 
     catalog = load_catalog(spec.catalog)
     env = gym.make(ENV_BY_APP[spec.app], mode=spec.mode, catalog=catalog)
-    agent = make_agent(spec.agent, **spec.agent_options)
-    extra = getattr(agent, "bundle_extra", dict)
-    name = f"{spec.app}-{spec.agent}-{spec.seed}"
+    agent = None
     try:
-        record = run_episode(env, agent, seed=spec.seed if spec.mode == "train" else None, progress=progress)
-    except BaseException as exc:  # keep the recording of what happened so far, then fail loudly
-        if spec.out and getattr(env.unwrapped, "sim", None) is not None:
-            try:
-                partial = env.unwrapped.record()
-                partial.usage = agent.usage.model_copy()
-                Path(spec.out).mkdir(parents=True, exist_ok=True)
-                write_bundle(Path(spec.out) / f"{name}.incomplete.bundle", partial, store=env.unwrapped.sim.store,
-                             catalog=catalog, extra={**extra(), "incomplete": f"{type(exc).__name__}: {exc}"[:500]})
-            except Exception:  # noqa: BLE001, S110 - the original error is the one to report
-                pass
-        raise
-    card = score_run(record, catalog.scoring)
-    path = None
-    if spec.out:
-        Path(spec.out).mkdir(parents=True, exist_ok=True)
-        path = str(write_bundle(Path(spec.out) / f"{name}.bundle", record,
-                                store=env.unwrapped.sim.store, catalog=catalog, extra=extra()))
-    env.close()
-    return spec, card, path
+        agent = make_agent(spec.agent, **spec.agent_options)
+        extra = getattr(agent, "bundle_extra", dict)
+        name = f"{spec.app}-{spec.agent}-{spec.seed}"
+        try:
+            record = run_episode(env, agent, seed=spec.seed if spec.mode == "train" else None, progress=progress)
+        except BaseException as exc:  # keep the recording of what happened so far, then fail loudly
+            if spec.out and getattr(env.unwrapped, "sim", None) is not None:
+                try:
+                    partial = env.unwrapped.record()
+                    partial.usage = agent.usage.model_copy()
+                    Path(spec.out).mkdir(parents=True, exist_ok=True)
+                    write_bundle(Path(spec.out) / f"{name}.incomplete.bundle", partial,
+                                 store=env.unwrapped.sim.store, catalog=catalog,
+                                 extra={**extra(), "incomplete": f"{type(exc).__name__}: {exc}"[:500]})
+                except Exception:  # noqa: BLE001, S110 - the original error is the one to report
+                    pass
+            raise
+        card = score_run(record, catalog.scoring)
+        path = None
+        if spec.out:
+            Path(spec.out).mkdir(parents=True, exist_ok=True)
+            path = str(write_bundle(Path(spec.out) / f"{name}.bundle", record,
+                                    store=env.unwrapped.sim.store, catalog=catalog, extra=extra()))
+        return spec, card, path
+    finally:  # an LLM agent holds an HTTP client; the env may hold a backend: release both, always
+        close_agent(agent)
+        env.close()
+
+
+def close_agent(agent: Any) -> None:
+    """Release what an agent holds (an LLM agent's HTTP client); agents without `close` hold nothing."""
+    close = getattr(agent, "close", None)
+    if callable(close):
+        close()
 
 
 ENV_BY_APP = {"online_boutique": "SREMarathon/OnlineBoutique-v0", "astronomy_shop": "SREMarathon/AstronomyShop-v0",

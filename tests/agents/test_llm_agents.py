@@ -547,3 +547,46 @@ def test_cli_refuses_a_base_url_without_scheme(capsys):
     assert main(["evaluate", "--agent", "rag", "--model", "m", "--base-url", "user:pw@localhost:8000/v1"]) == 2
     err = capsys.readouterr().err
     assert "base_url: 'localhost:8000/v1' is not an http(s) URL with a host" in err and "pw" not in err
+
+
+# ------------------------------------------------------------------ nothing leaks
+def test_run_one_closes_the_agent_client_and_the_env_however_the_run_ends(tmp_path, monkeypatch):
+    import sre_marathon_gym.agents as agents_mod
+    from sre_marathon_gym.envs.marathon import MarathonEnv
+    from sre_marathon_gym.evaluation import RunSpec, run_one
+
+    closed_envs: list[int] = []
+    real_close = MarathonEnv.close
+    monkeypatch.setattr(MarathonEnv, "close", lambda self: (closed_envs.append(id(self)), real_close(self))[1])
+
+    class CrashingReAct(ReActAgent):
+        def act(self, env: Any, deadline: Deadline, invocation: int) -> None:
+            if invocation == 2:
+                raise RuntimeError("agent bug")
+            super().act(env, deadline, invocation)
+
+    made: list[ReActAgent] = []
+
+    def make(name: str, **kw: Any) -> ReActAgent:
+        made.append(CrashingReAct(**kw))
+        return made[-1]
+
+    monkeypatch.setattr(agents_mod, "make_agent", make)
+    with ScriptedServer([]) as server:
+        spec = RunSpec("online_boutique", "react", 101, "eval", str(tmp_path),
+                       agent_options={"model": "stub-model", "base_url": server.url})
+        with pytest.raises(RuntimeError, match="agent bug"):
+            run_one(spec)
+    agent = made[0]
+    assert agent.usage.model_calls == 2 and agent.client is not None and agent.client.closed
+    assert len(closed_envs) == 1
+    # and when the run completes: close() releases the client that reset() opened
+    agent = ReActAgent(model="stub-model", base_url="http://127.0.0.1:9/v1")
+    agent.close()  # nothing opened yet: a no-op
+    env = gym.make("SREMarathon/OnlineBoutique-v0", **KW)
+    env.reset(seed=SEED)
+    agent.reset(env, SEED)
+    client = agent.client
+    assert client is not None and not client.closed
+    agent.close()
+    assert client.closed

@@ -93,6 +93,12 @@ class LLMAgent:
         except ModelEndpointError as exc:
             self.log.append(f"invocation {invocation}: model endpoint failed: {exc}")
 
+    def close(self) -> None:
+        """Close the HTTP client (its connection pool). `reset` opens a new one, so an agent can be
+        reused after `close`; `evaluation.run_one` and the CLI call it when a run ends, however it ends."""
+        if self.client is not None:
+            self.client.close()
+
     # ------------------------------------------------------------ for subclasses
     def reset_state(self, env: gym.Env) -> None:
         """Forget per-episode memory (default: none)."""

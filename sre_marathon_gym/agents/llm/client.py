@@ -80,6 +80,10 @@ class ChatClient:
     def close(self) -> None:
         self._client.close()
 
+    @property
+    def closed(self) -> bool:
+        return bool(self._client.is_closed())
+
     def chat(self, messages: list[dict], deadline: Deadline, tools: list[dict] | None = None) -> ChatReply:
         """One completion; retryable failures are retried until `max_retries` or the deadline."""
         cfg, o = self.config, self._openai
