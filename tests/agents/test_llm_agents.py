@@ -57,15 +57,31 @@ def completion(content: str | None = None, tools: list[tuple[str, Any]] = (), pr
 DONE = completion("Nothing more to do.", prompt=100, out=5)
 
 
+class FakeClock:
+    """The agents' injectable clock: time moves only when a test (or the server) moves it."""
+
+    def __init__(self, now: float = 1000.0):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
 class ScriptedServer:
     """Answers POST /v1/chat/completions from a script; after the script: `DONE`.
 
     A step is a completion dict, or ("status", code), ("drop",) to close the connection without an
-    answer, ("raw", text) for a 200 with a body that is not JSON, ("slow", seconds, completion).
+    answer, ("raw", text) for a 200 with a body that is not JSON, ("slow", seconds, completion) to
+    answer after real seconds, ("late", seconds, completion) to answer at once but advance `clock`
+    (the agent's injected clock) by that many seconds first: a deterministic slow answer.
     """
 
-    def __init__(self, script: list[Any]):
+    def __init__(self, script: list[Any], clock: FakeClock | None = None):
         self.script = list(script)
+        self.clock = clock
         self.requests: list[dict] = []
         self.lock = threading.Lock()
         server = self
@@ -89,6 +105,10 @@ class ScriptedServer:
                     return self._send(200, step[1].encode())
                 if isinstance(step, tuple) and step[0] == "slow":
                     time.sleep(step[1])
+                    step = step[2]
+                if isinstance(step, tuple) and step[0] == "late":
+                    assert server.clock is not None, "a late answer needs the agent's FakeClock"
+                    server.clock.advance(step[1])
                     step = step[2]
                 self._send(200, json.dumps(step).encode())
 
@@ -143,6 +163,7 @@ def _no_endpoint_env(monkeypatch):
 
 # ------------------------------------------------------------------ ReAct
 def test_react_end_to_end_with_malformed_calls_errors_and_timeout(tmp_path):
+    LATE = completion(tools=[("restart", {"incident_id": "inc-001", "service": "frontend"})], prompt=300, out=7)
     script = [
         DONE,  # invocation 0 (t=120): no alerts yet; the model stops at once
         ("status", 500), ("drop",),  # invocation 1: a server error and a dropped connection, retried
@@ -155,10 +176,11 @@ def test_react_end_to_end_with_malformed_calls_errors_and_timeout(tmp_path):
                                               "artifact": "cartservice:env/REDIS_ADDR", "summary": "cache address"}),
                           ("restart", {"incident_id": "inc-001", "service": "cartservice"})]),
         DONE,
-        ("slow", 5.0, DONE),  # invocation 2: slower than the 2.5 s budget
+        ("late", 111.0, LATE),  # invocation 2: answers after the 110 s budget (on the agent's clock)
     ]
-    with ScriptedServer(script) as server:
-        agent = make_agent("react", model="stub-model", base_url=server.url, price=PRICE, budget_s=2.5, **FAST)
+    clock = FakeClock()
+    with ScriptedServer(script, clock=clock) as server:
+        agent = make_agent("react", model="stub-model", base_url=server.url, price=PRICE, clock=clock, **FAST)
         u, record, bundle = run(agent, tmp_path)
 
     # what the model saw after its malformed turn: one tool message per call, errors included
@@ -185,14 +207,15 @@ def test_react_end_to_end_with_malformed_calls_errors_and_timeout(tmp_path):
     assert record.incident_events[1].artifact == "cartservice:env/REDIS_ADDR"
     assert record.incident_events[0].alert_ids == ["a0003", "a0006", "a0007"]
 
-    # accounting: 12 requests; the 500, the drop and the slow one failed (a timeout in invocation 2);
-    # 9 were answered: the 5 scripted answers, then DONE for invocations 3-6
-    answered = [s for s in script if isinstance(s, dict)] + [DONE] * 4
+    # accounting: 12 requests; the 500 and the drop failed; 10 were answered: the 5 scripted answers,
+    # the late one (its tokens were spent, but invocation 2 timed out before acting on it: no frontend
+    # restart), then DONE for invocations 3-6
+    answered = [s for s in script if isinstance(s, dict)] + [LATE] + [DONE] * 4
     tin = sum(s["usage"]["prompt_tokens"] for s in answered)
     tout = sum(s["usage"]["completion_tokens"] for s in answered)
     u_ = bundle.record.usage
     assert len(server.requests) == 12
-    assert (u_.model_calls, u_.failed_model_calls, u_.timed_out_invocations) == (9, 3, [2])
+    assert (u_.model_calls, u_.failed_model_calls, u_.timed_out_invocations) == (10, 2, [2])
     assert (u_.input_tokens, u_.output_tokens) == (tin, tout)
     assert u_.cost_usd == pytest.approx(cost(tin, tout))
     assert bundle.record.usage == record.usage
@@ -202,21 +225,46 @@ def test_react_end_to_end_with_malformed_calls_errors_and_timeout(tmp_path):
     assert "api_key" not in json.dumps(bundle.manifest) and "not-needed" not in json.dumps(bundle.manifest)
     assert any("timeout" in line for line in extra["log"])
     card = score_run(bundle.record, u.catalog.scoring)
-    assert card.model_calls == 9 and card.input_tokens + card.output_tokens == tin + tout
-    assert agent.stops.count("no_tool_calls") == 6
+    assert card.model_calls == 10 and card.input_tokens + card.output_tokens == tin + tout
+    assert agent.stops == ["no_tool_calls"] * 2 + ["timeout"] + ["no_tool_calls"] * 4
+    assert extra["stops"] == {"no_tool_calls": 6, "timeout": 1}
 
 
 def test_react_stops_at_the_step_and_token_caps(tmp_path):
     looping = completion(tools=[("get_topology", {})], prompt=40_000, out=10)
     cheap = completion(tools=[("get_topology", {})], prompt=10, out=1)
-    with ScriptedServer([looping] * 4 + [cheap] * 10) as server:
+    with ScriptedServer([looping] * 3 + [cheap] * 10) as server:
         agent = ReActAgent(model="stub-model", base_url=server.url, **FAST)
         env = gym.make("SREMarathon/OnlineBoutique-v0", **KW)
         run_episode(env, agent, seed=SEED)
-    # invocation 0: 4 turns of 40k tokens pass 150k -> stop; invocation 1: 10 cheap turns -> max_steps
+    # invocation 0: 3 turns spend 120k tokens; the 4th prompt would be the 3rd one (40k) plus the
+    # topology result: 120k + 40k > 150k, so it is never sent (no overshoot); invocation 1: 10 cheap
+    # turns -> max_steps
     assert agent.stops == ["max_tokens", "max_steps"] + ["no_tool_calls"] * 5
-    assert agent.usage.model_calls == 4 + 10 + 5  # then one DONE turn for each remaining invocation
-    assert [a.tool for a in env.unwrapped.record().actions].count("get_topology") == 14
+    assert agent.usage.model_calls == 3 + 10 + 5  # then one DONE turn for each remaining invocation
+    assert agent.usage.input_tokens + agent.usage.output_tokens <= 3 * 40_010 + 10 * 11 + 5 * 105
+    assert [a.tool for a in env.unwrapped.record().actions].count("get_topology") == 13
+
+    # the first prompt is estimated too: a cap below it means no call at all
+    with ScriptedServer([]) as server:
+        agent = ReActAgent(model="stub-model", base_url=server.url, max_tokens=500, **FAST)
+        run_episode(gym.make("SREMarathon/OnlineBoutique-v0", **KW), agent, seed=SEED)
+    assert server.requests == [] and agent.stops == ["max_tokens"] * 7
+
+
+def test_a_timeout_cut_short_by_the_budget_is_recorded_as_a_timeout():
+    from sre_marathon_gym.agents.llm.client import ChatClient
+    from sre_marathon_gym.agents.llm.config import resolve_config
+
+    usage = make_agent("noop").usage.model_copy()
+    with ScriptedServer([("slow", 5.0, DONE)]) as server:
+        client = ChatClient(resolve_config("stub-model", server.url, max_retries=0), usage)
+        # 0.3 s left on a clock that does not move: the request is sent with a 0.3 s timeout,
+        # which the budget (not the 60 s request limit) imposed, so its expiry is a budget timeout
+        with pytest.raises(BudgetExceededError, match="budget ran out"):
+            client.chat([{"role": "user", "content": "hi"}], Deadline(0.3, clock=lambda: 0.0))
+        client.close()
+    assert (usage.model_calls, usage.failed_model_calls) == (0, 1)
 
 
 # ------------------------------------------------------------------ RAG

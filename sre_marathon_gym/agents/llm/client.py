@@ -117,6 +117,9 @@ class ChatClient:
             except (_MalformedReply, ValueError, TypeError, AttributeError) as exc:  # a 200 that is not a completion
                 self._failed(exc)
             else:
+                if deadline.expired:  # booked above (the tokens were spent), but too late to act on
+                    raise BudgetExceededError(f"model call: the answer came after the {deadline.seconds:g} s "
+                                              "budget ran out")
                 return reply
             if attempt >= cfg.max_retries:
                 raise ModelEndpointError(f"{cfg.model}: no usable answer after {attempt + 1} attempt(s): "
