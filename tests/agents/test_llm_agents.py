@@ -638,3 +638,54 @@ def test_run_one_closes_the_agent_client_and_the_env_however_the_run_ends(tmp_pa
     assert client is not None and not client.closed
     agent.close()
     assert client.closed
+
+
+def test_rag_checks_the_budget_before_each_planned_call_and_records_the_rest_as_skipped(tmp_path):
+    plan = {"incidents": [
+        {"alert_ids": ["a0003", "a0006"], "title": "cart",
+         "root_cause": {"services": ["cartservice"], "artifact": "deployment/cartservice:resources.limits.cpu"},
+         "repairs": [{"tool": "scale", "service": "cartservice", "replicas": 2}]},
+        {"alert_ids": ["a0001"], "title": "checkout"},
+    ]}
+    clock = FakeClock()
+    with ScriptedServer([completion(json.dumps(plan))]) as server:
+        agent = RAGAgent(model="stub-model", base_url=server.url, clock=clock, **FAST)
+        env = gym.make("SREMarathon/OnlineBoutique-v0", **KW)
+        u = env.unwrapped
+        real_call = u.call_tool
+
+        def slow_mutations(raw: Any) -> ToolResult:  # each incident write takes 200 s of the 110 s budget
+            result = real_call(raw)
+            if isinstance(raw, dict) and raw.get("tool") == "open_incident":
+                clock.advance(200.0)
+            return result
+
+        u.call_tool = slow_mutations
+        record = run_episode(env, agent, seed=SEED)
+    calls = [(a.tool, a.verdict) for a in record.actions if a.kind != "read"]
+    assert calls == [("open_incident", "ok")]  # the root cause, the scale and the 2nd incident never ran
+    assert agent.usage.timed_out_invocations == [1]
+    assert any("not executed: set_root_cause(inc-001), scale(inc-001), open_incident(new incident)" in line
+               for line in agent.log)
+    assert ("the invocation's time ran out before 3 planned call(s): set_root_cause(inc-001), scale(inc-001), "
+            "open_incident(new incident)") in server.messages(1)[1]["content"]
+
+
+def test_execute_plan_skips_every_call_once_the_deadline_has_passed():
+    clock = FakeClock()
+    calls: list[dict] = []
+
+    def call(raw: dict) -> ToolResult:
+        calls.append(raw)
+        clock.advance(60.0)
+        return ToolResult(ok=True, tool=raw["tool"], data={"id": "inc-007"})
+
+    plan = Plan.model_validate({"incidents": [
+        {"alert_ids": ["a1"], "root_cause": {"services": ["s"], "artifact": "s:env/X"},
+         "repairs": [{"tool": "restart", "service": "s"}]},
+        {"incident_id": "inc-002", "alert_ids": ["a2"], "repairs": [{"tool": "rollback", "service": "t"}]}]})
+    feedback: list[str] = []
+    done = execute_plan(call, plan, feedback, deadline=Deadline(100, clock=clock))
+    assert [c["tool"] for c in calls] == ["open_incident", "set_root_cause"]  # 60 s, 120 s: then it is over
+    assert done.skipped == ["restart(inc-007)", "update_incident(inc-002)", "rollback(inc-002)"]
+    assert len(done.results) == 2 and feedback[-1].endswith("restart(inc-007), update_incident(inc-002), rollback(inc-002)")

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ...errors import BudgetExceededError
 from .base import LLMAgent
 from .budget import Deadline
 from .config import validated
@@ -69,8 +70,11 @@ class RAGAgent(LLMAgent):
         if plan is None:
             feedback.append(problem or "unusable plan")
         else:
-            deadline.check("plan execution")
-            execute_plan(call, plan, feedback, placeable)
+            done = execute_plan(call, plan, feedback, placeable, deadline=deadline)
+            if done.skipped:
+                self.feedback = feedback[-MAX_FEEDBACK:]
+                raise BudgetExceededError(f"plan execution: the {deadline.seconds:g} s budget ran out; not executed: "
+                                          + ", ".join(done.skipped))
         self.feedback = feedback[-MAX_FEEDBACK:]
 
     def _feedback_text(self) -> str:
