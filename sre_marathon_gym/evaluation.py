@@ -75,6 +75,17 @@ def run_one(spec: RunSpec, progress: Callable[[], None] | None = None) -> tuple[
         env.close()
 
 
+def preflight_agent(name: str, options: dict[str, Any]) -> None:
+    """Build LLM agent `name` with `options` and check its endpoint with one tiny request."""
+    from .agents import make_agent
+
+    agent = make_agent(name, **options)
+    try:
+        agent.preflight()  # type: ignore[attr-defined]
+    finally:
+        close_agent(agent)
+
+
 def close_agent(agent: Any) -> None:
     """Release what an agent holds (an LLM agent's HTTP client); agents without `close` hold nothing."""
     close = getattr(agent, "close", None)
@@ -92,17 +103,22 @@ def _run_quiet(spec: RunSpec) -> tuple[RunSpec, ScoreCard, str | None]:
 
 def evaluate(agents: list[str], apps: list[str] | None = None, extra_seeds: int = 0, out: str | None = None,
              workers: int | None = None, catalog: Catalog | None = None,
-             progress: bool = True, agent_options: dict[str, Any] | None = None,
+             progress: bool = True, agent_options: dict[str, Any] | None = None, preflight: bool = True,
              ) -> list[tuple[RunSpec, ScoreCard, str | None]]:
     """Every agent on every app's leaderboard seed (and `extra_seeds` more seeds), in parallel.
 
     `agent_options` go to the LLM agents (react, rag, keep): model, base_url, api_key, price...
+    With LLM agents and `preflight`, one tiny request first checks the key, model and URL
+    (`LLMAgent.preflight`), so a wrong one fails before any run with a `ConfigurationError`.
     """
     from tqdm import tqdm
 
     from .agents import is_llm_agent
 
     catalog = catalog or load_catalog()
+    llm = [a for a in agents if is_llm_agent(a)]
+    if llm and preflight:  # every LLM agent shares the endpoint options: one check covers them all
+        preflight_agent(llm[0], agent_options or {})
     apps = apps or list(APPS)
     specs = []
     for app in apps:

@@ -25,6 +25,7 @@ import sre_marathon_gym  # noqa: F401
 from sre_marathon_gym.agents import make_agent, run_episode
 from sre_marathon_gym.agents.llm import KeepAgent, RAGAgent, ReActAgent
 from sre_marathon_gym.agents.llm.budget import Deadline
+from sre_marathon_gym.agents.llm.client import PREFLIGHT_MESSAGES
 from sre_marathon_gym.agents.llm.keep import rule_key
 from sre_marathon_gym.agents.llm.plan import Plan, execute_plan, parse_plan
 from sre_marathon_gym.agents.llm.retrieval import Document, alert_terms, rank
@@ -73,15 +74,18 @@ class FakeClock:
 class ScriptedServer:
     """Answers POST /v1/chat/completions from a script; after the script: `DONE`.
 
-    A step is a completion dict, or ("status", code), ("drop",) to close the connection without an
+    Preflight requests (`LLMAgent.preflight`) are answered with `preflight` (a step; default a
+    short completion) and kept apart in `preflights`. A script step is a completion dict, or ("status", code), ("drop",) to close the connection without an
     answer, ("raw", text) for a 200 with a body that is not JSON, ("slow", seconds, completion) to
     answer after real seconds, ("late", seconds, completion) to answer at once but advance `clock`
     (the agent's injected clock) by that many seconds first: a deterministic slow answer.
     """
 
-    def __init__(self, script: list[Any], clock: FakeClock | None = None):
+    def __init__(self, script: list[Any], clock: FakeClock | None = None, preflight: Any = None):
         self.script = list(script)
         self.clock = clock
+        self.preflight = completion("OK", prompt=20, out=1) if preflight is None else preflight
+        self.preflights: list[dict] = []  # preflight requests, answered with `preflight`, not from the script
         self.requests: list[dict] = []
         self.lock = threading.Lock()
         server = self
@@ -93,8 +97,12 @@ class ScriptedServer:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 with server.lock:
-                    server.requests.append(body)
-                    step = server.script.pop(0) if server.script else DONE
+                    if body.get("messages") == PREFLIGHT_MESSAGES:
+                        server.preflights.append(body)
+                        step = server.preflight
+                    else:
+                        server.requests.append(body)
+                        step = server.script.pop(0) if server.script else DONE
                 if isinstance(step, tuple) and step[0] == "drop":
                     self.close_connection = True
                     self.connection.close()
@@ -520,6 +528,7 @@ def test_cli_evaluate_react_runs_the_leaderboard_protocol_and_prints_published_n
     out = capsys.readouterr().out
     assert rc == 0
     assert server.requests[0]["model"] == "gpt-4o-2024-08-06"
+    assert len(server.preflights) == 1  # the endpoint was checked once before the run
     assert "Leaderboard (our runs, leaderboard seeds)" in out and "Published reference numbers" in out
     assert "best_marathon_score" in out and "41.3" in out
     assert "LLM runs: model gpt-4o-2024-08-06; priced at $2.5 / $10 per million" in out
@@ -689,3 +698,44 @@ def test_execute_plan_skips_every_call_once_the_deadline_has_passed():
     assert [c["tool"] for c in calls] == ["open_incident", "set_root_cause"]  # 60 s, 120 s: then it is over
     assert done.skipped == ["restart(inc-007)", "update_incident(inc-002)", "rollback(inc-002)"]
     assert len(done.results) == 2 and feedback[-1].endswith("restart(inc-007), update_incident(inc-002), rollback(inc-002)")
+
+
+# ------------------------------------------------------------------ a wrong key or model is reported
+@pytest.mark.parametrize(("status", "says"), [(401, "HTTP 401 (the API key was refused: set $OPENAI_API_KEY"),
+                                              (403, "HTTP 403 (the API key was refused"),
+                                              (404, "HTTP 404 (the model or the URL is unknown: check --model")])
+def test_cli_preflight_turns_a_refused_key_or_model_into_a_clear_error_before_any_run(tmp_path, capsys, status,
+                                                                                      says):
+    from sre_marathon_gym.cli import main
+
+    with ScriptedServer([], preflight=("status", status)) as server:
+        rc = main(["evaluate", "--agent", "react,rag", "--apps", "online_boutique", "--model", "no-such-model",
+                   "--base-url", server.url, "--workers", "1", "--out", str(tmp_path / "runs")])
+    err = capsys.readouterr().err
+    assert rc == 2 and says in err and "refused model 'no-such-model'" in err
+    assert len(server.preflights) == 1 and server.requests == []  # one check, no run
+    assert not (tmp_path / "runs").exists()
+
+
+def test_preflight_passes_through_a_working_endpoint_without_touching_the_run_usage():
+    with ScriptedServer([]) as server:
+        agent = RAGAgent(model="stub-model", base_url=server.url, **FAST)
+        agent.preflight()
+    assert len(server.preflights) == 1 and server.preflights[0]["model"] == "stub-model"
+    assert agent.usage.model_calls == 0 and server.requests == []
+
+
+def test_a_run_stops_after_consecutive_refusals_and_keeps_its_recording(tmp_path):
+    from sre_marathon_gym.evaluation import RunSpec, run_one
+
+    with ScriptedServer([completion("fine", prompt=10, out=1)] + [("status", 401)] * 100) as server:
+        spec = RunSpec("online_boutique", "react", 101, "eval", str(tmp_path),
+                       agent_options={"model": "stub-model", "base_url": server.url, **FAST})
+        with pytest.raises(ConfigurationError, match=r"3 requests in a row refused by the endpoint.*HTTP 401.*API key"):
+            run_one(spec)  # no preflight here: the run itself notices
+    assert len(server.requests) == 1 + 3  # one answer, then three refusals (401 is not retried), then the stop
+    bundle = load_bundle(tmp_path / "online_boutique-react-101.incomplete.bundle")
+    assert "ConfigurationError: stopping the run" in bundle.extra["incomplete"]
+    assert bundle.record.usage.model_calls == 1 and bundle.record.usage.failed_model_calls == 3
+    assert sum("model endpoint failed" in line for line in bundle.extra["agent"]["log"]) == 3
+    assert not (tmp_path / "online_boutique-react-101.bundle").exists()

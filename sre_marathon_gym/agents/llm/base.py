@@ -20,8 +20,19 @@ from ...errors import BudgetExceededError, ConfigurationError, ModelEndpointErro
 from ...scoring.run import Usage
 from ..base import zero_usage
 from .budget import Clock, Deadline
-from .client import ChatClient, require_openai
+from .client import PREFLIGHT_MESSAGES, ChatClient, require_openai
 from .config import LLMConfig, resolve_config, validated
+
+
+PREFLIGHT_BUDGET_S = 60.0  # the preflight's time limit when no per-invocation budget is set yet
+
+
+def _rejection_hint(status: int | None) -> str:
+    if status in (401, 403):
+        return "the API key was refused: set $OPENAI_API_KEY to a key this endpoint accepts"
+    if status == 404:
+        return "the model or the URL is unknown: check --model, and that --base-url is the API root, e.g. .../v1"
+    return "the endpoint rejects the request itself: check --model and --base-url"
 
 
 class AgentOptions(BaseModel):
@@ -92,6 +103,34 @@ class LLMAgent:
             self.log.append(f"invocation {invocation}: timeout: {exc}")
         except ModelEndpointError as exc:
             self.log.append(f"invocation {invocation}: model endpoint failed: {exc}")
+            refused = self.client.consecutive_rejections
+            if refused >= self.config.max_consecutive_rejections:  # a wrong key or model, not bad luck
+                raise ConfigurationError(
+                    f"stopping the run: {refused} requests in a row refused by the endpoint, the last with {exc} "
+                    f"({_rejection_hint(exc.status_code)})") from None
+
+    def preflight(self) -> None:
+        """One tiny chat completion before a run, so that a wrong API key, model name or URL fails
+        at once with a clear `ConfigurationError` instead of costing every invocation of the run.
+
+        Not part of any run: its tokens are not booked in the run's usage. `evaluation.evaluate`
+        and `sre-marathon run` call it; a run started without it still stops after
+        `max_consecutive_rejections` refusals in a row.
+        """
+        where = self.config.public()["base_url"] or "the OpenAI API"
+        client = ChatClient(self.config, zero_usage(), None, sleep=self._sleep)
+        try:
+            client.chat(PREFLIGHT_MESSAGES, Deadline(float(self.budget_s or PREFLIGHT_BUDGET_S), self._clock))
+        except ModelEndpointError as exc:
+            if exc.status_code is not None:
+                raise ConfigurationError(f"{where} refused model {self.config.model!r}: HTTP {exc.status_code} "
+                                         f"({_rejection_hint(exc.status_code)}): {exc}") from None
+            raise ConfigurationError(f"{where} gave no usable answer for model {self.config.model!r}: {exc}") from None
+        except BudgetExceededError as exc:
+            raise ConfigurationError(f"{where} did not answer a one-line request for model "
+                                     f"{self.config.model!r} in time: {exc}") from None
+        finally:
+            client.close()
 
     def close(self) -> None:
         """Close the HTTP client (its connection pool). `reset` opens a new one, so an agent can be
