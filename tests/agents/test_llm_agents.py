@@ -345,10 +345,14 @@ def test_keep_rules_group_model_diagnoses_and_places_only_ungrouped(tmp_path):
         final[e.incident_id] = e.alert_ids
     every = [a for ids in final.values() for a in ids]
     assert len(every) == len(set(every))
+    # every alert an invocation could see is grouped: firing then, or fired and resolved since the
+    # previous invocation (a0008 does that here)
     invocations = [120.0 * k for k in range(1, 8)]
-    seen_firing = {a.id for a in record.alerts
-                   if any(a.fired_at <= t and (a.resolved_at is None or a.resolved_at > t) for t in invocations)}
-    assert set(every) == seen_firing, [(a.id, a.fired_at, a.resolved_at) for a in record.alerts]
+    seen = {a.id for a in record.alerts if a.fired_at <= invocations[-1]}
+    between = {a.id for a in record.alerts
+               if a.id in seen and not any(a.fired_at <= t < a.resolved_at for t in invocations if a.resolved_at)
+               and a.resolved_at is not None}
+    assert set(every) == seen and "a0008" in between, [(a.id, a.fired_at, a.resolved_at) for a in record.alerts]
     titles = [a.args["title"] for a in record.actions if a.tool == "open_incident"]
     assert titles[:3] == ["keep: checkoutservice", "keep: frontend", "keep: cartservice"]
 
@@ -739,3 +743,47 @@ def test_a_run_stops_after_consecutive_refusals_and_keeps_its_recording(tmp_path
     assert bundle.record.usage.model_calls == 1 and bundle.record.usage.failed_model_calls == 3
     assert sum("model endpoint failed" in line for line in bundle.extra["agent"]["log"]) == 3
     assert not (tmp_path / "online_boutique-react-101.bundle").exists()
+
+
+def test_keep_groups_alerts_that_fired_and_resolved_between_invocations():
+    from types import SimpleNamespace
+
+    from sre_marathon_gym.agents.llm.client import ChatClient
+
+    def alert(aid: str, fired: float, resolved: float | None, **labels: str) -> dict:
+        return {"id": aid, "rule": "ServiceErrorRatioCritical", "severity": "critical", "fired_at": fired,
+                "resolved_at": resolved, "labels": labels}
+
+    alerts = [alert("a1", 200, None, service_name="cartservice"),
+              alert("a2", 130, 200, service_name="cartservice"),  # fired and resolved since t=120
+              alert("a3", 150, 230, service_name="paymentservice"),  # likewise, alone on its workload
+              alert("a4", 60, 100, service_name="frontend"),  # resolved before the previous invocation
+              alert("a5", 140, 210, alertname="PaymentTransactionsDrop")]  # names no workload
+    made: list[dict] = []
+
+    def call_tool(raw: dict) -> ToolResult:
+        tool = raw["tool"]
+        if tool == "get_alerts":
+            return ToolResult(ok=True, tool=tool, data={"now": 240.0, "alerts": alerts})
+        if tool == "workspace":
+            return ToolResult(ok=True, tool=tool, data={"incidents": []})
+        if tool == "get_topology":
+            return ToolResult(ok=True, tool=tool, data={"services": [{"name": s} for s in
+                                                                     ("cartservice", "paymentservice", "frontend")],
+                                                        "edges": []})
+        if tool == "open_incident":
+            made.append(raw)
+            return ToolResult(ok=True, tool=tool, data={"id": f"inc-00{len(made)}"})
+        return ToolResult.fail(tool, "unavailable", "not in this stub")
+
+    env = SimpleNamespace(call_tool=call_tool, interval_s=120.0, app=SimpleNamespace(display_name="Online Boutique"))
+    with ScriptedServer([]) as server:
+        agent = KeepAgent(model="stub-model", base_url=server.url, **FAST)
+        agent.client = ChatClient(agent.config, agent.usage)
+        agent.act(env, Deadline(110, clock=FakeClock()), invocation=1)
+        agent.close()
+    assert made == [{"tool": "open_incident", "alert_ids": ["a1", "a2"], "title": "keep: cartservice"},
+                    {"tool": "open_incident", "alert_ids": ["a3"], "title": "keep: paymentservice"}]
+    prompt = server.messages(0)[1]["content"]
+    assert "Alerts the rules left ungrouped (the only alert ids you may place, into an incident above or a new one): a5" \
+        in prompt
