@@ -26,9 +26,9 @@ from sre_marathon_gym.agents import make_agent, run_episode
 from sre_marathon_gym.agents.llm import KeepAgent, RAGAgent, ReActAgent
 from sre_marathon_gym.agents.llm.budget import Deadline
 from sre_marathon_gym.agents.llm.client import PREFLIGHT_MESSAGES
-from sre_marathon_gym.agents.llm.keep import rule_key
 from sre_marathon_gym.agents.llm.plan import Plan, execute_plan, parse_plan
 from sre_marathon_gym.agents.llm.retrieval import Document, alert_terms, rank
+from sre_marathon_gym.agents.runbook import workload_of
 from sre_marathon_gym.bundle import load_bundle, write_bundle
 from sre_marathon_gym.catalog.pricing import ModelPrice
 from sre_marathon_gym.errors import BudgetExceededError, ConfigurationError
@@ -372,10 +372,11 @@ def test_keep_rules_group_model_diagnoses_and_places_only_ungrouped(tmp_path):
 
 def test_keep_rule_key_leaves_unnamed_alerts_to_the_model():
     services = ["frontend", "cartservice", "cart"]
-    assert rule_key({"pod": "cartservice-abc-x"}, services) == "cartservice"
-    assert rule_key({"node": "node-a1", "pod": "cartservice-abc-x"}, services) == "node/node-a1"
-    assert rule_key({"label_topology_kubernetes_io_zone": "zone-b"}, services) == "zone/zone-b"
-    assert rule_key({"namespace": "online-boutique", "alertname": "PaymentTransactionsDrop"}, services) is None
+    # Keep-agent's rule key is the runbook's workload, without the runbook's entry-service fallback
+    assert workload_of({"pod": "cartservice-abc-x"}, services) == "cartservice"
+    assert workload_of({"node": "node-a1", "pod": "cartservice-abc-x"}, services) == "node/node-a1"
+    assert workload_of({"label_topology_kubernetes_io_zone": "zone-b"}, services) == "zone/zone-b"
+    assert workload_of({"namespace": "online-boutique", "alertname": "PaymentTransactionsDrop"}, services) is None
 
     calls: list[dict] = []
 
@@ -787,3 +788,24 @@ def test_keep_groups_alerts_that_fired_and_resolved_between_invocations():
     prompt = server.messages(0)[1]["content"]
     assert "Alerts the rules left ungrouped (the only alert ids you may place, into an incident above or a new one): a5" \
         in prompt
+
+
+def test_retrieval_gives_each_pod_to_its_own_service():
+    from sre_marathon_gym.agents.llm.retrieval import collect
+
+    pods = [{"name": "frontend-proxy-7d9-x2", "status": "CrashLoopBackOff", "ready": "0/1", "restarts": 4},
+            {"name": "frontend-5c4-ab", "status": "Running", "ready": "1/1", "restarts": 0}]
+
+    def call(raw: dict) -> ToolResult:
+        if raw["tool"] == "get_topology":
+            return ToolResult(ok=True, tool="get_topology", data={
+                "services": [{"name": "frontend"}, {"name": "frontend-proxy"}], "edges": [
+                    {"from": "frontend-proxy", "to": "frontend"}]})
+        if raw.get("resource") == "pods":
+            return ToolResult(ok=True, tool=raw["tool"], data={"items": pods})
+        return ToolResult.fail(raw["tool"], "unavailable", "not in this stub")
+
+    docs = {d.id: d.text for d in collect(call, 600.0)}
+    assert "unhealthy pods: frontend-proxy-7d9-x2 CrashLoopBackOff" in docs["service/frontend-proxy"]
+    assert "unhealthy" not in docs["service/frontend"]  # frontend-proxy's pod is not frontend's
+    assert set(docs) == {"service/frontend", "service/frontend-proxy"}

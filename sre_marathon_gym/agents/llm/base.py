@@ -23,7 +23,6 @@ from .budget import Clock, Deadline
 from .client import PREFLIGHT_MESSAGES, ChatClient, require_openai
 from .config import LLMConfig, resolve_config, validated
 
-
 PREFLIGHT_BUDGET_S = 60.0  # the preflight's time limit when no per-invocation budget is set yet
 
 

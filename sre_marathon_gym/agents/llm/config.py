@@ -7,9 +7,8 @@ reached the same way, and the API key never has to appear on a command line or i
 from __future__ import annotations
 
 import os
-from urllib.parse import urlsplit, urlunsplit
-
 from typing import Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 

@@ -52,14 +52,19 @@ class RAGAgent(LLMAgent):
         now, alerts, incidents = context_view(call)
         if not any(a["resolved_at"] is None for a in alerts):
             return
-        docs = rank(collect(call, now), alert_terms(alerts), self.top_k)
-        user = (f"Cumulative alert history (t={now:g} s):\n{alert_history(alerts, now)}\n\n"
-                f"Incidents you reported so far:\n{incident_lines(incidents)}\n\n"
-                f"Retrieved context, most relevant to the firing alerts first:\n{render(docs)}\n\n"
-                + self._feedback_text() + PLAN_FORMAT)
+        user = self._planning_prompt(call, now, alerts, f"Incidents you reported so far:\n{incident_lines(incidents)}")
         self._plan_and_execute(call, instructions(env.app.display_name, env.interval_s, now), user, deadline)
 
     # ------------------------------------------------------------ shared with Keep-agent
+    def _planning_prompt(self, call: Any, now: float, alerts: list[dict], incidents_section: str) -> str:
+        """The one planning prompt: alert history, the method's incident section, the retrieved
+        context ranked against the firing alerts, feedback on the previous plan, the plan format."""
+        docs = rank(collect(call, now), alert_terms(alerts), self.top_k)
+        return (f"Cumulative alert history (t={now:g} s):\n{alert_history(alerts, now)}\n\n"
+                f"{incidents_section}\n\n"
+                f"Retrieved context, most relevant to the firing alerts first:\n{render(docs)}\n\n"
+                + self._feedback_text() + PLAN_FORMAT)
+
     def _plan_and_execute(self, call: Any, system: str, user: str, deadline: Deadline,
                           placeable: set[str] | None = None) -> None:
         deadline.check("planning call")
