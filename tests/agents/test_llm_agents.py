@@ -809,3 +809,38 @@ def test_retrieval_gives_each_pod_to_its_own_service():
     assert "unhealthy pods: frontend-proxy-7d9-x2 CrashLoopBackOff" in docs["service/frontend-proxy"]
     assert "unhealthy" not in docs["service/frontend"]  # frontend-proxy's pod is not frontend's
     assert set(docs) == {"service/frontend", "service/frontend-proxy"}
+
+
+# ------------------------------------------------------------------ `run` takes the same LLM options
+def test_cli_run_takes_model_and_base_url_for_an_llm_agent(tmp_path, capsys):
+    from sre_marathon_gym.cli import main
+
+    with ScriptedServer([]) as server:
+        rc = main(["run", "--app", "online_boutique", "--agent", "react", "--mode", "train", "--seed", str(SEED),
+                   "--injection-minutes", "10", "--observation-minutes", "5", "--intensity", "0.6",
+                   "--model", "stub-model", "--base-url", server.url, "--price", "1", "2", "--out", str(tmp_path)])
+    assert rc == 0, capsys.readouterr().err
+    assert len(server.preflights) == 1 and len(server.requests) == 7  # one DONE turn per invocation
+    assert all(r["model"] == "stub-model" for r in server.requests)
+    bundle = load_bundle(next(tmp_path.glob("online_boutique-react-*.bundle")))
+    agent = bundle.extra["agent"]
+    assert agent["model"] == "stub-model" and agent["price_per_mtok"] == {"input": 1.0, "output": 2.0}
+    assert bundle.record.usage.model_calls == 7
+    assert bundle.record.usage.cost_usd == pytest.approx(cost(7 * 100, 7 * 5))
+
+    assert main(["run", "--app", "online_boutique", "--agent", "runbook", "--model", "m"]) == 2
+    assert "are for the LLM agents (react, rag, keep), not 'runbook'" in capsys.readouterr().err
+
+
+def test_cli_llm_accounting_reads_model_and_price_from_the_bundles(tmp_path, catalog):
+    from sre_marathon_gym.cli import _llm_accounting
+    from sre_marathon_gym.evaluation import RunSpec
+
+    with ScriptedServer([]) as server:
+        agent = RAGAgent(model="stub-model", base_url=server.url, price=(0.5, 4), **FAST)
+        _u, record, _bundle = run(agent, tmp_path)
+    card = score_run(record, catalog.scoring)
+    spec = RunSpec("online_boutique", "rag", SEED, "train", str(tmp_path))
+    text = _llm_accounting([(spec, card, str(tmp_path / "rag.bundle"))], catalog)
+    # nothing but the bundle says which model and price this run used
+    assert "LLM runs: model stub-model; priced at $0.5 / $4 per million input / output tokens (given price)" in text

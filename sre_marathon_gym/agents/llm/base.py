@@ -68,6 +68,7 @@ class LLMAgent:
         self._price_arg = checked.price
         self._pricing_arg = checked.pricing
         self.price: ModelPrice | None = None
+        self.price_source: str | None = None  # where `price` came from, for the bundle and the CLI
         self._clock, self._sleep = clock, sleep
         self.usage: Usage = zero_usage()
         self.client: ChatClient | None = None
@@ -80,6 +81,8 @@ class LLMAgent:
         if self.budget_s is None:
             self.budget_s = float(u.catalog.leaderboard.agent_budget_s)
         self.price = self._resolve_price(u.catalog.pricing)
+        self.price_source = (None if self.price is None else "given price" if self._price_arg is not None
+                             else f"pricing table as of {(self._pricing_arg or u.catalog.pricing).as_of or '?'}")
         self.usage = zero_usage()
         self.log = []
         self._invocations = 0
@@ -150,6 +153,7 @@ class LLMAgent:
         return {"agent": {"method": self.name, **self.config.public(), "budget_s": self.budget_s,
                           "price_per_mtok": None if self.price is None else
                           {"input": self.price.input_per_mtok, "output": self.price.output_per_mtok},
+                          "price_source": self.price_source,
                           "timed_out_invocations": list(self.usage.timed_out_invocations),
                           "failed_model_calls": self.usage.failed_model_calls,
                           "log": self.log[-200:]}}
