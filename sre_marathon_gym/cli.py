@@ -83,15 +83,17 @@ def cmd_catalog_show(args: argparse.Namespace) -> int:
 
 
 def _run_episode(cat: Catalog, app: str, agent_name: str, mode: str, seed: int | None,
-                 agent_options: dict | None = None, **train: object) -> tuple[object, object, object]:
+                 agent_options: dict | None = None, out: str | None = None,
+                 **train: object) -> tuple[object, object, object]:
     """Run one episode with a progress bar; returns (env, record, agent). An LLM agent's endpoint
-    is checked first (`LLMAgent.preflight`) and its HTTP client closed at the end."""
+    is checked first (`LLMAgent.preflight`) and its HTTP client closed at the end; a run that
+    fails leaves `<out>/<app>-<agent>-<seed>.incomplete.bundle` when `out` is given."""
     import gymnasium as gym
     from tqdm import tqdm
 
     from .agents import is_llm_agent, make_agent
     from .agents.base import run_episode
-    from .evaluation import ENV_BY_APP, close_agent
+    from .evaluation import ENV_BY_APP, close_agent, save_incomplete
 
     cat.app(app)
     kwargs: dict[str, object] = {"mode": mode, "catalog": cat}
@@ -107,7 +109,17 @@ def _run_episode(cat: Catalog, app: str, agent_name: str, mode: str, seed: int |
         env = gym.make(ENV_BY_APP[app], **kwargs)
         steps = env.unwrapped.run_s // env.unwrapped.interval_s - 1
         with tqdm(total=steps, desc=f"{app} / {agent_name}", unit="invocation") as bar:
-            record = run_episode(env, agent, seed=seed if mode == "train" else None, progress=bar.update)
+            try:
+                record = run_episode(env, agent, seed=seed if mode == "train" else None, progress=bar.update)
+            except BaseException as exc:
+                if out:
+                    try:
+                        run_seed = env.unwrapped.record().manifest.seed
+                    except Exception:  # noqa: BLE001 - only names the file
+                        run_seed = seed if mode == "train" else lb_seed
+                    save_incomplete(env, agent, cat, Path(out) / f"{app}-{agent_name}-{run_seed}.incomplete.bundle",
+                                    exc)
+                raise
     finally:
         close_agent(agent)
     return env, record, agent
@@ -128,6 +140,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         options = {}
     env, record, agent = _run_episode(cat, args.app, args.agent, args.mode, args.seed, agent_options=options,
+                                      out=args.out,
                                       intensity=args.intensity, injection_minutes=args.injection_minutes,
                                       observation_minutes=args.observation_minutes)
     card = score_run(record, cat.scoring)

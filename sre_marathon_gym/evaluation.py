@@ -52,16 +52,8 @@ def run_one(spec: RunSpec, progress: Callable[[], None] | None = None) -> tuple[
         try:
             record = run_episode(env, agent, seed=spec.seed if spec.mode == "train" else None, progress=progress)
         except BaseException as exc:  # keep the recording of what happened so far, then fail loudly
-            if spec.out and getattr(env.unwrapped, "sim", None) is not None:
-                try:
-                    partial = env.unwrapped.record()
-                    partial.usage = agent.usage.model_copy()
-                    Path(spec.out).mkdir(parents=True, exist_ok=True)
-                    write_bundle(Path(spec.out) / f"{name}.incomplete.bundle", partial,
-                                 store=env.unwrapped.sim.store, catalog=catalog,
-                                 extra={**extra(), "incomplete": f"{type(exc).__name__}: {exc}"[:500]})
-                except Exception:  # noqa: BLE001, S110 - the original error is the one to report
-                    pass
+            if spec.out:
+                save_incomplete(env, agent, catalog, Path(spec.out) / f"{name}.incomplete.bundle", exc)
             raise
         card = score_run(record, catalog.scoring)
         path = None
@@ -73,6 +65,25 @@ def run_one(spec: RunSpec, progress: Callable[[], None] | None = None) -> tuple[
     finally:  # an LLM agent holds an HTTP client; the env may hold a backend: release both, always
         close_agent(agent)
         env.close()
+
+
+def save_incomplete(env: Any, agent: Any, catalog: Catalog, path: Path, exc: BaseException) -> Path | None:
+    """Write what a failed run recorded so far as a sealed `.incomplete.bundle` (the error in its
+    `incomplete` extra); never raises, so the original error is the one reported."""
+    from .bundle import write_bundle
+
+    u = env.unwrapped
+    if getattr(u, "sim", None) is None:
+        return None
+    try:
+        partial = u.record()
+        partial.usage = agent.usage.model_copy()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        extra = getattr(agent, "bundle_extra", dict)()
+        return write_bundle(path, partial, store=u.sim.store, catalog=catalog,
+                            extra={**extra, "incomplete": f"{type(exc).__name__}: {exc}"[:500]})
+    except Exception:  # noqa: BLE001 - the original error is the one to report
+        return None
 
 
 def preflight_agent(name: str, options: dict[str, Any]) -> None:

@@ -844,3 +844,17 @@ def test_cli_llm_accounting_reads_model_and_price_from_the_bundles(tmp_path, cat
     text = _llm_accounting([(spec, card, str(tmp_path / "rag.bundle"))], catalog)
     # nothing but the bundle says which model and price this run used
     assert "LLM runs: model stub-model; priced at $0.5 / $4 per million input / output tokens (given price)" in text
+
+
+def test_cli_run_stops_on_consecutive_refusals_and_keeps_the_recording(tmp_path, capsys):
+    from sre_marathon_gym.cli import main
+
+    # the key works for the preflight, then the endpoint starts refusing (a revoked key, say)
+    with ScriptedServer([("status", 401)] * 10) as server:
+        rc = main(["run", "--app", "online_boutique", "--agent", "rag", "--mode", "train", "--seed", str(SEED),
+                   "--injection-minutes", "10", "--observation-minutes", "5", "--intensity", "0.6",
+                   "--model", "stub-model", "--base-url", server.url, "--out", str(tmp_path)])
+    assert rc == 2 and "3 requests in a row refused by the endpoint" in capsys.readouterr().err
+    assert len(server.requests) == 3
+    bundle = load_bundle(tmp_path / f"online_boutique-rag-{SEED}.incomplete.bundle")
+    assert bundle.record.usage.failed_model_calls == 3 and bundle.extra["agent"]["model"] == "stub-model"
