@@ -4,12 +4,13 @@ incident store, plus RAG's retrieval and a model-written diagnosis and repair pl
 The rules (modelled on Keep's correlation rules, which group alerts by a fingerprint of labels):
 every alert not yet in an incident, firing or resolved since the previous invocation (an alert
 can fire and resolve between two invocations, and it still belongs to its fault), is keyed by
-the workload its labels name (`runbook.workload_of`, the rule table's own grouping: zone,
-node, the service of its pod, or its deployment/service label); it joins the open rule-made incident of that key, or opens one. Each alert goes into at
-most one incident; an incident whose alerts have all resolved is resolved at the next
-invocation, so the next burst opens a fresh one. Alerts whose labels name no workload are left
-ungrouped: they are the only alerts the model may place. The model then writes root causes and repairs for the
-incidents (one call, `plan.PLAN_FORMAT`), only when something changed or lacks a diagnosis.
+the workload its labels name (`runbook.workload_of`, the rule table's own grouping: zone, node,
+the service of its pod, or its deployment/service label); it joins the open rule-made incident
+of that key, or opens one. Each alert goes into at most one incident; an incident whose alerts
+have all resolved is resolved at the next invocation, so the next burst opens a fresh one.
+Alerts whose labels name no workload are left ungrouped: they are the only alerts the model may
+place. The model then writes root causes and repairs for the incidents (one call,
+`plan.PLAN_FORMAT`), only when something changed or lacks a diagnosis.
 
 The store is the environment's incident store, read back through `workspace list` every
 invocation (rule-made incidents are titled `keep: <key>`), so nothing depends on Python state
