@@ -83,46 +83,73 @@ def cmd_catalog_show(args: argparse.Namespace) -> int:
 
 
 def _run_episode(cat: Catalog, app: str, agent_name: str, mode: str, seed: int | None,
-                 **train: object) -> tuple[object, object]:
-    """Run one episode with a progress bar; returns (env, record)."""
+                 agent_options: dict | None = None, out: str | None = None,
+                 **train: object) -> tuple[object, object, object]:
+    """Run one episode with a progress bar; returns (env, record, agent). An LLM agent's endpoint
+    is checked first (`LLMAgent.preflight`) and its HTTP client closed at the end; a run that
+    fails leaves `<out>/<app>-<agent>-<seed>.incomplete.bundle` when `out` is given."""
     import gymnasium as gym
     from tqdm import tqdm
 
-    from .agents import make_agent
+    from .agents import is_llm_agent, make_agent
     from .agents.base import run_episode
-    from .evaluation import ENV_BY_APP
+    from .evaluation import ENV_BY_APP, close_agent, save_incomplete
 
     cat.app(app)
-    agent = make_agent(agent_name)
     kwargs: dict[str, object] = {"mode": mode, "catalog": cat}
     if mode == "train":
         kwargs.update(train)
     lb_seed = cat.leaderboard.seed_for(app)
     if mode == "eval" and seed is not None and seed != lb_seed:
         raise ConfigurationError(f"--mode eval runs the leaderboard seed {lb_seed}; use --mode train for seed {seed}")
-    env = gym.make(ENV_BY_APP[app], **kwargs)
-    steps = env.unwrapped.run_s // env.unwrapped.interval_s - 1
-    with tqdm(total=steps, desc=f"{app} / {agent_name}", unit="invocation") as bar:
-        record = run_episode(env, agent, seed=seed if mode == "train" else None, progress=bar.update)
-    return env, record
+    agent = make_agent(agent_name, **(agent_options or {}))
+    try:
+        if is_llm_agent(agent_name):
+            agent.preflight()  # type: ignore[attr-defined]
+        env = gym.make(ENV_BY_APP[app], **kwargs)
+        steps = env.unwrapped.run_s // env.unwrapped.interval_s - 1
+        with tqdm(total=steps, desc=f"{app} / {agent_name}", unit="invocation") as bar:
+            try:
+                record = run_episode(env, agent, seed=seed if mode == "train" else None, progress=bar.update)
+            except BaseException as exc:
+                if out:
+                    try:
+                        run_seed = env.unwrapped.record().manifest.seed
+                    except Exception:  # noqa: BLE001 - only names the file
+                        run_seed = seed if mode == "train" else lb_seed
+                    save_incomplete(env, agent, cat, Path(out) / f"{app}-{agent_name}-{run_seed}.incomplete.bundle",
+                                    exc)
+                raise
+    finally:
+        close_agent(agent)
+    return env, record, agent
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     """One episode with a progress bar; prints the score card and writes the sealed bundle."""
+    from .agents import is_llm_agent
     from .bundle import write_bundle
     from .scoring import score_run
 
     cat = load_catalog(args.catalog)
-    env, record = _run_episode(cat, args.app, args.agent, args.mode, args.seed, intensity=args.intensity,
-                               injection_minutes=args.injection_minutes,
-                               observation_minutes=args.observation_minutes)
+    if is_llm_agent(args.agent):
+        options = _llm_options(args, cat)
+    elif any((args.model, args.base_url, args.pricing, args.price)):
+        raise ConfigurationError(f"--model, --base-url, --pricing and --price are for the LLM agents "
+                                 f"(react, rag, keep), not {args.agent!r}")
+    else:
+        options = {}
+    env, record, agent = _run_episode(cat, args.app, args.agent, args.mode, args.seed, agent_options=options,
+                                      out=args.out,
+                                      intensity=args.intensity, injection_minutes=args.injection_minutes,
+                                      observation_minutes=args.observation_minutes)
     card = score_run(record, cat.scoring)
     print(card.first_line())
     print(card.as_table().split("\n", 2)[2])
     if args.out:
         Path(args.out).mkdir(parents=True, exist_ok=True)
         path = write_bundle(Path(args.out) / f"{args.app}-{args.agent}-{record.manifest.seed}.bundle", record,
-                            store=env.unwrapped.sim.store, catalog=cat)
+                            store=env.unwrapped.sim.store, catalog=cat, extra=getattr(agent, "bundle_extra", dict)())
         print(f"bundle: {path}")
     return 0
 
@@ -146,7 +173,7 @@ def cmd_export_prometheus(args: argparse.Namespace) -> int:
     else:
         lb_seed = cat.leaderboard.seed_for(args.app)
         mode = "eval" if args.seed in (None, lb_seed) else "train"
-        env, _ = _run_episode(cat, args.app, args.agent, mode, args.seed)
+        env, _, _ = _run_episode(cat, args.app, args.agent, mode, args.seed)
         source, app = env.unwrapped.sim.store, args.app
     summary = export_run(source, args.out, origin_s=args.origin, overwrite=args.overwrite)
     print(f"{summary['series']} series, {summary['samples']} samples -> {summary['openmetrics']}")
@@ -200,7 +227,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     print(leaderboard_table(results, cat))
     if llm_options:
         print()
-        print(_llm_accounting(results, llm_options, cat))
+        print(_llm_accounting(results, cat))
     labelled = [(f"{s.agent} / {s.app}", c) for s, c, _ in results if s.mode == "eval"]
     print()
     print(outcome_table(labelled))
@@ -218,40 +245,51 @@ def _llm_options(args: argparse.Namespace, cat: Catalog) -> dict:
 
         opts["pricing"] = parse_model(Path(args.pricing), Pricing)
     if args.price:
+        from pydantic import ValidationError
+
+        from .agents.llm.config import describe_errors
+        from .catalog.pricing import ModelPrice
+
+        try:  # checked here, before any run: a bad price must not surface inside a worker
+            ModelPrice(name="--price", input_per_mtok=args.price[0], output_per_mtok=args.price[1])
+        except ValidationError as exc:
+            raise ConfigurationError(f"--price IN OUT: {describe_errors(exc)}") from None
         opts["price"] = (args.price[0], args.price[1])
     return opts
 
 
-def _llm_accounting(results: list, options: dict, cat: Catalog) -> str:
-    """Per LLM run: calls, failed calls, timed-out invocations, tokens and cost, read back from the bundle."""
+def _llm_accounting(results: list, cat: Catalog) -> str:
+    """Per LLM run: calls, failed calls, timed-out invocations, tokens and cost, and the model and
+    price the run used, all read back from its bundle (what the cost column was computed with)."""
     from .agents import is_llm_agent
     from .bundle import load_bundle
 
-    rows, model = [], options.get("model")
+    rows, used = [], {}
     for spec, card, path in results:
         if not is_llm_agent(spec.agent):
             continue
         bundle = load_bundle(path) if path else None
         usage = bundle.record.usage if bundle else None
-        model = (bundle.extra.get("agent", {}) if bundle else {}).get("model", model)
+        agent = bundle.extra.get("agent", {}) if bundle else {}
+        used[(agent.get("model"), _price_note(agent) if bundle else "no bundle, price unknown")] = None
         rows.append([spec.agent, spec.app, spec.seed, card.model_calls,
                      usage.failed_model_calls if usage else "-",
                      len(usage.timed_out_invocations) if usage else "-",
                      card.input_tokens, card.output_tokens, f"{card.cost_usd:.2f}"])
-    pricing = options.get("pricing") or cat.pricing
-    price = options.get("price")
-    if price is None and model:
-        p = pricing.price_for(model)
-        price = (p.input_per_mtok, p.output_per_mtok) if p else None
-    if price is None:
-        note = f"no price for model {model!r} in the pricing table: cost shows 0 (pass --price IN OUT)"
-    else:
-        note = f"priced at ${price[0]:g} / ${price[1]:g} per million input / output tokens"
-        if not options.get("price"):
-            note += f" (pricing table as of {pricing.as_of})"
-    title = f"LLM runs: model {model}; {note}; budget {cat.leaderboard.agent_budget_s} s per invocation"
+    runs = "; ".join(f"model {model}; {note}" for model, note in used) or "no runs"
+    title = f"LLM runs: {runs}; budget {cat.leaderboard.agent_budget_s} s per invocation"
     return format_table(["agent", "app", "seed", "calls", "failed calls", "timeouts", "input tokens",
                          "output tokens", "cost $"], rows, title=title)
+
+
+def _price_note(agent: dict) -> str:
+    """How a bundle's run was priced, from its `agent` record."""
+    price = agent.get("price_per_mtok")
+    if not price:
+        return f"no price for model {agent.get('model')!r} in the pricing table: cost shows 0 (pass --price IN OUT)"
+    source = agent.get("price_source")
+    return (f"priced at ${price['input']:g} / ${price['output']:g} per million input / output tokens"
+            + (f" ({source})" if source else ""))
 
 
 def cmd_score(args: argparse.Namespace) -> int:
@@ -270,6 +308,16 @@ def cmd_score(args: argparse.Namespace) -> int:
     if args.png:
         print(f"figure: {outcome_chart(labelled, args.png)}")
     return 0
+
+
+def _add_llm_arguments(p: argparse.ArgumentParser) -> None:
+    """The LLM agents' endpoint and price options (`run` and `evaluate` alike; parsed by `_llm_options`)."""
+    p.add_argument("--model", help="LLM agents: model name (default: $SRE_MARATHON_MODEL)")
+    p.add_argument("--base-url", help="LLM agents: OpenAI-compatible endpoint (default: $OPENAI_BASE_URL; "
+                   "the key is read from $OPENAI_API_KEY)")
+    p.add_argument("--pricing", metavar="FILE", help="LLM agents: a price table (catalog/pricing.yaml's schema)")
+    p.add_argument("--price", nargs=2, type=float, metavar=("IN", "OUT"),
+                   help="LLM agents: USD per million input and output tokens (overrides the table)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -294,7 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run one episode with an agent and write its sealed bundle")
     run.add_argument("--app", required=True, choices=APPS)
-    run.add_argument("--agent", default="runbook", help="noop, random, runbook or oracle")
+    run.add_argument("--agent", default="runbook", help="noop, random, runbook or oracle; LLM methods: react, rag, keep")
     run.add_argument("--seed", type=int, help="train mode: the schedule's seed (default: drawn)")
     run.add_argument("--mode", choices=("eval", "train"), default="eval",
                      help="eval: the leaderboard protocol (default); train: any seed and schedule settings")
@@ -302,6 +350,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--injection-minutes", type=int, default=60)
     run.add_argument("--observation-minutes", type=int, default=30)
     run.add_argument("--out", metavar="DIR", default="runs", help="where the bundle goes (default: runs/)")
+    _add_llm_arguments(run)
     run.set_defaults(func=cmd_run)
 
     ev = sub.add_parser("evaluate", help="leaderboard mode: agents x apps on the leaderboard seeds")
@@ -312,12 +361,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--workers", type=int, help="parallel processes (default: one per core)")
     ev.add_argument("--checkpoint", metavar="PATH", help="evaluate a trained RLlib checkpoint instead of --agents")
     ev.add_argument("--out", metavar="DIR", default="runs/leaderboard", help="bundles and the outcome figure")
-    ev.add_argument("--model", help="LLM agents: model name (default: $SRE_MARATHON_MODEL)")
-    ev.add_argument("--base-url", help="LLM agents: OpenAI-compatible endpoint (default: $OPENAI_BASE_URL; "
-                    "the key is read from $OPENAI_API_KEY)")
-    ev.add_argument("--pricing", metavar="FILE", help="LLM agents: a price table (catalog/pricing.yaml's schema)")
-    ev.add_argument("--price", nargs=2, type=float, metavar=("IN", "OUT"),
-                    help="LLM agents: USD per million input and output tokens (overrides the table)")
+    _add_llm_arguments(ev)
     ev.set_defaults(func=cmd_evaluate)
 
     ex = sub.add_parser("export-prometheus", help="backfill a run's metrics into a Prometheus TSDB (and serve it)")

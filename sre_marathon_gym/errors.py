@@ -60,7 +60,13 @@ class OptionalDependencyError(SREMarathonError, ImportError):
     """A feature needs an optional extra that is not installed; the message says what to install."""
 
 class ModelEndpointError(SREMarathonError):
-    """An LLM endpoint gave no usable answer (after retries, or a non-retryable HTTP error)."""
+    """An LLM endpoint gave no usable answer (after retries, or a non-retryable HTTP error).
+
+    `status_code` is the HTTP status of a non-retryable refusal (401, 404...), else None."""
+
+    def __init__(self, message: str, status_code: int | None = None):
+        super().__init__(message)
+        self.status_code = status_code
 
 class BudgetExceededError(SREMarathonError):
     """An LLM agent's invocation ran out of its wall-clock or token budget (recorded, never fatal)."""

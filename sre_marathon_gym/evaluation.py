@@ -44,30 +44,64 @@ def run_one(spec: RunSpec, progress: Callable[[], None] | None = None) -> tuple[
 
     catalog = load_catalog(spec.catalog)
     env = gym.make(ENV_BY_APP[spec.app], mode=spec.mode, catalog=catalog)
-    agent = make_agent(spec.agent, **spec.agent_options)
-    extra = getattr(agent, "bundle_extra", dict)
-    name = f"{spec.app}-{spec.agent}-{spec.seed}"
+    agent = None
     try:
-        record = run_episode(env, agent, seed=spec.seed if spec.mode == "train" else None, progress=progress)
-    except BaseException as exc:  # keep the recording of what happened so far, then fail loudly
-        if spec.out and getattr(env.unwrapped, "sim", None) is not None:
-            try:
-                partial = env.unwrapped.record()
-                partial.usage = agent.usage.model_copy()
-                Path(spec.out).mkdir(parents=True, exist_ok=True)
-                write_bundle(Path(spec.out) / f"{name}.incomplete.bundle", partial, store=env.unwrapped.sim.store,
-                             catalog=catalog, extra={**extra(), "incomplete": f"{type(exc).__name__}: {exc}"[:500]})
-            except Exception:  # noqa: BLE001, S110 - the original error is the one to report
-                pass
-        raise
-    card = score_run(record, catalog.scoring)
-    path = None
-    if spec.out:
-        Path(spec.out).mkdir(parents=True, exist_ok=True)
-        path = str(write_bundle(Path(spec.out) / f"{name}.bundle", record,
-                                store=env.unwrapped.sim.store, catalog=catalog, extra=extra()))
-    env.close()
-    return spec, card, path
+        agent = make_agent(spec.agent, **spec.agent_options)
+        extra = getattr(agent, "bundle_extra", dict)
+        name = f"{spec.app}-{spec.agent}-{spec.seed}"
+        try:
+            record = run_episode(env, agent, seed=spec.seed if spec.mode == "train" else None, progress=progress)
+        except BaseException as exc:  # keep the recording of what happened so far, then fail loudly
+            if spec.out:
+                save_incomplete(env, agent, catalog, Path(spec.out) / f"{name}.incomplete.bundle", exc)
+            raise
+        card = score_run(record, catalog.scoring)
+        path = None
+        if spec.out:
+            Path(spec.out).mkdir(parents=True, exist_ok=True)
+            path = str(write_bundle(Path(spec.out) / f"{name}.bundle", record,
+                                    store=env.unwrapped.sim.store, catalog=catalog, extra=extra()))
+        return spec, card, path
+    finally:  # an LLM agent holds an HTTP client; the env may hold a backend: release both, always
+        close_agent(agent)
+        env.close()
+
+
+def save_incomplete(env: Any, agent: Any, catalog: Catalog, path: Path, exc: BaseException) -> Path | None:
+    """Write what a failed run recorded so far as a sealed `.incomplete.bundle` (the error in its
+    `incomplete` extra); never raises, so the original error is the one reported."""
+    from .bundle import write_bundle
+
+    u = env.unwrapped
+    if getattr(u, "sim", None) is None:
+        return None
+    try:
+        partial = u.record()
+        partial.usage = agent.usage.model_copy()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        extra = getattr(agent, "bundle_extra", dict)()
+        return write_bundle(path, partial, store=u.sim.store, catalog=catalog,
+                            extra={**extra, "incomplete": f"{type(exc).__name__}: {exc}"[:500]})
+    except Exception:  # noqa: BLE001 - the original error is the one to report
+        return None
+
+
+def preflight_agent(name: str, options: dict[str, Any]) -> None:
+    """Build LLM agent `name` with `options` and check its endpoint with one tiny request."""
+    from .agents import make_agent
+
+    agent = make_agent(name, **options)
+    try:
+        agent.preflight()  # type: ignore[attr-defined]
+    finally:
+        close_agent(agent)
+
+
+def close_agent(agent: Any) -> None:
+    """Release what an agent holds (an LLM agent's HTTP client); agents without `close` hold nothing."""
+    close = getattr(agent, "close", None)
+    if callable(close):
+        close()
 
 
 ENV_BY_APP = {"online_boutique": "SREMarathon/OnlineBoutique-v0", "astronomy_shop": "SREMarathon/AstronomyShop-v0",
@@ -80,17 +114,22 @@ def _run_quiet(spec: RunSpec) -> tuple[RunSpec, ScoreCard, str | None]:
 
 def evaluate(agents: list[str], apps: list[str] | None = None, extra_seeds: int = 0, out: str | None = None,
              workers: int | None = None, catalog: Catalog | None = None,
-             progress: bool = True, agent_options: dict[str, Any] | None = None,
+             progress: bool = True, agent_options: dict[str, Any] | None = None, preflight: bool = True,
              ) -> list[tuple[RunSpec, ScoreCard, str | None]]:
     """Every agent on every app's leaderboard seed (and `extra_seeds` more seeds), in parallel.
 
     `agent_options` go to the LLM agents (react, rag, keep): model, base_url, api_key, price...
+    With LLM agents and `preflight`, one tiny request first checks the key, model and URL
+    (`LLMAgent.preflight`), so a wrong one fails before any run with a `ConfigurationError`.
     """
     from tqdm import tqdm
 
     from .agents import is_llm_agent
 
     catalog = catalog or load_catalog()
+    llm = [a for a in agents if is_llm_agent(a)]
+    if llm and preflight:  # every LLM agent shares the endpoint options: one check covers them all
+        preflight_agent(llm[0], agent_options or {})
     apps = apps or list(APPS)
     specs = []
     for app in apps:

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 import gymnasium as gym
 
@@ -121,8 +121,16 @@ def strongest(rules: list[str]) -> str:
     return min(rules, key=lambda r: (RUNBOOK_TABLE.get(r, UNKNOWN_RULE).tier, _ORDER.get(r, len(_ORDER))))
 
 
-def workload_of(labels: dict[str, str], services: list[str], entry: str) -> str:
-    """The workload an alert names: `node/<n>`, `zone/<z>` or a service name."""
+@overload
+def workload_of(labels: dict[str, str], services: list[str], entry: str) -> str: ...
+@overload
+def workload_of(labels: dict[str, str], services: list[str], entry: None = None) -> str | None: ...
+
+
+def workload_of(labels: dict[str, str], services: list[str], entry: str | None = None) -> str | None:
+    """The workload an alert names: `node/<n>`, `zone/<z>` or a service name; `entry` when the
+    labels name none (the runbook blames the entry service; Keep-agent's rules pass None and leave
+    such alerts ungrouped)."""
     zone = labels.get("label_topology_kubernetes_io_zone")
     if zone:
         return f"zone/{zone}"

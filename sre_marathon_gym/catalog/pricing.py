@@ -6,6 +6,8 @@ versioned data with the rest of the benchmark, and a user can override them with
 
 from __future__ import annotations
 
+import re
+
 from pydantic import Field, model_validator
 
 from .base import CatalogModel
@@ -35,15 +37,21 @@ class Pricing(CatalogModel):
         return self
 
     def price_for(self, model: str) -> ModelPrice | None:
-        """The exact entry, else the longest entry prefixing the name; also without a `provider/` prefix."""
+        """The entry named exactly `model`, or its dated snapshot (`gpt-4o-2024-08-06`,
+        `claude-sonnet-4-20250514`, `claude-sonnet-4@20250514` -> the undated entry); each also
+        tried without a `provider/` prefix. Nothing else: `o3-mini`, `o3-pro` or
+        `gpt-5-chat-latest` are other models with other prices, so they are not priced as `o3`
+        or `gpt-5` (unknown models cost 0 and the run says so)."""
         by_name = {m.name: m for m in self.models}
         for name in dict.fromkeys((model, model.rsplit("/", 1)[-1])):
-            if name in by_name:
-                return by_name[name]
-            prefixed = [m for m in self.models if name.startswith((m.name + "-", m.name + "@"))]
-            if prefixed:
-                return max(prefixed, key=lambda m: len(m.name))
+            for candidate in (name, _SNAPSHOT.sub("", name)):
+                if candidate in by_name:
+                    return by_name[candidate]
         return None
+
+
+# a date-snapshot suffix: -2024-08-06, -20240806 or @20240806 (Vertex AI), at the end of the name
+_SNAPSHOT = re.compile(r"(?:-\d{4}-\d{2}-\d{2}|[-@]\d{8})$")
 
 
 __all__ = ["ModelPrice", "Pricing"]

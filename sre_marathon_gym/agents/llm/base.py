@@ -13,14 +13,35 @@ from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
+from pydantic import BaseModel, ConfigDict, Field
 
 from ...catalog.pricing import ModelPrice, Pricing
-from ...errors import BudgetExceededError, ModelEndpointError
+from ...errors import BudgetExceededError, ConfigurationError, ModelEndpointError
 from ...scoring.run import Usage
 from ..base import zero_usage
 from .budget import Clock, Deadline
-from .client import ChatClient, require_openai
-from .config import LLMConfig, resolve_config
+from .client import PREFLIGHT_MESSAGES, ChatClient, require_openai
+from .config import LLMConfig, resolve_config, validated
+
+PREFLIGHT_BUDGET_S = 60.0  # the preflight's time limit when no per-invocation budget is set yet
+
+
+def _rejection_hint(status: int | None) -> str:
+    if status in (401, 403):
+        return "the API key was refused: set $OPENAI_API_KEY to a key this endpoint accepts"
+    if status == 404:
+        return "the model or the URL is unknown: check --model, and that --base-url is the API root, e.g. .../v1"
+    return "the endpoint rejects the request itself: check --model and --base-url"
+
+
+class AgentOptions(BaseModel):
+    """The options every LLM method takes besides the endpoint (validated at construction)."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    budget_s: float | None = Field(None, gt=0, description="wall-clock seconds per invocation (None: the catalog's)")
+    price: ModelPrice | None = None
+    pricing: Pricing | None = None
 
 
 class LLMAgent:
@@ -34,10 +55,20 @@ class LLMAgent:
                  sleep: Callable[[float], None] = time.sleep, **options: Any):
         require_openai()  # fail at construction (before any run starts), with the install hint
         self.config: LLMConfig = resolve_config(model, base_url, api_key, **options)
-        self.budget_s = budget_s
-        self._price_arg = price
-        self._pricing_arg = pricing
+        if price is not None and not isinstance(price, ModelPrice):
+            try:
+                price_in, price_out = price
+            except (TypeError, ValueError):
+                raise ConfigurationError(f"invalid LLM agent option price={price!r}: give (input, output) USD per "
+                                         "million tokens") from None
+            price = validated(ModelPrice, "LLM agent `price`", name=self.config.model, input_per_mtok=price_in,
+                              output_per_mtok=price_out)
+        checked = validated(AgentOptions, "LLM agent", budget_s=budget_s, price=price, pricing=pricing)
+        self.budget_s = checked.budget_s
+        self._price_arg = checked.price
+        self._pricing_arg = checked.pricing
         self.price: ModelPrice | None = None
+        self.price_source: str | None = None  # where `price` came from, for the bundle and the CLI
         self._clock, self._sleep = clock, sleep
         self.usage: Usage = zero_usage()
         self.client: ChatClient | None = None
@@ -50,6 +81,8 @@ class LLMAgent:
         if self.budget_s is None:
             self.budget_s = float(u.catalog.leaderboard.agent_budget_s)
         self.price = self._resolve_price(u.catalog.pricing)
+        self.price_source = (None if self.price is None else "given price" if self._price_arg is not None
+                             else f"pricing table as of {(self._pricing_arg or u.catalog.pricing).as_of or '?'}")
         self.usage = zero_usage()
         self.log = []
         self._invocations = 0
@@ -72,6 +105,40 @@ class LLMAgent:
             self.log.append(f"invocation {invocation}: timeout: {exc}")
         except ModelEndpointError as exc:
             self.log.append(f"invocation {invocation}: model endpoint failed: {exc}")
+            refused = self.client.consecutive_rejections
+            if refused >= self.config.max_consecutive_rejections:  # a wrong key or model, not bad luck
+                raise ConfigurationError(
+                    f"stopping the run: {refused} requests in a row refused by the endpoint, the last with {exc} "
+                    f"({_rejection_hint(exc.status_code)})") from None
+
+    def preflight(self) -> None:
+        """One tiny chat completion before a run, so that a wrong API key, model name or URL fails
+        at once with a clear `ConfigurationError` instead of costing every invocation of the run.
+
+        Not part of any run: its tokens are not booked in the run's usage. `evaluation.evaluate`
+        and `sre-marathon run` call it; a run started without it still stops after
+        `max_consecutive_rejections` refusals in a row.
+        """
+        where = self.config.public()["base_url"] or "the OpenAI API"
+        client = ChatClient(self.config, zero_usage(), None, sleep=self._sleep)
+        try:
+            client.chat(PREFLIGHT_MESSAGES, Deadline(float(self.budget_s or PREFLIGHT_BUDGET_S), self._clock))
+        except ModelEndpointError as exc:
+            if exc.status_code is not None:
+                raise ConfigurationError(f"{where} refused model {self.config.model!r}: HTTP {exc.status_code} "
+                                         f"({_rejection_hint(exc.status_code)}): {exc}") from None
+            raise ConfigurationError(f"{where} gave no usable answer for model {self.config.model!r}: {exc}") from None
+        except BudgetExceededError as exc:
+            raise ConfigurationError(f"{where} did not answer a one-line request for model "
+                                     f"{self.config.model!r} in time: {exc}") from None
+        finally:
+            client.close()
+
+    def close(self) -> None:
+        """Close the HTTP client (its connection pool). `reset` opens a new one, so an agent can be
+        reused after `close`; `evaluation.run_one` and the CLI call it when a run ends, however it ends."""
+        if self.client is not None:
+            self.client.close()
 
     # ------------------------------------------------------------ for subclasses
     def reset_state(self, env: gym.Env) -> None:
@@ -86,16 +153,14 @@ class LLMAgent:
         return {"agent": {"method": self.name, **self.config.public(), "budget_s": self.budget_s,
                           "price_per_mtok": None if self.price is None else
                           {"input": self.price.input_per_mtok, "output": self.price.output_per_mtok},
+                          "price_source": self.price_source,
                           "timed_out_invocations": list(self.usage.timed_out_invocations),
                           "failed_model_calls": self.usage.failed_model_calls,
                           "log": self.log[-200:]}}
 
     def _resolve_price(self, catalog_pricing: Pricing) -> ModelPrice | None:
-        p = self._price_arg
-        if isinstance(p, ModelPrice):
-            return p
-        if p is not None:
-            return ModelPrice(name=self.config.model, input_per_mtok=float(p[0]), output_per_mtok=float(p[1]))
+        if self._price_arg is not None:
+            return self._price_arg
         return (self._pricing_arg or catalog_pricing).price_for(self.config.model)
 
     def __getstate__(self) -> dict:  # the HTTP client does not pickle; it is rebuilt at reset
@@ -104,4 +169,4 @@ class LLMAgent:
         return state
 
 
-__all__ = ["LLMAgent"]
+__all__ = ["AgentOptions", "LLMAgent"]

@@ -21,6 +21,9 @@ from .budget import Deadline
 from .config import LLMConfig
 
 INSTALL_HINT = "pip install 'sre-marathon-gym[llm]'"
+# the preflight request (`LLMAgent.preflight`): the smallest chat completion that proves the key,
+# the model name and the URL work together
+PREFLIGHT_MESSAGES = [{"role": "user", "content": "Connection check before a benchmark run: reply with OK."}]
 
 
 def require_openai() -> Any:
@@ -76,9 +79,14 @@ class ChatClient:
         self._client = openai.OpenAI(base_url=config.base_url, api_key=config.api_key.get_secret_value(),
                                      max_retries=0, timeout=config.request_timeout_s)
         self.errors: list[str] = []  # one line per failed attempt (what went wrong, for the run log)
+        self.consecutive_rejections = 0  # non-retryable 4xx answers since the last usable answer
 
     def close(self) -> None:
         self._client.close()
+
+    @property
+    def closed(self) -> bool:
+        return bool(self._client.is_closed())
 
     def chat(self, messages: list[dict], deadline: Deadline, tools: list[dict] | None = None) -> ChatReply:
         """One completion; retryable failures are retried until `max_retries` or the deadline."""
@@ -106,13 +114,18 @@ class ChatClient:
                                               f"({type(exc).__name__})") from None
             except o.APIStatusError as exc:  # 4xx other than 429: retrying will not help
                 self._failed(exc)
-                raise ModelEndpointError(f"{cfg.model}: HTTP {exc.status_code}: {_short(exc)}") from None
+                self.consecutive_rejections += 1
+                raise ModelEndpointError(f"{cfg.model}: HTTP {exc.status_code}: {_short(exc)}",
+                                         status_code=exc.status_code) from None
             except o.OpenAIError as exc:
                 self._failed(exc)
                 raise ModelEndpointError(f"{cfg.model}: {_short(exc)}") from None
             except (_MalformedReply, ValueError, TypeError, AttributeError) as exc:  # a 200 that is not a completion
                 self._failed(exc)
             else:
+                if deadline.expired:  # booked above (the tokens were spent), but too late to act on
+                    raise BudgetExceededError(f"model call: the answer came after the {deadline.seconds:g} s "
+                                              "budget ran out")
                 return reply
             if attempt >= cfg.max_retries:
                 raise ModelEndpointError(f"{cfg.model}: no usable answer after {attempt + 1} attempt(s): "
@@ -136,6 +149,7 @@ class ChatClient:
         else:
             tin = estimate_tokens(messages)
             tout = estimate_tokens(msg.content or "") + sum(estimate_tokens(c.arguments) for c in calls)
+        self.consecutive_rejections = 0
         u = self.usage
         u.model_calls += 1
         u.input_tokens += tin
@@ -159,4 +173,4 @@ def _short(exc: BaseException, limit: int = 300) -> str:
     return text[:limit] + ("..." if len(text) > limit else "")
 
 
-__all__ = ["INSTALL_HINT", "ChatClient", "ChatReply", "ToolCallRequest", "estimate_tokens", "require_openai"]
+__all__ = ["INSTALL_HINT", "PREFLIGHT_MESSAGES", "ChatClient", "ChatReply", "ToolCallRequest", "estimate_tokens", "require_openai"]

@@ -81,10 +81,6 @@ def render_result(result: ToolResult, limit: int = MAX_RESULT_CHARS) -> str:
     return text
 
 
-def error_text(tool: str, code: str, message: str) -> str:
-    return render_result(ToolResult.fail(tool, code, message))
-
-
 def context_view(call: Any) -> tuple[float, list[dict], list[dict]]:
     """(now, cumulative alerts, incidents so far), read through the ordinary tools."""
     res = call({"tool": "get_alerts", "state": "all", "limit": 2000})
@@ -93,5 +89,5 @@ def context_view(call: Any) -> tuple[float, list[dict], list[dict]]:
     return now, (res.data["alerts"] if res.ok else []), (ws.data["incidents"] if ws.ok else [])
 
 
-__all__ = ["INSTRUCTIONS", "alert_history", "alert_line", "context_view", "error_text", "incident_lines",
+__all__ = ["INSTRUCTIONS", "alert_history", "alert_line", "context_view", "incident_lines",
            "instructions", "render_result"]

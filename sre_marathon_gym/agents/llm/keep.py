@@ -2,12 +2,15 @@
 incident store, plus RAG's retrieval and a model-written diagnosis and repair plan.
 
 The rules (modelled on Keep's correlation rules, which group alerts by a fingerprint of labels):
-a firing alert's key is the workload its labels name (zone, node, the service of its pod, or its
-deployment/service label); it joins the open rule-made incident of that key, or opens one. Each
-alert goes into at most one incident; an incident whose alerts have all resolved is resolved, so
-the next burst opens a fresh one. Alerts whose labels name no workload are left ungrouped: they
-are the only alerts the model may place. The model then writes root causes and repairs for the
-incidents (one call, `plan.PLAN_FORMAT`), only when something changed or lacks a diagnosis.
+every alert not yet in an incident, firing or resolved since the previous invocation (an alert
+can fire and resolve between two invocations, and it still belongs to its fault), is keyed by
+the workload its labels name (`runbook.workload_of`, the rule table's own grouping: zone, node,
+the service of its pod, or its deployment/service label); it joins the open rule-made incident
+of that key, or opens one. Each alert goes into at most one incident; an incident whose alerts
+have all resolved is resolved at the next invocation, so the next burst opens a fresh one.
+Alerts whose labels name no workload are left ungrouped: they are the only alerts the model may
+place. The model then writes root causes and repairs for the incidents (one call,
+`plan.PLAN_FORMAT`), only when something changed or lacks a diagnosis.
 
 The store is the environment's incident store, read back through `workspace list` every
 invocation (rule-made incidents are titled `keep: <key>`), so nothing depends on Python state
@@ -18,30 +21,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..runbook import workload_of
 from .budget import Deadline
-from .context import alert_history, context_view, incident_lines, instructions
-from .plan import PLAN_FORMAT
+from .context import context_view, incident_lines, instructions
 from .rag import RAGAgent
-from .retrieval import alert_terms, collect, rank, render
 
 TITLE_PREFIX = "keep: "
-
-
-def rule_key(labels: dict[str, str], services: list[str]) -> str | None:
-    """The workload an alert's labels name, or None when they name none (left to the model)."""
-    if labels.get("label_topology_kubernetes_io_zone"):
-        return f"zone/{labels['label_topology_kubernetes_io_zone']}"
-    if labels.get("node"):
-        return f"node/{labels['node']}"
-    pod = labels.get("pod")
-    if pod:
-        owners = [s for s in services if pod.startswith(s + "-")]
-        if owners:
-            return max(owners, key=len)
-    for key in ("deployment", "service", "service_name", "container"):
-        if labels.get(key) in services:
-            return labels[key]
-    return None
 
 
 class KeepAgent(RAGAgent):
@@ -54,8 +39,8 @@ class KeepAgent(RAGAgent):
         now, alerts, incidents = context_view(call)
         topo = call({"tool": "get_topology"})
         services = [s["name"] for s in topo.data["services"]] if topo.ok else []
-        by_id = {a["id"]: a for a in alerts}
         firing = {a["id"] for a in alerts if a["resolved_at"] is None}
+        since = now - env.interval_s  # the previous invocation
         changed = False
 
         # 1. resolve open incidents none of whose alerts still fires
@@ -63,18 +48,21 @@ class KeepAgent(RAGAgent):
             if (inc["status"] == "open" and inc["alert_ids"] and not firing & set(inc["alert_ids"])
                     and call({"tool": "resolve_incident", "incident_id": inc["id"], "note": "all alerts resolved"}).ok):
                 inc["status"] = "resolved"
-        # 2. the rules: group new firing alerts by workload key into one open incident per key
+        # 2. the rules: group every alert not yet in an incident (firing, or resolved since the
+        #    previous invocation) by workload key into one open incident per key
         assigned = {a for inc in incidents for a in inc["alert_ids"]}
         open_by_key = {inc["title"][len(TITLE_PREFIX):]: inc for inc in incidents
                        if inc["status"] == "open" and inc["title"].startswith(TITLE_PREFIX)}
         groups: dict[str, list[str]] = {}
         placeable: set[str] = set()
-        for aid in sorted(firing - assigned):
-            key = rule_key(by_id[aid]["labels"], services)
+        for a in sorted(alerts, key=lambda a: a["id"]):
+            if a["id"] in assigned or (a["resolved_at"] is not None and a["resolved_at"] <= since):
+                continue
+            key = workload_of(a["labels"], services)
             if key is None:
-                placeable.add(aid)
+                placeable.add(a["id"])
             else:
-                groups.setdefault(key, []).append(aid)
+                groups.setdefault(key, []).append(a["id"])
         for key, ids in groups.items():
             inc = open_by_key.get(key)
             if inc is None:
@@ -89,16 +77,13 @@ class KeepAgent(RAGAgent):
             return
         if not open_incs and not placeable:
             return
-        docs = rank(collect(call, now), alert_terms(alerts), self.top_k)
-        user = (f"Cumulative alert history (t={now:g} s):\n{alert_history(alerts, now)}\n\n"
-                f"Open incidents (grouped by correlation rules; give each a root cause, and repairs if sure):\n"
-                f"{incident_lines(open_incs)}\n\n"
-                f"Alerts the rules left ungrouped (the only alert ids you may place, into an incident above or a "
-                f"new one): {', '.join(sorted(placeable)) or 'none'}\n\n"
-                f"Retrieved context, most relevant to the firing alerts first:\n{render(docs)}\n\n"
-                + self._feedback_text() + PLAN_FORMAT)
+        user = self._planning_prompt(call, now, alerts, (
+            f"Open incidents (grouped by correlation rules; give each a root cause, and repairs if sure):\n"
+            f"{incident_lines(open_incs)}\n\n"
+            f"Alerts the rules left ungrouped (the only alert ids you may place, into an incident above or a "
+            f"new one): {', '.join(sorted(placeable)) or 'none'}"))
         self._plan_and_execute(call, instructions(env.app.display_name, env.interval_s, now), user, deadline,
                                placeable=placeable)
 
 
-__all__ = ["TITLE_PREFIX", "KeepAgent", "rule_key"]
+__all__ = ["TITLE_PREFIX", "KeepAgent"]

@@ -8,11 +8,13 @@ of feedback that the next invocation's prompt shows the model.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ...tools.models import TOOL_KIND, ToolResult
+from .budget import Deadline
 from .calls import CallTool, extract_json
 
 PLAN_FORMAT = """\
@@ -65,15 +67,29 @@ def parse_plan(text: str | None) -> tuple[Plan | None, str | None]:
         return None, f"your plan did not match the format: {errs}"
 
 
-def execute_plan(call: CallTool, plan: Plan, feedback: list[str],
-                 placeable: set[str] | None = None) -> list[ToolResult]:
-    """Run the plan through the tools. `placeable` (Keep-agent): the only alert ids the model may place."""
-    results: list[ToolResult] = []
+@dataclass
+class PlanRun:
+    """What became of a plan: the results of the calls made, and the calls never made because the
+    invocation's budget ran out (checked before every call), as `tool(incident)` lines."""
+
+    results: list[ToolResult] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def execute_plan(call: CallTool, plan: Plan, feedback: list[str], placeable: set[str] | None = None,
+                 deadline: Deadline | None = None) -> PlanRun:
+    """Run the plan through the tools. `placeable` (Keep-agent): the only alert ids the model may
+    place. `deadline`: checked before each call; once it has passed, the rest of the plan is
+    recorded in `PlanRun.skipped` instead of being executed."""
+    out = PlanRun()
     used: set[str] = set()
 
-    def run(raw: dict) -> ToolResult:
+    def run(raw: dict) -> ToolResult | None:
+        if deadline is not None and deadline.expired:
+            out.skipped.append(f"{raw['tool']}({raw.get('incident_id') or 'new incident'})")
+            return None
         r = call(raw)
-        results.append(r)
+        out.results.append(r)
         if not r.ok and r.error is not None:
             feedback.append(f"{r.tool}: {r.error.code}: {r.error.message}")
         return r
@@ -88,13 +104,14 @@ def execute_plan(call: CallTool, plan: Plan, feedback: list[str],
         used.update(ids)
         inc_id = item.incident_id
         if inc_id:
-            if ids and not run({"tool": "update_incident", "incident_id": inc_id, "add_alert_ids": ids}).ok:
+            r = run({"tool": "update_incident", "incident_id": inc_id, "add_alert_ids": ids}) if ids else None
+            if r is not None and not r.ok:
                 continue
         elif ids:
             r = run({"tool": "open_incident", "alert_ids": ids, "title": item.title or "incident"})
-            if not r.ok:
+            if r is not None and not r.ok:
                 continue
-            inc_id = r.data["id"]
+            inc_id = r.data["id"] if r is not None else None  # None: skipped, and so is the rest
         else:
             if item.root_cause or item.repairs:
                 feedback.append("an incident entry without incident_id or alert_ids was skipped")
@@ -110,7 +127,10 @@ def execute_plan(call: CallTool, plan: Plan, feedback: list[str],
                                 "patch_source or cluster_op")
                 continue
             run({**repair, "incident_id": inc_id})
-    return results
+    if out.skipped:
+        feedback.append(f"the invocation's time ran out before {len(out.skipped)} planned call(s): "
+                        + ", ".join(out.skipped))
+    return out
 
 
-__all__ = ["PLAN_FORMAT", "Plan", "PlannedIncident", "RootCause", "execute_plan", "parse_plan"]
+__all__ = ["PLAN_FORMAT", "Plan", "PlanRun", "PlannedIncident", "RootCause", "execute_plan", "parse_plan"]
