@@ -129,6 +129,10 @@ class Effects:
         self.behaviours: dict[tuple[str, str, str, str | None], list[Behaviour]] = {}
         self.cluster: ClusterState | None = None
         self._spec_cache: dict[tuple[str, int], ServiceEffect] = {}
+        # (service, revision, injection ids) -> effect; an injection id always carries the same
+        # params, and the cache is cleared together with `_spec_cache`, so a hit is what
+        # `pod_effect` would compute again
+        self._pod_cache: dict[tuple, ServiceEffect] = {}
         self.version = 0
         self._original_readiness = {
             s.name: (s.readiness_probe.path if s.readiness_probe else None) for s in self.app.services
@@ -154,6 +158,7 @@ class Effects:
 
     def invalidate(self) -> None:
         self._spec_cache.clear()
+        self._pod_cache.clear()
         self.version += 1
         if self.cluster is not None:
             self.cluster.dirty = True
@@ -198,13 +203,20 @@ class Effects:
         return out
 
     def pod_effect(self, pod: Pod) -> ServiceEffect:
+        """The effect of one pod (shared and cached: callers must not mutate it)."""
+        key = (pod.service, pod.revision, tuple(pod.injections))
+        eff = self._pod_cache.get(key)
+        if eff is not None:
+            return eff
         assert self.cluster is not None
         base = self.revision_effect(pod.service, pod.revision, self.cluster.spec_of(pod))
         if not pod.injections:
-            return base
-        eff = ServiceEffect(**{k: (dict(v) if isinstance(v, dict) else v) for k, v in base.__dict__.items()})
-        for inj in pod.injections.values():
-            eff.add(inj["mechanism"], inj["params"])
+            eff = base
+        else:
+            eff = ServiceEffect(**{k: (dict(v) if isinstance(v, dict) else v) for k, v in base.__dict__.items()})
+            for inj in pod.injections.values():
+                eff.add(inj["mechanism"], inj["params"])
+        self._pod_cache[key] = eff
         return eff
 
     # ------------------------------------------------------------ PodRuntime protocol

@@ -66,27 +66,39 @@ class TelemetryExporter:
         self.pending = np.zeros((n, 2))
         self.pending_ms = np.zeros(n)
         self.pending_ticks = 0
-        self.cum_pod: dict[str, np.ndarray] = {}  # pod -> [cpu_s, periods, throttled, oom]
+        self.cum_pod: dict[str, list[float]] = {}  # pod -> [cpu_s, periods, throttled, oom]
         self.app_extra = sim.app.app == "astronomy_shop"
         self.cum_frontend = np.zeros(2)
         self.cum_payment = 0.0
         self.cum_consumed: dict[int, float] = {}
-        self.svc_index = [c.index[s] for s in self.svc_rows]
+        self.svc_index = np.array([c.index[s] for s in self.svc_rows], dtype=np.intp)
+        self._frac: tuple | None = None  # (rt latency, svc latency, row latency, bucket fractions)
+        self._split = np.zeros((n, 2))  # per row: ok, errors of the current tick
         self._static: dict[str, tuple] = {}
         self._dynamic: dict[tuple, np.ndarray] = {}
+        self._static_concat: tuple | None = None
+        self._desired_cache: tuple | None = None
+        self._dynamic_concat: tuple | None = None
         self._init_static_rows()
 
     def accumulate(self, res: TickResult) -> None:
-        counts = np.concatenate([res.rt_count, res.svc_count[self.svc_index]])
-        errors = np.concatenate([res.rt_errors, res.svc_errors[self.svc_index]])
-        lat = np.concatenate([res.rt_latency_ms, res.svc_latency_ms[self.svc_index]])
-        ok = counts - errors
-        self.pending[:, 0] += ok
-        self.pending[:, 1] += errors
-        frac = lognormal_cdf(BUCKETS_MS, lat)  # [n, 14]
-        frac = np.concatenate([frac, np.ones((len(lat), 1))], axis=1)
-        self.cum_buckets += np.stack([ok, errors], axis=1)[:, :, None] * frac[:, None, :]
-        self.cum_sum += np.stack([ok, errors], axis=1) * lat[:, None]
+        hit = self._frac
+        if hit is None or hit[0] is not res.rt_latency_ms or hit[1] is not res.svc_latency_ms:
+            # latencies are expected values: they change only when the traffic model recomputes them
+            lat = np.concatenate([res.rt_latency_ms, res.svc_latency_ms[self.svc_index]])
+            frac = np.ones((len(lat), len(LE)))
+            frac[:, :-1] = lognormal_cdf(BUCKETS_MS, lat)  # [n, 14]
+            hit = self._frac = (res.rt_latency_ms, res.svc_latency_ms, lat, frac)
+        lat, frac = hit[2], hit[3]
+        split, r, idx = self._split, len(res.rt_count), self.svc_index
+        split[:r, 0] = res.rt_count
+        split[r:, 0] = res.svc_count[idx]
+        split[:r, 1] = res.rt_errors
+        split[r:, 1] = res.svc_errors[idx]
+        split[:, 0] -= split[:, 1]  # ok, errors
+        self.pending += split
+        self.cum_buckets += split[:, :, None] * frac[:, None, :]
+        self.cum_sum += split * lat[:, None]
         self.pending_ticks += 1
         if self.app_extra:
             c = self.sim.compiled
@@ -115,7 +127,7 @@ class TelemetryExporter:
                spec.cpu_limit_m, spec.mem_limit_mi)
         hit = self._static.get(pod.name)
         if hit is not None and hit[0] == sig:
-            return hit[1], hit[2]
+            return hit[3]
         st, ns, svc = self.store, self.ns, pod.service
         ids: list[int] = []
         vals: list[float] = []
@@ -151,7 +163,7 @@ class TelemetryExporter:
             adv = {"namespace": ns, "pod": pod.name, "container": svc, "image": spec.image, "node": node}
             put("container_spec_memory_limit_bytes", adv, spec.mem_limit_mi * MI)
         out = (np.asarray(ids, dtype=np.int64), np.asarray(vals))
-        self._static[pod.name] = (sig, *out)
+        self._static[pod.name] = (sig, *out, out)
         return out
 
     def _pod_dynamic_ids(self, pod) -> np.ndarray:
@@ -177,44 +189,56 @@ class TelemetryExporter:
         sim = self.sim
         cl, c = sim.cluster, sim.compiled
         res = sim.last
-        ids: list[np.ndarray] = []
-        vals: list[np.ndarray] = []
-        ready_pods = np.zeros(len(c.services))
-        for pod in cl.pods.values():
+        index = c.index
+        pods = list(cl.pods.values())
+        counts = [0] * len(c.services)
+        for pod in pods:
             if pod.ready:
-                ready_pods[c.index[pod.service]] += 1
-        seen: set[str] = set()
-        for pod in cl.pods.values():
-            seen.add(pod.name)
-            i = c.index[pod.service]
-            sids, svals = self._pod_static(pod, cl.pod_status(pod))
-            ids.append(sids)
-            vals.append(svals)
+                counts[index[pod.service]] += 1
+        ready_pods = np.array(counts, dtype=np.float64)
+        # per pod: the cached static series, then the dynamic ones (series are created in this order)
+        static: list[np.ndarray] = []
+        dyn: list[np.ndarray] = []
+        dvals: list[float] = []
+        if res is not None:
+            cpu, thr = res.cpu_cores.tolist(), res.throttled_ratio.tolist()
+        mem_mi = sim.effects.memory_mi
+        pod_static, dynamic_ids, cum_pod = self._pod_static, self._pod_dynamic_ids, self.cum_pod
+        status = cl.pod_status
+        periods = METRIC_DT / 0.1
+        for pod in pods:
+            static.append(pod_static(pod, status(pod)))
             if not pod.started or pod.node is None:
                 continue
-            cum = self.cum_pod.setdefault(pod.name, np.zeros(4))
+            cum = cum_pod.get(pod.name)
+            if cum is None:
+                cum = cum_pod[pod.name] = [0.0, 0.0, 0.0, 0.0]
             if pod.ready and res is not None:
-                share = 1.0 / max(ready_pods[i], 1.0)
-                cum[0] += float(res.cpu_cores[i]) * share * METRIC_DT
-                cum[1] += METRIC_DT / 0.1
-                cum[2] += METRIC_DT / 0.1 * float(res.throttled_ratio[i])
+                i = index[pod.service]
+                share = 1.0 / max(counts[i], 1.0)
+                cum[0] += cpu[i] * share * METRIC_DT
+                cum[1] += periods
+                cum[2] += periods * thr[i]
             if pod.last_terminated_reason == "OOMKilled":
                 cum[3] = float(pod.restarts)
-            mem = sim.effects.memory_mi(pod, t) * MI if pod.waiting_reason is None else 0.0
-            ids.append(self._pod_dynamic_ids(pod))
-            vals.append(np.array([pod.restarts, cum[0], cum[1], cum[2], cum[3], mem], dtype=np.float64))
-        gone = [name for name in self._static if name not in seen]
-        for name in gone:
-            stale = [self._static.pop(name)[1]] + [v for k, v in list(self._dynamic.items()) if k[0] == name]
-            for k in [k for k in self._dynamic if k[0] == name]:
-                del self._dynamic[k]
-            self.store.mark_stale(t, np.unique(np.concatenate(stale)))
-            self.cum_pod.pop(name, None)
+            dyn.append(dynamic_ids(pod))
+            dvals += (pod.restarts, cum[0], cum[1], cum[2], cum[3],
+                      mem_mi(pod, t) * MI if pod.waiting_reason is None else 0.0)
+        if len(self._static) != len(pods):  # every current pod is in `_static` by now
+            self._drop_gone(t)
+        s_ids, s_vals = self._concat_static(static)
+        ids = [s_ids, self._concat_dynamic(dyn)]
+        vals = [s_vals, np.array(dvals, dtype=np.float64)]
         # deployments and blackbox probes, one row per service
         up = ready_pods > 0
         lat_s = (res.own_latency_ms / 1000.0) if res is not None else np.full(len(c.services), 0.001)
         ids.append(self._svc_ids.ravel())
-        vals.append(np.stack([self._desired(), ready_pods, up.astype(float), np.where(up, lat_s, 1.0)], axis=1).ravel())
+        rows = np.empty((len(c.services), 4))
+        rows[:, 0] = self._desired()
+        rows[:, 1] = ready_pods
+        rows[:, 2] = up
+        rows[:, 3] = np.where(up, lat_s, 1.0)
+        vals.append(rows.ravel())
         ids.append(self._node_ids.ravel())
         vals.append(np.array([[1.0, n.ready, not n.ready, 0.0, n.unschedulable, 1.0] for n in cl.nodes.values()]).ravel())
         if self.app_extra:
@@ -223,9 +247,45 @@ class TelemetryExporter:
             vals.append(a_vals)
         return np.concatenate(ids), np.concatenate(vals)
 
+    def _drop_gone(self, t: float) -> None:
+        """Staleness markers for the series of pods that no longer exist."""
+        pods = self.sim.cluster.pods
+        gone = [name for name in self._static if name not in pods]
+        for name in gone:
+            stale = [self._static.pop(name)[1]] + [v for k, v in list(self._dynamic.items()) if k[0] == name]
+            for k in [k for k in self._dynamic if k[0] == name]:
+                del self._dynamic[k]
+            self.store.mark_stale(t, np.unique(np.concatenate(stale)))
+            self.cum_pod.pop(name, None)
+
+    def _concat_static(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+        """Concatenated static ids and values, reused while every pod's cached arrays are the same objects."""
+        prev = self._static_concat
+        if prev is not None and len(prev[0]) == len(parts) and all(a is b for a, b in zip(prev[0], parts)):
+            return prev[1], prev[2]
+        ids = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
+        vals = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0)
+        self._static_concat = (parts, ids, vals)
+        return ids, vals
+
+    def _concat_dynamic(self, parts: list[np.ndarray]) -> np.ndarray:
+        prev = self._dynamic_concat
+        if prev is not None and len(prev[0]) == len(parts) and all(a is b for a, b in zip(prev[0], parts)):
+            return prev[1]
+        ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+        self._dynamic_concat = (parts, ids)
+        return ids
+
     def _desired(self) -> np.ndarray:
-        cl = self.sim.cluster
-        return np.array([float(sum(n for _, n in cl.deployments[s].spec.replicas)) for s in self.sim.compiled.services])
+        """Desired replicas per service (recomputed only when a deployment's current revision changed)."""
+        deps = self.sim.cluster.deployments
+        revs = [deps[s].revisions[-1] for s in self.sim.compiled.services]
+        prev = self._desired_cache
+        if prev is not None and all(a is b for a, b in zip(prev[0], revs)):
+            return prev[1]
+        out = np.array([float(sum(n for _, n in r.spec.replicas)) for r in revs])
+        self._desired_cache = (revs, out)
+        return out
 
     def _init_static_rows(self) -> None:
         st, ns, sim = self.store, self.ns, self.sim
