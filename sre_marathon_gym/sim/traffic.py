@@ -11,7 +11,7 @@ from a passed Generator, so telemetry is noisy but seeded.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -91,19 +91,29 @@ class TrafficModel:
         key = (version, load_factor, load_mult.tobytes(), ready.tobytes(), ingress.tobytes())
         if version is None or key != self._key or self._expected is None:
             # twice: queueing holds threads for the span latency, retries depend on failures;
-            # the second pass settles both feedbacks
-            self.expected(arrays, ready, ingress, load_factor, load_mult)
+            # the second pass settles both feedbacks (the first one only for its state)
+            self.expected(arrays, ready, ingress, load_factor, load_mult, result=False)
             self._expected = self.expected(arrays, ready, ingress, load_factor, load_mult)
             self._key = key
+            e = self._expected
+            self._draw = (dt, e.rt_rate * dt, np.clip(e.rt_fail, 0.0, 1.0), e.svc_rate * dt, np.clip(e.svc_fail, 0.0, 1.0))
         e = self._expected
-        rt_count = rng.poisson(e.rt_rate * dt).astype(np.float64)
-        rt_errors = rng.binomial(rt_count.astype(np.int64), np.clip(e.rt_fail, 0.0, 1.0)).astype(np.float64)
-        svc_count = rng.poisson(e.svc_rate * dt).astype(np.float64)
-        svc_errors = rng.binomial(svc_count.astype(np.int64), np.clip(e.svc_fail, 0.0, 1.0)).astype(np.float64)
-        return replace(e, rt_count=rt_count, rt_errors=rt_errors, svc_count=svc_count, svc_errors=svc_errors)
+        draw = self._draw
+        if draw[0] != dt:
+            draw = self._draw = (dt, e.rt_rate * dt, np.clip(e.rt_fail, 0.0, 1.0), e.svc_rate * dt, np.clip(e.svc_fail, 0.0, 1.0))
+        rt_count = rng.poisson(draw[1]).astype(np.float64)
+        rt_errors = rng.binomial(rt_count.astype(np.int64), draw[2]).astype(np.float64)
+        svc_count = rng.poisson(draw[3]).astype(np.float64)
+        svc_errors = rng.binomial(svc_count.astype(np.int64), draw[4]).astype(np.float64)
+        out = object.__new__(TickResult)  # a field-for-field copy, as dataclasses.replace makes
+        out.__dict__.update(e.__dict__)
+        out.rt_count, out.rt_errors, out.svc_count, out.svc_errors = rt_count, rt_errors, svc_count, svc_errors
+        return out
 
     def expected(self, arrays: dict[str, np.ndarray], ready: np.ndarray, ingress: np.ndarray,
-                 load_factor: float, load_mult: np.ndarray) -> TickResult:
+                 load_factor: float, load_mult: np.ndarray, result: bool = True) -> TickResult | None:
+        """Expected values of one tick; updates the feedback state (retry failures, thread hold
+        times). With `result=False` only the state is updated and None is returned."""
         c = self.c
         src, dst = c.edge_src, c.edge_dst
         # --- demand
@@ -147,29 +157,45 @@ class TrafficModel:
         own_fail = 1.0 - (1.0 - own_fail_base) * (1.0 - saturated)
         span_latency = own_latency.copy()
         span_fail = own_fail.copy()
+        # loop invariants, hoisted (each is the same operation on the same operands as before)
+        hop_dst = hop_ms[dst]
+        neg_timeout = -timeout
+        keep_loss = 1.0 - loss_fail[dst]
+        route_ok = 1.0 - arrays["edge_fail"]
+        tries = retries + 1.0
+        own_ok = 1.0 - own_fail
+        out_edges = self.out_edges
+        lat_dst, fail_dst = span_latency[dst], span_fail[dst]
         for _ in range(c.depth):
-            callee_ms = span_latency[dst] + hop_ms[dst]
-            t_share = np.exp(-timeout / np.maximum(callee_ms, EPS))
+            callee_ms = lat_dst + hop_dst
+            t_share = np.exp(neg_timeout / np.maximum(callee_ms, EPS))
             seen_ms = np.minimum(callee_ms, timeout)
             # retries help against transient failures (timeouts, lost packets), not against a
             # callee that fails this request deterministically (a bug, a wrong address, overload)
-            transient = 1.0 - (1.0 - t_share) * (1.0 - loss_fail[dst])
-            once = 1.0 - (1.0 - span_fail[dst]) * (1.0 - transient) * (1.0 - arrays["edge_fail"])
-            edge_fail = 1.0 - (1.0 - span_fail[dst]) * (1.0 - arrays["edge_fail"]) * (1.0 - transient ** (retries + 1.0))
-            new_latency = own_latency + self.out_edges @ (calls_per * seen_ms * (1.0 + retries * once))
-            log_ok = self.out_edges @ (calls_per * np.log(np.maximum(1.0 - edge_fail, EPS)))
-            new_fail = 1.0 - (1.0 - own_fail) * np.exp(log_ok)
-            settled = np.array_equal(new_latency, span_latency) and np.array_equal(new_fail, span_fail)
-            span_latency, span_fail = new_latency, new_fail
-            if settled:  # a fixed point: deeper iterations would change nothing
+            transient = 1.0 - (1.0 - t_share) * keep_loss
+            ok_dst = 1.0 - fail_dst
+            once = 1.0 - ok_dst * (1.0 - transient) * route_ok
+            all_transient = 1.0 - transient ** tries
+            edge_fail = 1.0 - ok_dst * route_ok * all_transient
+            span_latency = own_latency + out_edges @ (calls_per * seen_ms * (1.0 + retries * once))
+            log_ok = out_edges @ (calls_per * np.log(np.maximum(1.0 - edge_fail, EPS)))
+            span_fail = 1.0 - own_ok * np.exp(log_ok)
+            new_lat_dst, new_fail_dst = span_latency[dst], span_fail[dst]
+            settled = (new_lat_dst == lat_dst).all() and (new_fail_dst == fail_dst).all()
+            lat_dst, fail_dst = new_lat_dst, new_fail_dst
+            if settled:
+                # a fixed point: no callee changed, so a further iteration would recompute every
+                # value (and this iteration's edge values) from the same inputs, bit for bit
                 break
         self.prev_edge_fail = edge_fail
         self._hold_ms = span_latency
+        if not result:
+            return None
         # --- request types: the entry's own part plus every call on the path
-        local_edge_fail = 1.0 - (1.0 - own_fail[dst]) * (1.0 - arrays["edge_fail"]) * (1.0 - transient ** (retries + 1.0))
+        local_edge_fail = 1.0 - (1.0 - own_fail[dst]) * route_ok * all_transient
         rt_log_ok = np.log(max(1.0 - own_fail[c.entry], EPS)) + c.edge_flow @ np.log(np.maximum(1.0 - local_edge_fail, EPS))
         rt_fail = 1.0 - np.exp(rt_log_ok)
-        local_ms = np.minimum(own_latency[dst] + hop_ms[dst], timeout)
+        local_ms = np.minimum(own_latency[dst] + hop_dst, timeout)
         rt_latency = own_latency[c.entry] + c.edge_flow @ local_ms
         rt_slow = 1.0 - lognormal_cdf(np.array([self.slow_ms]), rt_latency)[:, 0]
         rt_count = rt_errors = svc_count = svc_errors = np.zeros(0)
