@@ -166,6 +166,7 @@ class ClusterState:
         self._seq = 0
         self._pod_counter = 0
         self.events: list[ClusterEvent] = []
+        self._request_cache: dict[str, int] = {}  # service -> CPU request (m) the scheduler counts
         self.deployments: dict[str, Deployment] = {}
         self.pods: dict[str, Pod] = {}
         self.network_policies: dict[str, NetworkPolicy] = {}
@@ -286,15 +287,22 @@ class ClusterState:
         return sum(self._request_m(p.service) for p in self.pods.values() if p.node == node and not p.terminating)
 
     def _request_m(self, service: str) -> int:
-        return max(self.app.service(service).resources.cpu_request_m, 50)
+        m = self._request_cache.get(service)
+        if m is None:
+            m = self._request_cache[service] = max(self.app.service(service).resources.cpu_request_m, 50)
+        return m
 
     def _place(self, pod: Pod) -> None:
         """Scheduler: the Ready, schedulable node of the pod's zone with the most free CPU requests."""
         best, best_free = None, -1
+        used: dict[str | None, int] = {}  # `_used_m` of every node, in one pass over the pods
+        for p in self.pods.values():
+            if not p.terminating:
+                used[p.node] = used.get(p.node, 0) + self._request_m(p.service)
         for node in self.nodes.values():
             if node.zone != pod.zone or not node.ready or node.unschedulable:
                 continue
-            free = node.allocatable_m - self._used_m(node.name)
+            free = node.allocatable_m - used.get(node.name, 0)
             if free >= self._request_m(pod.service) and free > best_free:
                 best, best_free = node.name, free
         if best is None:

@@ -77,6 +77,7 @@ class TelemetryExporter:
         self._static: dict[str, tuple] = {}
         self._dynamic: dict[tuple, np.ndarray] = {}
         self._static_concat: tuple | None = None
+        self._static_memo: dict[str, dict[tuple, tuple[np.ndarray, np.ndarray]]] = {}  # pod -> state -> series
         self._desired_cache: tuple | None = None
         self._dynamic_concat: tuple | None = None
         self._init_static_rows()
@@ -128,6 +129,13 @@ class TelemetryExporter:
         hit = self._static.get(pod.name)
         if hit is not None and hit[0] == sig:
             return hit[3]
+        # a state this pod had before: the series below are a function of `full` alone
+        full = (sig, pod.started, spec.image)
+        memo = self._static_memo.setdefault(pod.name, {})
+        out = memo.get(full)
+        if out is not None:
+            self._static[pod.name] = (sig, *out, out)
+            return out
         st, ns, svc = self.store, self.ns, pod.service
         ids: list[int] = []
         vals: list[float] = []
@@ -164,6 +172,7 @@ class TelemetryExporter:
             put("container_spec_memory_limit_bytes", adv, spec.mem_limit_mi * MI)
         out = (np.asarray(ids, dtype=np.int64), np.asarray(vals))
         self._static[pod.name] = (sig, *out, out)
+        memo[full] = out
         return out
 
     def _pod_dynamic_ids(self, pod) -> np.ndarray:
@@ -257,6 +266,7 @@ class TelemetryExporter:
                 del self._dynamic[k]
             self.store.mark_stale(t, np.unique(np.concatenate(stale)))
             self.cum_pod.pop(name, None)
+            self._static_memo.pop(name, None)
 
     def _concat_static(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
         """Concatenated static ids and values, reused while every pod's cached arrays are the same objects."""

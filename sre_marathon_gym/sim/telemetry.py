@@ -48,9 +48,15 @@ def _normalise_labels(labels: Mapping[str, str] | None) -> LabelKey:
     """Sorted, interned (key, value) tuple; empty values are dropped (Prometheus: empty == absent)."""
     if not labels:
         return ()
-    return tuple(
-        sorted((sys.intern(str(k)), sys.intern(str(v))) for k, v in labels.items() if str(v) != "")
-    )
+    intern = sys.intern
+    out = []
+    for k, v in labels.items():
+        if type(v) is not str:
+            v = str(v)
+        if v != "":
+            out.append((intern(k if type(k) is str else str(k)), intern(v)))
+    out.sort()
+    return tuple(out)
 
 
 class _NameIndex:
