@@ -459,6 +459,9 @@ class LogContextRecorder:
         self._restarts_seen: dict[str, int] = {}
         self._k_index: dict[int, int] = {}
         self._cause_cache: dict[tuple[int, int], tuple[int, int, int, str, str]] = {}
+        self._spec_memo_key: object = None
+        self._behaviours_memo: dict[tuple[str, int], tuple[tuple, list]] = {}
+        self._readiness_memo: dict[tuple[str, str | None], bool] = {}
         self._bind_arrays()
 
     # ------------------------------------------------------------ static names
@@ -646,6 +649,14 @@ class LogContextRecorder:
             if v != f.default and v in f.variants:
                 flags_on.add(f.name)
         specs_seen: dict[tuple[str, int], list] = {}
+        # across rebuilds: behaviours and readiness of a spec are functions of the effects version,
+        # the spec fields they read and the flag values, so they are kept while those hold
+        memo_key = (eff.version, tuple(values.items()))
+        if self._spec_memo_key != memo_key:
+            self._spec_memo_key = memo_key
+            self._behaviours_memo.clear()
+            self._readiness_memo.clear()
+        behaviours_memo, readiness_memo = self._behaviours_memo, self._readiness_memo
         for pod in sorted(cl.pods.values(), key=lambda p: p.name):
             si = c.index[pod.service]
             node = cl.nodes.get(pod.node or "")
@@ -656,13 +667,21 @@ class LogContextRecorder:
             if pod.terminating:
                 continue
             spec = cl.spec_of(pod)
-            if not self._readiness_ok(pod.service, spec, eff):
+            rkey = (pod.service, spec.readiness_path)
+            ok = readiness_memo.get(rkey)
+            if ok is None:
+                ok = readiness_memo[rkey] = self._readiness_ok(pod.service, spec, eff)
+            if not ok:
                 readiness[si] = spec.readiness_path or "/healthz"
                 if running and not pod.ready:
                     bits[si] |= B_NOT_READY
             skey = (pod.service, pod.revision)
             if skey not in specs_seen:
-                specs_seen[skey] = self._behaviours(pod.service, spec, eff)
+                fields = (spec.code, spec.env, spec.image)
+                hit = behaviours_memo.get(skey)
+                if hit is None or hit[0] != fields:
+                    hit = behaviours_memo[skey] = (fields, self._behaviours(pod.service, spec, eff))
+                specs_seen[skey] = hit[1]
             found = list(specs_seen[skey]) + [(i["mechanism"], i["params"], "") for i in pod.injections.values()]
             for mech, params, detail in found:
                 self._note(mech, params, detail, si, mechs, bits, route_kind, route_host, missing_env, pod)
