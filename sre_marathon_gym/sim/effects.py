@@ -128,10 +128,15 @@ class Effects:
         # (service, kind, key, state) -> behaviours; kind: code | env | image | readiness | flag
         self.behaviours: dict[tuple[str, str, str, str | None], list[Behaviour]] = {}
         self.cluster: ClusterState | None = None
-        self._spec_cache: dict[tuple[str, int], ServiceEffect] = {}
+        # (service, revision) -> (inputs, effect): an entry is reused while the inputs it was computed
+        # from hold (the service's behaviours, the flag values, the spec fields that select them)
+        self._spec_cache: dict[tuple[str, int], tuple[tuple, ServiceEffect]] = {}
+        self._generation: dict[str, int] = {}  # service -> bumps when its behaviours change
+        self._flags: tuple = ()
+        self._flags_version = -1
         # (service, revision, injection ids) -> effect; an injection id always carries the same
-        # params, and the cache is cleared together with `_spec_cache`, so a hit is what
-        # `pod_effect` would compute again
+        # params, and the cache is cleared with every invalidation, so a hit is what `pod_effect`
+        # would compute again
         self._pod_cache: dict[tuple, ServiceEffect] = {}
         self._arrays_cache: dict[tuple, dict[str, np.ndarray]] = {}
         self.version = 0
@@ -154,14 +159,28 @@ class Effects:
     # ------------------------------------------------------------ registry
     def register(self, service: str, kind: str, key: str, state: str | None, mechanism: str, params: dict) -> None:
         self.behaviours.setdefault((service, kind, key, state), []).append(Behaviour(mechanism, dict(params)))
+        self._generation[service] = self._generation.get(service, 0) + 1
         self.invalidate()
 
     def unregister(self, service: str, kind: str, key: str, state: str | None) -> None:
         self.behaviours.pop((service, kind, key, state), None)
+        self._generation[service] = self._generation.get(service, 0) + 1
         self.invalidate()
 
+    def generation(self, service: str) -> int:
+        """Changes whenever a behaviour of `service` is registered or unregistered."""
+        return self._generation.get(service, 0)
+
+    def flag_values(self) -> tuple:
+        """flagd's ConfigMap as (flag, variant) pairs, read once per `version` (flags change through
+        `Simulator.ship_flag`, which invalidates)."""
+        if self._flags_version != self.version:
+            values = self.cluster.configmaps.get("flagd-config", {}) if self.cluster is not None else {}
+            self._flags = tuple(values.items())
+            self._flags_version = self.version
+        return self._flags
+
     def invalidate(self) -> None:
-        self._spec_cache.clear()
         self._pod_cache.clear()
         self.version += 1
         if self.cluster is not None:
@@ -181,14 +200,16 @@ class Effects:
 
     def revision_effect(self, service: str, revision: int, spec: DeploymentSpec) -> ServiceEffect:
         key = (service, revision)
-        eff = self._spec_cache.get(key)
-        if eff is None:
-            eff = ServiceEffect()
-            for b in self._spec_behaviours(service, spec):
-                eff.add(b.mechanism, b.params)
-            for b in self.flag_behaviours(service):
-                eff.add(b.mechanism, b.params)
-            self._spec_cache[key] = eff
+        inputs = (self._generation.get(service, 0), self.flag_values(), spec.code, spec.env, spec.image)
+        hit = self._spec_cache.get(key)
+        if hit is not None and hit[0] == inputs:
+            return hit[1]
+        eff = ServiceEffect()
+        for b in self._spec_behaviours(service, spec):
+            eff.add(b.mechanism, b.params)
+        for b in self.flag_behaviours(service):
+            eff.add(b.mechanism, b.params)
+        self._spec_cache[key] = (inputs, eff)
         return eff
 
     def flag_behaviours(self, service: str) -> list[Behaviour]:
@@ -279,12 +300,13 @@ class Effects:
         """Per-service and per-edge arrays, weighted over each service's ready pods.
 
         Pods are grouped by (revision, runtime injections): the effect of a group is computed once.
-        The result depends only on what the key below names (the pods' caches are cleared with
-        `version`), so an unchanged key returns the arrays computed before (shared: read-only).
+        The result depends only on what the key below names (behaviours per service, flag values,
+        the ready pods' revisions and injections, current revisions, network policies), so an
+        unchanged key returns the arrays computed before (shared: read-only).
         """
         assert self.cluster is not None
         cl = self.cluster
-        key = (self.version,
+        key = (self.flag_values(), tuple(self._generation.items()),
                tuple([(p.service, p.revision, tuple(p.injections)) for p in cl.pods.values() if p.ready and not p.terminating]),
                tuple([d.revisions[-1].number for d in cl.deployments.values()]),
                tuple([(pol.source, pol.target) for pol in cl.network_policies.values()]))
@@ -292,7 +314,7 @@ class Effects:
         hit = cache.get(key)
         if hit is not None:
             return hit
-        if len(cache) >= 64 or any(k[0] != self.version for k in cache):
+        if len(cache) >= 64:
             cache.clear()
         out = cache[key] = self._compute_arrays()
         return out

@@ -649,12 +649,11 @@ class LogContextRecorder:
             if v != f.default and v in f.variants:
                 flags_on.add(f.name)
         specs_seen: dict[tuple[str, int], list] = {}
-        # across rebuilds: behaviours and readiness of a spec are functions of the effects version,
-        # the spec fields they read and the flag values, so they are kept while those hold
-        memo_key = (eff.version, tuple(values.items()))
-        if self._spec_memo_key != memo_key:
-            self._spec_memo_key = memo_key
-            self._behaviours_memo.clear()
+        # across rebuilds: a spec's behaviours are a function of the service's registered behaviours
+        # and the spec fields they read; its readiness, of the readiness path and the flag values
+        flag_state = tuple(values.items())
+        if self._spec_memo_key != flag_state:
+            self._spec_memo_key = flag_state
             self._readiness_memo.clear()
         behaviours_memo, readiness_memo = self._behaviours_memo, self._readiness_memo
         for pod in sorted(cl.pods.values(), key=lambda p: p.name):
@@ -677,7 +676,7 @@ class LogContextRecorder:
                     bits[si] |= B_NOT_READY
             skey = (pod.service, pod.revision)
             if skey not in specs_seen:
-                fields = (spec.code, spec.env, spec.image)
+                fields = (spec.code, spec.env, spec.image, eff.generation(pod.service))
                 hit = behaviours_memo.get(skey)
                 if hit is None or hit[0] != fields:
                     hit = behaviours_memo[skey] = (fields, self._behaviours(pod.service, spec, eff))
