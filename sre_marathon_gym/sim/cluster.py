@@ -77,6 +77,9 @@ class Deployment:
         return self.current.spec
 
 
+POD_MUTATIONS = [0]  # bumps on every attribute write of any Pod: a cheap "did any pod change?" check
+
+
 @dataclass
 class Pod:
     name: str
@@ -95,6 +98,10 @@ class Pod:
     terminating: bool = False
     injections: dict[str, dict] = field(default_factory=dict)
     generation: int = 0  # bumps on every transition; stale events are ignored
+
+    def __setattr__(self, name: str, value: object) -> None:
+        object.__setattr__(self, name, value)
+        POD_MUTATIONS[0] += 1
 
 
 @dataclass

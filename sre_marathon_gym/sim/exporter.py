@@ -7,11 +7,12 @@ every 15 s; histogram buckets are expected counts from the log-normal latency mo
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .cluster import short_hash
+from .cluster import POD_MUTATIONS, short_hash
 from .traffic import TickResult, lognormal_cdf
 
 if TYPE_CHECKING:
@@ -23,6 +24,26 @@ STATUS = ("STATUS_CODE_UNSET", "STATUS_CODE_ERROR")
 PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
 SPAN = "traces_span_metrics"
 MI = 1024.0 * 1024.0
+
+
+@dataclass
+class _PodLayout:
+    """Per-pod inputs of one export, valid while no pod, node or effect changes."""
+
+    static_ids: np.ndarray
+    static_vals: np.ndarray
+    dynamic_ids: np.ndarray  # 6 per pod below, in pod order
+    counts: np.ndarray  # [S] ready pods per service
+    slots: np.ndarray  # rows of `_cum` of the started, scheduled pods
+    ready_slots: np.ndarray
+    ready_svc: np.ndarray  # service of each ready slot
+    oom_slots: np.ndarray
+    oom_restarts: np.ndarray
+    restarts: np.ndarray
+    running: np.ndarray  # no waiting reason: memory is reported
+    mem_base: np.ndarray  # base + extra memory, MiB
+    leak: np.ndarray  # MiB per minute
+    started_s: np.ndarray  # container start
 
 
 def span_name(service: str, protocol: str) -> str:
@@ -66,7 +87,12 @@ class TelemetryExporter:
         self.pending = np.zeros((n, 2))
         self.pending_ms = np.zeros(n)
         self.pending_ticks = 0
-        self.cum_pod: dict[str, list[float]] = {}  # pod -> [cpu_s, periods, throttled, oom]
+        self._slot: dict[str, int] = {}  # pod -> its row of `_cum`: [cpu_s, periods, throttled, oom]
+        self._cum = np.zeros((64, 4))
+        self._slots_used = 0
+        self._free_slots: list[int] = []
+        self._layout: _PodLayout | None = None
+        self._layout_key: tuple | None = None
         self.app_extra = sim.app.app == "astronomy_shop"
         self.cum_frontend = np.zeros(2)
         self.cum_payment = 0.0
@@ -198,47 +224,32 @@ class TelemetryExporter:
         sim = self.sim
         cl, c = sim.cluster, sim.compiled
         res = sim.last
-        index = c.index
-        pods = list(cl.pods.values())
-        counts = [0] * len(c.services)
-        for pod in pods:
-            if pod.ready:
-                counts[index[pod.service]] += 1
-        ready_pods = np.array(counts, dtype=np.float64)
-        # per pod: the cached static series, then the dynamic ones (series are created in this order)
-        static: list[np.ndarray] = []
-        dyn: list[np.ndarray] = []
-        dvals: list[float] = []
-        if res is not None:
-            cpu, thr = res.cpu_cores.tolist(), res.throttled_ratio.tolist()
-        mem_mi = sim.effects.memory_mi
-        pod_static, dynamic_ids, cum_pod = self._pod_static, self._pod_dynamic_ids, self.cum_pod
-        status = cl.pod_status
-        periods = METRIC_DT / 0.1
-        for pod in pods:
-            static.append(pod_static(pod, status(pod)))
-            if not pod.started or pod.node is None:
-                continue
-            cum = cum_pod.get(pod.name)
-            if cum is None:
-                cum = cum_pod[pod.name] = [0.0, 0.0, 0.0, 0.0]
-            if pod.ready and res is not None:
-                i = index[pod.service]
-                share = 1.0 / max(counts[i], 1.0)
-                cum[0] += cpu[i] * share * METRIC_DT
-                cum[1] += periods
-                cum[2] += periods * thr[i]
-            if pod.last_terminated_reason == "OOMKilled":
-                cum[3] = float(pod.restarts)
-            dyn.append(dynamic_ids(pod))
-            dvals += (pod.restarts, cum[0], cum[1], cum[2], cum[3],
-                      mem_mi(pod, t) * MI if pod.waiting_reason is None else 0.0)
-        if len(self._static) != len(pods):  # every current pod is in `_static` by now
-            self._drop_gone(t)
-        s_ids, s_vals = self._concat_static(static)
-        ids = [s_ids, self._concat_dynamic(dyn)]
-        vals = [s_vals, np.array(dvals, dtype=np.float64)]
+        # the per-pod layout (series, ready counts, memory parameters) is rebuilt only when a pod,
+        # the pod set, the effects or a node changed; while every node is Ready no pod status
+        # depends on the clock
+        nodes = tuple((n.ready, n.unschedulable, n.not_ready_since) for n in cl.nodes.values())
+        key = (POD_MUTATIONS[0], len(cl.pods), sim.effects.version, nodes)
+        lay = self._layout
+        if lay is None or key != self._layout_key or not all(n[0] for n in nodes):
+            lay = self._layout = self._build_layout(t)
+            self._layout_key = key
+        cum = self._cum
+        if res is not None and len(lay.ready_slots):
+            i = lay.ready_svc
+            share = 1.0 / np.maximum(lay.counts, 1.0)
+            cum[lay.ready_slots, 0] += res.cpu_cores[i] * share[i] * METRIC_DT
+            cum[lay.ready_slots, 1] += METRIC_DT / 0.1
+            cum[lay.ready_slots, 2] += METRIC_DT / 0.1 * res.throttled_ratio[i]
+        if len(lay.oom_slots):
+            cum[lay.oom_slots, 3] = lay.oom_restarts
+        dvals = np.empty((len(lay.slots), 6))
+        dvals[:, 0] = lay.restarts
+        dvals[:, 1:5] = cum[lay.slots]
+        dvals[:, 5] = np.where(lay.running, (lay.mem_base + lay.leak * np.maximum(0.0, t - lay.started_s) / 60) * MI, 0.0)
+        ids = [lay.static_ids, lay.dynamic_ids]
+        vals = [lay.static_vals, dvals.ravel()]
         # deployments and blackbox probes, one row per service
+        ready_pods = lay.counts
         up = ready_pods > 0
         lat_s = (res.own_latency_ms / 1000.0) if res is not None else np.full(len(c.services), 0.001)
         ids.append(self._svc_ids.ravel())
@@ -256,6 +267,84 @@ class TelemetryExporter:
             vals.append(a_vals)
         return np.concatenate(ids), np.concatenate(vals)
 
+    def _build_layout(self, t: float) -> _PodLayout:
+        """One pass over the pods: their series (created in this order), counter slots and the
+        inputs of the per-sample values, as arrays."""
+        sim = self.sim
+        cl, c = sim.cluster, sim.compiled
+        index = c.index
+        pods = list(cl.pods.values())
+        counts = [0] * len(c.services)
+        for pod in pods:
+            if pod.ready:
+                counts[index[pod.service]] += 1
+        static: list[tuple[np.ndarray, np.ndarray]] = []
+        dyn: list[np.ndarray] = []
+        slots: list[int] = []
+        ready_slots: list[int] = []
+        ready_svc: list[int] = []
+        oom_slots: list[int] = []
+        oom_restarts: list[float] = []
+        restarts: list[float] = []
+        running: list[bool] = []
+        mem_base: list[float] = []
+        leak: list[float] = []
+        started_s: list[float] = []
+        base_mem = c.base_memory_mi
+        pod_effect = sim.effects.pod_effect
+        for pod in pods:
+            static.append(self._pod_static(pod, cl.pod_status(pod)))
+            if not pod.started or pod.node is None:
+                continue
+            slot = self._slot.get(pod.name)
+            if slot is None:
+                slot = self._new_slot(pod.name)
+            slots.append(slot)
+            if pod.ready:
+                ready_slots.append(slot)
+                ready_svc.append(index[pod.service])
+            if pod.last_terminated_reason == "OOMKilled":
+                oom_slots.append(slot)
+                oom_restarts.append(float(pod.restarts))
+            dyn.append(self._pod_dynamic_ids(pod))
+            restarts.append(pod.restarts)
+            running.append(pod.waiting_reason is None)
+            # Effects.memory_mi: base + extra + leak * max(0, now - started) / 60
+            eff = pod_effect(pod)
+            mem_base.append(float(base_mem[index[pod.service]]) + eff.extra_mem_mi)
+            leak.append(eff.leak_mi_per_min)
+            started_s.append(pod.container_started_s)
+        if len(self._static) != len(pods):  # every current pod is in `_static` by now
+            self._drop_gone(t)
+        s_ids, s_vals = self._concat_static(static)
+        f, ix = np.array, np.intp
+        return _PodLayout(
+            static_ids=s_ids, static_vals=s_vals, dynamic_ids=self._concat_dynamic(dyn),
+            counts=f(counts, dtype=np.float64), slots=f(slots, dtype=ix), ready_slots=f(ready_slots, dtype=ix),
+            ready_svc=f(ready_svc, dtype=ix), oom_slots=f(oom_slots, dtype=ix), oom_restarts=f(oom_restarts, dtype=np.float64),
+            restarts=f(restarts, dtype=np.float64), running=f(running, dtype=bool), mem_base=f(mem_base, dtype=np.float64),
+            leak=f(leak, dtype=np.float64), started_s=f(started_s, dtype=np.float64))
+
+    def _new_slot(self, name: str) -> int:
+        """A zeroed row of `_cum` for a pod's counters [cpu_s, periods, throttled, oom]."""
+        if self._free_slots:
+            slot = self._free_slots.pop()
+        else:
+            slot = self._slots_used
+            self._slots_used += 1
+            if slot >= len(self._cum):
+                grown = np.zeros((2 * len(self._cum), 4))
+                grown[: len(self._cum)] = self._cum
+                self._cum = grown
+        self._cum[slot] = 0.0
+        self._slot[name] = slot
+        return slot
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_layout"] = state["_layout_key"] = None  # keyed by a per-process counter
+        return state
+
     def _drop_gone(self, t: float) -> None:
         """Staleness markers for the series of pods that no longer exist."""
         pods = self.sim.cluster.pods
@@ -265,7 +354,9 @@ class TelemetryExporter:
             for k in [k for k in self._dynamic if k[0] == name]:
                 del self._dynamic[k]
             self.store.mark_stale(t, np.unique(np.concatenate(stale)))
-            self.cum_pod.pop(name, None)
+            slot = self._slot.pop(name, None)
+            if slot is not None:
+                self._free_slots.append(slot)
             self._static_memo.pop(name, None)
 
     def _concat_static(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
