@@ -77,7 +77,7 @@ class Deployment:
         return self.current.spec
 
 
-POD_MUTATIONS = [0]  # bumps on every attribute write of any Pod: a cheap "did any pod change?" check
+POD_MUTATIONS = [0]  # bumps on every attribute write of any Pod (but `generation`): "did any pod change?"
 
 
 @dataclass
@@ -101,7 +101,8 @@ class Pod:
 
     def __setattr__(self, name: str, value: object) -> None:
         object.__setattr__(self, name, value)
-        POD_MUTATIONS[0] += 1
+        if name != "generation":  # event bookkeeping, not pod state
+            POD_MUTATIONS[0] += 1
 
 
 @dataclass

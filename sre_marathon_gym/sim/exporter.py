@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .cluster import POD_MUTATIONS, short_hash
+from .cluster import NODE_MONITOR_GRACE_S, POD_MUTATIONS, short_hash
 from .traffic import TickResult, lognormal_cdf
 
 if TYPE_CHECKING:
@@ -225,12 +225,15 @@ class TelemetryExporter:
         cl, c = sim.cluster, sim.compiled
         res = sim.last
         # the per-pod layout (series, ready counts, memory parameters) is rebuilt only when a pod,
-        # the pod set, the effects or a node changed; while every node is Ready no pod status
-        # depends on the clock
-        nodes = tuple((n.ready, n.unschedulable, n.not_ready_since) for n in cl.nodes.values())
+        # the pod set, the effects or a node changed, or a NotReady node's pods turned Unknown
+        # (the only clock-dependent part of a pod's status, see `ClusterState.pod_status`)
+        now = cl.now
+        nodes = tuple((n.ready, n.unschedulable, n.not_ready_since,
+                       not n.ready and now - (n.not_ready_since or now) >= NODE_MONITOR_GRACE_S)
+                      for n in cl.nodes.values())
         key = (POD_MUTATIONS[0], len(cl.pods), sim.effects.version, nodes)
         lay = self._layout
-        if lay is None or key != self._layout_key or not all(n[0] for n in nodes):
+        if lay is None or key != self._layout_key:
             lay = self._layout = self._build_layout(t)
             self._layout_key = key
         cum = self._cum

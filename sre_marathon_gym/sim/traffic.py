@@ -65,6 +65,32 @@ def call_graph_height(services: int, src: np.ndarray, dst: np.ndarray) -> int | 
 
 
 @dataclass
+class _Inputs:
+    """Per-input parts of `TrafficModel.expected` (independent of the feedback state)."""
+
+    rt_rate: np.ndarray
+    rt_sum: np.floating
+    flow_mult: np.ndarray  # (rt_rate @ edge_flow) * edge_mult
+    unreachable: np.ndarray
+    cpu_cap: np.ndarray
+    cap_positive: np.ndarray
+    cap_floor: np.ndarray
+    limited: np.ndarray  # has a CPU limit
+    servers: np.ndarray
+    has_servers: np.ndarray
+    servers_floor: np.ndarray  # max(servers, EPS)
+    servers_one: np.ndarray  # max(servers, 1)
+    queue_exponent: np.ndarray  # sqrt(2 (servers + 1)) - 1
+    ok_reachable: np.ndarray  # (1 - own_error) (1 - unreachable)
+    hop_ms: np.ndarray
+    hop_dst: np.ndarray
+    neg_timeout: np.ndarray
+    keep_loss: np.ndarray  # 1 - loss_fail[dst]
+    route_ok: np.ndarray  # 1 - edge_fail
+    tries: np.ndarray  # retries + 1
+
+
+@dataclass
 class TickResult:
     """Expected values and sampled counts of one tick."""
 
@@ -101,6 +127,7 @@ class TrafficModel:
         self._key: object = None
         self._hold_ms: np.ndarray | None = None
         self._span: tuple[np.ndarray, np.ndarray] | None = None  # last fixed point: span latency, failure
+        self._fixed: tuple | None = None  # (arrays, input key, _Inputs)
         self._expected: TickResult | None = None
         out_edges = np.zeros((len(compiled.services), len(compiled.edge_src)))
         out_edges[compiled.edge_src, np.arange(len(compiled.edge_src))] = 1.0
@@ -135,19 +162,11 @@ class TrafficModel:
         out.rt_count, out.rt_errors, out.svc_count, out.svc_errors = rt_count, rt_errors, svc_count, svc_errors
         return out
 
-    def expected(self, arrays: dict[str, np.ndarray], ready: np.ndarray, ingress: np.ndarray,
-                 load_factor: float, load_mult: np.ndarray, result: bool = True) -> TickResult | None:
-        """Expected values of one tick; updates the feedback state (retry failures, thread hold
-        times). With `result=False` only the state is updated and None is returned."""
+    def _inputs(self, arrays: dict[str, np.ndarray], ready: np.ndarray, ingress: np.ndarray,
+                load_factor: float, load_mult: np.ndarray) -> _Inputs:
         c = self.c
-        src, dst = c.edge_src, c.edge_dst
-        # --- demand
+        dst = c.edge_dst
         rt_rate = self.rps * load_factor * c.weights * arrays["load_mult"] * load_mult
-        retry_amp = 1.0 + c.edge_retries * self.prev_edge_fail
-        edge_rate = (rt_rate @ c.edge_flow) * arrays["edge_mult"] * retry_amp
-        svc_rate = c.background_rps.copy()
-        svc_rate[c.entry] += rt_rate.sum()
-        np.add.at(svc_rate, dst, edge_rate)
         # --- endpoints per zone: calls stay in their zone unless it has no ready pod
         ready_total = ready.sum(axis=0)
         none_local = ready == 0  # [Z, S]
@@ -155,28 +174,62 @@ class TrafficModel:
         cross = np.where(ready_total > 0, (ingress[:, None] * none_local).sum(axis=0), 0.0)
         entry_unreachable = float((ingress * (ready[:, c.entry] == 0)).sum())
         unreachable[c.entry] = max(unreachable[c.entry], entry_unreachable)
-        # --- CPU and queueing
         cpu_cap = np.where(arrays["cpu_limit"] > 0, arrays["cpu_limit"], UNLIMITED_CPU_CORES) * ready_total
-        cpu_demand = svc_rate * c.cpu_ms * arrays["cpu_mult"] / 1000.0 + arrays["extra_cores"]
-        u_cpu = np.where(cpu_cap > 0, cpu_demand / np.maximum(cpu_cap, EPS), 0.0)
-        cpu_used = np.minimum(cpu_demand, cpu_cap)
-        throttled = np.clip((u_cpu - 0.5) / 0.7, 0.0, 1.0) * (arrays["cpu_limit"] > 0)
-        st = c.service_time_ms * np.maximum(1.0, u_cpu) + arrays["added_ms"]
         servers = ready_total * arrays["threads"]
-        saturated_cpu = np.where(u_cpu > 1.0, 1.0 - 1.0 / np.maximum(u_cpu, EPS), 0.0)
-        own_fail_base = 1.0 - (1.0 - arrays["own_error"]) * (1.0 - unreachable) * (1.0 - saturated_cpu)
-        hold_ms = self._hold_ms if self._hold_ms is not None else st
         # --- per-call view from the caller: network delay, zone crossing, loss
         hop_ms = arrays["inbound_delay_ms"] + cross * 2.0 * self.cross_zone_ms + arrays["inbound_loss"] * 200.0
         loss_fail = arrays["inbound_loss"] * 0.3
+        return _Inputs(
+            rt_rate=rt_rate, rt_sum=rt_rate.sum(), flow_mult=(rt_rate @ c.edge_flow) * arrays["edge_mult"],
+            unreachable=unreachable, cpu_cap=cpu_cap, cap_positive=cpu_cap > 0, cap_floor=np.maximum(cpu_cap, EPS),
+            limited=arrays["cpu_limit"] > 0, servers=servers, has_servers=servers > 0,
+            servers_floor=np.maximum(servers, EPS), servers_one=np.maximum(servers, 1.0),
+            queue_exponent=np.sqrt(2.0 * (servers + 1.0)) - 1.0,
+            ok_reachable=(1.0 - arrays["own_error"]) * (1.0 - unreachable), hop_ms=hop_ms, hop_dst=hop_ms[dst],
+            neg_timeout=-arrays["edge_timeout_ms"], keep_loss=1.0 - loss_fail[dst], route_ok=1.0 - arrays["edge_fail"],
+            tries=c.edge_retries + 1.0)
+
+    def expected(self, arrays: dict[str, np.ndarray], ready: np.ndarray, ingress: np.ndarray,
+                 load_factor: float, load_mult: np.ndarray, result: bool = True) -> TickResult | None:
+        """Expected values of one tick; updates the feedback state (retry failures, thread hold
+        times). With `result=False` only the state is updated and None is returned."""
+        c = self.c
+        src, dst = c.edge_src, c.edge_dst
+        # everything that depends only on the inputs (not on the feedback state) is computed once per
+        # input (the same operations on the same operands as inline; `arrays` is never mutated)
+        key = (load_factor, load_mult.tobytes(), ready.tobytes(), ingress.tobytes())
+        fixed = self._fixed
+        if fixed is None or fixed[0] is not arrays or fixed[1] != key:
+            fixed = self._fixed = (arrays, key, self._inputs(arrays, ready, ingress, load_factor, load_mult))
+        f = fixed[2]
+        rt_rate = f.rt_rate
+        # --- demand
+        retry_amp = 1.0 + c.edge_retries * self.prev_edge_fail
+        edge_rate = f.flow_mult * retry_amp
+        svc_rate = c.background_rps.copy()
+        svc_rate[c.entry] += f.rt_sum
+        np.add.at(svc_rate, dst, edge_rate)
+        # --- CPU and queueing
+        cpu_cap = f.cpu_cap
+        cpu_demand = svc_rate * c.cpu_ms * arrays["cpu_mult"] / 1000.0 + arrays["extra_cores"]
+        u_cpu = np.where(f.cap_positive, cpu_demand / f.cap_floor, 0.0)
+        cpu_used = np.minimum(cpu_demand, cpu_cap)
+        throttled = np.clip((u_cpu - 0.5) / 0.7, 0.0, 1.0) * f.limited
+        st = c.service_time_ms * np.maximum(1.0, u_cpu) + arrays["added_ms"]
+        servers = f.servers
+        saturated_cpu = np.where(u_cpu > 1.0, 1.0 - 1.0 / np.maximum(u_cpu, EPS), 0.0)
+        own_fail_base = 1.0 - f.ok_reachable * (1.0 - saturated_cpu)
+        hold_ms = self._hold_ms if self._hold_ms is not None else st
+        unreachable = f.unreachable
         timeout = arrays["edge_timeout_ms"]
         retries = c.edge_retries
-        calls_per = np.where(svc_rate[src] > 0, edge_rate / np.maximum(svc_rate[src], EPS), 0.0)
+        src_rate = svc_rate[src]
+        calls_per = np.where(src_rate > 0, edge_rate / np.maximum(src_rate, EPS), 0.0)
         # --- fixed point over the call graph: span latency and failure include downstream calls
         # queueing: a worker thread is held for the whole span (own work plus downstream waits)
-        rho = np.where(servers > 0, svc_rate * hold_ms / 1000.0 / np.maximum(servers, EPS), 0.0)
+        rho = np.where(f.has_servers, svc_rate * hold_ms / 1000.0 / f.servers_floor, 0.0)
         rho_c = np.minimum(rho, 0.98)
-        wq = st * rho_c ** (np.sqrt(2.0 * (servers + 1.0)) - 1.0) / (np.maximum(servers, 1.0) * (1.0 - rho_c))
+        wq = st * rho_c ** f.queue_exponent / (f.servers_one * (1.0 - rho_c))
         saturated = np.where(rho >= 1.0, 1.0 - 1.0 / np.maximum(rho, EPS), 0.0)
         own_latency = st + wq
         own_fail = 1.0 - (1.0 - own_fail_base) * (1.0 - saturated)
@@ -190,15 +243,17 @@ class TrafficModel:
             span_latency = own_latency.copy()
             span_fail = own_fail.copy()
         # loop invariants, hoisted (each is the same operation on the same operands as before)
-        hop_dst = hop_ms[dst]
-        neg_timeout = -timeout
-        keep_loss = 1.0 - loss_fail[dst]
-        route_ok = 1.0 - arrays["edge_fail"]
-        tries = retries + 1.0
+        hop_dst, neg_timeout, keep_loss, route_ok, tries = f.hop_dst, f.neg_timeout, f.keep_loss, f.route_ok, f.tries
         own_ok = 1.0 - own_fail
         out_edges = self.out_edges
-        lat_dst, fail_dst = span_latency[dst], span_fail[dst]
+        # span latency and failure live in the rows of one buffer, so that what the callers see of
+        # them (the [2, E] gather) is taken and compared in one operation per pass
+        spans = np.empty((2, len(own_latency)))
+        spans[0] = span_latency
+        spans[1] = span_fail
+        seen = spans[:, dst]
         for _ in range(c.depth):
+            lat_dst, fail_dst = seen[0], seen[1]
             callee_ms = lat_dst + hop_dst
             t_share = np.exp(neg_timeout / np.maximum(callee_ms, EPS))
             seen_ms = np.minimum(callee_ms, timeout)
@@ -209,16 +264,17 @@ class TrafficModel:
             once = 1.0 - ok_dst * (1.0 - transient) * route_ok
             all_transient = 1.0 - transient ** tries
             edge_fail = 1.0 - ok_dst * route_ok * all_transient
-            span_latency = own_latency + out_edges @ (calls_per * seen_ms * (1.0 + retries * once))
+            np.add(own_latency, out_edges @ (calls_per * seen_ms * (1.0 + retries * once)), out=spans[0])
             log_ok = out_edges @ (calls_per * np.log(np.maximum(1.0 - edge_fail, EPS)))
-            span_fail = 1.0 - own_ok * np.exp(log_ok)
-            new_lat_dst, new_fail_dst = span_latency[dst], span_fail[dst]
-            settled = (new_lat_dst == lat_dst).all() and (new_fail_dst == fail_dst).all()
-            lat_dst, fail_dst = new_lat_dst, new_fail_dst
+            np.subtract(1.0, own_ok * np.exp(log_ok), out=spans[1])
+            now_seen = spans[:, dst]
+            settled = bool((now_seen == seen).all())
+            seen = now_seen
             if settled:
                 # a fixed point: no callee changed, so a further iteration would recompute every
                 # value (and this iteration's edge values) from the same inputs, bit for bit
                 break
+        span_latency, span_fail = spans[0], spans[1]  # a fresh buffer per call: never written again
         self.prev_edge_fail = edge_fail
         self._hold_ms = span_latency
         self._span = (span_latency, span_fail)
