@@ -216,7 +216,6 @@ class TrafficModel:
         cpu_used = np.minimum(cpu_demand, cpu_cap)
         throttled = np.clip((u_cpu - 0.5) / 0.7, 0.0, 1.0) * f.limited
         st = c.service_time_ms * np.maximum(1.0, u_cpu) + arrays["added_ms"]
-        servers = f.servers
         saturated_cpu = np.where(u_cpu > 1.0, 1.0 - 1.0 / np.maximum(u_cpu, EPS), 0.0)
         own_fail_base = 1.0 - f.ok_reachable * (1.0 - saturated_cpu)
         hold_ms = self._hold_ms if self._hold_ms is not None else st
