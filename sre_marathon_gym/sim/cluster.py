@@ -103,6 +103,13 @@ class Pod:
         object.__setattr__(self, name, value)
         if name != "generation":  # event bookkeeping, not pod state
             POD_MUTATIONS[0] += 1
+            object.__setattr__(self, "_stamp", POD_MUTATIONS[0])  # this pod's last change
+
+    def __setstate__(self, state: dict) -> None:
+        # a copy (pickle, deepcopy) gets a stamp of this process: stamps never repeat within one
+        self.__dict__.update(state)
+        POD_MUTATIONS[0] += 1
+        self.__dict__["_stamp"] = POD_MUTATIONS[0]
 
 
 @dataclass
@@ -505,15 +512,20 @@ class ClusterState:
 
     # ---------------------------------------------------------------- views
     def _recount(self) -> None:
-        self.ready[:] = 0
-        self.desired[:] = 0
-        zi = {z: i for i, z in enumerate(self.zones)}
+        # counted in Python ints and written in place (consumers hold these arrays)
+        Z, S = self.ready.shape
+        zi = {z: i * S for i, z in enumerate(self.zones)}
+        index = self.index
+        ready = [0] * (Z * S)
         for pod in self.pods.values():
             if pod.ready and not pod.terminating:
-                self.ready[zi[pod.zone], self.index[pod.service]] += 1
+                ready[zi[pod.zone] + index[pod.service]] += 1
+        desired = [0] * (Z * S)
         for name, dep in self.deployments.items():
             for zone, n in dep.spec.replicas:
-                self.desired[zi[zone], self.index[name]] = n
+                desired[zi[zone] + index[name]] = n
+        self.ready[:] = np.array(ready, dtype=np.float64).reshape(Z, S)
+        self.desired[:] = np.array(desired, dtype=np.float64).reshape(Z, S)
         self.dirty = False
         self.version += 1
 

@@ -92,6 +92,8 @@ class TelemetryExporter:
         self._slots_used = 0
         self._free_slots: list[int] = []
         self._layout: _PodLayout | None = None
+        self._rows: dict[str, tuple] = {}  # pod -> (row key, static series, dynamic inputs or None)
+        self._uid: dict[str, str] = {}  # pod -> its uid label
         self._layout_key: tuple | None = None
         self.app_extra = sim.app.app == "astronomy_shop"
         self.cum_frontend = np.zeros(2)
@@ -170,7 +172,7 @@ class TelemetryExporter:
             ids.append(st.series_id(name, labels))
             vals.append(value)
 
-        uid = short_hash("uid", pod.name, n=12)
+        uid = self._pod_uid(pod.name)
         base = {"namespace": ns, "pod": pod.name, "uid": uid}
         phase = "Unknown" if status == "Unknown" else pod.phase
         for ph in PHASES:
@@ -201,13 +203,19 @@ class TelemetryExporter:
         memo[full] = out
         return out
 
+    def _pod_uid(self, name: str) -> str:
+        uid = self._uid.get(name)
+        if uid is None:
+            uid = self._uid[name] = short_hash("uid", name, n=12)
+        return uid
+
     def _pod_dynamic_ids(self, pod) -> np.ndarray:
         key = (pod.name, pod.node)
         hit = self._dynamic.get(key)
         if hit is None:
             spec = self.sim.cluster.spec_of(pod)
             st = self.store
-            cbase = {"namespace": self.ns, "pod": pod.name, "uid": short_hash("uid", pod.name, n=12), "container": pod.service}
+            cbase = {"namespace": self.ns, "pod": pod.name, "uid": self._pod_uid(pod.name), "container": pod.service}
             adv = {"namespace": self.ns, "pod": pod.name, "container": pod.service, "image": spec.image, "node": pod.node or ""}
             hit = np.array([
                 st.series_id("kube_pod_container_status_restarts_total", cbase),
@@ -272,15 +280,18 @@ class TelemetryExporter:
 
     def _build_layout(self, t: float) -> _PodLayout:
         """One pass over the pods: their series (created in this order), counter slots and the
-        inputs of the per-sample values, as arrays."""
+        inputs of the per-sample values, as arrays. A pod's row is recomputed only when the pod
+        (its last attribute write), the effects or its node's Unknown state changed."""
         sim = self.sim
         cl, c = sim.cluster, sim.compiled
         index = c.index
         pods = list(cl.pods.values())
+        version = sim.effects.version
+        now = cl.now
+        unknown = {name: not n.ready and now - (n.not_ready_since or now) >= NODE_MONITOR_GRACE_S
+                   for name, n in cl.nodes.items()}
+        rows = self._rows
         counts = [0] * len(c.services)
-        for pod in pods:
-            if pod.ready:
-                counts[index[pod.service]] += 1
         static: list[tuple[np.ndarray, np.ndarray]] = []
         dyn: list[np.ndarray] = []
         slots: list[int] = []
@@ -293,30 +304,48 @@ class TelemetryExporter:
         mem_base: list[float] = []
         leak: list[float] = []
         started_s: list[float] = []
+        for pod in pods:
+            if pod.ready:
+                counts[index[pod.service]] += 1
         base_mem = c.base_memory_mi
         pod_effect = sim.effects.pod_effect
         for pod in pods:
-            static.append(self._pod_static(pod, cl.pod_status(pod)))
-            if not pod.started or pod.node is None:
+            row_key = (pod.__dict__.get("_stamp"), version, unknown.get(pod.node) if pod.node is not None else None)
+            row = rows.get(pod.name)
+            if row is None or row[0] != row_key:
+                out = self._pod_static(pod, cl.pod_status(pod))
+                if not pod.started or pod.node is None:
+                    row = (row_key, out, None)
+                else:
+                    slot = self._slot.get(pod.name)
+                    if slot is None:
+                        slot = self._new_slot(pod.name)
+                    # Effects.memory_mi: base + extra + leak * max(0, now - started) / 60
+                    eff = pod_effect(pod)
+                    row = (row_key, out, (slot, self._pod_dynamic_ids(pod), index[pod.service] if pod.ready else -1,
+                                          float(pod.restarts) if pod.last_terminated_reason == "OOMKilled" else None,
+                                          pod.restarts, pod.waiting_reason is None,
+                                          float(base_mem[index[pod.service]]) + eff.extra_mem_mi, eff.leak_mi_per_min,
+                                          pod.container_started_s))
+                rows[pod.name] = row
+            static.append(row[1])
+            d = row[2]
+            if d is None:
                 continue
-            slot = self._slot.get(pod.name)
-            if slot is None:
-                slot = self._new_slot(pod.name)
+            slot = d[0]
             slots.append(slot)
-            if pod.ready:
+            dyn.append(d[1])
+            if d[2] >= 0:
                 ready_slots.append(slot)
-                ready_svc.append(index[pod.service])
-            if pod.last_terminated_reason == "OOMKilled":
+                ready_svc.append(d[2])
+            if d[3] is not None:
                 oom_slots.append(slot)
-                oom_restarts.append(float(pod.restarts))
-            dyn.append(self._pod_dynamic_ids(pod))
-            restarts.append(pod.restarts)
-            running.append(pod.waiting_reason is None)
-            # Effects.memory_mi: base + extra + leak * max(0, now - started) / 60
-            eff = pod_effect(pod)
-            mem_base.append(float(base_mem[index[pod.service]]) + eff.extra_mem_mi)
-            leak.append(eff.leak_mi_per_min)
-            started_s.append(pod.container_started_s)
+                oom_restarts.append(d[3])
+            restarts.append(d[4])
+            running.append(d[5])
+            mem_base.append(d[6])
+            leak.append(d[7])
+            started_s.append(d[8])
         if len(self._static) != len(pods):  # every current pod is in `_static` by now
             self._drop_gone(t)
         s_ids, s_vals = self._concat_static(static)
@@ -346,6 +375,7 @@ class TelemetryExporter:
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         state["_layout"] = state["_layout_key"] = None  # keyed by a per-process counter
+        state["_rows"] = {}
         return state
 
     def _drop_gone(self, t: float) -> None:
@@ -361,6 +391,8 @@ class TelemetryExporter:
             if slot is not None:
                 self._free_slots.append(slot)
             self._static_memo.pop(name, None)
+            self._rows.pop(name, None)
+            self._uid.pop(name, None)
 
     def _concat_static(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
         """Concatenated static ids and values, reused while every pod's cached arrays are the same objects."""

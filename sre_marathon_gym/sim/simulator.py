@@ -95,6 +95,7 @@ class Simulator:
         self._ratio_version = -1
         self._restarts_version = -1
         self._queue_plan = self._queues()
+        self._kafka_rates: tuple | None = None
         self._ratio = np.ones(len(self.compiled.services))
         self.last: TickResult | None = None
         self.degraded = np.zeros(2)  # [requests, degraded requests] at the entry point, cumulative
@@ -191,12 +192,23 @@ class Simulator:
         return out
 
     def _update_kafka(self, res: TickResult) -> None:
-        for producers, consumers in self._queue_plan:
-            produce = float(res.edge_rate[producers].sum()) if producers else 0.0
-            for s in consumers:
-                per_record_ms = float(res.own_latency_ms[s]) + 1000.0 * float(self._arrays["consumer_delay_s"][s])
-                capacity = self.cluster.ready[:, s].sum() * self._arrays["threads"][s] * 1000.0 / max(per_record_ms, 1e-6)
-                self.kafka_lag[s] = max(0.0, self.kafka_lag[s] + (produce - capacity) * TICK_S)
+        if not self._queue_plan:
+            return
+        # produce and capacity are functions of expected values, arrays and readiness: kept while
+        # those objects (and the cluster version, for readiness) are the same
+        key = (res.edge_rate, res.own_latency_ms, self._arrays)
+        hit = self._kafka_rates
+        if hit is None or hit[2] != self.cluster.version or any(a is not b for a, b in zip(hit[0], key)):
+            rates = []
+            for producers, consumers in self._queue_plan:
+                produce = float(res.edge_rate[producers].sum()) if producers else 0.0
+                for s in consumers:
+                    per_record_ms = float(res.own_latency_ms[s]) + 1000.0 * float(self._arrays["consumer_delay_s"][s])
+                    capacity = self.cluster.ready[:, s].sum() * self._arrays["threads"][s] * 1000.0 / max(per_record_ms, 1e-6)
+                    rates.append((s, produce, capacity))
+            hit = self._kafka_rates = (key, rates, self.cluster.version)
+        for s, produce, capacity in hit[1]:
+            self.kafka_lag[s] = max(0.0, self.kafka_lag[s] + (produce - capacity) * TICK_S)
 
     # ------------------------------------------------------------ faults
     def inject(self, fault: Fault) -> None:

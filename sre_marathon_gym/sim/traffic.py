@@ -153,10 +153,12 @@ class TrafficModel:
         draw = self._draw
         if draw[0] != dt:
             draw = self._draw = (dt, e.rt_rate * dt, np.clip(e.rt_fail, 0.0, 1.0), e.svc_rate * dt, np.clip(e.svc_fail, 0.0, 1.0))
-        rt_count = rng.poisson(draw[1]).astype(np.float64)
-        rt_errors = rng.binomial(rt_count.astype(np.int64), draw[2]).astype(np.float64)
-        svc_count = rng.poisson(draw[3]).astype(np.float64)
-        svc_errors = rng.binomial(svc_count.astype(np.int64), draw[4]).astype(np.float64)
+        rt_n = rng.poisson(draw[1])  # int64 counts: what binomial is given either way
+        rt_count = rt_n.astype(np.float64)
+        rt_errors = rng.binomial(rt_n, draw[2]).astype(np.float64)
+        svc_n = rng.poisson(draw[3])
+        svc_count = svc_n.astype(np.float64)
+        svc_errors = rng.binomial(svc_n, draw[4]).astype(np.float64)
         out = object.__new__(TickResult)  # a field-for-field copy, as dataclasses.replace makes
         out.__dict__.update(e.__dict__)
         out.rt_count, out.rt_errors, out.svc_count, out.svc_errors = rt_count, rt_errors, svc_count, svc_errors
