@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import UnknownNameError
+from .cluster import POD_MUTATIONS
 from .effects import FLAG_BEHAVIOUR, resolve_variant
 from .traces import (BAD_VALUE, BLOCKED, DEP_UNAVAIL, DNS, F_EDGE, F_OK, F_OWN, FLAG, GRPC_CODE, HTTP_STATUS, OWN_APP,
                      REFUSED, RESET, SATURATED, TIMEOUT, UPSTREAM, build_trees, encode_trace_id)
@@ -460,6 +461,8 @@ class LogContextRecorder:
         self._k_index: dict[int, int] = {}
         self._cause_cache: dict[tuple[int, int], tuple[int, int, int, str, str]] = {}
         self._spec_memo_key: object = None
+        self._pods_key: tuple | None = None
+        self._crashing: list[int] = []
         self._behaviours_memo: dict[tuple[str, int], tuple[tuple, list]] = {}
         self._readiness_memo: dict[tuple[str, str | None], bool] = {}
         self._bind_arrays()
@@ -582,16 +585,23 @@ class LogContextRecorder:
             if limit and sim.effects.memory_mi(pod, sim.now) > 0.85 * limit:
                 bits[si] |= B_MEM_HIGH
         evs = []
-        for pod in cl.pods.values():
-            seen = self._restarts_seen.get(pod.name, 0)
-            if pod.restarts > seen:
-                si = c.index[pod.service]
-                reason = pod.last_terminated_reason or "Error"
-                evs.append((si, pod.name, reason))
-                bits[si] |= B_RESTARTED | (B_OOM if reason == "OOMKilled" else 0)
-                self._restarts_seen[pod.name] = pod.restarts
-            if pod.waiting_reason == "CrashLoopBackOff":
-                bits[c.index[pod.service]] |= B_CRASHLOOP
+        pods_key = (POD_MUTATIONS[0], len(cl.pods))  # no pod written or removed: no restart, same crash loops
+        if pods_key != self._pods_key:
+            self._pods_key = pods_key
+            crashing = []
+            for pod in cl.pods.values():
+                seen = self._restarts_seen.get(pod.name, 0)
+                if pod.restarts > seen:
+                    si = c.index[pod.service]
+                    reason = pod.last_terminated_reason or "Error"
+                    evs.append((si, pod.name, reason))
+                    bits[si] |= B_RESTARTED | (B_OOM if reason == "OOMKilled" else 0)
+                    self._restarts_seen[pod.name] = pod.restarts
+                if pod.waiting_reason == "CrashLoopBackOff":
+                    crashing.append(c.index[pod.service])
+            self._crashing = crashing
+        for si in self._crashing:
+            bits[si] |= B_CRASHLOOP
         if evs:
             self.events[p] = evs
         self.svc_bits[p] = bits
@@ -605,6 +615,11 @@ class LogContextRecorder:
         eb[arrays["inbound_loss"][dst] > 0] |= E_RESET
         eb[arrays["edge_mult"] > 1.0] |= E_RETRY
         self.edge_bits[p] = eb
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_pods_key"] = None  # keyed by a per-process counter: rescan after a copy
+        return state
 
     def _grow(self) -> None:
         def g(a: np.ndarray) -> np.ndarray:
