@@ -371,8 +371,12 @@ class Effects:
                 threads[i] += (thr - base_threads[i]) * w
                 cpu_limit[i] += cpu * w
                 if edges:
-                    # the first term alone (0 + x == x up to the sign of zero, which the clip to 1 ms hides)
-                    t_acc = timeouts * w if t_acc is None else t_acc + timeouts * w
+                    # the first term alone (0 + x == x up to the sign of zero, which the clip to 1 ms
+                    # hides; x * 1.0 == x)
+                    if t_acc is None:
+                        t_acc = timeouts if w == 1.0 else timeouts * w
+                    else:
+                        t_acc = t_acc + timeouts * w
                 if eff.edge_fail:
                     for e, dst in zip(edges, dsts):
                         edge_fail[e] += eff.edge_fail.get(dst, 0.0) * w

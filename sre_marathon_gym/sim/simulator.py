@@ -172,10 +172,12 @@ class Simulator:
         """Ready pods of the current revision / desired replicas (a stalled rollout counts as degraded)."""
         cl = self.cluster
         if self._ratio_version != cl.version:
-            ready = np.zeros(len(self.compiled.services))
+            counts = [0] * len(self.compiled.services)
+            index, deps = self.compiled.index, cl.deployments
             for pod in cl.pods.values():
-                if pod.ready and not pod.terminating and pod.revision == cl.deployments[pod.service].current.number:
-                    ready[self.compiled.index[pod.service]] += 1
+                if pod.ready and not pod.terminating and pod.revision == deps[pod.service].revisions[-1].number:
+                    counts[index[pod.service]] += 1
+            ready = np.array(counts, dtype=np.float64)
             desired = cl.desired.sum(axis=0)
             self._ratio = np.where(desired > 0, ready / np.maximum(desired, 1), np.where(ready > 0, 1.0, 0.0))
             self._ratio_version = cl.version
