@@ -7,12 +7,14 @@ every 15 s; histogram buckets are expected counts from the log-normal latency mo
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .cluster import NODE_MONITOR_GRACE_S, POD_MUTATIONS, short_hash
+from .telemetry import _normalise_labels
 from .traffic import TickResult, lognormal_cdf
 
 if TYPE_CHECKING:
@@ -72,15 +74,21 @@ class TelemetryExporter:
         self.sum_ids = np.zeros((n, 2), dtype=np.int64)
         self.count_ids = np.zeros((n, 2), dtype=np.int64)
         st = self.store
+        calls, dsum, dcount, bucket = (f"{SPAN}_calls_total", f"{SPAN}_duration_milliseconds_sum",
+                                       f"{SPAN}_duration_milliseconds_count", f"{SPAN}_duration_milliseconds_bucket")
+        le_items = [(sys.intern("le"), sys.intern(le)) for le in LE]
         for i, (svc, name) in enumerate(self.span_rows):
             for k, status in enumerate(STATUS):
                 lab = {"namespace": ns, "service_name": svc, "span_name": name, "span_kind": "SPAN_KIND_SERVER",
                        "status_code": status}
-                self.calls_ids[i, k] = st.series_id(f"{SPAN}_calls_total", lab)
-                self.sum_ids[i, k] = st.series_id(f"{SPAN}_duration_milliseconds_sum", lab)
-                self.count_ids[i, k] = st.series_id(f"{SPAN}_duration_milliseconds_count", lab)
+                key = _normalise_labels(lab)
+                self.calls_ids[i, k] = st.series_id_normalised(calls, key)
+                self.sum_ids[i, k] = st.series_id_normalised(dsum, key)
+                self.count_ids[i, k] = st.series_id_normalised(dcount, key)
+                le_first = all(item[0] > "le" for item in key)  # then ("le", v) sorts first
                 for b, le in enumerate(LE):
-                    self.bucket_ids[i, k, b] = st.series_id(f"{SPAN}_duration_milliseconds_bucket", {**lab, "le": le})
+                    self.bucket_ids[i, k, b] = (st.series_id_normalised(bucket, (le_items[b], *key)) if le_first
+                                                else st.series_id(bucket, {**lab, "le": le}))
         self.cum_calls = np.zeros((n, 2))
         self.cum_buckets = np.zeros((n, 2, len(LE)))
         self.cum_sum = np.zeros((n, 2))

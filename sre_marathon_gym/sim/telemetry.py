@@ -162,6 +162,14 @@ class MetricStore:
             sid = self._add(key)
         return sid
 
+    def series_id_normalised(self, name: str, key: LabelKey) -> int:
+        """`series_id` for labels already in `_normalise_labels` form (sorted, interned, no empty value)."""
+        k = (sys.intern(name), key)
+        sid = self._key_to_id.get(k)
+        if sid is None:
+            sid = self._add(k)
+        return sid
+
     def register(self, name: str, label_dicts: Sequence[Mapping[str, str]]) -> np.ndarray:
         """Get-or-create many series of one metric at once; returns their ids in input order."""
         name = sys.intern(name)
