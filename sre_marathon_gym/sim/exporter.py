@@ -318,7 +318,8 @@ class TelemetryExporter:
         base_mem = c.base_memory_mi
         pod_effect = sim.effects.pod_effect
         for pod in pods:
-            row_key = (pod.__dict__.get("_stamp"), version, unknown.get(pod.node) if pod.node is not None else None)
+            row_key = (pod.__dict__.get("_stamp"), tuple(pod.injections), version,
+                       unknown.get(pod.node) if pod.node is not None else None)
             row = rows.get(pod.name)
             if row is None or row[0] != row_key:
                 out = self._pod_static(pod, cl.pod_status(pod))

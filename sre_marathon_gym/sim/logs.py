@@ -462,6 +462,7 @@ class LogContextRecorder:
         self._cause_cache: dict[tuple[int, int], tuple[int, int, int, str, str]] = {}
         self._spec_memo_key: object = None
         self._pods_key: tuple | None = None
+        self._pod_memo: dict[str, tuple] = {}  # pod -> (key, its part of a context)
         self._crashing: list[int] = []
         self._behaviours_memo: dict[tuple[str, int], tuple[tuple, list]] = {}
         self._readiness_memo: dict[tuple[str, str | None], bool] = {}
@@ -619,6 +620,7 @@ class LogContextRecorder:
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         state["_pods_key"] = None  # keyed by a per-process counter: rescan after a copy
+        state["_pod_memo"] = {}
         return state
 
     def _grow(self) -> None:
@@ -663,7 +665,6 @@ class LogContextRecorder:
             v = values.get(f.name, f.default)
             if v != f.default and v in f.variants:
                 flags_on.add(f.name)
-        specs_seen: dict[tuple[str, int], list] = {}
         # across rebuilds: a spec's behaviours are a function of the service's registered behaviours
         # and the spec fields they read; its readiness, of the readiness path and the flag values
         flag_state = tuple(values.items())
@@ -671,36 +672,33 @@ class LogContextRecorder:
             self._spec_memo_key = flag_state
             self._readiness_memo.clear()
         behaviours_memo, readiness_memo = self._behaviours_memo, self._readiness_memo
+        pod_memo = self._pod_memo
         for pod in sorted(cl.pods.values(), key=lambda p: p.name):
-            si = c.index[pod.service]
             node = cl.nodes.get(pod.node or "")
-            running = pod.started and pod.waiting_reason is None and not pod.terminating and node is not None and node.ready
+            # a pod's part below depends on its fields (its last write; injections are edited in
+            # place), its node's readiness, the behaviours of its service and the flag values
+            pkey = (pod.__dict__.get("_stamp"), tuple(pod.injections), None if node is None else node.ready,
+                    eff.generation(pod.service), flag_state)
+            entry = pod_memo.get(pod.name)
+            if entry is None or entry[0] != pkey:
+                entry = pod_memo[pod.name] = (pkey, *self._pod_part(cl, pod, node, eff, readiness_memo, behaviours_memo))
+            _, si, running, terminating, bad_path, found, has_mem = entry
             if running:
                 live[si].append(pod.name)
                 (ready if pod.ready else notready)[si].append(pod.name)
-            if pod.terminating:
+            if terminating:
                 continue
-            spec = cl.spec_of(pod)
-            rkey = (pod.service, spec.readiness_path)
-            ok = readiness_memo.get(rkey)
-            if ok is None:
-                ok = readiness_memo[rkey] = self._readiness_ok(pod.service, spec, eff)
-            if not ok:
-                readiness[si] = spec.readiness_path or "/healthz"
+            if bad_path is not None:
+                readiness[si] = bad_path
                 if running and not pod.ready:
                     bits[si] |= B_NOT_READY
-            skey = (pod.service, pod.revision)
-            if skey not in specs_seen:
-                fields = (spec.code, spec.env, spec.image, eff.generation(pod.service))
-                hit = behaviours_memo.get(skey)
-                if hit is None or hit[0] != fields:
-                    hit = behaviours_memo[skey] = (fields, self._behaviours(pod.service, spec, eff))
-                specs_seen[skey] = hit[1]
-            found = list(specs_seen[skey]) + [(i["mechanism"], i["params"], "") for i in pod.injections.values()]
             for mech, params, detail in found:
                 self._note(mech, params, detail, si, mechs, bits, route_kind, route_host, missing_env, pod)
-            if any(m in ("code_memory_leak", "memory_stress") for m, _, _ in found):
+            if has_mem:
                 mem_pods.append((pod.name, si))
+        if len(pod_memo) > 2 * len(cl.pods) + 64:  # forget pods that are gone
+            for name in [n for n in pod_memo if n not in cl.pods]:
+                del pod_memo[name]
         for flag in flags_on:
             for svc_name, mech, params in FLAG_BEHAVIOUR.get(flag, []):
                 si = c.index.get(svc_name)
@@ -748,6 +746,27 @@ class LogContextRecorder:
                        missing_env=missing_env, readiness_path=readiness, flags_on=frozenset(flags_on), mem_pods=tuple(mem_pods))
         self.contexts.append(ctx)
         return ctx
+
+    def _pod_part(self, cl, pod, node, eff, readiness_memo: dict, behaviours_memo: dict) -> tuple:
+        """(service index, running, terminating, readiness path if its probe fails, behaviours found, memory grows)."""
+        si = self.compiled.index[pod.service]
+        running = pod.started and pod.waiting_reason is None and not pod.terminating and node is not None and node.ready
+        if pod.terminating:
+            return si, running, True, None, (), False
+        spec = cl.spec_of(pod)
+        rkey = (pod.service, spec.readiness_path)
+        ok = readiness_memo.get(rkey)
+        if ok is None:
+            ok = readiness_memo[rkey] = self._readiness_ok(pod.service, spec, eff)
+        bad_path = None if ok else (spec.readiness_path or "/healthz")
+        skey = (pod.service, pod.revision)
+        fields = (spec.code, spec.env, spec.image, eff.generation(pod.service))
+        hit = behaviours_memo.get(skey)
+        if hit is None or hit[0] != fields:
+            hit = behaviours_memo[skey] = (fields, self._behaviours(pod.service, spec, eff))
+        found = tuple(hit[1]) + tuple((i["mechanism"], i["params"], "") for i in pod.injections.values())
+        has_mem = any(m in ("code_memory_leak", "memory_stress") for m, _, _ in found)
+        return si, running, False, bad_path, found, has_mem
 
     def _readiness_ok(self, service: str, spec, eff) -> bool:
         try:
