@@ -215,8 +215,6 @@ class TrafficModel:
         cpu_cap = f.cpu_cap
         cpu_demand = svc_rate * c.cpu_ms * arrays["cpu_mult"] / 1000.0 + arrays["extra_cores"]
         u_cpu = np.where(f.cap_positive, cpu_demand / f.cap_floor, 0.0)
-        cpu_used = np.minimum(cpu_demand, cpu_cap)
-        throttled = np.clip((u_cpu - 0.5) / 0.7, 0.0, 1.0) * f.limited
         st = c.service_time_ms * np.maximum(1.0, u_cpu) + arrays["added_ms"]
         saturated_cpu = np.where(u_cpu > 1.0, 1.0 - 1.0 / np.maximum(u_cpu, EPS), 0.0)
         own_fail_base = 1.0 - f.ok_reachable * (1.0 - saturated_cpu)
@@ -281,6 +279,8 @@ class TrafficModel:
         self._span = (span_latency, span_fail)
         if not result:
             return None
+        cpu_used = np.minimum(cpu_demand, cpu_cap)
+        throttled = np.clip((u_cpu - 0.5) / 0.7, 0.0, 1.0) * f.limited
         # --- request types: the entry's own part plus every call on the path
         local_edge_fail = 1.0 - (1.0 - own_fail[dst]) * route_ok * all_transient
         rt_log_ok = np.log(max(1.0 - own_fail[c.entry], EPS)) + c.edge_flow @ np.log(np.maximum(1.0 - local_edge_fail, EPS))
