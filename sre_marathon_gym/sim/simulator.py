@@ -96,6 +96,7 @@ class Simulator:
         self._restarts_version = -1
         self._queue_plan = self._queues()
         self._kafka_rates: tuple | None = None
+        self._ingress: tuple = ((), None)  # (ingress shares per zone, as an array)
         self._ratio = np.ones(len(self.compiled.services))
         self.last: TickResult | None = None
         self.degraded = np.zeros(2)  # [requests, degraded requests] at the entry point, cumulative
@@ -140,7 +141,10 @@ class Simulator:
             self._arrays = self.effects.arrays()
             self._arrays_version = (self.effects.version, cl.version)
             self._arrays_gen += 1
-        ingress = np.array([cl.ingress_zones[z] for z in self.compiled.zones])
+        zones = tuple(cl.ingress_zones[z] for z in self.compiled.zones)
+        if zones != self._ingress[0]:
+            self._ingress = (zones, np.array(zones))
+        ingress = self._ingress[1]
         res = self.traffic.tick(TICK_S, self._arrays, cl.ready, ingress, self.load_profile(self.now),
                                 self.load_mult, self.rng, version=self._arrays_gen)
         if self._dropped.any():
@@ -157,9 +161,11 @@ class Simulator:
                     self._restarts_seen[pod.name] = pod.restarts
         self._update_kafka(res)
         self.probes.record(res, self.restarts_total, self._updated_ready_ratio(), self.kafka_lag)
-        n = res.rt_count.sum()
-        bad = res.rt_errors.sum() + ((res.rt_count - res.rt_errors) * res.rt_slow).sum()
-        self.degraded += (n, bad)
+        total = np.add.reduce  # what ndarray.sum() reduces with
+        n = total(res.rt_count)
+        bad = total(res.rt_errors) + total((res.rt_count - res.rt_errors) * res.rt_slow)
+        self.degraded[0] += n
+        self.degraded[1] += bad
         self.window.add(res, n, bad)
         if self.exporter is not None:
             self.exporter.accumulate(res)
