@@ -102,6 +102,7 @@ class TelemetryExporter:
         self._layout: _PodLayout | None = None
         self._rows: dict[str, tuple] = {}  # pod -> (row key, static series, dynamic inputs or None)
         self._uid: dict[str, str] = {}  # pod -> its uid label
+        self._pod_sids: dict[str, dict[tuple, int]] = {}  # pod -> (metric, varying labels) -> series id
         self._layout_key: tuple | None = None
         self.app_extra = sim.app.app == "astronomy_shop"
         self.cum_frontend = np.zeros(2)
@@ -175,37 +176,51 @@ class TelemetryExporter:
         st, ns, svc = self.store, self.ns, pod.service
         ids: list[int] = []
         vals: list[float] = []
+        # a series is named by its metric and the label values that vary for this pod: its id is
+        # looked up once (labels are built only then; new series are created in this order)
+        sids = self._pod_sids.setdefault(pod.name, {})
 
-        def put(name: str, labels: dict, value: float) -> None:
-            ids.append(st.series_id(name, labels))
+        def put(name: str, variant: object, labels, value: float) -> None:
+            key = (name, variant)
+            sid = sids.get(key)
+            if sid is None:
+                sid = sids[key] = st.series_id(name, labels())
+            ids.append(sid)
             vals.append(value)
 
         uid = self._pod_uid(pod.name)
         base = {"namespace": ns, "pod": pod.name, "uid": uid}
         phase = "Unknown" if status == "Unknown" else pod.phase
         for ph in PHASES:
-            put("kube_pod_status_phase", {**base, "phase": ph}, float(ph == phase))
+            put("kube_pod_status_phase", ph, lambda ph=ph: {**base, "phase": ph}, float(ph == phase))
         for cond, v in (("true", pod.ready), ("false", not pod.ready), ("unknown", False)):
-            put("kube_pod_status_ready", {**base, "condition": cond}, float(v))
+            put("kube_pod_status_ready", cond, lambda cond=cond: {**base, "condition": cond}, float(v))
         node = pod.node or ""
-        put("kube_pod_info", {**base, "node": node, "host_ip": "", "pod_ip": "", "created_by_kind": "ReplicaSet",
-                              "created_by_name": pod.name.rsplit("-", 1)[0], "priority_class": "", "host_network": "false"}, 1.0)
+        put("kube_pod_info", node, lambda: {**base, "node": node, "host_ip": "", "pod_ip": "", "created_by_kind": "ReplicaSet",
+                                            "created_by_name": pod.name.rsplit("-", 1)[0], "priority_class": "",
+                                            "host_network": "false"}, 1.0)
         if pod.node is None:
-            put("kube_pod_status_unschedulable", base, 1.0)
+            put("kube_pod_status_unschedulable", None, lambda: base, 1.0)
         cbase = {**base, "container": svc}
         if pod.waiting_reason and pod.node is not None:
-            put("kube_pod_container_status_waiting_reason", {**cbase, "reason": pod.waiting_reason}, 1.0)
+            put("kube_pod_container_status_waiting_reason", pod.waiting_reason,
+                lambda: {**cbase, "reason": pod.waiting_reason}, 1.0)
         if pod.last_terminated_reason:
-            put("kube_pod_container_status_last_terminated_reason", {**cbase, "reason": pod.last_terminated_reason}, 1.0)
+            put("kube_pod_container_status_last_terminated_reason", pod.last_terminated_reason,
+                lambda: {**cbase, "reason": pod.last_terminated_reason}, 1.0)
         if spec.cpu_limit_m:
-            put("kube_pod_container_resource_limits", {**cbase, "node": node, "resource": "cpu", "unit": "core"}, spec.cpu_limit_m / 1000)
+            put("kube_pod_container_resource_limits", ("cpu", node),
+                lambda: {**cbase, "node": node, "resource": "cpu", "unit": "core"}, spec.cpu_limit_m / 1000)
         if spec.mem_limit_mi:
-            put("kube_pod_container_resource_limits", {**cbase, "node": node, "resource": "memory", "unit": "byte"}, spec.mem_limit_mi * MI)
+            put("kube_pod_container_resource_limits", ("memory", node),
+                lambda: {**cbase, "node": node, "resource": "memory", "unit": "byte"}, spec.mem_limit_mi * MI)
         req = self.sim.app.service(svc).resources
-        put("kube_pod_container_resource_requests", {**cbase, "node": node, "resource": "cpu", "unit": "core"}, req.cpu_request_m / 1000)
+        put("kube_pod_container_resource_requests", node,
+            lambda: {**cbase, "node": node, "resource": "cpu", "unit": "core"}, req.cpu_request_m / 1000)
         if pod.node is not None and pod.started and spec.mem_limit_mi:
-            adv = {"namespace": ns, "pod": pod.name, "container": svc, "image": spec.image, "node": node}
-            put("container_spec_memory_limit_bytes", adv, spec.mem_limit_mi * MI)
+            put("container_spec_memory_limit_bytes", (spec.image, node),
+                lambda: {"namespace": ns, "pod": pod.name, "container": svc, "image": spec.image, "node": node},
+                spec.mem_limit_mi * MI)
         out = (np.asarray(ids, dtype=np.int64), np.asarray(vals))
         self._static[pod.name] = (sig, *out, out)
         memo[full] = out
@@ -400,6 +415,7 @@ class TelemetryExporter:
             if slot is not None:
                 self._free_slots.append(slot)
             self._static_memo.pop(name, None)
+            self._pod_sids.pop(name, None)
             self._rows.pop(name, None)
             self._uid.pop(name, None)
 
