@@ -267,18 +267,18 @@ class TelemetryExporter:
         if lay is None or key != self._layout_key:
             lay = self._layout = self._build_layout(t)
             self._layout_key = key
-        cum = self._cum
+        cum = self._cum  # updated through 1-d column views (2-d fancy indexing is much slower)
         if res is not None and len(lay.ready_slots):
             i = lay.ready_svc
             share = 1.0 / np.maximum(lay.counts, 1.0)
-            cum[lay.ready_slots, 0] += res.cpu_cores[i] * share[i] * METRIC_DT
-            cum[lay.ready_slots, 1] += METRIC_DT / 0.1
-            cum[lay.ready_slots, 2] += METRIC_DT / 0.1 * res.throttled_ratio[i]
+            cum[:, 0][lay.ready_slots] += res.cpu_cores[i] * share[i] * METRIC_DT
+            cum[:, 1][lay.ready_slots] += METRIC_DT / 0.1
+            cum[:, 2][lay.ready_slots] += METRIC_DT / 0.1 * res.throttled_ratio[i]
         if len(lay.oom_slots):
-            cum[lay.oom_slots, 3] = lay.oom_restarts
+            cum[:, 3][lay.oom_slots] = lay.oom_restarts
         dvals = np.empty((len(lay.slots), 6))
         dvals[:, 0] = lay.restarts
-        dvals[:, 1:5] = cum[lay.slots]
+        dvals[:, 1:5] = cum.take(lay.slots, axis=0)
         dvals[:, 5] = np.where(lay.running, (lay.mem_base + lay.leak * np.maximum(0.0, t - lay.started_s) / 60) * MI, 0.0)
         ids = [lay.static_ids, lay.dynamic_ids]
         vals = [lay.static_vals, dvals.ravel()]

@@ -302,7 +302,7 @@ class MetricStore:
         values = np.asarray(values, dtype=self.dtype)
         if values.ndim and values.size != ids.size:
             raise TelemetryError(f"record(): {ids.size} ids but {values.size} values")
-        chunk[ids, col] = values.ravel() if values.ndim else values
+        chunk[:, col][ids] = values.ravel() if values.ndim else values  # 1-d fancy indexing: faster than 2-d
 
     def mark_stale(self, t: float, ids: np.ndarray) -> None:
         """Write Prometheus staleness markers: the series ended at `t`, so `at()` stops seeing it.
@@ -311,7 +311,7 @@ class MetricStore:
         series stops, exactly like Prometheus without staleness handling.
         """
         chunk, col, ids = self._prepare_write(t, ids)
-        chunk[ids, col] = self._stale_value
+        chunk[:, col][ids] = self._stale_value
 
     def _apply_retention(self) -> None:
         if self.retention_s is None:

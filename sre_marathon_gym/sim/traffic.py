@@ -250,7 +250,7 @@ class TrafficModel:
         spans = np.empty((2, len(own_latency)))
         spans[0] = span_latency
         spans[1] = span_fail
-        seen = spans[:, dst]
+        seen = spans.take(dst, axis=1)  # == spans[:, dst], without the slow 2-d fancy-index path
         for _ in range(c.depth):
             lat_dst, fail_dst = seen[0], seen[1]
             callee_ms = lat_dst + hop_dst
@@ -266,7 +266,7 @@ class TrafficModel:
             np.add(own_latency, out_edges @ (calls_per * seen_ms * (1.0 + retries * once)), out=spans[0])
             log_ok = out_edges @ (calls_per * np.log(np.maximum(1.0 - edge_fail, EPS)))
             np.subtract(1.0, own_ok * np.exp(log_ok), out=spans[1])
-            now_seen = spans[:, dst]
+            now_seen = spans.take(dst, axis=1)
             settled = bool((now_seen == seen).all())
             seen = now_seen
             if settled:
