@@ -187,10 +187,10 @@ class App(CatalogModel):
         return {s.name: s for s in self.services}
 
     def service(self, name: str) -> Service:
-        from ..errors import UnknownNameError
-
         found = self._services_by_name.get(name)
         if found is None:
+            from ..errors import UnknownNameError
+
             raise UnknownNameError(f"service of {self.app}", name, self.service_names)
         return found
 

@@ -77,6 +77,9 @@ class Deployment:
         return self.current.spec
 
 
+POD_MUTATIONS = [0]  # bumps on every attribute write of any Pod (but `generation`): "did any pod change?"
+
+
 @dataclass
 class Pod:
     name: str
@@ -95,6 +98,18 @@ class Pod:
     terminating: bool = False
     injections: dict[str, dict] = field(default_factory=dict)
     generation: int = 0  # bumps on every transition; stale events are ignored
+
+    def __setattr__(self, name: str, value: object) -> None:
+        object.__setattr__(self, name, value)
+        if name != "generation":  # event bookkeeping, not pod state
+            POD_MUTATIONS[0] += 1
+            object.__setattr__(self, "_stamp", POD_MUTATIONS[0])  # this pod's last change
+
+    def __setstate__(self, state: dict) -> None:
+        # a copy (pickle, deepcopy) gets a stamp of this process: stamps never repeat within one
+        self.__dict__.update(state)
+        POD_MUTATIONS[0] += 1
+        self.__dict__["_stamp"] = POD_MUTATIONS[0]
 
 
 @dataclass
@@ -166,6 +181,7 @@ class ClusterState:
         self._seq = 0
         self._pod_counter = 0
         self.events: list[ClusterEvent] = []
+        self._request_cache: dict[str, int] = {}  # service -> CPU request (m) the scheduler counts
         self.deployments: dict[str, Deployment] = {}
         self.pods: dict[str, Pod] = {}
         self.network_policies: dict[str, NetworkPolicy] = {}
@@ -286,15 +302,22 @@ class ClusterState:
         return sum(self._request_m(p.service) for p in self.pods.values() if p.node == node and not p.terminating)
 
     def _request_m(self, service: str) -> int:
-        return max(self.app.service(service).resources.cpu_request_m, 50)
+        m = self._request_cache.get(service)
+        if m is None:
+            m = self._request_cache[service] = max(self.app.service(service).resources.cpu_request_m, 50)
+        return m
 
     def _place(self, pod: Pod) -> None:
         """Scheduler: the Ready, schedulable node of the pod's zone with the most free CPU requests."""
         best, best_free = None, -1
+        used: dict[str | None, int] = {}  # `_used_m` of every node, in one pass over the pods
+        for p in self.pods.values():
+            if not p.terminating:
+                used[p.node] = used.get(p.node, 0) + self._request_m(p.service)
         for node in self.nodes.values():
             if node.zone != pod.zone or not node.ready or node.unschedulable:
                 continue
-            free = node.allocatable_m - self._used_m(node.name)
+            free = node.allocatable_m - used.get(node.name, 0)
             if free >= self._request_m(pod.service) and free > best_free:
                 best, best_free = node.name, free
         if best is None:
@@ -489,15 +512,20 @@ class ClusterState:
 
     # ---------------------------------------------------------------- views
     def _recount(self) -> None:
-        self.ready[:] = 0
-        self.desired[:] = 0
-        zi = {z: i for i, z in enumerate(self.zones)}
+        # counted in Python ints and written in place (consumers hold these arrays)
+        Z, S = self.ready.shape
+        zi = {z: i * S for i, z in enumerate(self.zones)}
+        index = self.index
+        ready = [0] * (Z * S)
         for pod in self.pods.values():
             if pod.ready and not pod.terminating:
-                self.ready[zi[pod.zone], self.index[pod.service]] += 1
+                ready[zi[pod.zone] + index[pod.service]] += 1
+        desired = [0] * (Z * S)
         for name, dep in self.deployments.items():
             for zone, n in dep.spec.replicas:
-                self.desired[zi[zone], self.index[name]] = n
+                desired[zi[zone] + index[name]] = n
+        self.ready[:] = np.array(ready, dtype=np.float64).reshape(Z, S)
+        self.desired[:] = np.array(desired, dtype=np.float64).reshape(Z, S)
         self.dirty = False
         self.version += 1
 

@@ -128,7 +128,17 @@ class Effects:
         # (service, kind, key, state) -> behaviours; kind: code | env | image | readiness | flag
         self.behaviours: dict[tuple[str, str, str, str | None], list[Behaviour]] = {}
         self.cluster: ClusterState | None = None
-        self._spec_cache: dict[tuple[str, int], ServiceEffect] = {}
+        # (service, revision) -> (inputs, effect): an entry is reused while the inputs it was computed
+        # from hold (the service's behaviours, the flag values, the spec fields that select them)
+        self._spec_cache: dict[tuple[str, int], tuple[tuple, ServiceEffect]] = {}
+        self._generation: dict[str, int] = {}  # service -> bumps when its behaviours change
+        self._flags: tuple = ()
+        self._flags_version = -1
+        # (service, revision, injection ids) -> effect; an injection id always carries the same
+        # params, and the cache is cleared with every invalidation, so a hit is what `pod_effect`
+        # would compute again
+        self._pod_cache: dict[tuple, ServiceEffect] = {}
+        self._arrays_cache: dict[tuple, dict[str, np.ndarray]] = {}
         self.version = 0
         self._original_readiness = {
             s.name: (s.readiness_probe.path if s.readiness_probe else None) for s in self.app.services
@@ -139,6 +149,9 @@ class Effects:
         self._out_edges = [np.nonzero(compiled.edge_src == i)[0] for i in range(S)]
         self._out_dsts = [[compiled.services[compiled.edge_dst[e]] for e in self._out_edges[i]] for i in range(S)]
         self._timeout_keys = [[env_prefix(d) + "_TIMEOUT_MS" for d in self._out_dsts[i]] for i in range(S)]
+        self._out_edge_list = [e.tolist() for e in self._out_edges]
+        self._base_threads = compiled.threads.tolist()
+        self._rt_index = {n: i for i, n in enumerate(compiled.request_types)}
 
     def bind(self, cluster: ClusterState) -> None:
         self.cluster = cluster
@@ -146,14 +159,29 @@ class Effects:
     # ------------------------------------------------------------ registry
     def register(self, service: str, kind: str, key: str, state: str | None, mechanism: str, params: dict) -> None:
         self.behaviours.setdefault((service, kind, key, state), []).append(Behaviour(mechanism, dict(params)))
+        self._generation[service] = self._generation.get(service, 0) + 1
         self.invalidate()
 
     def unregister(self, service: str, kind: str, key: str, state: str | None) -> None:
         self.behaviours.pop((service, kind, key, state), None)
+        self._generation[service] = self._generation.get(service, 0) + 1
         self.invalidate()
 
+    def generation(self, service: str) -> int:
+        """Changes whenever a behaviour of `service` is registered or unregistered."""
+        return self._generation.get(service, 0)
+
+    def flag_values(self) -> tuple:
+        """flagd's ConfigMap as (flag, variant) pairs, read once per `version` (flags change through
+        `Simulator.ship_flag`, which invalidates)."""
+        if self._flags_version != self.version:
+            values = self.cluster.configmaps.get("flagd-config", {}) if self.cluster is not None else {}
+            self._flags = tuple(values.items())
+            self._flags_version = self.version
+        return self._flags
+
     def invalidate(self) -> None:
-        self._spec_cache.clear()
+        self._pod_cache.clear()
         self.version += 1
         if self.cluster is not None:
             self.cluster.dirty = True
@@ -172,14 +200,16 @@ class Effects:
 
     def revision_effect(self, service: str, revision: int, spec: DeploymentSpec) -> ServiceEffect:
         key = (service, revision)
-        eff = self._spec_cache.get(key)
-        if eff is None:
-            eff = ServiceEffect()
-            for b in self._spec_behaviours(service, spec):
-                eff.add(b.mechanism, b.params)
-            for b in self.flag_behaviours(service):
-                eff.add(b.mechanism, b.params)
-            self._spec_cache[key] = eff
+        inputs = (self._generation.get(service, 0), self.flag_values(), spec.code, spec.env, spec.image)
+        hit = self._spec_cache.get(key)
+        if hit is not None and hit[0] == inputs:
+            return hit[1]
+        eff = ServiceEffect()
+        for b in self._spec_behaviours(service, spec):
+            eff.add(b.mechanism, b.params)
+        for b in self.flag_behaviours(service):
+            eff.add(b.mechanism, b.params)
+        self._spec_cache[key] = (inputs, eff)
         return eff
 
     def flag_behaviours(self, service: str) -> list[Behaviour]:
@@ -198,13 +228,20 @@ class Effects:
         return out
 
     def pod_effect(self, pod: Pod) -> ServiceEffect:
+        """The effect of one pod (shared and cached: callers must not mutate it)."""
+        key = (pod.service, pod.revision, tuple(pod.injections))
+        eff = self._pod_cache.get(key)
+        if eff is not None:
+            return eff
         assert self.cluster is not None
         base = self.revision_effect(pod.service, pod.revision, self.cluster.spec_of(pod))
         if not pod.injections:
-            return base
-        eff = ServiceEffect(**{k: (dict(v) if isinstance(v, dict) else v) for k, v in base.__dict__.items()})
-        for inj in pod.injections.values():
-            eff.add(inj["mechanism"], inj["params"])
+            eff = base
+        else:
+            eff = ServiceEffect(**{k: (dict(v) if isinstance(v, dict) else v) for k, v in base.__dict__.items()})
+            for inj in pod.injections.values():
+                eff.add(inj["mechanism"], inj["params"])
+        self._pod_cache[key] = eff
         return eff
 
     # ------------------------------------------------------------ PodRuntime protocol
@@ -263,38 +300,65 @@ class Effects:
         """Per-service and per-edge arrays, weighted over each service's ready pods.
 
         Pods are grouped by (revision, runtime injections): the effect of a group is computed once.
+        The result depends only on what the key below names (behaviours per service, flag values,
+        the ready pods' revisions and injections, current revisions, network policies), so an
+        unchanged key returns the arrays computed before (shared: read-only).
         """
+        assert self.cluster is not None
+        cl = self.cluster
+        key = (self.flag_values(), tuple(self._generation.items()),
+               tuple([(p.service, p.revision, tuple(p.injections)) for p in cl.pods.values() if p.ready and not p.terminating]),
+               tuple([d.revisions[-1].number for d in cl.deployments.values()]),
+               tuple([(pol.source, pol.target) for pol in cl.network_policies.values()]))
+        cache = self._arrays_cache
+        hit = cache.get(key)
+        if hit is not None:
+            return hit
+        if len(cache) >= 64:
+            cache.clear()
+        out = cache[key] = self._compute_arrays()
+        return out
+
+    def _compute_arrays(self) -> dict[str, np.ndarray]:
+        # Python floats per element: the same IEEE operations, in the same order, as numpy scalars
         assert self.cluster is not None
         c, cl = self.c, self.cluster
         S, E = len(c.services), len(c.edge_src)
-        own_error, added_ms = np.zeros(S), np.zeros(S)
-        cpu_mult, extra_cores = np.ones(S), np.zeros(S)
-        threads, cpu_limit = c.threads.copy(), np.zeros(S)
-        consumer_delay = np.zeros(S)
-        in_delay, in_loss = np.zeros(S), np.zeros(S)
+        own_error, added_ms = [0.0] * S, [0.0] * S
+        cpu_mult, extra_cores = [1.0] * S, [0.0] * S
+        base_threads = self._base_threads
+        threads, cpu_limit = list(base_threads), [0.0] * S
+        consumer_delay = [0.0] * S
+        in_delay, in_loss = [0.0] * S, [0.0] * S
         edge_timeout = c.edge_timeout_ms.copy()
-        edge_fail, edge_mult = np.zeros(E), np.ones(E)
-        load_mult = np.ones(len(c.request_types))
-        rt_index = {n: i for i, n in enumerate(c.request_types)}
+        edge_fail, edge_mult = [0.0] * E, [1.0] * E
+        load_mult = [1.0] * len(c.request_types)
+        rt_index = self._rt_index
         groups: dict[str, dict[tuple, list]] = {}
         for pod in cl.pods.values():
             if pod.ready and not pod.terminating:
                 key = (pod.revision, tuple(sorted(pod.injections)))
                 g = groups.setdefault(pod.service, {}).setdefault(key, [pod, 0])
                 g[1] += 1
+        numbers = self._numbers_cache
         for name, dep in cl.deployments.items():
             i = c.index[name]
             members = groups.get(name)
             if members:
-                weighted = [(self.pod_effect(p), self._spec_numbers(name, p.revision, cl.spec_of(p)), n)
-                            for p, n in members.values()]
+                weighted = []
+                for p, n in members.values():
+                    eff = self.pod_effect(p)
+                    num = numbers.get(("numbers", name, p.revision))
+                    if num is None:
+                        num = self._spec_numbers(name, p.revision, cl.spec_of(p))
+                    weighted.append((eff, num, n))
             else:
                 weighted = [(self.revision_effect(name, dep.current.number, dep.spec),
                              self._spec_numbers(name, dep.current.number, dep.spec), 1)]
             total = float(sum(n for _, _, n in weighted))
-            edges = self._out_edges[i]
+            edges = self._out_edge_list[i]
             dsts = self._out_dsts[i]
-            t_acc = np.zeros(len(edges))
+            t_acc = None
             for eff, (thr, cpu, timeouts), n in weighted:
                 w = n / total  # requests are spread evenly over ready pods
                 own_error[i] += eff.own_error * w
@@ -304,29 +368,37 @@ class Effects:
                 consumer_delay[i] += eff.consumer_delay_s * w
                 in_delay[i] += eff.inbound_delay_ms * w
                 in_loss[i] += eff.inbound_loss * w
-                threads[i] += (thr - c.threads[i]) * w
+                threads[i] += (thr - base_threads[i]) * w
                 cpu_limit[i] += cpu * w
-                t_acc += timeouts * w
-                for k, dst in enumerate(dsts):
-                    if eff.edge_fail:
-                        edge_fail[edges[k]] += eff.edge_fail.get(dst, 0.0) * w
-                    if eff.edge_mult:
-                        edge_mult[edges[k]] += (eff.edge_mult.get(dst, 1.0) - 1.0) * w
+                if edges:
+                    # the first term alone (0 + x == x up to the sign of zero, which the clip to 1 ms
+                    # hides; x * 1.0 == x)
+                    if t_acc is None:
+                        t_acc = timeouts if w == 1.0 else timeouts * w
+                    else:
+                        t_acc = t_acc + timeouts * w
+                if eff.edge_fail:
+                    for e, dst in zip(edges, dsts):
+                        edge_fail[e] += eff.edge_fail.get(dst, 0.0) * w
+                if eff.edge_mult:
+                    for e, dst in zip(edges, dsts):
+                        edge_mult[e] += (eff.edge_mult.get(dst, 1.0) - 1.0) * w
                 for rt, m in eff.load_mult.items():
                     targets = range(len(load_mult)) if rt == "*" else [rt_index[rt]] if rt in rt_index else []
                     for r in targets:
                         load_mult[r] *= m ** w
-            if len(edges):
-                edge_timeout[edges] = t_acc
+            if edges:
+                edge_timeout[self._out_edges[i]] = t_acc
         for pol in cl.network_policies.values():
             e_idx = c.edge_index.get((pol.source, pol.target))
             if e_idx is not None:
                 edge_fail[e_idx] = 1.0
+        f = np.array
         return {
-            "own_error": own_error, "added_ms": added_ms, "cpu_mult": cpu_mult, "extra_cores": extra_cores,
-            "threads": np.maximum(threads, 1.0), "cpu_limit": cpu_limit, "consumer_delay_s": consumer_delay,
-            "inbound_delay_ms": in_delay, "inbound_loss": in_loss, "edge_timeout_ms": np.maximum(edge_timeout, 1.0),
-            "edge_fail": edge_fail, "edge_mult": edge_mult, "load_mult": load_mult,
+            "own_error": f(own_error), "added_ms": f(added_ms), "cpu_mult": f(cpu_mult), "extra_cores": f(extra_cores),
+            "threads": np.maximum(f(threads), 1.0), "cpu_limit": f(cpu_limit), "consumer_delay_s": f(consumer_delay),
+            "inbound_delay_ms": f(in_delay), "inbound_loss": f(in_loss), "edge_timeout_ms": np.maximum(edge_timeout, 1.0),
+            "edge_fail": f(edge_fail), "edge_mult": f(edge_mult), "load_mult": f(load_mult),
         }
 
 

@@ -7,11 +7,14 @@ every 15 s; histogram buckets are expected counts from the log-normal latency mo
 
 from __future__ import annotations
 
+import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .cluster import short_hash
+from .cluster import NODE_MONITOR_GRACE_S, POD_MUTATIONS, short_hash
+from .telemetry import _normalise_labels
 from .traffic import TickResult, lognormal_cdf
 
 if TYPE_CHECKING:
@@ -23,6 +26,26 @@ STATUS = ("STATUS_CODE_UNSET", "STATUS_CODE_ERROR")
 PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
 SPAN = "traces_span_metrics"
 MI = 1024.0 * 1024.0
+
+
+@dataclass
+class _PodLayout:
+    """Per-pod inputs of one export, valid while no pod, node or effect changes."""
+
+    static_ids: np.ndarray
+    static_vals: np.ndarray
+    dynamic_ids: np.ndarray  # 6 per pod below, in pod order
+    counts: np.ndarray  # [S] ready pods per service
+    slots: np.ndarray  # rows of `_cum` of the started, scheduled pods
+    ready_slots: np.ndarray
+    ready_svc: np.ndarray  # service of each ready slot
+    oom_slots: np.ndarray
+    oom_restarts: np.ndarray
+    restarts: np.ndarray
+    running: np.ndarray  # no waiting reason: memory is reported
+    mem_base: np.ndarray  # base + extra memory, MiB
+    leak: np.ndarray  # MiB per minute
+    started_s: np.ndarray  # container start
 
 
 def span_name(service: str, protocol: str) -> str:
@@ -51,42 +74,69 @@ class TelemetryExporter:
         self.sum_ids = np.zeros((n, 2), dtype=np.int64)
         self.count_ids = np.zeros((n, 2), dtype=np.int64)
         st = self.store
+        calls, dsum, dcount, bucket = (f"{SPAN}_calls_total", f"{SPAN}_duration_milliseconds_sum",
+                                       f"{SPAN}_duration_milliseconds_count", f"{SPAN}_duration_milliseconds_bucket")
+        le_items = [(sys.intern("le"), sys.intern(le)) for le in LE]
         for i, (svc, name) in enumerate(self.span_rows):
             for k, status in enumerate(STATUS):
                 lab = {"namespace": ns, "service_name": svc, "span_name": name, "span_kind": "SPAN_KIND_SERVER",
                        "status_code": status}
-                self.calls_ids[i, k] = st.series_id(f"{SPAN}_calls_total", lab)
-                self.sum_ids[i, k] = st.series_id(f"{SPAN}_duration_milliseconds_sum", lab)
-                self.count_ids[i, k] = st.series_id(f"{SPAN}_duration_milliseconds_count", lab)
+                key = _normalise_labels(lab)
+                self.calls_ids[i, k] = st.series_id_normalised(calls, key)
+                self.sum_ids[i, k] = st.series_id_normalised(dsum, key)
+                self.count_ids[i, k] = st.series_id_normalised(dcount, key)
+                le_first = all(item[0] > "le" for item in key)  # then ("le", v) sorts first
                 for b, le in enumerate(LE):
-                    self.bucket_ids[i, k, b] = st.series_id(f"{SPAN}_duration_milliseconds_bucket", {**lab, "le": le})
+                    self.bucket_ids[i, k, b] = (st.series_id_normalised(bucket, (le_items[b], *key)) if le_first
+                                                else st.series_id(bucket, {**lab, "le": le}))
         self.cum_calls = np.zeros((n, 2))
         self.cum_buckets = np.zeros((n, 2, len(LE)))
         self.cum_sum = np.zeros((n, 2))
         self.pending = np.zeros((n, 2))
         self.pending_ms = np.zeros(n)
         self.pending_ticks = 0
-        self.cum_pod: dict[str, np.ndarray] = {}  # pod -> [cpu_s, periods, throttled, oom]
+        self._slot: dict[str, int] = {}  # pod -> its row of `_cum`: [cpu_s, periods, throttled, oom]
+        self._cum = np.zeros((64, 4))
+        self._slots_used = 0
+        self._free_slots: list[int] = []
+        self._layout: _PodLayout | None = None
+        self._rows: dict[str, tuple] = {}  # pod -> (row key, static series, dynamic inputs or None)
+        self._uid: dict[str, str] = {}  # pod -> its uid label
+        self._pod_sids: dict[str, dict[tuple, int]] = {}  # pod -> (metric, varying labels) -> series id
+        self._layout_key: tuple | None = None
         self.app_extra = sim.app.app == "astronomy_shop"
         self.cum_frontend = np.zeros(2)
         self.cum_payment = 0.0
         self.cum_consumed: dict[int, float] = {}
-        self.svc_index = [c.index[s] for s in self.svc_rows]
+        self.svc_index = np.array([c.index[s] for s in self.svc_rows], dtype=np.intp)
+        self._frac: tuple | None = None  # (rt latency, svc latency, row latency, bucket fractions)
+        self._split = np.zeros((n, 2))  # per row: ok, errors of the current tick
         self._static: dict[str, tuple] = {}
         self._dynamic: dict[tuple, np.ndarray] = {}
+        self._static_concat: tuple | None = None
+        self._static_memo: dict[str, dict[tuple, tuple[np.ndarray, np.ndarray]]] = {}  # pod -> state -> series
+        self._desired_cache: tuple | None = None
+        self._dynamic_concat: tuple | None = None
         self._init_static_rows()
 
     def accumulate(self, res: TickResult) -> None:
-        counts = np.concatenate([res.rt_count, res.svc_count[self.svc_index]])
-        errors = np.concatenate([res.rt_errors, res.svc_errors[self.svc_index]])
-        lat = np.concatenate([res.rt_latency_ms, res.svc_latency_ms[self.svc_index]])
-        ok = counts - errors
-        self.pending[:, 0] += ok
-        self.pending[:, 1] += errors
-        frac = lognormal_cdf(BUCKETS_MS, lat)  # [n, 14]
-        frac = np.concatenate([frac, np.ones((len(lat), 1))], axis=1)
-        self.cum_buckets += np.stack([ok, errors], axis=1)[:, :, None] * frac[:, None, :]
-        self.cum_sum += np.stack([ok, errors], axis=1) * lat[:, None]
+        hit = self._frac
+        if hit is None or hit[0] is not res.rt_latency_ms or hit[1] is not res.svc_latency_ms:
+            # latencies are expected values: they change only when the traffic model recomputes them
+            lat = np.concatenate([res.rt_latency_ms, res.svc_latency_ms[self.svc_index]])
+            frac = np.ones((len(lat), len(LE)))
+            frac[:, :-1] = lognormal_cdf(BUCKETS_MS, lat)  # [n, 14]
+            hit = self._frac = (res.rt_latency_ms, res.svc_latency_ms, lat, frac)
+        lat, frac = hit[2], hit[3]
+        split, r, idx = self._split, len(res.rt_count), self.svc_index
+        split[:r, 0] = res.rt_count
+        split[r:, 0] = res.svc_count[idx]
+        split[:r, 1] = res.rt_errors
+        split[r:, 1] = res.svc_errors[idx]
+        split[:, 0] -= split[:, 1]  # ok, errors
+        self.pending += split
+        self.cum_buckets += split[:, :, None] * frac[:, None, :]
+        self.cum_sum += split * lat[:, None]
         self.pending_ticks += 1
         if self.app_extra:
             c = self.sim.compiled
@@ -115,44 +165,72 @@ class TelemetryExporter:
                spec.cpu_limit_m, spec.mem_limit_mi)
         hit = self._static.get(pod.name)
         if hit is not None and hit[0] == sig:
-            return hit[1], hit[2]
+            return hit[3]
+        # a state this pod had before: the series below are a function of `full` alone
+        full = (sig, pod.started, spec.image)
+        memo = self._static_memo.setdefault(pod.name, {})
+        out = memo.get(full)
+        if out is not None:
+            self._static[pod.name] = (sig, *out, out)
+            return out
         st, ns, svc = self.store, self.ns, pod.service
         ids: list[int] = []
         vals: list[float] = []
+        # a series is named by its metric and the label values that vary for this pod: its id is
+        # looked up once (labels are built only then; new series are created in this order)
+        sids = self._pod_sids.setdefault(pod.name, {})
 
-        def put(name: str, labels: dict, value: float) -> None:
-            ids.append(st.series_id(name, labels))
+        def put(name: str, variant: object, labels, value: float) -> None:
+            key = (name, variant)
+            sid = sids.get(key)
+            if sid is None:
+                sid = sids[key] = st.series_id(name, labels())
+            ids.append(sid)
             vals.append(value)
 
-        uid = short_hash("uid", pod.name, n=12)
+        uid = self._pod_uid(pod.name)
         base = {"namespace": ns, "pod": pod.name, "uid": uid}
         phase = "Unknown" if status == "Unknown" else pod.phase
         for ph in PHASES:
-            put("kube_pod_status_phase", {**base, "phase": ph}, float(ph == phase))
+            put("kube_pod_status_phase", ph, lambda ph=ph: {**base, "phase": ph}, float(ph == phase))
         for cond, v in (("true", pod.ready), ("false", not pod.ready), ("unknown", False)):
-            put("kube_pod_status_ready", {**base, "condition": cond}, float(v))
+            put("kube_pod_status_ready", cond, lambda cond=cond: {**base, "condition": cond}, float(v))
         node = pod.node or ""
-        put("kube_pod_info", {**base, "node": node, "host_ip": "", "pod_ip": "", "created_by_kind": "ReplicaSet",
-                              "created_by_name": pod.name.rsplit("-", 1)[0], "priority_class": "", "host_network": "false"}, 1.0)
+        put("kube_pod_info", node, lambda: {**base, "node": node, "host_ip": "", "pod_ip": "", "created_by_kind": "ReplicaSet",
+                                            "created_by_name": pod.name.rsplit("-", 1)[0], "priority_class": "",
+                                            "host_network": "false"}, 1.0)
         if pod.node is None:
-            put("kube_pod_status_unschedulable", base, 1.0)
+            put("kube_pod_status_unschedulable", None, lambda: base, 1.0)
         cbase = {**base, "container": svc}
         if pod.waiting_reason and pod.node is not None:
-            put("kube_pod_container_status_waiting_reason", {**cbase, "reason": pod.waiting_reason}, 1.0)
+            put("kube_pod_container_status_waiting_reason", pod.waiting_reason,
+                lambda: {**cbase, "reason": pod.waiting_reason}, 1.0)
         if pod.last_terminated_reason:
-            put("kube_pod_container_status_last_terminated_reason", {**cbase, "reason": pod.last_terminated_reason}, 1.0)
+            put("kube_pod_container_status_last_terminated_reason", pod.last_terminated_reason,
+                lambda: {**cbase, "reason": pod.last_terminated_reason}, 1.0)
         if spec.cpu_limit_m:
-            put("kube_pod_container_resource_limits", {**cbase, "node": node, "resource": "cpu", "unit": "core"}, spec.cpu_limit_m / 1000)
+            put("kube_pod_container_resource_limits", ("cpu", node),
+                lambda: {**cbase, "node": node, "resource": "cpu", "unit": "core"}, spec.cpu_limit_m / 1000)
         if spec.mem_limit_mi:
-            put("kube_pod_container_resource_limits", {**cbase, "node": node, "resource": "memory", "unit": "byte"}, spec.mem_limit_mi * MI)
+            put("kube_pod_container_resource_limits", ("memory", node),
+                lambda: {**cbase, "node": node, "resource": "memory", "unit": "byte"}, spec.mem_limit_mi * MI)
         req = self.sim.app.service(svc).resources
-        put("kube_pod_container_resource_requests", {**cbase, "node": node, "resource": "cpu", "unit": "core"}, req.cpu_request_m / 1000)
+        put("kube_pod_container_resource_requests", node,
+            lambda: {**cbase, "node": node, "resource": "cpu", "unit": "core"}, req.cpu_request_m / 1000)
         if pod.node is not None and pod.started and spec.mem_limit_mi:
-            adv = {"namespace": ns, "pod": pod.name, "container": svc, "image": spec.image, "node": node}
-            put("container_spec_memory_limit_bytes", adv, spec.mem_limit_mi * MI)
+            put("container_spec_memory_limit_bytes", (spec.image, node),
+                lambda: {"namespace": ns, "pod": pod.name, "container": svc, "image": spec.image, "node": node},
+                spec.mem_limit_mi * MI)
         out = (np.asarray(ids, dtype=np.int64), np.asarray(vals))
-        self._static[pod.name] = (sig, *out)
+        self._static[pod.name] = (sig, *out, out)
+        memo[full] = out
         return out
+
+    def _pod_uid(self, name: str) -> str:
+        uid = self._uid.get(name)
+        if uid is None:
+            uid = self._uid[name] = short_hash("uid", name, n=12)
+        return uid
 
     def _pod_dynamic_ids(self, pod) -> np.ndarray:
         key = (pod.name, pod.node)
@@ -160,7 +238,7 @@ class TelemetryExporter:
         if hit is None:
             spec = self.sim.cluster.spec_of(pod)
             st = self.store
-            cbase = {"namespace": self.ns, "pod": pod.name, "uid": short_hash("uid", pod.name, n=12), "container": pod.service}
+            cbase = {"namespace": self.ns, "pod": pod.name, "uid": self._pod_uid(pod.name), "container": pod.service}
             adv = {"namespace": self.ns, "pod": pod.name, "container": pod.service, "image": spec.image, "node": pod.node or ""}
             hit = np.array([
                 st.series_id("kube_pod_container_status_restarts_total", cbase),
@@ -177,44 +255,44 @@ class TelemetryExporter:
         sim = self.sim
         cl, c = sim.cluster, sim.compiled
         res = sim.last
-        ids: list[np.ndarray] = []
-        vals: list[np.ndarray] = []
-        ready_pods = np.zeros(len(c.services))
-        for pod in cl.pods.values():
-            if pod.ready:
-                ready_pods[c.index[pod.service]] += 1
-        seen: set[str] = set()
-        for pod in cl.pods.values():
-            seen.add(pod.name)
-            i = c.index[pod.service]
-            sids, svals = self._pod_static(pod, cl.pod_status(pod))
-            ids.append(sids)
-            vals.append(svals)
-            if not pod.started or pod.node is None:
-                continue
-            cum = self.cum_pod.setdefault(pod.name, np.zeros(4))
-            if pod.ready and res is not None:
-                share = 1.0 / max(ready_pods[i], 1.0)
-                cum[0] += float(res.cpu_cores[i]) * share * METRIC_DT
-                cum[1] += METRIC_DT / 0.1
-                cum[2] += METRIC_DT / 0.1 * float(res.throttled_ratio[i])
-            if pod.last_terminated_reason == "OOMKilled":
-                cum[3] = float(pod.restarts)
-            mem = sim.effects.memory_mi(pod, t) * MI if pod.waiting_reason is None else 0.0
-            ids.append(self._pod_dynamic_ids(pod))
-            vals.append(np.array([pod.restarts, cum[0], cum[1], cum[2], cum[3], mem], dtype=np.float64))
-        gone = [name for name in self._static if name not in seen]
-        for name in gone:
-            stale = [self._static.pop(name)[1]] + [v for k, v in list(self._dynamic.items()) if k[0] == name]
-            for k in [k for k in self._dynamic if k[0] == name]:
-                del self._dynamic[k]
-            self.store.mark_stale(t, np.unique(np.concatenate(stale)))
-            self.cum_pod.pop(name, None)
+        # the per-pod layout (series, ready counts, memory parameters) is rebuilt only when a pod,
+        # the pod set, the effects or a node changed, or a NotReady node's pods turned Unknown
+        # (the only clock-dependent part of a pod's status, see `ClusterState.pod_status`)
+        now = cl.now
+        nodes = tuple((n.ready, n.unschedulable, n.not_ready_since,
+                       not n.ready and now - (n.not_ready_since or now) >= NODE_MONITOR_GRACE_S)
+                      for n in cl.nodes.values())
+        key = (POD_MUTATIONS[0], len(cl.pods), sim.effects.version, nodes)
+        lay = self._layout
+        if lay is None or key != self._layout_key:
+            lay = self._layout = self._build_layout(t)
+            self._layout_key = key
+        cum = self._cum  # updated through 1-d column views (2-d fancy indexing is much slower)
+        if res is not None and len(lay.ready_slots):
+            i = lay.ready_svc
+            share = 1.0 / np.maximum(lay.counts, 1.0)
+            cum[:, 0][lay.ready_slots] += res.cpu_cores[i] * share[i] * METRIC_DT
+            cum[:, 1][lay.ready_slots] += METRIC_DT / 0.1
+            cum[:, 2][lay.ready_slots] += METRIC_DT / 0.1 * res.throttled_ratio[i]
+        if len(lay.oom_slots):
+            cum[:, 3][lay.oom_slots] = lay.oom_restarts
+        dvals = np.empty((len(lay.slots), 6))
+        dvals[:, 0] = lay.restarts
+        dvals[:, 1:5] = cum.take(lay.slots, axis=0)
+        dvals[:, 5] = np.where(lay.running, (lay.mem_base + lay.leak * np.maximum(0.0, t - lay.started_s) / 60) * MI, 0.0)
+        ids = [lay.static_ids, lay.dynamic_ids]
+        vals = [lay.static_vals, dvals.ravel()]
         # deployments and blackbox probes, one row per service
+        ready_pods = lay.counts
         up = ready_pods > 0
         lat_s = (res.own_latency_ms / 1000.0) if res is not None else np.full(len(c.services), 0.001)
         ids.append(self._svc_ids.ravel())
-        vals.append(np.stack([self._desired(), ready_pods, up.astype(float), np.where(up, lat_s, 1.0)], axis=1).ravel())
+        rows = np.empty((len(c.services), 4))
+        rows[:, 0] = self._desired()
+        rows[:, 1] = ready_pods
+        rows[:, 2] = up
+        rows[:, 3] = np.where(up, lat_s, 1.0)
+        vals.append(rows.ravel())
         ids.append(self._node_ids.ravel())
         vals.append(np.array([[1.0, n.ready, not n.ready, 0.0, n.unschedulable, 1.0] for n in cl.nodes.values()]).ravel())
         if self.app_extra:
@@ -223,9 +301,152 @@ class TelemetryExporter:
             vals.append(a_vals)
         return np.concatenate(ids), np.concatenate(vals)
 
+    def _build_layout(self, t: float) -> _PodLayout:
+        """One pass over the pods: their series (created in this order), counter slots and the
+        inputs of the per-sample values, as arrays. A pod's row is recomputed only when the pod
+        (its last attribute write), the effects or its node's Unknown state changed."""
+        sim = self.sim
+        cl, c = sim.cluster, sim.compiled
+        index = c.index
+        pods = list(cl.pods.values())
+        version = sim.effects.version
+        now = cl.now
+        unknown = {name: not n.ready and now - (n.not_ready_since or now) >= NODE_MONITOR_GRACE_S
+                   for name, n in cl.nodes.items()}
+        rows = self._rows
+        counts = [0] * len(c.services)
+        static: list[tuple[np.ndarray, np.ndarray]] = []
+        dyn: list[np.ndarray] = []
+        slots: list[int] = []
+        ready_slots: list[int] = []
+        ready_svc: list[int] = []
+        oom_slots: list[int] = []
+        oom_restarts: list[float] = []
+        restarts: list[float] = []
+        running: list[bool] = []
+        mem_base: list[float] = []
+        leak: list[float] = []
+        started_s: list[float] = []
+        for pod in pods:
+            if pod.ready:
+                counts[index[pod.service]] += 1
+        base_mem = c.base_memory_mi
+        pod_effect = sim.effects.pod_effect
+        for pod in pods:
+            row_key = (pod.__dict__.get("_stamp"), tuple(pod.injections), version,
+                       unknown.get(pod.node) if pod.node is not None else None)
+            row = rows.get(pod.name)
+            if row is None or row[0] != row_key:
+                out = self._pod_static(pod, cl.pod_status(pod))
+                if not pod.started or pod.node is None:
+                    row = (row_key, out, None)
+                else:
+                    slot = self._slot.get(pod.name)
+                    if slot is None:
+                        slot = self._new_slot(pod.name)
+                    # Effects.memory_mi: base + extra + leak * max(0, now - started) / 60
+                    eff = pod_effect(pod)
+                    row = (row_key, out, (slot, self._pod_dynamic_ids(pod), index[pod.service] if pod.ready else -1,
+                                          float(pod.restarts) if pod.last_terminated_reason == "OOMKilled" else None,
+                                          pod.restarts, pod.waiting_reason is None,
+                                          float(base_mem[index[pod.service]]) + eff.extra_mem_mi, eff.leak_mi_per_min,
+                                          pod.container_started_s))
+                rows[pod.name] = row
+            static.append(row[1])
+            d = row[2]
+            if d is None:
+                continue
+            slot = d[0]
+            slots.append(slot)
+            dyn.append(d[1])
+            if d[2] >= 0:
+                ready_slots.append(slot)
+                ready_svc.append(d[2])
+            if d[3] is not None:
+                oom_slots.append(slot)
+                oom_restarts.append(d[3])
+            restarts.append(d[4])
+            running.append(d[5])
+            mem_base.append(d[6])
+            leak.append(d[7])
+            started_s.append(d[8])
+        if len(self._static) != len(pods):  # every current pod is in `_static` by now
+            self._drop_gone(t)
+        s_ids, s_vals = self._concat_static(static)
+        f, ix = np.array, np.intp
+        return _PodLayout(
+            static_ids=s_ids, static_vals=s_vals, dynamic_ids=self._concat_dynamic(dyn),
+            counts=f(counts, dtype=np.float64), slots=f(slots, dtype=ix), ready_slots=f(ready_slots, dtype=ix),
+            ready_svc=f(ready_svc, dtype=ix), oom_slots=f(oom_slots, dtype=ix), oom_restarts=f(oom_restarts, dtype=np.float64),
+            restarts=f(restarts, dtype=np.float64), running=f(running, dtype=bool), mem_base=f(mem_base, dtype=np.float64),
+            leak=f(leak, dtype=np.float64), started_s=f(started_s, dtype=np.float64))
+
+    def _new_slot(self, name: str) -> int:
+        """A zeroed row of `_cum` for a pod's counters [cpu_s, periods, throttled, oom]."""
+        if self._free_slots:
+            slot = self._free_slots.pop()
+        else:
+            slot = self._slots_used
+            self._slots_used += 1
+            if slot >= len(self._cum):
+                grown = np.zeros((2 * len(self._cum), 4))
+                grown[: len(self._cum)] = self._cum
+                self._cum = grown
+        self._cum[slot] = 0.0
+        self._slot[name] = slot
+        return slot
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_layout"] = state["_layout_key"] = None  # keyed by a per-process counter
+        state["_rows"] = {}
+        return state
+
+    def _drop_gone(self, t: float) -> None:
+        """Staleness markers for the series of pods that no longer exist."""
+        pods = self.sim.cluster.pods
+        gone = [name for name in self._static if name not in pods]
+        for name in gone:
+            stale = [self._static.pop(name)[1]] + [v for k, v in list(self._dynamic.items()) if k[0] == name]
+            for k in [k for k in self._dynamic if k[0] == name]:
+                del self._dynamic[k]
+            self.store.mark_stale(t, np.unique(np.concatenate(stale)))
+            slot = self._slot.pop(name, None)
+            if slot is not None:
+                self._free_slots.append(slot)
+            self._static_memo.pop(name, None)
+            self._pod_sids.pop(name, None)
+            self._rows.pop(name, None)
+            self._uid.pop(name, None)
+
+    def _concat_static(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+        """Concatenated static ids and values, reused while every pod's cached arrays are the same objects."""
+        prev = self._static_concat
+        if prev is not None and len(prev[0]) == len(parts) and all(a is b for a, b in zip(prev[0], parts)):
+            return prev[1], prev[2]
+        ids = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
+        vals = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0)
+        self._static_concat = (parts, ids, vals)
+        return ids, vals
+
+    def _concat_dynamic(self, parts: list[np.ndarray]) -> np.ndarray:
+        prev = self._dynamic_concat
+        if prev is not None and len(prev[0]) == len(parts) and all(a is b for a, b in zip(prev[0], parts)):
+            return prev[1]
+        ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+        self._dynamic_concat = (parts, ids)
+        return ids
+
     def _desired(self) -> np.ndarray:
-        cl = self.sim.cluster
-        return np.array([float(sum(n for _, n in cl.deployments[s].spec.replicas)) for s in self.sim.compiled.services])
+        """Desired replicas per service (recomputed only when a deployment's current revision changed)."""
+        deps = self.sim.cluster.deployments
+        revs = [deps[s].revisions[-1] for s in self.sim.compiled.services]
+        prev = self._desired_cache
+        if prev is not None and all(a is b for a, b in zip(prev[0], revs)):
+            return prev[1]
+        out = np.array([float(sum(n for _, n in r.spec.replicas)) for r in revs])
+        self._desired_cache = (revs, out)
+        return out
 
     def _init_static_rows(self) -> None:
         st, ns, sim = self.store, self.ns, self.sim

@@ -25,6 +25,7 @@ import numpy as np
 
 from .. import logquery
 from ..errors import UnknownNameError
+from .cluster import POD_MUTATIONS
 from .effects import FLAG_BEHAVIOUR, resolve_variant
 from .traces import (BAD_VALUE, BLOCKED, DEP_UNAVAIL, DNS, F_EDGE, F_OK, F_OWN, FLAG, GRPC_CODE, HTTP_STATUS, OWN_APP,
                      REFUSED, RESET, SATURATED, TIMEOUT, UPSTREAM, build_trees, encode_trace_id)
@@ -459,6 +460,12 @@ class LogContextRecorder:
         self._restarts_seen: dict[str, int] = {}
         self._k_index: dict[int, int] = {}
         self._cause_cache: dict[tuple[int, int], tuple[int, int, int, str, str]] = {}
+        self._spec_memo_key: object = None
+        self._pods_key: tuple | None = None
+        self._pod_memo: dict[str, tuple] = {}  # pod -> (key, its part of a context)
+        self._crashing: list[int] = []
+        self._behaviours_memo: dict[tuple[str, int], tuple[tuple, list]] = {}
+        self._readiness_memo: dict[tuple[str, str | None], bool] = {}
         self._bind_arrays()
 
     # ------------------------------------------------------------ static names
@@ -579,16 +586,23 @@ class LogContextRecorder:
             if limit and sim.effects.memory_mi(pod, sim.now) > 0.85 * limit:
                 bits[si] |= B_MEM_HIGH
         evs = []
-        for pod in cl.pods.values():
-            seen = self._restarts_seen.get(pod.name, 0)
-            if pod.restarts > seen:
-                si = c.index[pod.service]
-                reason = pod.last_terminated_reason or "Error"
-                evs.append((si, pod.name, reason))
-                bits[si] |= B_RESTARTED | (B_OOM if reason == "OOMKilled" else 0)
-                self._restarts_seen[pod.name] = pod.restarts
-            if pod.waiting_reason == "CrashLoopBackOff":
-                bits[c.index[pod.service]] |= B_CRASHLOOP
+        pods_key = (POD_MUTATIONS[0], len(cl.pods))  # no pod written or removed: no restart, same crash loops
+        if pods_key != self._pods_key:
+            self._pods_key = pods_key
+            crashing = []
+            for pod in cl.pods.values():
+                seen = self._restarts_seen.get(pod.name, 0)
+                if pod.restarts > seen:
+                    si = c.index[pod.service]
+                    reason = pod.last_terminated_reason or "Error"
+                    evs.append((si, pod.name, reason))
+                    bits[si] |= B_RESTARTED | (B_OOM if reason == "OOMKilled" else 0)
+                    self._restarts_seen[pod.name] = pod.restarts
+                if pod.waiting_reason == "CrashLoopBackOff":
+                    crashing.append(c.index[pod.service])
+            self._crashing = crashing
+        for si in self._crashing:
+            bits[si] |= B_CRASHLOOP
         if evs:
             self.events[p] = evs
         self.svc_bits[p] = bits
@@ -602,6 +616,12 @@ class LogContextRecorder:
         eb[arrays["inbound_loss"][dst] > 0] |= E_RESET
         eb[arrays["edge_mult"] > 1.0] |= E_RETRY
         self.edge_bits[p] = eb
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_pods_key"] = None  # keyed by a per-process counter: rescan after a copy
+        state["_pod_memo"] = {}
+        return state
 
     def _grow(self) -> None:
         def g(a: np.ndarray) -> np.ndarray:
@@ -645,29 +665,40 @@ class LogContextRecorder:
             v = values.get(f.name, f.default)
             if v != f.default and v in f.variants:
                 flags_on.add(f.name)
-        specs_seen: dict[tuple[str, int], list] = {}
+        # across rebuilds: a spec's behaviours are a function of the service's registered behaviours
+        # and the spec fields they read; its readiness, of the readiness path and the flag values
+        flag_state = tuple(values.items())
+        if self._spec_memo_key != flag_state:
+            self._spec_memo_key = flag_state
+            self._readiness_memo.clear()
+        behaviours_memo, readiness_memo = self._behaviours_memo, self._readiness_memo
+        pod_memo = self._pod_memo
         for pod in sorted(cl.pods.values(), key=lambda p: p.name):
-            si = c.index[pod.service]
             node = cl.nodes.get(pod.node or "")
-            running = pod.started and pod.waiting_reason is None and not pod.terminating and node is not None and node.ready
+            # a pod's part below depends on its fields (its last write; injections are edited in
+            # place), its node's readiness, the behaviours of its service and the flag values
+            pkey = (pod.__dict__.get("_stamp"), tuple(pod.injections), None if node is None else node.ready,
+                    eff.generation(pod.service), flag_state)
+            entry = pod_memo.get(pod.name)
+            if entry is None or entry[0] != pkey:
+                entry = pod_memo[pod.name] = (pkey, *self._pod_part(cl, pod, node, eff, readiness_memo, behaviours_memo))
+            _, si, running, terminating, bad_path, found, has_mem = entry
             if running:
                 live[si].append(pod.name)
                 (ready if pod.ready else notready)[si].append(pod.name)
-            if pod.terminating:
+            if terminating:
                 continue
-            spec = cl.spec_of(pod)
-            if not self._readiness_ok(pod.service, spec, eff):
-                readiness[si] = spec.readiness_path or "/healthz"
+            if bad_path is not None:
+                readiness[si] = bad_path
                 if running and not pod.ready:
                     bits[si] |= B_NOT_READY
-            skey = (pod.service, pod.revision)
-            if skey not in specs_seen:
-                specs_seen[skey] = self._behaviours(pod.service, spec, eff)
-            found = list(specs_seen[skey]) + [(i["mechanism"], i["params"], "") for i in pod.injections.values()]
             for mech, params, detail in found:
                 self._note(mech, params, detail, si, mechs, bits, route_kind, route_host, missing_env, pod)
-            if any(m in ("code_memory_leak", "memory_stress") for m, _, _ in found):
+            if has_mem:
                 mem_pods.append((pod.name, si))
+        if len(pod_memo) > 2 * len(cl.pods) + 64:  # forget pods that are gone
+            for name in [n for n in pod_memo if n not in cl.pods]:
+                del pod_memo[name]
         for flag in flags_on:
             for svc_name, mech, params in FLAG_BEHAVIOUR.get(flag, []):
                 si = c.index.get(svc_name)
@@ -715,6 +746,27 @@ class LogContextRecorder:
                        missing_env=missing_env, readiness_path=readiness, flags_on=frozenset(flags_on), mem_pods=tuple(mem_pods))
         self.contexts.append(ctx)
         return ctx
+
+    def _pod_part(self, cl, pod, node, eff, readiness_memo: dict, behaviours_memo: dict) -> tuple:
+        """(service index, running, terminating, readiness path if its probe fails, behaviours found, memory grows)."""
+        si = self.compiled.index[pod.service]
+        running = pod.started and pod.waiting_reason is None and not pod.terminating and node is not None and node.ready
+        if pod.terminating:
+            return si, running, True, None, (), False
+        spec = cl.spec_of(pod)
+        rkey = (pod.service, spec.readiness_path)
+        ok = readiness_memo.get(rkey)
+        if ok is None:
+            ok = readiness_memo[rkey] = self._readiness_ok(pod.service, spec, eff)
+        bad_path = None if ok else (spec.readiness_path or "/healthz")
+        skey = (pod.service, pod.revision)
+        fields = (spec.code, spec.env, spec.image, eff.generation(pod.service))
+        hit = behaviours_memo.get(skey)
+        if hit is None or hit[0] != fields:
+            hit = behaviours_memo[skey] = (fields, self._behaviours(pod.service, spec, eff))
+        found = tuple(hit[1]) + tuple((i["mechanism"], i["params"], "") for i in pod.injections.values())
+        has_mem = any(m in ("code_memory_leak", "memory_stress") for m, _, _ in found)
+        return si, running, False, bad_path, found, has_mem
 
     def _readiness_ok(self, service: str, spec, eff) -> bool:
         try:

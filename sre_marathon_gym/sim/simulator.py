@@ -95,6 +95,8 @@ class Simulator:
         self._ratio_version = -1
         self._restarts_version = -1
         self._queue_plan = self._queues()
+        self._kafka_rates: tuple | None = None
+        self._ingress: tuple = ((), None)  # (ingress shares per zone, as an array)
         self._ratio = np.ones(len(self.compiled.services))
         self.last: TickResult | None = None
         self.degraded = np.zeros(2)  # [requests, degraded requests] at the entry point, cumulative
@@ -139,7 +141,10 @@ class Simulator:
             self._arrays = self.effects.arrays()
             self._arrays_version = (self.effects.version, cl.version)
             self._arrays_gen += 1
-        ingress = np.array([cl.ingress_zones[z] for z in self.compiled.zones])
+        zones = tuple(cl.ingress_zones[z] for z in self.compiled.zones)
+        if zones != self._ingress[0]:
+            self._ingress = (zones, np.array(zones))
+        ingress = self._ingress[1]
         res = self.traffic.tick(TICK_S, self._arrays, cl.ready, ingress, self.load_profile(self.now),
                                 self.load_mult, self.rng, version=self._arrays_gen)
         if self._dropped.any():
@@ -156,9 +161,11 @@ class Simulator:
                     self._restarts_seen[pod.name] = pod.restarts
         self._update_kafka(res)
         self.probes.record(res, self.restarts_total, self._updated_ready_ratio(), self.kafka_lag)
-        n = res.rt_count.sum()
-        bad = res.rt_errors.sum() + ((res.rt_count - res.rt_errors) * res.rt_slow).sum()
-        self.degraded += (n, bad)
+        total = np.add.reduce  # what ndarray.sum() reduces with
+        n = total(res.rt_count)
+        bad = total(res.rt_errors) + total((res.rt_count - res.rt_errors) * res.rt_slow)
+        self.degraded[0] += n
+        self.degraded[1] += bad
         self.window.add(res, n, bad)
         if self.exporter is not None:
             self.exporter.accumulate(res)
@@ -171,10 +178,12 @@ class Simulator:
         """Ready pods of the current revision / desired replicas (a stalled rollout counts as degraded)."""
         cl = self.cluster
         if self._ratio_version != cl.version:
-            ready = np.zeros(len(self.compiled.services))
+            counts = [0] * len(self.compiled.services)
+            index, deps = self.compiled.index, cl.deployments
             for pod in cl.pods.values():
-                if pod.ready and not pod.terminating and pod.revision == cl.deployments[pod.service].current.number:
-                    ready[self.compiled.index[pod.service]] += 1
+                if pod.ready and not pod.terminating and pod.revision == deps[pod.service].revisions[-1].number:
+                    counts[index[pod.service]] += 1
+            ready = np.array(counts, dtype=np.float64)
             desired = cl.desired.sum(axis=0)
             self._ratio = np.where(desired > 0, ready / np.maximum(desired, 1), np.where(ready > 0, 1.0, 0.0))
             self._ratio_version = cl.version
@@ -191,12 +200,23 @@ class Simulator:
         return out
 
     def _update_kafka(self, res: TickResult) -> None:
-        for producers, consumers in self._queue_plan:
-            produce = float(res.edge_rate[producers].sum()) if producers else 0.0
-            for s in consumers:
-                per_record_ms = float(res.own_latency_ms[s]) + 1000.0 * float(self._arrays["consumer_delay_s"][s])
-                capacity = self.cluster.ready[:, s].sum() * self._arrays["threads"][s] * 1000.0 / max(per_record_ms, 1e-6)
-                self.kafka_lag[s] = max(0.0, self.kafka_lag[s] + (produce - capacity) * TICK_S)
+        if not self._queue_plan:
+            return
+        # produce and capacity are functions of expected values, arrays and readiness: kept while
+        # those objects (and the cluster version, for readiness) are the same
+        key = (res.edge_rate, res.own_latency_ms, self._arrays)
+        hit = self._kafka_rates
+        if hit is None or hit[2] != self.cluster.version or any(a is not b for a, b in zip(hit[0], key)):
+            rates = []
+            for producers, consumers in self._queue_plan:
+                produce = float(res.edge_rate[producers].sum()) if producers else 0.0
+                for s in consumers:
+                    per_record_ms = float(res.own_latency_ms[s]) + 1000.0 * float(self._arrays["consumer_delay_s"][s])
+                    capacity = self.cluster.ready[:, s].sum() * self._arrays["threads"][s] * 1000.0 / max(per_record_ms, 1e-6)
+                    rates.append((s, produce, capacity))
+            hit = self._kafka_rates = (key, rates, self.cluster.version)
+        for s, produce, capacity in hit[1]:
+            self.kafka_lag[s] = max(0.0, self.kafka_lag[s] + (produce - capacity) * TICK_S)
 
     # ------------------------------------------------------------ faults
     def inject(self, fault: Fault) -> None:

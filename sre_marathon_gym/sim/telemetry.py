@@ -48,9 +48,15 @@ def _normalise_labels(labels: Mapping[str, str] | None) -> LabelKey:
     """Sorted, interned (key, value) tuple; empty values are dropped (Prometheus: empty == absent)."""
     if not labels:
         return ()
-    return tuple(
-        sorted((sys.intern(str(k)), sys.intern(str(v))) for k, v in labels.items() if str(v) != "")
-    )
+    intern = sys.intern
+    out = []
+    for k, v in labels.items():
+        if type(v) is not str:
+            v = str(v)
+        if v != "":
+            out.append((intern(k if type(k) is str else str(k)), intern(v)))
+    out.sort()
+    return tuple(out)
 
 
 class _NameIndex:
@@ -161,6 +167,14 @@ class MetricStore:
         sid = self._key_to_id.get(key)
         if sid is None:
             sid = self._add(key)
+        return sid
+
+    def series_id_normalised(self, name: str, key: LabelKey) -> int:
+        """`series_id` for labels already in `_normalise_labels` form (sorted, interned, no empty value)."""
+        k = (sys.intern(name), key)
+        sid = self._key_to_id.get(k)
+        if sid is None:
+            sid = self._add(k)
         return sid
 
     def register(self, name: str, label_dicts: Sequence[Mapping[str, str]]) -> np.ndarray:
@@ -295,7 +309,7 @@ class MetricStore:
         values = np.asarray(values, dtype=self.dtype)
         if values.ndim and values.size != ids.size:
             raise TelemetryError(f"record(): {ids.size} ids but {values.size} values")
-        chunk[ids, col] = values.ravel() if values.ndim else values
+        chunk[:, col][ids] = values.ravel() if values.ndim else values  # 1-d fancy indexing: faster than 2-d
 
     def mark_stale(self, t: float, ids: np.ndarray) -> None:
         """Write Prometheus staleness markers: the series ended at `t`, so `at()` stops seeing it.
@@ -304,7 +318,7 @@ class MetricStore:
         series stops, exactly like Prometheus without staleness handling.
         """
         chunk, col, ids = self._prepare_write(t, ids)
-        chunk[ids, col] = self._stale_value
+        chunk[:, col][ids] = self._stale_value
 
     def _apply_retention(self) -> None:
         if self.retention_s is None:

@@ -11,7 +11,7 @@ from a passed Generator, so telemetry is noisy but seeded.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -41,6 +41,53 @@ def lognormal_quantile_factor(q: float) -> float:
     """quantile / mean of the latency distribution (0.95 -> about 2.0)."""
     z = {0.5: 0.0, 0.9: 1.2816, 0.95: 1.6449, 0.99: 2.3263}[q]
     return float(np.exp(-LATENCY_SIGMA**2 / 2 + z * LATENCY_SIGMA))
+
+
+def call_graph_height(services: int, src: np.ndarray, dst: np.ndarray) -> int | None:
+    """Longest caller -> callee chain in edges (0 without edges), or None if the graph has a cycle."""
+    pending = [0] * services  # callees not yet placed
+    callers: list[list[int]] = [[] for _ in range(services)]
+    for a, b in zip(src.tolist(), dst.tolist()):
+        callers[b].append(a)
+        pending[a] += 1
+    height = [0] * services
+    ready = [s for s in range(services) if pending[s] == 0]
+    done = 0
+    while ready:
+        s = ready.pop()
+        done += 1
+        for a in callers[s]:
+            height[a] = max(height[a], height[s] + 1)
+            pending[a] -= 1
+            if pending[a] == 0:
+                ready.append(a)
+    return max(height, default=0) if done == services else None
+
+
+@dataclass
+class _Inputs:
+    """Per-input parts of `TrafficModel.expected` (independent of the feedback state)."""
+
+    rt_rate: np.ndarray
+    rt_sum: np.floating
+    flow_mult: np.ndarray  # (rt_rate @ edge_flow) * edge_mult
+    unreachable: np.ndarray
+    cpu_cap: np.ndarray
+    cap_positive: np.ndarray
+    cap_floor: np.ndarray
+    limited: np.ndarray  # has a CPU limit
+    servers: np.ndarray
+    has_servers: np.ndarray
+    servers_floor: np.ndarray  # max(servers, EPS)
+    servers_one: np.ndarray  # max(servers, 1)
+    queue_exponent: np.ndarray  # sqrt(2 (servers + 1)) - 1
+    ok_reachable: np.ndarray  # (1 - own_error) (1 - unreachable)
+    hop_ms: np.ndarray
+    hop_dst: np.ndarray
+    neg_timeout: np.ndarray
+    keep_loss: np.ndarray  # 1 - loss_fail[dst]
+    route_ok: np.ndarray  # 1 - edge_fail
+    tries: np.ndarray  # retries + 1
 
 
 @dataclass
@@ -79,10 +126,15 @@ class TrafficModel:
         self.prev_edge_fail = np.zeros(len(compiled.edge_src))
         self._key: object = None
         self._hold_ms: np.ndarray | None = None
+        self._span: tuple[np.ndarray, np.ndarray] | None = None  # last fixed point: span latency, failure
+        self._fixed: tuple | None = None  # (arrays, input key, _Inputs)
         self._expected: TickResult | None = None
         out_edges = np.zeros((len(compiled.services), len(compiled.edge_src)))
         out_edges[compiled.edge_src, np.arange(len(compiled.edge_src))] = 1.0
         self.out_edges = out_edges  # [S, E] incidence: edge e leaves service s
+        height = call_graph_height(len(compiled.services), compiled.edge_src, compiled.edge_dst)
+        # warm starts are exact when the cold iteration always ends at the fixed point (see `expected`)
+        self.warm_start = height is not None and compiled.depth >= height + 1
 
     def tick(self, dt: float, arrays: dict[str, np.ndarray], ready: np.ndarray, ingress: np.ndarray,
              load_factor: float, load_mult: np.ndarray, rng: np.random.Generator, version: object = None) -> TickResult:
@@ -91,28 +143,32 @@ class TrafficModel:
         key = (version, load_factor, load_mult.tobytes(), ready.tobytes(), ingress.tobytes())
         if version is None or key != self._key or self._expected is None:
             # twice: queueing holds threads for the span latency, retries depend on failures;
-            # the second pass settles both feedbacks
-            self.expected(arrays, ready, ingress, load_factor, load_mult)
+            # the second pass settles both feedbacks (the first one only for its state)
+            self.expected(arrays, ready, ingress, load_factor, load_mult, result=False)
             self._expected = self.expected(arrays, ready, ingress, load_factor, load_mult)
             self._key = key
+            e = self._expected
+            self._draw = (dt, e.rt_rate * dt, np.clip(e.rt_fail, 0.0, 1.0), e.svc_rate * dt, np.clip(e.svc_fail, 0.0, 1.0))
         e = self._expected
-        rt_count = rng.poisson(e.rt_rate * dt).astype(np.float64)
-        rt_errors = rng.binomial(rt_count.astype(np.int64), np.clip(e.rt_fail, 0.0, 1.0)).astype(np.float64)
-        svc_count = rng.poisson(e.svc_rate * dt).astype(np.float64)
-        svc_errors = rng.binomial(svc_count.astype(np.int64), np.clip(e.svc_fail, 0.0, 1.0)).astype(np.float64)
-        return replace(e, rt_count=rt_count, rt_errors=rt_errors, svc_count=svc_count, svc_errors=svc_errors)
+        draw = self._draw
+        if draw[0] != dt:
+            draw = self._draw = (dt, e.rt_rate * dt, np.clip(e.rt_fail, 0.0, 1.0), e.svc_rate * dt, np.clip(e.svc_fail, 0.0, 1.0))
+        rt_n = rng.poisson(draw[1])  # int64 counts: what binomial is given either way
+        rt_count = rt_n.astype(np.float64)
+        rt_errors = rng.binomial(rt_n, draw[2]).astype(np.float64)
+        svc_n = rng.poisson(draw[3])
+        svc_count = svc_n.astype(np.float64)
+        svc_errors = rng.binomial(svc_n, draw[4]).astype(np.float64)
+        out = object.__new__(TickResult)  # a field-for-field copy, as dataclasses.replace makes
+        out.__dict__.update(e.__dict__)
+        out.rt_count, out.rt_errors, out.svc_count, out.svc_errors = rt_count, rt_errors, svc_count, svc_errors
+        return out
 
-    def expected(self, arrays: dict[str, np.ndarray], ready: np.ndarray, ingress: np.ndarray,
-                 load_factor: float, load_mult: np.ndarray) -> TickResult:
+    def _inputs(self, arrays: dict[str, np.ndarray], ready: np.ndarray, ingress: np.ndarray,
+                load_factor: float, load_mult: np.ndarray) -> _Inputs:
         c = self.c
-        src, dst = c.edge_src, c.edge_dst
-        # --- demand
+        dst = c.edge_dst
         rt_rate = self.rps * load_factor * c.weights * arrays["load_mult"] * load_mult
-        retry_amp = 1.0 + c.edge_retries * self.prev_edge_fail
-        edge_rate = (rt_rate @ c.edge_flow) * arrays["edge_mult"] * retry_amp
-        svc_rate = c.background_rps.copy()
-        svc_rate[c.entry] += rt_rate.sum()
-        np.add.at(svc_rate, dst, edge_rate)
         # --- endpoints per zone: calls stay in their zone unless it has no ready pod
         ready_total = ready.sum(axis=0)
         none_local = ready == 0  # [Z, S]
@@ -120,56 +176,116 @@ class TrafficModel:
         cross = np.where(ready_total > 0, (ingress[:, None] * none_local).sum(axis=0), 0.0)
         entry_unreachable = float((ingress * (ready[:, c.entry] == 0)).sum())
         unreachable[c.entry] = max(unreachable[c.entry], entry_unreachable)
-        # --- CPU and queueing
         cpu_cap = np.where(arrays["cpu_limit"] > 0, arrays["cpu_limit"], UNLIMITED_CPU_CORES) * ready_total
-        cpu_demand = svc_rate * c.cpu_ms * arrays["cpu_mult"] / 1000.0 + arrays["extra_cores"]
-        u_cpu = np.where(cpu_cap > 0, cpu_demand / np.maximum(cpu_cap, EPS), 0.0)
-        cpu_used = np.minimum(cpu_demand, cpu_cap)
-        throttled = np.clip((u_cpu - 0.5) / 0.7, 0.0, 1.0) * (arrays["cpu_limit"] > 0)
-        st = c.service_time_ms * np.maximum(1.0, u_cpu) + arrays["added_ms"]
         servers = ready_total * arrays["threads"]
-        saturated_cpu = np.where(u_cpu > 1.0, 1.0 - 1.0 / np.maximum(u_cpu, EPS), 0.0)
-        own_fail_base = 1.0 - (1.0 - arrays["own_error"]) * (1.0 - unreachable) * (1.0 - saturated_cpu)
-        hold_ms = self._hold_ms if self._hold_ms is not None else st
         # --- per-call view from the caller: network delay, zone crossing, loss
         hop_ms = arrays["inbound_delay_ms"] + cross * 2.0 * self.cross_zone_ms + arrays["inbound_loss"] * 200.0
         loss_fail = arrays["inbound_loss"] * 0.3
+        return _Inputs(
+            rt_rate=rt_rate, rt_sum=rt_rate.sum(), flow_mult=(rt_rate @ c.edge_flow) * arrays["edge_mult"],
+            unreachable=unreachable, cpu_cap=cpu_cap, cap_positive=cpu_cap > 0, cap_floor=np.maximum(cpu_cap, EPS),
+            limited=arrays["cpu_limit"] > 0, servers=servers, has_servers=servers > 0,
+            servers_floor=np.maximum(servers, EPS), servers_one=np.maximum(servers, 1.0),
+            queue_exponent=np.sqrt(2.0 * (servers + 1.0)) - 1.0,
+            ok_reachable=(1.0 - arrays["own_error"]) * (1.0 - unreachable), hop_ms=hop_ms, hop_dst=hop_ms[dst],
+            neg_timeout=-arrays["edge_timeout_ms"], keep_loss=1.0 - loss_fail[dst], route_ok=1.0 - arrays["edge_fail"],
+            tries=c.edge_retries + 1.0)
+
+    def expected(self, arrays: dict[str, np.ndarray], ready: np.ndarray, ingress: np.ndarray,
+                 load_factor: float, load_mult: np.ndarray, result: bool = True) -> TickResult | None:
+        """Expected values of one tick; updates the feedback state (retry failures, thread hold
+        times). With `result=False` only the state is updated and None is returned."""
+        c = self.c
+        src, dst = c.edge_src, c.edge_dst
+        # everything that depends only on the inputs (not on the feedback state) is computed once per
+        # input (the same operations on the same operands as inline; `arrays` is never mutated)
+        key = (load_factor, load_mult.tobytes(), ready.tobytes(), ingress.tobytes())
+        fixed = self._fixed
+        if fixed is None or fixed[0] is not arrays or fixed[1] != key:
+            fixed = self._fixed = (arrays, key, self._inputs(arrays, ready, ingress, load_factor, load_mult))
+        f = fixed[2]
+        rt_rate = f.rt_rate
+        # --- demand
+        retry_amp = 1.0 + c.edge_retries * self.prev_edge_fail
+        edge_rate = f.flow_mult * retry_amp
+        svc_rate = c.background_rps.copy()
+        svc_rate[c.entry] += f.rt_sum
+        np.add.at(svc_rate, dst, edge_rate)
+        # --- CPU and queueing
+        cpu_cap = f.cpu_cap
+        cpu_demand = svc_rate * c.cpu_ms * arrays["cpu_mult"] / 1000.0 + arrays["extra_cores"]
+        u_cpu = np.where(f.cap_positive, cpu_demand / f.cap_floor, 0.0)
+        st = c.service_time_ms * np.maximum(1.0, u_cpu) + arrays["added_ms"]
+        saturated_cpu = np.where(u_cpu > 1.0, 1.0 - 1.0 / np.maximum(u_cpu, EPS), 0.0)
+        own_fail_base = 1.0 - f.ok_reachable * (1.0 - saturated_cpu)
+        hold_ms = self._hold_ms if self._hold_ms is not None else st
+        unreachable = f.unreachable
         timeout = arrays["edge_timeout_ms"]
         retries = c.edge_retries
-        calls_per = np.where(svc_rate[src] > 0, edge_rate / np.maximum(svc_rate[src], EPS), 0.0)
+        src_rate = svc_rate[src]
+        calls_per = np.where(src_rate > 0, edge_rate / np.maximum(src_rate, EPS), 0.0)
         # --- fixed point over the call graph: span latency and failure include downstream calls
         # queueing: a worker thread is held for the whole span (own work plus downstream waits)
-        rho = np.where(servers > 0, svc_rate * hold_ms / 1000.0 / np.maximum(servers, EPS), 0.0)
+        rho = np.where(f.has_servers, svc_rate * hold_ms / 1000.0 / f.servers_floor, 0.0)
         rho_c = np.minimum(rho, 0.98)
-        wq = st * rho_c ** (np.sqrt(2.0 * (servers + 1.0)) - 1.0) / (np.maximum(servers, 1.0) * (1.0 - rho_c))
+        wq = st * rho_c ** f.queue_exponent / (f.servers_one * (1.0 - rho_c))
         saturated = np.where(rho >= 1.0, 1.0 - 1.0 / np.maximum(rho, EPS), 0.0)
         own_latency = st + wq
         own_fail = 1.0 - (1.0 - own_fail_base) * (1.0 - saturated)
-        span_latency = own_latency.copy()
-        span_fail = own_fail.copy()
+        # on an acyclic call graph the iteration below reaches its unique fixed point (bit for bit:
+        # each value is the same expression of its callees' final values) from any start, after at
+        # most height + 1 passes; starting from the previous solution, only services whose inputs
+        # changed (and their callers) move, so it settles in fewer passes
+        if self._span is not None and self.warm_start:
+            span_latency, span_fail = self._span
+        else:
+            span_latency = own_latency.copy()
+            span_fail = own_fail.copy()
+        # loop invariants, hoisted (each is the same operation on the same operands as before)
+        hop_dst, neg_timeout, keep_loss, route_ok, tries = f.hop_dst, f.neg_timeout, f.keep_loss, f.route_ok, f.tries
+        own_ok = 1.0 - own_fail
+        out_edges = self.out_edges
+        # span latency and failure live in the rows of one buffer, so that what the callers see of
+        # them (the [2, E] gather) is taken and compared in one operation per pass
+        spans = np.empty((2, len(own_latency)))
+        spans[0] = span_latency
+        spans[1] = span_fail
+        seen = spans.take(dst, axis=1)  # == spans[:, dst], without the slow 2-d fancy-index path
         for _ in range(c.depth):
-            callee_ms = span_latency[dst] + hop_ms[dst]
-            t_share = np.exp(-timeout / np.maximum(callee_ms, EPS))
+            lat_dst, fail_dst = seen[0], seen[1]
+            callee_ms = lat_dst + hop_dst
+            t_share = np.exp(neg_timeout / np.maximum(callee_ms, EPS))
             seen_ms = np.minimum(callee_ms, timeout)
             # retries help against transient failures (timeouts, lost packets), not against a
             # callee that fails this request deterministically (a bug, a wrong address, overload)
-            transient = 1.0 - (1.0 - t_share) * (1.0 - loss_fail[dst])
-            once = 1.0 - (1.0 - span_fail[dst]) * (1.0 - transient) * (1.0 - arrays["edge_fail"])
-            edge_fail = 1.0 - (1.0 - span_fail[dst]) * (1.0 - arrays["edge_fail"]) * (1.0 - transient ** (retries + 1.0))
-            new_latency = own_latency + self.out_edges @ (calls_per * seen_ms * (1.0 + retries * once))
-            log_ok = self.out_edges @ (calls_per * np.log(np.maximum(1.0 - edge_fail, EPS)))
-            new_fail = 1.0 - (1.0 - own_fail) * np.exp(log_ok)
-            settled = np.array_equal(new_latency, span_latency) and np.array_equal(new_fail, span_fail)
-            span_latency, span_fail = new_latency, new_fail
-            if settled:  # a fixed point: deeper iterations would change nothing
+            transient = 1.0 - (1.0 - t_share) * keep_loss
+            ok_dst = 1.0 - fail_dst
+            once = 1.0 - ok_dst * (1.0 - transient) * route_ok
+            all_transient = 1.0 - transient ** tries
+            edge_fail = 1.0 - ok_dst * route_ok * all_transient
+            np.add(own_latency, out_edges @ (calls_per * seen_ms * (1.0 + retries * once)), out=spans[0])
+            log_ok = out_edges @ (calls_per * np.log(np.maximum(1.0 - edge_fail, EPS)))
+            np.subtract(1.0, own_ok * np.exp(log_ok), out=spans[1])
+            now_seen = spans.take(dst, axis=1)
+            settled = bool((now_seen == seen).all())
+            seen = now_seen
+            if settled:
+                # a fixed point: no callee changed, so a further iteration would recompute every
+                # value (and this iteration's edge values) from the same inputs, bit for bit
                 break
+        span_latency, span_fail = spans[0], spans[1]  # a fresh buffer per call: never written again
         self.prev_edge_fail = edge_fail
         self._hold_ms = span_latency
+        self._span = (span_latency, span_fail)
+        if not result:
+            return None
+        cpu_used = np.minimum(cpu_demand, cpu_cap)
+        throttled = np.clip((u_cpu - 0.5) / 0.7, 0.0, 1.0) * f.limited
         # --- request types: the entry's own part plus every call on the path
-        local_edge_fail = 1.0 - (1.0 - own_fail[dst]) * (1.0 - arrays["edge_fail"]) * (1.0 - transient ** (retries + 1.0))
+        local_edge_fail = 1.0 - (1.0 - own_fail[dst]) * route_ok * all_transient
         rt_log_ok = np.log(max(1.0 - own_fail[c.entry], EPS)) + c.edge_flow @ np.log(np.maximum(1.0 - local_edge_fail, EPS))
         rt_fail = 1.0 - np.exp(rt_log_ok)
-        local_ms = np.minimum(own_latency[dst] + hop_ms[dst], timeout)
+        local_ms = np.minimum(own_latency[dst] + hop_dst, timeout)
         rt_latency = own_latency[c.entry] + c.edge_flow @ local_ms
         rt_slow = 1.0 - lognormal_cdf(np.array([self.slow_ms]), rt_latency)[:, 0]
         rt_count = rt_errors = svc_count = svc_errors = np.zeros(0)
