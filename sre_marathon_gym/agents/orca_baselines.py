@@ -18,6 +18,7 @@ from ..errors import UnknownNameError
 from ..orca.episode import Episode
 from ..orca.evidence import DURATION, EvidenceChecker, flag_log_markers, flag_signals
 from ..orca.flags import flag_mechanisms
+from ..orca.tasks import task_key
 from ..orca.report import EvidenceRef, LogRef, MetricRef, RcaReport, RootCause, TimelineEntry, WhyStep
 from ..orca.world import orca_world
 from ..sim.effects import FLAG_BEHAVIOUR
@@ -28,9 +29,11 @@ Call = Callable[[Any], ToolResult]
 
 @dataclass(frozen=True)
 class TaskView:
-    """What an agent may know about a task: the instruction and the clock, never the answers."""
+    """What an agent may know about a task: the instruction and the clock, never the answers.
 
-    task_id: str
+    `task_key` is the opaque hash (`orca.tasks.task_key`): task ids spell the authored flag."""
+
+    task_key: str
     issue: str
     current_s: int
     horizon_s: int
@@ -180,4 +183,4 @@ def run_task(agent: OrcaAgent, episode: Episode) -> RcaReport:
     if agent.privileged:
         return agent.investigate_with_truth(episode)  # type: ignore[attr-defined]
     t = episode.task
-    return agent.investigate(TaskView(t.task_id, episode.issue, t.current_s, t.horizon_s), episode.call)
+    return agent.investigate(TaskView(task_key(t), episode.issue, t.current_s, t.horizon_s), episode.call)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import string
 from typing import Any
 
@@ -13,7 +12,7 @@ from gymnasium import spaces
 from ..errors import ConfigurationError, UnknownNameError
 from ..orca.episode import Episode
 from ..orca.report import RcaReport
-from ..orca.tasks import OrcaTask, orca_tasks
+from ..orca.tasks import OrcaTask, orca_tasks, task_key
 from ..orca.tools import parse_orca_call, tool_names, tool_specs
 from ..tools.models import ToolResult
 
@@ -136,11 +135,6 @@ class OrcaRcaEnv(gym.Env):
         info.update(score=score.reward, rca_accuracy=score.rca_accuracy, hallucinate=score.hallucinate,
                     mode=score.mode, control_pass=score.control_pass)
         return self._obs(), float(score.reward), not truncated, truncated, info
-
-
-def task_key(task: OrcaTask) -> str:
-    """The task's public name: task ids spell the authored flag, so agents see a hash (ORCA's package names)."""
-    return hashlib.sha256(task.task_id.encode()).hexdigest()[:16]
 
 
 def _cheap_invalid(action: Any) -> bool:

@@ -277,6 +277,11 @@ def _tasks(days: int) -> tuple[OrcaTask, ...]:
     return tuple(generate_tasks(days))
 
 
+def task_key(task: OrcaTask) -> str:
+    """The task's public name: task ids spell the authored flag, so agents see a hash (ORCA's package names)."""
+    return hashlib.sha256(task.task_id.encode()).hexdigest()[:16]
+
+
 def tasks_digest(tasks: list[OrcaTask] | tuple[OrcaTask, ...]) -> str:
     """sha256 of the canonical JSON of every task: any change to ids or contents changes it."""
     blob = json.dumps([t.model_dump(mode="json") for t in tasks], sort_keys=True, separators=(",", ":"))
