@@ -13,6 +13,7 @@ from typing import Any
 from ..scoring.orca import TaskScore, judge
 from ..tools.models import ToolResult
 from .clock import current_text
+from .data import load_questions
 from .evidence import EvidenceChecker
 from .report import RcaReport
 from .schedule import OrcaSchedule, orca_schedule
@@ -66,8 +67,13 @@ class Episode:
         return self.tools.call(model)
 
     def score(self, report: RcaReport) -> TaskScore:
-        horizon = self.task.horizon_s
+        task, horizon = self.task, self.task.horizon_s
         if report.is_empty or not report.all_evidence():
-            return judge(self.task, report, lambda ref, cause: False)
+            return judge(task, report, lambda ref, cause: False)
         checker = EvidenceChecker(orca_world(self.days))
-        return judge(self.task, report, lambda ref, cause: checker.shows(ref, cause, horizon))
+        qf = load_questions()
+        rts = tuple(rt for a in task.areas for rt in qf.areas[a].request_types) if task.areas else None
+        signals = checker.request_type_signals(rts)
+        periods = [(c.start_s, c.end_s) for c in task.ground_truth]
+        return judge(task, report, lambda ref, cause: checker.shows(ref, cause, horizon),
+                     lambda ref: checker.symptom_shows(ref, signals, periods, horizon))

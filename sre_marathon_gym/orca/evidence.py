@@ -185,6 +185,27 @@ class EvidenceChecker:
                     return True
         return False
 
+    # ------------------------------------------------------------ the complaint's symptoms (rubric level 1)
+    def request_type_signals(self, request_types: tuple[str, ...] | None) -> tuple[Signal, ...]:
+        """Error and latency signals of the entry-point spans of these request types (None: all)."""
+        entry = self.sim.app.entry_point
+        out: list[Signal] = []
+        for rt in self.sim.app.request_types:
+            if request_types is not None and rt.name not in request_types:
+                continue
+            span = ("span_name", f"{rt.method} {rt.endpoint}")
+            out.append(Signal("errors", CALLS, (span, ("status_code", "STATUS_CODE_ERROR")), 0.01, entry))
+            out.append(Signal("latency", DURATION, (span,), 50.0, entry))
+        return tuple(out)
+
+    def symptom_shows(self, ref: EvidenceRef, signals: tuple[Signal, ...], periods: list[tuple[float, float]],
+                      horizon_s: float) -> bool:
+        """Whether a metric ref shows one of the complaint's request types failing or slowing down
+        after one of the plausible causes started (`periods`: their (start, end))."""
+        if not isinstance(ref, MetricRef):
+            return False
+        return any(self.metric_shows(ref, sig, a, b, horizon_s) for sig in signals for a, b in periods)
+
     # ------------------------------------------------------------ one ref against one cause
     def shows(self, ref: EvidenceRef, cause: GroundTruthCause, horizon_s: float) -> bool:
         """Whether `ref` shows `cause`'s signal in the telemetry visible before `horizon_s`."""
