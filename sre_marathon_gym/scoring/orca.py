@@ -69,8 +69,13 @@ def wrong_claims(task: OrcaTask, report: RcaReport) -> tuple[str, ...]:
     """Named root causes that were not active and plausible (flags), or services no plausible cause touches."""
     flags = {_norm(c.flag) for c in task.ground_truth}
     services = {_norm(s) for c in task.ground_truth for s in c.services}
-    out = []
-    for rc in report.root_causes:
+    out: list[str] = []
+    seen: set[tuple[str, str]] = set()
+    for rc in report.root_causes:  # one claim however often it is repeated (case and spaces ignored)
+        key = ("flag", _norm(rc.flag)) if rc.flag else ("service", _norm(rc.service))
+        if key in seen:
+            continue
+        seen.add(key)
         if rc.flag:
             if _norm(rc.flag) not in flags:
                 out.append(f"flag {rc.flag}")

@@ -119,3 +119,14 @@ def test_an_ongoing_root_cause_from_before_the_quiet_window_fails_the_control():
     assert not judge(ctl, into, shows).control_pass  # lasted into the shrunk quiet window
     with pytest.raises(ValueError):
         RootCause(flag="x", mechanism="errors", incident_start_s=5_000, end_s=4_000)
+
+
+def test_the_same_wrong_claim_repeated_is_penalised_once():
+    base = [rc("paymentFailure", 1300, ev=[GOOD]), rc("cartFailure", 3000)]
+    once = judge(task(), RcaReport(root_causes=[*base, rc("adFailure", 10)]), shows)
+    thrice = judge(task(), RcaReport(root_causes=[*base, rc("adFailure", 10), rc(" ADFAILURE", 20, mech="latency"),
+                                                  rc("adFailure", 30)]), shows)
+    assert thrice.wrong_claims == once.wrong_claims == ("flag adFailure",)
+    assert [r.score for r in thrice.rubrics] == [r.score for r in once.rubrics] == [2, 1]
+    svc = judge(task(), RcaReport(root_causes=[*base, rc(None, 10, service="currency"), rc(None, 20, service="Currency")]), shows)
+    assert svc.wrong_claims == ("service currency",)
