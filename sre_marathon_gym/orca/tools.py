@@ -24,6 +24,7 @@ from .report import SubmitReport
 READ_MODELS = {"query_metrics": QueryMetrics, "search_logs": SearchLogs, "get_traces": GetTraces,
                "get_topology": GetTopology, "read_source": ReadSource}
 FLAGD_FILE = "src/flagd/demo.flagd.json"
+MAX_ACTION_CHARS = 65_536  # one tool call as JSON text (a report with every list full fits easily)
 MAX_LOG_WINDOW_S = 86_400  # logs are synthesised per sample: a bound keeps one search under seconds
 
 
@@ -58,7 +59,18 @@ def tool_specs(source_access: bool = True) -> list[dict]:
 
 
 def parse_orca_call(raw: Any, source_access: bool = True) -> tuple[Any, ToolResult | None]:
-    """(model, None) or (None, structured error) for a raw call (dict, JSON text or model)."""
+    """(model, None) or (None, structured error) for a raw call (dict, JSON text or model); never raises
+    for what an agent sends (over-long text and deeply nested JSON are structured errors too)."""
+    if isinstance(raw, (str, bytes)) and len(raw) > MAX_ACTION_CHARS:
+        return None, ToolResult.fail("?", "invalid_arguments",
+                                     f"a tool call is at most {MAX_ACTION_CHARS} characters, got {len(raw)}")
+    try:
+        return _parse(raw, source_access)
+    except RecursionError:
+        return None, ToolResult.fail("?", "invalid_arguments", "the tool call is nested too deeply")
+
+
+def _parse(raw: Any, source_access: bool) -> tuple[Any, ToolResult | None]:
     if isinstance(raw, (str, bytes)):
         try:
             raw = json.loads(raw)
