@@ -20,6 +20,7 @@ from ..orca.evidence import DURATION, EvidenceChecker, flag_log_markers, flag_si
 from ..orca.flags import flag_mechanisms
 from ..orca.tasks import task_key
 from ..orca.report import EvidenceRef, LogRef, MetricRef, RcaReport, RootCause, TimelineEntry, WhyStep
+from ..orca.tools import MAX_LOG_WINDOW_S
 from ..orca.world import orca_world
 from ..sim.effects import FLAG_BEHAVIOUR
 from ..tools.models import ToolResult
@@ -160,7 +161,7 @@ class OrcaOracleAgent(OrcaAgent):
                 return [ref]
         for marker in flag_log_markers(cause.flag):
             res = episode.call({"tool": "search_logs", "query": f'"{marker}"', "start_s": cause.start_s,
-                                "end_s": min(cause.end_s, horizon), "limit": 5})
+                                "end_s": min(cause.end_s, horizon, cause.start_s + MAX_LOG_WINDOW_S), "limit": 5})
             for line in (res.data or {}).get("logs", []) if res.ok else []:
                 ref = LogRef(log_id=line["id"])
                 if checker.shows(ref, cause, horizon):
