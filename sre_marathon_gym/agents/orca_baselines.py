@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import UnknownNameError
 from ..orca.episode import Episode
 from ..orca.evidence import DURATION, EvidenceChecker, flag_log_markers, flag_signals
-from ..orca.flags import flag_mechanisms
+from ..orca.flags import flag_mechanisms, mechanisms_with_primary_signal
 from ..orca.tasks import task_key
 from ..orca.report import EvidenceRef, LogRef, MetricRef, RcaReport, RootCause, TimelineEntry, WhyStep
 from ..orca.tools import MAX_LOG_WINDOW_S
@@ -67,7 +67,7 @@ MIN_LATENCY_JUMP_MS = 300.0
 
 def _flag_for(service: str, kind: str) -> str | None:
     """The first flag acting on `service` with a mechanism of this symptom kind (else any flag on it)."""
-    wanted = {"errors": ("code_error", "config_wrong_address"), "latency": ("code_latency",)}[kind]
+    wanted = mechanisms_with_primary_signal(kind)
     hits = [f for f, bs in FLAG_BEHAVIOUR.items() for s, m, _ in bs if s == service and m in wanted]
     anyf = [f for f, bs in FLAG_BEHAVIOUR.items() for s, _, _ in bs if s == service]
     return (hits or anyf or [None])[0]

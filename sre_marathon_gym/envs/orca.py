@@ -11,14 +11,16 @@ from gymnasium import spaces
 
 from ..errors import ConfigurationError, UnknownNameError
 from ..orca.episode import Episode
+from ..orca import DAY_S
 from ..orca.report import RcaReport
+from ..orca.schedule import MAX_DAYS
 from ..orca.tasks import OrcaTask, orca_tasks, task_key
 from ..orca.tools import MAX_ACTION_CHARS, parse_orca_call, tool_names, tool_specs
 from ..tools.models import ToolResult
 
 CHARSET = frozenset(string.printable + "±–—→’“”é")
 MAX_ISSUE_CHARS = 4096
-MAX_TIME_S = 10 * 86_400.0
+MAX_TIME_S = float(MAX_DAYS * DAY_S)
 MAX_CALLS = 1000  # the budget Box's fixed upper bound (spaces are fixed per env id, whatever max_calls is)
 RESET_OPTIONS = ("task_id", "task_index")
 

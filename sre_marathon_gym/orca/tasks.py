@@ -18,7 +18,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import CatalogError, ConfigurationError
-from .clock import DAY_S, clock_text, day_start, day_word, period_of, previous_period
+from . import DAY_S
+from .clock import clock_text, day_start, day_word, period_of, previous_period
 from .data import AnswersFile, QuestionsFile, TaskTargets, load_answers, load_leaderboard, load_questions
 from .flags import flag_mechanisms, flag_services
 from .schedule import FlagEvent, OrcaSchedule, orca_schedule

@@ -140,8 +140,7 @@ class OrcaTools:
         if end - start > MAX_LOG_WINDOW_S:
             raise ValueError(f"a log search spans at most {MAX_LOG_WINDOW_S} s ({MAX_LOG_WINDOW_S // 3600} h), "
                              f"this one {end - start:.0f} s: narrow start_s/end_s")
-        s = rec.service_index(m.service) if m.service is not None else None
-        lines = search_logs_with_ids(rec, s, start, end, m.query, m.level, m.limit)
+        lines = search_logs_with_ids(rec, self.sim.app, m.service, start, end, m.query, m.level, m.limit)
         return {"count": len(lines), "logs": lines}
 
     def _check_trace_window(self, m: GetTraces) -> None:
