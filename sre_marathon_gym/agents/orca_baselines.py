@@ -18,8 +18,8 @@ from ..errors import UnknownNameError
 from ..orca.episode import Episode
 from ..orca.evidence import DURATION, EvidenceChecker, flag_log_markers, flag_signals
 from ..orca.flags import flag_mechanisms, mechanisms_with_primary_signal
-from ..orca.tasks import task_key
 from ..orca.report import EvidenceRef, LogRef, MetricRef, RcaReport, RootCause, TimelineEntry, WhyStep
+from ..orca.tasks import task_key
 from ..orca.tools import MAX_LOG_WINDOW_S
 from ..orca.world import orca_world
 from ..sim.effects import FLAG_BEHAVIOUR

@@ -10,8 +10,8 @@ import numpy as np
 from gymnasium import spaces
 
 from ..errors import ConfigurationError, UnknownNameError
-from ..orca.episode import Episode
 from ..orca import DAY_S
+from ..orca.episode import Episode
 from ..orca.report import RcaReport
 from ..orca.schedule import MAX_DAYS
 from ..orca.tasks import OrcaTask, orca_tasks, task_key

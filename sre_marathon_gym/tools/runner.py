@@ -21,7 +21,6 @@ from .models import TOOL_KIND, ToolResult, parse_call
 from .policy import check, incident_scope
 from .workspace import IncidentStore, Workspace
 
-
 MAX_POINTS_PER_SERIES = 11_000  # Prometheus' range-query resolution limit (points per series)
 MAX_POINTS_PER_QUERY = 500_000  # series x points one query_metrics call may return
 

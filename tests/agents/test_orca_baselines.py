@@ -4,14 +4,14 @@ slow: all 1,079 tasks on the six-day world."""
 
 from __future__ import annotations
 
-import pytest
-
 import dataclasses
 
+import pytest
+
 from sre_marathon_gym.agents.orca_baselines import ORCA_AGENTS, OrcaAgent, make_orca_agent, run_task
-from sre_marathon_gym.orca.report import RcaReport
 from sre_marathon_gym.orca.episode import Episode
 from sre_marathon_gym.orca.evaluate import evaluate
+from sre_marathon_gym.orca.report import RcaReport
 from sre_marathon_gym.orca.tasks import orca_tasks
 from sre_marathon_gym.scoring.orca import metrics, published_metrics
 

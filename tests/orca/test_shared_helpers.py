@@ -7,7 +7,13 @@ import typing
 
 from sre_marathon_gym.orca import APP, DAY_S, clock, schedule, tasks, visibility, world
 from sre_marathon_gym.orca.evidence import flag_signals
-from sre_marathon_gym.orca.flags import MECHANISM_KINDS, MECHANISMS, Mechanism, flag_mechanisms, mechanisms_with_primary_signal
+from sre_marathon_gym.orca.flags import (
+    MECHANISM_KINDS,
+    MECHANISMS,
+    Mechanism,
+    flag_mechanisms,
+    mechanisms_with_primary_signal,
+)
 from sre_marathon_gym.orca.logsearch import resolve_log, search_logs_with_ids
 from sre_marathon_gym.orca.world import orca_world
 from sre_marathon_gym.sim.effects import FLAG_BEHAVIOUR
