@@ -17,8 +17,10 @@ import numpy as np
 from ..errors import UnknownNameError
 from ..orca.episode import Episode
 from ..orca.evidence import DURATION, EvidenceChecker, flag_log_markers, flag_signals
-from ..orca.flags import flag_mechanisms
+from ..orca.flags import flag_mechanisms, mechanisms_with_primary_signal
 from ..orca.report import EvidenceRef, LogRef, MetricRef, RcaReport, RootCause, TimelineEntry, WhyStep
+from ..orca.tasks import task_key
+from ..orca.tools import MAX_LOG_WINDOW_S
 from ..orca.world import orca_world
 from ..sim.effects import FLAG_BEHAVIOUR
 from ..tools.models import ToolResult
@@ -28,9 +30,11 @@ Call = Callable[[Any], ToolResult]
 
 @dataclass(frozen=True)
 class TaskView:
-    """What an agent may know about a task: the instruction and the clock, never the answers."""
+    """What an agent may know about a task: the instruction and the clock, never the answers.
 
-    task_id: str
+    `task_key` is the opaque hash (`orca.tasks.task_key`): task ids spell the authored flag."""
+
+    task_key: str
     issue: str
     current_s: int
     horizon_s: int
@@ -63,7 +67,7 @@ MIN_LATENCY_JUMP_MS = 300.0
 
 def _flag_for(service: str, kind: str) -> str | None:
     """The first flag acting on `service` with a mechanism of this symptom kind (else any flag on it)."""
-    wanted = {"errors": ("code_error", "config_wrong_address"), "latency": ("code_latency",)}[kind]
+    wanted = mechanisms_with_primary_signal(kind)
     hits = [f for f, bs in FLAG_BEHAVIOUR.items() for s, m, _ in bs if s == service and m in wanted]
     anyf = [f for f, bs in FLAG_BEHAVIOUR.items() for s, _, _ in bs if s == service]
     return (hits or anyf or [None])[0]
@@ -157,7 +161,7 @@ class OrcaOracleAgent(OrcaAgent):
                 return [ref]
         for marker in flag_log_markers(cause.flag):
             res = episode.call({"tool": "search_logs", "query": f'"{marker}"', "start_s": cause.start_s,
-                                "end_s": min(cause.end_s, horizon), "limit": 5})
+                                "end_s": min(cause.end_s, horizon, cause.start_s + MAX_LOG_WINDOW_S), "limit": 5})
             for line in (res.data or {}).get("logs", []) if res.ok else []:
                 ref = LogRef(log_id=line["id"])
                 if checker.shows(ref, cause, horizon):
@@ -180,4 +184,4 @@ def run_task(agent: OrcaAgent, episode: Episode) -> RcaReport:
     if agent.privileged:
         return agent.investigate_with_truth(episode)  # type: ignore[attr-defined]
     t = episode.task
-    return agent.investigate(TaskView(t.task_id, episode.issue, t.current_s, t.horizon_s), episode.call)
+    return agent.investigate(TaskView(task_key(t), episode.issue, t.current_s, t.horizon_s), episode.call)

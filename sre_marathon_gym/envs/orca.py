@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import string
 from typing import Any
 
@@ -11,16 +10,19 @@ import numpy as np
 from gymnasium import spaces
 
 from ..errors import ConfigurationError, UnknownNameError
+from ..orca import DAY_S
 from ..orca.episode import Episode
 from ..orca.report import RcaReport
-from ..orca.tasks import OrcaTask, orca_tasks
-from ..orca.tools import parse_orca_call, tool_names, tool_specs
+from ..orca.schedule import MAX_DAYS
+from ..orca.tasks import OrcaTask, orca_tasks, task_key
+from ..orca.tools import MAX_ACTION_CHARS, parse_orca_call, tool_names, tool_specs
 from ..tools.models import ToolResult
 
 CHARSET = frozenset(string.printable + "±–—→’“”é")
 MAX_ISSUE_CHARS = 4096
-MAX_ACTION_CHARS = 65_536
-MAX_TIME_S = 10 * 86_400.0
+MAX_TIME_S = float(MAX_DAYS * DAY_S)
+MAX_CALLS = 1000  # the budget Box's fixed upper bound (spaces are fixed per env id, whatever max_calls is)
+RESET_OPTIONS = ("task_id", "task_index")
 
 
 class OrcaRcaEnv(gym.Env):
@@ -52,7 +54,8 @@ class OrcaRcaEnv(gym.Env):
 
     ## Arguments
     `source_access` (False removes read_source: the telemetry-only ablation), `max_calls` (tool
-    budget), `task_ids` (restrict the task pool). `reset(seed=...)` picks a task from the pool;
+    budget, 1..1000; the `budget` Box is bounded by 1000 whatever it is), `task_ids` (restrict the
+    task pool; non-empty). Bad values raise `ConfigurationError`. `reset(seed=...)` picks a task from the pool;
     `options={"task_id": ...}` or `{"task_index": i}` picks one explicitly. `info` names the task by
     `task_key` (a hash: task ids spell the authored flag).
 
@@ -63,12 +66,20 @@ class OrcaRcaEnv(gym.Env):
     metadata = {"render_modes": []}
 
     def __init__(self, source_access: bool = True, max_calls: int = 40, task_ids: list[str] | None = None):
-        if max_calls < 1:
-            raise ConfigurationError(f"max_calls must be >= 1, got {max_calls}")
+        if not isinstance(source_access, (bool, np.bool_)):
+            raise ConfigurationError(f"source_access must be True or False, got {source_access!r}")
+        if isinstance(max_calls, (bool, np.bool_)) or not isinstance(max_calls, (int, np.integer)):
+            raise ConfigurationError(f"max_calls must be an integer, got {type(max_calls).__name__} {max_calls!r}")
+        if not 1 <= max_calls <= MAX_CALLS:
+            raise ConfigurationError(f"max_calls must be in 1..{MAX_CALLS}, got {max_calls}")
         self.source_access = bool(source_access)
         self.max_calls = int(max_calls)
         tasks = orca_tasks()
         if task_ids is not None:
+            if isinstance(task_ids, str) or not all(isinstance(i, str) for i in task_ids):
+                raise ConfigurationError("task_ids must be a list of task id strings")
+            if not task_ids:
+                raise ConfigurationError("task_ids must name at least one task (or be None for all 1,079)")
             by_id = {t.task_id: t for t in tasks}
             missing = [i for i in task_ids if i not in by_id]
             if missing:
@@ -78,7 +89,7 @@ class OrcaRcaEnv(gym.Env):
         self.observation_space = spaces.Dict({
             "issue": spaces.Text(max_length=MAX_ISSUE_CHARS, min_length=0, charset=CHARSET),
             "time_s": spaces.Box(0.0, MAX_TIME_S, shape=(1,), dtype=np.float64),
-            "budget": spaces.Box(0.0, float(self.max_calls), shape=(1,), dtype=np.float64),
+            "budget": spaces.Box(0.0, float(MAX_CALLS), shape=(1,), dtype=np.float64),
         })
         self.action_space = spaces.Text(max_length=MAX_ACTION_CHARS, min_length=1, charset=CHARSET)
         self.episode: Episode | None = None
@@ -93,18 +104,32 @@ class OrcaRcaEnv(gym.Env):
         assert self.episode is not None
         text = "".join(ch if ch in CHARSET else "?" for ch in self.episode.issue)[:MAX_ISSUE_CHARS]
         return {"issue": text, "time_s": np.array([float(self.episode.task.current_s)]),
-                "budget": np.array([float(self.left)])}
+                "budget": np.array([float(min(max(self.left, 0), MAX_CALLS))])}
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
         super().reset(seed=seed)
         options = options or {}
+        if not isinstance(options, dict):
+            raise ConfigurationError(f"options must be a dict, got {type(options).__name__}")
+        unknown = sorted(set(options) - set(RESET_OPTIONS))
+        if unknown:
+            raise ConfigurationError(f"unknown reset option(s) {unknown}; known: {list(RESET_OPTIONS)}")
+        if "task_id" in options and "task_index" in options:
+            raise ConfigurationError("pass task_id or task_index, not both")
         if "task_id" in options:
+            if not isinstance(options["task_id"], str):
+                raise ConfigurationError(f"task_id must be a string, got {type(options['task_id']).__name__}")
             match = [t for t in self.tasks if t.task_id == options["task_id"]]
             if not match:
                 raise UnknownNameError("ORCA task", str(options["task_id"]), [t.task_id for t in self.tasks])
             task = match[0]
         elif "task_index" in options:
-            task = self.tasks[int(options["task_index"]) % len(self.tasks)]
+            i = options["task_index"]
+            if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
+                raise ConfigurationError(f"task_index must be an integer, got {type(i).__name__} {i!r}")
+            if not -len(self.tasks) <= i < len(self.tasks):
+                raise ConfigurationError(f"task_index must be in 0..{len(self.tasks) - 1}, got {i}")
+            task = self.tasks[int(i)]
         else:
             task = self.tasks[int(self.np_random.integers(len(self.tasks)))]
         self.episode = Episode(task, self.source_access)
@@ -136,11 +161,6 @@ class OrcaRcaEnv(gym.Env):
         info.update(score=score.reward, rca_accuracy=score.rca_accuracy, hallucinate=score.hallucinate,
                     mode=score.mode, control_pass=score.control_pass)
         return self._obs(), float(score.reward), not truncated, truncated, info
-
-
-def task_key(task: OrcaTask) -> str:
-    """The task's public name: task ids spell the authored flag, so agents see a hash (ORCA's package names)."""
-    return hashlib.sha256(task.task_id.encode()).hexdigest()[:16]
 
 
 def _cheap_invalid(action: Any) -> bool:

@@ -6,3 +6,6 @@ telemetry, `tools` serves time-capped read tools, `report` is the agent's RCA re
 """
 
 from __future__ import annotations
+
+APP = "astronomy_shop"  # the application every ORCA-bench day runs
+DAY_S = 86_400  # one simulated day, seconds (t = 0 is day 1, 00:00 local time)

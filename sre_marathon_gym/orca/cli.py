@@ -4,6 +4,20 @@ from __future__ import annotations
 
 import argparse
 
+# The baseline names (agents/orca_baselines.ORCA_AGENTS; a test keeps them equal). Spelled out so building
+# the parser imports nothing heavy, and a bad name fails in argparse before the days are simulated.
+AGENT_NAMES = ("empty", "heuristic", "oracle")
+
+
+def positive_int(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
+
 
 def cmd_orca_tasks(args: argparse.Namespace) -> int:
     from .evaluate import distribution_table
@@ -36,8 +50,8 @@ def add_orca_parser(sub: argparse._SubParsersAction) -> None:
     t = osub.add_parser("tasks", help="print the task distribution (difficulty x time-to-detection)")
     t.set_defaults(func=cmd_orca_tasks)
     e = osub.add_parser("evaluate", help="run a baseline over the tasks; print the leaderboard columns")
-    e.add_argument("--agent", default="heuristic", help="empty, heuristic or oracle")
-    e.add_argument("--limit", type=int, help="evaluate this many tasks, spread over the list")
+    e.add_argument("--agent", default="heuristic", choices=AGENT_NAMES, help="the baseline to run")
+    e.add_argument("--limit", type=positive_int, help="evaluate this many tasks (>= 1), spread over the list")
     e.add_argument("--no-source", action="store_true", help="the telemetry-only ablation (no read_source)")
     e.add_argument("--detail", action="store_true", help="also print metrics by difficulty, TTD and scenario type")
     e.set_defaults(func=cmd_orca_evaluate)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-DAY_S = 86_400
+from . import DAY_S
+
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")  # not %b: locale-free
 PERIODS = (("late night", 0, 5), ("early morning", 5, 8), ("morning", 8, 12), ("afternoon", 12, 17),
            ("evening", 17, 21), ("night", 21, 24))
 
@@ -24,12 +26,17 @@ def day_word(reported: dt.datetime, current: dt.datetime) -> str:
         return "today"
     if reported.date() == current.date() - dt.timedelta(days=1):
         return "yesterday"
-    return f"on {reported.strftime('%b')} {reported.day:02d}, {reported.year}"
+    return f"on {date_text(reported)}"
 
 
 def current_text(local: dt.datetime) -> str:
     """`Apr 20, 2026 at 17:19 ET` (the instruction template's 24-hour clock)."""
-    return f"{local.strftime('%b')} {local.day:02d}, {local.year} at {local.hour:02d}:{local.minute:02d} ET"
+    return f"{date_text(local)} at {local.hour:02d}:{local.minute:02d} ET"
+
+
+def date_text(local: dt.datetime) -> str:
+    """`Apr 20, 2026` with English month names whatever the process locale (strftime's %b is not)."""
+    return f"{MONTHS[local.month - 1]} {local.day:02d}, {local.year}"
 
 
 def period_of(t: int) -> tuple[str, int, int]:

@@ -95,6 +95,16 @@ class LeaderboardFile(_Strict):
     targets: TaskTargets
 
 
+class AnswersFile(_Strict):
+    """The answer policy: flags that are never root causes of a user complaint (no frontend symptom in
+    their rubrics) and flags kept only when they are the sole answer."""
+
+    schema_version: Literal[1]
+    source: str
+    no_frontend: tuple[str, ...]
+    excluded_unless_sole: tuple[str, ...] = ()
+
+
 def _load(name: str, model: type[BaseModel], root: str | Path | None = None) -> BaseModel:
     path = catalog_dir(root) / "orca" / name
     try:
@@ -120,3 +130,8 @@ def load_questions(root: str | None = None) -> QuestionsFile:
 @lru_cache(maxsize=4)
 def load_leaderboard(root: str | None = None) -> LeaderboardFile:
     return _load("leaderboard.yaml", LeaderboardFile, root)  # type: ignore[return-value]
+
+
+@lru_cache(maxsize=4)
+def load_answers(root: str | None = None) -> AnswersFile:
+    return _load("answers.yaml", AnswersFile, root)  # type: ignore[return-value]

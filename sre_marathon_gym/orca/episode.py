@@ -12,7 +12,8 @@ from typing import Any
 
 from ..scoring.orca import TaskScore, judge
 from ..tools.models import ToolResult
-from .clock import current_text
+from .clock import current_text, date_text
+from .data import load_questions
 from .evidence import EvidenceChecker
 from .report import RcaReport
 from .schedule import OrcaSchedule, orca_schedule
@@ -27,7 +28,7 @@ def instruction(task: OrcaTask, schedule: OrcaSchedule, source_access: bool = Tr
     src = "Read source with read_source (service flagd holds the flag definitions). " if source_access else ""
     return (
         f"You are an expert SRE. The current time is {now} (simulated t={task.current_s} s; t=0 is "
-        f"{schedule.local(0).strftime('%b %d, %Y')} 00:00 ET; tools take seconds). "
+        f"{date_text(schedule.local(0))} 00:00 ET; tools take seconds). "
         f"The following issue was reported {task.reported_styled}: {task.question}. "
         "The reported time is not necessarily when the incident began; pinpoint the root-cause events and "
         "their times. There may be multiple root causes, or none. "
@@ -62,12 +63,17 @@ class Episode:
         if err is not None:
             return err
         if model.tool == "submit_report":
-            return ToolResult.fail("submit_report", "invalid_arguments", "submit the report through Episode.submit")
+            return ToolResult.fail("submit_report", "invalid_arguments", "submit_report ends the task: pass the report to Episode.score (the env's step does this), not to Episode.call")
         return self.tools.call(model)
 
     def score(self, report: RcaReport) -> TaskScore:
-        horizon = self.task.horizon_s
+        task, horizon = self.task, self.task.horizon_s
         if report.is_empty or not report.all_evidence():
-            return judge(self.task, report, lambda ref, cause: False)
+            return judge(task, report, lambda ref, cause: False)
         checker = EvidenceChecker(orca_world(self.days))
-        return judge(self.task, report, lambda ref, cause: checker.shows(ref, cause, horizon))
+        qf = load_questions()
+        rts = tuple(rt for a in task.areas for rt in qf.areas[a].request_types) if task.areas else None
+        signals = checker.request_type_signals(rts)
+        periods = [(c.start_s, c.end_s) for c in task.ground_truth]
+        return judge(task, report, lambda ref, cause: checker.shows(ref, cause, horizon),
+                     lambda ref: checker.symptom_shows(ref, signals, periods, horizon))

@@ -17,6 +17,8 @@ import numpy as np
 from ..errors import SREMarathonError
 from ..sim.effects import FLAG_BEHAVIOUR
 from ..sim.logs import FLAG_ADDRESS, FLAG_CALLER_PREFIX, FLAG_ERROR, FLAG_LINES
+from ..tools.runner import parse_matchers
+from .flags import signal_kinds
 from .logsearch import resolve_log
 from .report import EvidenceRef, LogRef, MetricRef, TraceRef
 
@@ -57,16 +59,10 @@ def _signal(kind: str, svc: str) -> Signal:
     return Signal(kind, CALLS, (("service_name", svc),), 1.0, svc)  # load
 
 
-_KINDS = {"code_error": ("errors",), "config_bad_value": ("errors",), "code_latency": ("latency",),
-          "cpu_stress": ("cpu", "errors", "latency"), "code_memory_leak": ("memory", "errors"),
-          "config_wrong_address": ("errors",), "code_retry_storm": ("latency",), "consumer_delay": ("lag",),
-          "load_spike": ("load",)}
-
-
 def flag_signals(flag: str) -> tuple[Signal, ...]:
     out: list[Signal] = []
     for svc, mech, _ in FLAG_BEHAVIOUR.get(flag, []):
-        for kind in _KINDS.get(mech, ()):
+        for kind in signal_kinds(mech):
             s = _signal(kind, svc)
             if s not in out:
                 out.append(s)
@@ -90,15 +86,6 @@ def _family(metric: str) -> str:
         if metric.endswith(suffix) and metric.startswith(DURATION):
             return metric[: -len(suffix)]
     return metric if metric != "traces_span_metrics_calls" else CALLS
-
-
-def _matchers(raw: dict[str, str]) -> dict:
-    out: dict = {}
-    for k, v in raw.items():
-        if k == "le":
-            continue
-        out[k] = ("=~", v[1:]) if v.startswith("~") else ("!=", v[1:]) if v.startswith("!") else v
-    return out
 
 
 class EvidenceChecker:
@@ -135,7 +122,7 @@ class EvidenceChecker:
     def metric_shows(self, ref: MetricRef, sig: Signal, start_s: float, end_s: float, horizon_s: float) -> bool:
         if _family(ref.metric) != sig.family:
             return False
-        matchers = _matchers(ref.matchers)
+        matchers = parse_matchers(ref.matchers, skip=("le",))
         probe = self._select(DURATION + "_count" if sig.kind == "latency" else sig.family, matchers)
         if not len(probe):
             return False
@@ -184,6 +171,27 @@ class EvidenceChecker:
                 if sig.kind == "latency" and span.duration_ms >= _added_ms(flag) * 0.5 > 0:
                     return True
         return False
+
+    # ------------------------------------------------------------ the complaint's symptoms (rubric level 1)
+    def request_type_signals(self, request_types: tuple[str, ...] | None) -> tuple[Signal, ...]:
+        """Error and latency signals of the entry-point spans of these request types (None: all)."""
+        entry = self.sim.app.entry_point
+        out: list[Signal] = []
+        for rt in self.sim.app.request_types:
+            if request_types is not None and rt.name not in request_types:
+                continue
+            span = ("span_name", f"{rt.method} {rt.endpoint}")
+            out.append(Signal("errors", CALLS, (span, ("status_code", "STATUS_CODE_ERROR")), 0.01, entry))
+            out.append(Signal("latency", DURATION, (span,), 50.0, entry))
+        return tuple(out)
+
+    def symptom_shows(self, ref: EvidenceRef, signals: tuple[Signal, ...], periods: list[tuple[float, float]],
+                      horizon_s: float) -> bool:
+        """Whether a metric ref shows one of the complaint's request types failing or slowing down
+        after one of the plausible causes started (`periods`: their (start, end))."""
+        if not isinstance(ref, MetricRef):
+            return False
+        return any(self.metric_shows(ref, sig, a, b, horizon_s) for sig in signals for a, b in periods)
 
     # ------------------------------------------------------------ one ref against one cause
     def shows(self, ref: EvidenceRef, cause: GroundTruthCause, horizon_s: float) -> bool:

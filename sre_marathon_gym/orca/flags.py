@@ -14,12 +14,40 @@ from ..sim.effects import FLAG_BEHAVIOUR
 Mechanism = Literal["errors", "latency", "cpu", "memory", "unreachable", "queue", "load", "readiness"]
 MECHANISMS: tuple[str, ...] = ("errors", "latency", "cpu", "memory", "unreachable", "queue", "load", "readiness")
 
-_SIM_TO_REPORT = {
-    "code_error": "errors", "config_bad_value": "errors", "dependency_unavailable": "errors",
-    "code_latency": "latency", "dependency_slow": "latency", "cpu_stress": "cpu", "code_cpu_hog": "cpu",
-    "code_memory_leak": "memory", "memory_stress": "memory", "config_wrong_address": "unreachable",
-    "code_retry_storm": "queue", "consumer_delay": "queue", "load_spike": "load", "bad_readiness_probe": "readiness",
+# The one table from the simulator's mechanisms to (the report's mechanism word, the telemetry signal
+# kinds evidence of it shows, strongest first). The report vocabulary, the evidence checker and the
+# heuristic baseline all read it.
+MECHANISM_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "code_error": ("errors", ("errors",)),
+    "config_bad_value": ("errors", ("errors",)),
+    "dependency_unavailable": ("errors", ()),
+    "code_latency": ("latency", ("latency",)),
+    "dependency_slow": ("latency", ()),
+    "cpu_stress": ("cpu", ("cpu", "errors", "latency")),
+    "code_cpu_hog": ("cpu", ()),
+    "code_memory_leak": ("memory", ("memory", "errors")),
+    "memory_stress": ("memory", ()),
+    "config_wrong_address": ("unreachable", ("errors",)),
+    "code_retry_storm": ("queue", ("latency",)),
+    "consumer_delay": ("queue", ("lag",)),
+    "load_spike": ("load", ("load",)),
+    "bad_readiness_probe": ("readiness", ()),
 }
+
+
+def report_mechanism(sim_mechanism: str) -> str | None:
+    hit = MECHANISM_KINDS.get(sim_mechanism)
+    return hit[0] if hit else None
+
+
+def signal_kinds(sim_mechanism: str) -> tuple[str, ...]:
+    hit = MECHANISM_KINDS.get(sim_mechanism)
+    return hit[1] if hit else ()
+
+
+def mechanisms_with_primary_signal(kind: str) -> tuple[str, ...]:
+    """Simulator mechanisms whose strongest signal is `kind` (e.g. "errors": code errors, wrong addresses)."""
+    return tuple(m for m, (_, kinds) in MECHANISM_KINDS.items() if kinds[:1] == (kind,))
 
 
 def flag_services(flag: str) -> tuple[str, ...]:
@@ -34,7 +62,7 @@ def flag_services(flag: str) -> tuple[str, ...]:
 def flag_mechanisms(flag: str) -> tuple[str, ...]:
     out: list[str] = []
     for _, mech, _ in FLAG_BEHAVIOUR.get(flag, []):
-        m = _SIM_TO_REPORT.get(mech)
+        m = report_mechanism(mech)
         if m is not None and m not in out:
             out.append(m)
     return tuple(out)

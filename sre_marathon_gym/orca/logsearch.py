@@ -1,8 +1,8 @@
 """Log search with citable ids: ORCA reports cite log lines, and the judge must find them again.
 
-Why not `sim.logs.search_logs`: its records carry no id. A line is addressed by (sample, service,
-index among that sample's lines) plus a checksum of its text, so an id resolves by regenerating
-one sample's lines, and an invented or edited id resolves to nothing.
+The search itself is `sim.logs.search_logs(..., with_positions=True)`; this module turns a line's
+position (sample, service, index among that sample's lines) plus a checksum of its text into an id,
+so an id resolves by regenerating one sample's lines, and an invented or edited id resolves to nothing.
 """
 
 from __future__ import annotations
@@ -10,8 +10,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 
-from .. import logquery
-from ..sim.logs import LogContextRecorder, LogRecord
+from ..sim.logs import LogContextRecorder, LogRecord, search_logs
 
 
 def log_id(k: int, s: int, i: int, rec: LogRecord) -> str:
@@ -37,24 +36,8 @@ def resolve_log(recorder: LogContextRecorder, ident: str) -> LogRecord | None:
     return lines[i]
 
 
-def search_logs_with_ids(recorder: LogContextRecorder, service: int | None, start_s: float, end_s: float,
+def search_logs_with_ids(recorder: LogContextRecorder, app: object, service: str | None, start_s: float, end_s: float,
                          query: str | None, level: str | None, limit: int) -> list[dict]:
-    """Like `search_logs` (newest `limit` matches in time order), each line with its `id`."""
-    min_rank = logquery.min_rank(level)
-    inc, exc = logquery.parse_query(query)
-    svcs = [service] if service is not None else list(range(recorder.S))
-    out: list[tuple[LogRecord, str]] = []
-    for p in reversed(recorder.positions(start_s, end_s)):
-        k = recorder.sample_k(p)
-        for s in svcs:
-            for i, r in enumerate(recorder.lines(p, s, 0)):
-                if not (start_s <= r.timestamp <= end_s) or logquery.rank(r.level) < min_rank:
-                    continue
-                if not logquery.matches(inc, exc, r.message, r.attributes, r.pod):
-                    continue
-                out.append((r, log_id(k, s, i, r)))
-        if len(out) >= limit:
-            break
-    out.sort(key=lambda x: (x[0].timestamp, x[0].service, x[0].pod))
-    out = out[max(0, len(out) - limit):] if limit else []
-    return [{"id": ident, **dataclasses.asdict(r)} for r, ident in out]
+    """`sim.logs.search_logs` (newest `limit` matches in time order), each line with its citable `id`."""
+    pairs = search_logs(recorder, app, service, start_s, end_s, query, level, limit, with_positions=True)
+    return [{"id": log_id(k, s, i, r), **dataclasses.asdict(r)} for r, (k, s, i) in pairs]

@@ -16,7 +16,7 @@ from .flags import Mechanism
 
 
 class _M(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # 1e400 parses as inf: rejected
 
 
 class MetricRef(_M):
@@ -69,6 +69,7 @@ class RootCause(_M):
     service: str | None = Field(None, max_length=100)
     mechanism: Mechanism
     incident_start_s: float = Field(ge=0)
+    end_s: float | None = Field(None, ge=0, description="when the impact ended; missing: still ongoing at the current time")
     explanation: str = Field("", max_length=2000)
     evidence: list[EvidenceRef] = Field(default_factory=list, max_length=20)
 
@@ -76,6 +77,8 @@ class RootCause(_M):
     def _names_something(self) -> RootCause:
         if not self.flag and not self.service:
             raise ValueError("a root cause names a flag or a service")
+        if self.end_s is not None and self.end_s < self.incident_start_s:
+            raise ValueError("end_s is before incident_start_s")
         return self
 
 
@@ -102,6 +105,18 @@ class RcaReport(_M):
     def incident_times(self) -> list[float]:
         """Every time the report places incident impact at (root-cause starts and timeline entries)."""
         return [rc.incident_start_s for rc in self.root_causes] + [e.time_s for e in self.timeline]
+
+    def impact_periods(self, current_s: float, implicit_now: bool = True) -> list[tuple[float, float]]:
+        """Every period the report places incident impact in, as closed intervals (a point is (t, t)).
+
+        A root cause without `end_s` is ongoing: its impact lasts until `current_s`. A non-empty report
+        that gives no time at all claims an incident now (rubric.md: "ongoing at current")."""
+        out = [(rc.incident_start_s, max(rc.incident_start_s, current_s) if rc.end_s is None else rc.end_s)
+               for rc in self.root_causes]
+        out += [(e.time_s, e.time_s) for e in self.timeline]
+        if implicit_now and not out and not self.is_empty:
+            out.append((float(current_s), float(current_s)))
+        return out
 
 
 class SubmitReport(_M):

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..errors import ConfigurationError
+from . import DAY_S
 from .data import ScheduleFile, load_schedule_file
 
-DAY_S = 86_400
 MAX_DAYS = 10
 
 

@@ -17,9 +17,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ..errors import ConfigurationError
-from .clock import DAY_S, clock_text, day_start, day_word, period_of, previous_period
-from .data import QuestionsFile, TaskTargets, load_leaderboard, load_questions
+from ..errors import CatalogError, ConfigurationError
+from . import DAY_S
+from .clock import clock_text, day_start, day_word, period_of, previous_period
+from .data import AnswersFile, QuestionsFile, TaskTargets, load_answers, load_leaderboard, load_questions
 from .flags import flag_mechanisms, flag_services
 from .schedule import FlagEvent, OrcaSchedule, orca_schedule
 from .visibility import flag_visibility
@@ -27,7 +28,6 @@ from .visibility import flag_visibility
 GENERATOR_KEY = "orca-bench-v1"
 GRACE_S = 300  # telemetry still being ingested: the snapshot after detection + 5 min
 SNAPSHOT_S = 300
-EXCLUDED_FLAGS = ("imageSlowLoad",)  # kept only when it is the sole answer (generate_answers.py)
 Difficulty = Literal["easy", "medium", "hard"]
 GRANULARITY_TO_DIFFICULTY: dict[str, Difficulty] = {"easy": "easy", "hard": "medium", "universal": "hard"}
 
@@ -118,19 +118,27 @@ def questions(schedule: OrcaSchedule, qf: QuestionsFile) -> list[Question]:
 
 
 # ---------------------------------------------------------------- ground truth
-def plausible(schedule: OrcaSchedule, qf: QuestionsFile, q: Question, t0: int, t1: int) -> tuple[GroundTruthCause, ...]:
-    """Candidate events overlapping [t0, t1) whose simulated effect reaches the complaint's area."""
+def plausible(schedule: OrcaSchedule, qf: QuestionsFile, q: Question, t0: int, t1: int,
+              answers: AnswersFile | None = None) -> tuple[GroundTruthCause, ...]:
+    """Candidate events overlapping [t0, t1) whose simulated effect reaches the complaint's area.
+
+    Flags on the reference `no_frontend` list (catalog/orca/answers.yaml) never count, whatever the
+    simulator shows: their rubrics have no user-visible symptom (tasks.md, generate_answers step 2).
+    """
+    answers = answers or load_answers()
     wanted = {rt for a in q.areas for rt in qf.areas[a].request_types}
     keep: list[FlagEvent] = []
     for c in schedule.overlapping(t0, t1):
+        if c.flag in answers.no_frontend:
+            continue
         vis = flag_visibility(c.flag, c.value)
         if not vis.user_visible:
             continue
         if wanted and not wanted & set(vis.request_types):
             continue
         keep.append(c)
-    if any(c.flag not in EXCLUDED_FLAGS for c in keep):
-        keep = [c for c in keep if c.flag not in EXCLUDED_FLAGS]
+    if any(c.flag not in answers.excluded_unless_sole for c in keep):
+        keep = [c for c in keep if c.flag not in answers.excluded_unless_sole]
     keep.sort(key=lambda c: (c.id != q.event.id, c.on_s, c.id))  # the authored event first
     return tuple(GroundTruthCause(event_id=c.id, flag=c.flag, value=c.value, services=flag_services(c.flag),
                                   mechanisms=flag_mechanisms(c.flag), start_s=c.on_s, end_s=c.end_s) for c in keep)
@@ -213,13 +221,22 @@ def _task(schedule: OrcaSchedule, q: Question, s: _Spec, gt: tuple[GroundTruthCa
         quiet_window_start_s=qs, quiet_window_end_s=qe, ground_truth=gt)
 
 
-def candidate_tasks(schedule: OrcaSchedule, qf: QuestionsFile) -> list[OrcaTask]:
+def check_answers(answers: AnswersFile, qf: QuestionsFile) -> None:
+    """Every flag the answer policy names is a flag the questions know (a typo would silently count)."""
+    for name in (*answers.no_frontend, *answers.excluded_unless_sole):
+        if name not in qf.flags:
+            raise CatalogError(f"catalog/orca/answers.yaml: unknown flag {name!r} (known: {', '.join(sorted(qf.flags))})")
+
+
+def candidate_tasks(schedule: OrcaSchedule, qf: QuestionsFile, answers: AnswersFile | None = None) -> list[OrcaTask]:
     """Every task the rules allow, before pruning (incident tasks with no plausible cause dropped)."""
+    answers = answers or load_answers()
+    check_answers(answers, qf)
     out: list[OrcaTask] = []
     for q in questions(schedule, qf):
         for s in _incident_specs(schedule, q):
             t0 = day_start(s.anchor_s)
-            gt = plausible(schedule, qf, q, t0, min(s.current_s, t0 + DAY_S))
+            gt = plausible(schedule, qf, q, t0, min(s.current_s, t0 + DAY_S), answers)
             if gt and s.current_s <= schedule.run_s:
                 out.append(_task(schedule, q, s, gt))
         for s in _control_specs(schedule, q):
@@ -259,6 +276,11 @@ def orca_tasks(days: int = 6) -> tuple[OrcaTask, ...]:
 @lru_cache(maxsize=2)
 def _tasks(days: int) -> tuple[OrcaTask, ...]:
     return tuple(generate_tasks(days))
+
+
+def task_key(task: OrcaTask) -> str:
+    """The task's public name: task ids spell the authored flag, so agents see a hash (ORCA's package names)."""
+    return hashlib.sha256(task.task_id.encode()).hexdigest()[:16]
 
 
 def tasks_digest(tasks: list[OrcaTask] | tuple[OrcaTask, ...]) -> str:

@@ -24,7 +24,9 @@ from .report import SubmitReport
 READ_MODELS = {"query_metrics": QueryMetrics, "search_logs": SearchLogs, "get_traces": GetTraces,
                "get_topology": GetTopology, "read_source": ReadSource}
 FLAGD_FILE = "src/flagd/demo.flagd.json"
-MAX_LOG_WINDOW_S = 86_400  # logs are synthesised per sample: a bound keeps one search under seconds
+MAX_ACTION_CHARS = 65_536  # one tool call as JSON text (a report with every list full fits easily)
+MAX_LOG_WINDOW_S = 6 * 3600  # logs are synthesised per sample: a bound keeps one search to seconds
+MAX_TRACE_WINDOW_S = 2 * 3600  # traces too: a filter that matches nothing scans the whole window
 
 
 class _CappedBackend(SimBackend):
@@ -58,7 +60,18 @@ def tool_specs(source_access: bool = True) -> list[dict]:
 
 
 def parse_orca_call(raw: Any, source_access: bool = True) -> tuple[Any, ToolResult | None]:
-    """(model, None) or (None, structured error) for a raw call (dict, JSON text or model)."""
+    """(model, None) or (None, structured error) for a raw call (dict, JSON text or model); never raises
+    for what an agent sends (over-long text and deeply nested JSON are structured errors too)."""
+    if isinstance(raw, (str, bytes)) and len(raw) > MAX_ACTION_CHARS:
+        return None, ToolResult.fail("?", "invalid_arguments",
+                                     f"a tool call is at most {MAX_ACTION_CHARS} characters, got {len(raw)}")
+    try:
+        return _parse(raw, source_access)
+    except RecursionError:
+        return None, ToolResult.fail("?", "invalid_arguments", "the tool call is nested too deeply")
+
+
+def _parse(raw: Any, source_access: bool) -> tuple[Any, ToolResult | None]:
     if isinstance(raw, (str, bytes)):
         try:
             raw = json.loads(raw)
@@ -102,6 +115,9 @@ class OrcaTools:
                 result = ToolResult(ok=True, tool=name, data=self._search_logs(model))
             elif name == "get_traces" and model.trace_id:
                 result = self._trace_by_id(model)
+            elif name == "get_traces":
+                self._check_trace_window(model)
+                result = self.runner.call(model)
             elif name == "read_source" and model.service == "flagd":
                 result = self._flagd_source(model)
             else:
@@ -122,10 +138,17 @@ class OrcaTools:
         if start > end:
             raise ValueError(f"start_s {start} is after end_s {end} (data ends at {self.horizon_s})")
         if end - start > MAX_LOG_WINDOW_S:
-            raise ValueError(f"a log search spans at most {MAX_LOG_WINDOW_S} s (24 h); narrow start_s/end_s")
-        s = rec.service_index(m.service) if m.service is not None else None
-        lines = search_logs_with_ids(rec, s, start, end, m.query, m.level, m.limit)
+            raise ValueError(f"a log search spans at most {MAX_LOG_WINDOW_S} s ({MAX_LOG_WINDOW_S // 3600} h), "
+                             f"this one {end - start:.0f} s: narrow start_s/end_s")
+        lines = search_logs_with_ids(rec, self.sim.app, m.service, start, end, m.query, m.level, m.limit)
         return {"count": len(lines), "logs": lines}
+
+    def _check_trace_window(self, m: GetTraces) -> None:
+        end = self.horizon_s if m.end_s is None else min(m.end_s, self.horizon_s)
+        start = max(0.0, end - 600.0) if m.start_s is None else m.start_s
+        if end - start > MAX_TRACE_WINDOW_S:
+            raise ValueError(f"a trace search spans at most {MAX_TRACE_WINDOW_S} s ({MAX_TRACE_WINDOW_S // 3600} h), "
+                             f"this one {end - start:.0f} s: narrow start_s/end_s")
 
     def _trace_by_id(self, m: GetTraces) -> ToolResult:
         result = self.runner.call(m)

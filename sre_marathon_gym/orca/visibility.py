@@ -15,8 +15,8 @@ import numpy as np
 
 from ..catalog import load_catalog
 from ..sim.simulator import Simulator
+from . import APP
 
-APP = "astronomy_shop"
 WARMUP_S = 300.0
 SETTLE_S = 300.0
 FAIL_DELTA = 0.01  # a user notices failures from about 1 in 100 requests (the ads banner at 10%)

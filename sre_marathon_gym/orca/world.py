@@ -12,9 +12,9 @@ from functools import lru_cache
 
 from ..catalog import load_catalog
 from ..sim.simulator import Simulator
-from .schedule import DAY_S, OrcaSchedule, orca_schedule
+from . import APP, DAY_S
+from .schedule import OrcaSchedule, orca_schedule
 
-APP = "astronomy_shop"
 WORLD_SEED = 2026_04_19
 LOAD_STEP_S = 900  # the load level changes every 15 min (the traffic model caches between changes)
 WEEKEND = (0, 6)  # day 1 is a Sunday; day 7 a Saturday

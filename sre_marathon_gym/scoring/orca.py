@@ -1,11 +1,15 @@
 """ORCA-bench's judge made deterministic, and its aggregation (rubric.md sections 2-5).
 
-Per ground-truth root cause (rubric) a 0-3 score: 1 confirms the reported symptoms, 2 makes correct
+Per ground-truth root cause (rubric) a 0-3 score: 1 confirms the reported symptoms (a time while a
+plausible cause was active, or evidence showing the complaint's request types failing or slow -- a
+non-empty report alone confirms nothing), 2 makes correct
 progress beyond them (names the right flag or service, or cites evidence that really shows this
 root cause's signal), 3 names the flag with the right mechanism, an incident start within 10 min
 and supporting evidence that really shows the signal. Each materially wrong claim (a named root
 cause that was not active and plausible) lowers every rubric by 1. Controls: an empty report
-passes; a report placing impact strictly inside the quiet window (shrunk by 10 min) fails.
+passes; a report placing impact strictly inside the quiet window (shrunk by 10 min) fails, where a
+root cause without an end is ongoing until the current time and a report with no time at all
+claims an incident now.
 
 Pure functions: evidence is judged by the `shows(ref, cause)` callable the caller builds from the
 recorded telemetry (`orca.evidence.EvidenceChecker`).
@@ -25,6 +29,7 @@ from ..orca.tasks import GroundTruthCause, OrcaTask
 TIME_TOLERANCE_S = 600
 CONTROL_MARGIN_S = 600
 Shows = Callable[[EvidenceRef, GroundTruthCause], bool]
+Confirms = Callable[[EvidenceRef], bool]  # evidence shows the complaint's request types failing or slow
 
 
 @dataclass(frozen=True)
@@ -64,8 +69,13 @@ def wrong_claims(task: OrcaTask, report: RcaReport) -> tuple[str, ...]:
     """Named root causes that were not active and plausible (flags), or services no plausible cause touches."""
     flags = {_norm(c.flag) for c in task.ground_truth}
     services = {_norm(s) for c in task.ground_truth for s in c.services}
-    out = []
-    for rc in report.root_causes:
+    out: list[str] = []
+    seen: set[tuple[str, str]] = set()
+    for rc in report.root_causes:  # one claim however often it is repeated (case and spaces ignored)
+        key = ("flag", _norm(rc.flag)) if rc.flag else ("service", _norm(rc.service))
+        if key in seen:
+            continue
+        seen.add(key)
         if rc.flag:
             if _norm(rc.flag) not in flags:
                 out.append(f"flag {rc.flag}")
@@ -74,7 +84,19 @@ def wrong_claims(task: OrcaTask, report: RcaReport) -> tuple[str, ...]:
     return tuple(out)
 
 
-def score_rubric(cause: GroundTruthCause, report: RcaReport, shows: Shows, penalty: int) -> RubricScore:
+def confirms_symptoms(task: OrcaTask, report: RcaReport, confirms: Confirms | None = None) -> bool:
+    """Level 1: the report places impact while a plausible cause was active (10 min tolerance, up to
+    the current time), or cites evidence that shows the complaint's request types failing or slow."""
+    for a, b in report.impact_periods(task.current_s, implicit_now=False):  # times the report really gives
+        for c in task.ground_truth:
+            lo, hi = c.start_s - TIME_TOLERANCE_S, min(c.end_s, task.current_s) + TIME_TOLERANCE_S
+            if a <= hi and b >= lo:
+                return True
+    return confirms is not None and any(confirms(ev) for ev in report.all_evidence())
+
+
+def score_rubric(cause: GroundTruthCause, report: RcaReport, shows: Shows, penalty: int,
+                 confirmed: bool = False) -> RubricScore:
     named = [rc for rc in report.root_causes if _norm(rc.flag) == _norm(cause.flag)]
     why_ev = [ev for w in report.five_whys for ev in w.evidence]
 
@@ -91,7 +113,7 @@ def score_rubric(cause: GroundTruthCause, report: RcaReport, shows: Shows, penal
         score = 3
     elif flag_match or service or evidence:
         score = 2
-    elif not report.is_empty:
+    elif confirmed:
         score = 1
     else:
         score = 0
@@ -100,13 +122,14 @@ def score_rubric(cause: GroundTruthCause, report: RcaReport, shows: Shows, penal
 
 
 def control_false_positive(task: OrcaTask, report: RcaReport) -> bool:
-    """Whether the report places incident impact strictly inside the margin-shrunk quiet window."""
+    """Whether the report places incident impact strictly inside the margin-shrunk quiet window: a
+    point inside it, or a period overlapping it (an incident still ongoing at the current time)."""
     lo = -math.inf if task.quiet_window_start_s is None else task.quiet_window_start_s + CONTROL_MARGIN_S
     hi = math.inf if task.quiet_window_end_s is None else task.quiet_window_end_s - CONTROL_MARGIN_S
-    return any(lo < t < hi for t in report.incident_times())
+    return any(a < hi and b > lo for a, b in report.impact_periods(task.current_s))
 
 
-def judge(task: OrcaTask, report: RcaReport, shows: Shows) -> TaskScore:
+def judge(task: OrcaTask, report: RcaReport, shows: Shows, confirms: Confirms | None = None) -> TaskScore:
     base = dict(task_id=task.task_id, difficulty=task.difficulty, ttd_min=task.ttd_min,
                 scenario_type=task.scenario_type, is_control=task.is_control)
     if task.is_control:
@@ -122,7 +145,8 @@ def judge(task: OrcaTask, report: RcaReport, shows: Shows) -> TaskScore:
                          control_pass=None, rubrics=rubrics)
     wrong = wrong_claims(task, report)
     penalty = len(wrong)  # minus 1 on every rubric for each materially wrong claim
-    rubrics = tuple(score_rubric(c, report, shows, penalty) for c in task.ground_truth)
+    confirmed = confirms_symptoms(task, report, confirms)
+    rubrics = tuple(score_rubric(c, report, shows, penalty, confirmed) for c in task.ground_truth)
     depth = float(np.mean([r.score for r in rubrics]))
     return TaskScore(**base, mode="judge", reward=depth / 3.0, rca_depth=depth,
                      rca_accuracy=int(all(r.flag_match for r in rubrics)),

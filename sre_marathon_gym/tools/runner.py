@@ -21,6 +21,29 @@ from .models import TOOL_KIND, ToolResult, parse_call
 from .policy import check, incident_scope
 from .workspace import IncidentStore, Workspace
 
+MAX_POINTS_PER_SERIES = 11_000  # Prometheus' range-query resolution limit (points per series)
+MAX_POINTS_PER_QUERY = 500_000  # series x points one query_metrics call may return
+
+
+def parse_matchers(raw: dict[str, str], skip: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The tools' label matchers (`"~re"` regex, `"!v"` not-equal, else equality) as store matchers."""
+    out: dict[str, Any] = {}
+    for k, v in raw.items():
+        if k in skip:
+            continue
+        out[k] = ("=~", v[1:]) if v.startswith("~") else ("!=", v[1:]) if v.startswith("!") else v
+    return out
+
+
+def query_times(start: float, end: float, step_s: float, max_points: int = MAX_POINTS_PER_SERIES) -> np.ndarray:
+    """Evaluation times of a range query on the 15 s grid; too many points is the agent's to fix."""
+    first = start - start % 15 + (15 if start % 15 else 0)
+    n = int(np.floor((end + 1e-9 - first) / step_s)) + 1 if end + 1e-9 >= first else 0
+    if n > max_points:
+        raise ValueError(f"this query would return {n} points per series (at most {max_points}): narrow "
+                         f"start_s/end_s or raise step_s (e.g. step_s >= {int(np.ceil((end - first) / (max_points - 1)))})")
+    return np.arange(first, end + 1e-9, step_s)
+
 
 @dataclass
 class ActionRecord:
@@ -58,6 +81,8 @@ class ToolRunner:
         self.workspace = Workspace()
         self.actions: list[ActionRecord] = []
         self.invocation = 0
+        self.max_points = MAX_POINTS_PER_SERIES  # points per series of one query_metrics call
+        self.max_query_points = MAX_POINTS_PER_QUERY
 
     # ------------------------------------------------------------ entry point
     def call(self, raw: Any) -> ToolResult:
@@ -189,10 +214,8 @@ class ToolRunner:
                 raise KeyError(f"no histogram {base!r}{did_you_mean(base, [n.removesuffix('_bucket') for n in names if n.endswith('_bucket')])}")
         elif m.metric not in names:
             raise KeyError(f"unknown metric {m.metric!r}{did_you_mean(m.metric, names)}")
-        matchers: dict[str, Any] = {}
-        for k, v in m.matchers.items():
-            matchers[k] = ("=~", v[1:]) if v.startswith("~") else ("!=", v[1:]) if v.startswith("!") else v
-        times = np.arange(start - start % 15 + (15 if start % 15 else 0), end + 1e-9, m.step_s)
+        matchers = parse_matchers(m.matchers)
+        times = query_times(start, end, m.step_s, self.max_points)
         if m.function in ("p50", "p95", "p99"):
             return self._quantile(base, matchers, m, times)
         ids = store.select(m.metric, matchers)
@@ -204,6 +227,10 @@ class ToolRunner:
             key = tuple((g, lab.get(g, "")) for g in m.group_by) if m.group_by else tuple(sorted(lab.items()))
             groups.setdefault(key, []).append(pos)
         kept = list(groups.items())[:100]
+        if len(kept) * len(times) > self.max_query_points:
+            raise ValueError(f"this query would return {len(kept)} series x {len(times)} points (at most "
+                             f"{self.max_query_points} points): narrow start_s/end_s, raise step_s, or "
+                             "select fewer series with matchers/group_by")
         # one read per time over every selected series (one query per time for a Prometheus source)
         read = {"raw": lambda t: store.at(ids, t), "rate": lambda t: store.rate(ids, t, m.window_s),
                 "increase": lambda t: store.increase(ids, t, m.window_s)}[m.function]
@@ -230,22 +257,39 @@ class ToolRunner:
         return {"promql": m.promql, "series": series}
 
     def _quantile(self, base: str, matchers: dict, m: Any, times: np.ndarray) -> dict:
+        """histogram_quantile over `sum by (group_by, le)` of the bucket rates: one rate read over every
+        selected bucket series per time (not one per bucket and group), then summed per (group, le)."""
         store = self.metrics
         q = {"p50": 0.5, "p95": 0.95, "p99": 0.99}[m.function]
         ids = store.select(base + "_bucket", matchers)
         groups: dict[tuple, dict[str, list[int]]] = {}
-        for sid in ids:
+        for pos, sid in enumerate(ids):
             lab = store.labels(int(sid))
             key = tuple((g, lab.get(g, "")) for g in m.group_by)
-            groups.setdefault(key, {}).setdefault(lab["le"], []).append(int(sid))
-        series = []
-        for key, by_le in list(groups.items())[:100]:
+            groups.setdefault(key, {}).setdefault(lab["le"], []).append(pos)
+        kept = list(groups.items())[:100]
+        if len(kept) * len(times) > self.max_query_points:
+            raise ValueError(f"this query would return {len(kept)} series x {len(times)} points (at most "
+                             f"{self.max_query_points} points): narrow start_s/end_s, raise step_s, or group by fewer labels")
+        if not kept:
+            return {"metric": base, "function": m.function, "unit": "same as buckets", "series": []}
+        # one column per (group, le) summing its member series (NaN counts as 0, like nansum)
+        cols: list[tuple[int, list[str]]] = []
+        member_rows: list[list[int]] = []
+        for gi, (_, by_le) in enumerate(kept):
             les = sorted(by_le, key=lambda x: float("inf") if x == "+Inf" else float(x))
-            vals = []
-            for t in times:
-                rates = np.array([[np.nansum(store.rate(by_le[le], float(t), m.window_s)) for le in les]])
-                v = bucket_quantile(q, rates, np.array([float(le) for le in les]))[0]
-                vals.append(None if np.isnan(v) else round(float(v), 3))
+            cols.append((gi, les))
+            member_rows += [by_le[le] for le in les]
+        rates = np.stack([np.nan_to_num(np.asarray(store.rate(ids, float(t), m.window_s), dtype=np.float64))
+                          for t in times]) if len(times) else np.zeros((0, len(ids)))
+        # [times, (group, le)]: the same per-row sums (and summation order) as nansum over each member list
+        summed = np.stack([rates[:, members].sum(axis=1) for members in member_rows], axis=1)
+        series, j = [], 0
+        for (key, _), (_, les) in zip(kept, cols):
+            block = summed[:, j:j + len(les)]
+            j += len(les)
+            qs = bucket_quantile(q, block, np.array([float(le) for le in les])) if len(times) else np.zeros(0)
+            vals = [None if np.isnan(v) else round(float(v), 3) for v in qs]
             series.append({"labels": dict(key), "values": [[float(t), v] for t, v in zip(times, vals)]})
         return {"metric": base, "function": m.function, "unit": "same as buckets", "series": series}
 

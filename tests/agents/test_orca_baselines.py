@@ -4,11 +4,14 @@ slow: all 1,079 tasks on the six-day world."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from sre_marathon_gym.agents.orca_baselines import make_orca_agent, run_task
+from sre_marathon_gym.agents.orca_baselines import ORCA_AGENTS, OrcaAgent, make_orca_agent, run_task
 from sre_marathon_gym.orca.episode import Episode
 from sre_marathon_gym.orca.evaluate import evaluate
+from sre_marathon_gym.orca.report import RcaReport
 from sre_marathon_gym.orca.tasks import orca_tasks
 from sre_marathon_gym.scoring.orca import metrics, published_metrics
 
@@ -20,6 +23,31 @@ def _scores(agent: str, tasks, days: int):
         ep = Episode(t, days=days)
         out.append(ep.score(run_task(a, ep)))
     return out
+
+
+class _Recorder(OrcaAgent):
+    name = "recorder"
+
+    def __init__(self):
+        self.views = []
+
+    def investigate(self, view, call):
+        self.views.append(view)
+        return RcaReport()
+
+
+def test_no_non_oracle_agent_input_names_a_ground_truth_flag():
+    assert [n for n, cls in ORCA_AGENTS.items() if cls.privileged] == ["oracle"]
+    rec = _Recorder()
+    tasks = [t for t in orca_tasks() if not t.is_control]
+    for t in tasks:
+        run_task(rec, Episode(t))  # no tool call: the world is never simulated
+    assert len(rec.views) == len(tasks)
+    for t, view in zip(tasks, rec.views):
+        text = " ".join(str(v) for v in dataclasses.astuple(view)).lower()
+        assert t.task_id not in text
+        for c in t.ground_truth:
+            assert c.flag.lower() not in text and c.event_id.lower() not in text, (view.task_key, c.flag)
 
 
 def _check(scores_by_agent):

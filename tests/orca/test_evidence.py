@@ -89,3 +89,17 @@ def test_a_report_citing_a_series_without_the_signal_earns_no_full_credit(day1):
 
     assert score(MetricRef(metric="traces_span_metrics_calls_total", matchers={"service_name": "ad", "status_code": "STATUS_CODE_ERROR"})) == 3
     assert score(MetricRef(metric="traces_span_metrics_calls_total", matchers={"service_name": "payment", "status_code": "STATUS_CODE_ERROR"})) == 2
+
+
+def test_symptom_evidence_must_show_the_complaints_request_types(day1):
+    sim, cause, horizon = day1
+    chk = EvidenceChecker(sim)
+    ads = chk.request_type_signals(("get_ads",))
+    assert ads and all(dict(s.labels)["span_name"].startswith("GET /api/data") for s in ads)
+    err = next(s for s in ads if s.kind == "errors")
+    periods = [(cause.start_s, cause.end_s)]
+    assert chk.symptom_shows(MetricRef(metric=err.family, matchers=dict(err.labels)), ads, periods, horizon)
+    checkout = next(s for s in chk.request_type_signals(("checkout",)) if s.kind == "errors")
+    assert not chk.symptom_shows(MetricRef(metric=checkout.family, matchers=dict(checkout.labels)), ads, periods, horizon)
+    assert not chk.symptom_shows(MetricRef(metric=checkout.family, matchers=dict(checkout.labels)),
+                                 chk.request_type_signals(("checkout",)), periods, horizon)  # checkout was fine on day 1

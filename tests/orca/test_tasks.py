@@ -4,11 +4,20 @@ from __future__ import annotations
 
 from collections import Counter
 
-from sre_marathon_gym.orca.tasks import generate_tasks, orca_tasks, tasks_digest
+import pytest
+
+from sre_marathon_gym.errors import CatalogError
+from sre_marathon_gym.orca.data import AnswersFile, load_answers, load_questions
+from sre_marathon_gym.orca.schedule import orca_schedule
+from sre_marathon_gym.orca.tasks import candidate_tasks, generate_tasks, orca_tasks, tasks_digest
 from sre_marathon_gym.orca.visibility import flag_visibility
 
+# reference/orca/flag_signals.md: the flags whose rubrics have "Frontend: none" (never an answer).
+# Written out here, not read from the catalog, so the test checks the catalog against the reference.
+REFERENCE_NO_FRONTEND = {"adHighCpu", "kafkaQueueProblems", "loadGeneratorFloodHomepage"}
+
 # Any change to a task id or content changes this digest: update it on purpose, never by accident.
-DIGEST = "884d9449c4b323a7cb93e11cff97fa6a522925eeba606e563ffcae5706a505e7"
+DIGEST = "c5997f7a7ae36e3c9da67fd3edc25663e1c960ea7eaa8d89fbc9205c252da2c9"
 
 
 def test_count_split_and_digest():
@@ -28,23 +37,40 @@ def test_two_generations_are_identical():
 
 def test_ground_truth_rules():
     tasks = orca_tasks()
+    assert set(load_answers().no_frontend) == REFERENCE_NO_FRONTEND
+    n_incident = 0
     for t in tasks:
         if t.is_control:
             assert t.ttd_min == 0 and t.section == "control"
             assert t.quiet_window_start_s is not None or t.quiet_window_end_s is not None
             continue
+        n_incident += 1
         assert t.horizon_s > t.current_s >= t.incident_s
-        for c in t.ground_truth:
-            assert flag_visibility(c.flag, c.value).user_visible  # e.g. kafkaQueueProblems never counts
-            assert c.start_s < t.current_s
         flags = [c.flag for c in t.ground_truth]
+        assert not REFERENCE_NO_FRONTEND & set(flags), (t.task_id, flags)  # never an answer, even adHighCpu
+        for c in t.ground_truth:
+            assert c.start_s < t.current_s
         assert "imageSlowLoad" not in flags or flags == ["imageSlowLoad"]  # kept only as the sole answer
         if t.difficulty == "hard":
             assert t.question == "users are reporting site issues" and t.ttd_min != 1440
+    assert n_incident == 884
     # the hard tier has more plausible causes than the easy one (paper: 4.41 vs 2.00)
     mean = {d: sum(len(t.ground_truth) for t in tasks if t.difficulty == d and not t.is_control)
             / sum(1 for t in tasks if t.difficulty == d and not t.is_control) for d in ("easy", "hard")}
     assert mean["hard"] > mean["easy"]
+
+
+def test_no_frontend_flags_are_dropped_even_when_the_simulator_shows_them():
+    # the simulator makes adHighCpu visible (it exaggerates the CPU hog); the reference list still wins
+    assert flag_visibility("adHighCpu", "on").user_visible
+    pool = candidate_tasks(orca_schedule(), load_questions())
+    assert not any(c.flag in REFERENCE_NO_FRONTEND for t in pool for c in t.ground_truth)
+    # a task authored for a no-frontend event survives only with another plausible cause
+    for t in pool:
+        if not t.is_control and t.event_id.split("-")[2] in REFERENCE_NO_FRONTEND:
+            assert t.ground_truth and t.ground_truth[0].event_id != t.event_id
+    with pytest.raises(CatalogError, match="unknown flag"):
+        candidate_tasks(orca_schedule(), load_questions(), AnswersFile(schema_version=1, source="x", no_frontend=("adHighCPU",)))
 
 
 def test_invisible_flags_are_not_user_visible_in_the_simulator():

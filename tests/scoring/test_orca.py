@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from sre_marathon_gym.orca.report import MetricRef, RcaReport, RootCause, TimelineEntry
+from sre_marathon_gym.orca.report import MetricRef, RcaReport, RootCause, TimelineEntry, WhyStep
 from sre_marathon_gym.orca.tasks import GroundTruthCause, OrcaTask
 from sre_marathon_gym.scoring.orca import judge, mean_stderr, published_metrics
 
@@ -65,7 +65,7 @@ def test_wrong_claim_lowers_every_rubric_and_hallucination():
     two = judge(task(), RcaReport(root_causes=[*report.root_causes, rc(None, 10, service="currency")]), shows)
     assert len(two.wrong_claims) == 2 and [r.score for r in two.rubrics] == [1, 0]
     h = judge(task(), RcaReport(root_causes=[rc("adFailure", 10)]), shows)
-    assert h.hallucinate == 1 and [r.score for r in h.rubrics] == [0, 0]  # 1 (claims an incident) - 1
+    assert h.hallucinate == 1 and [r.score for r in h.rubrics] == [0, 0]  # t=10 confirms nothing; 0 - 1 clipped
 
 
 def test_control_false_positive_uses_the_10_minute_margin():
@@ -85,3 +85,48 @@ def test_mean_and_standard_error_match_the_leaderboard_formula():
     pub = published_metrics([s1, s2])
     assert pub["rca_accuracy_incident_hard"].mean == 50.0 and pub["hallucinate_any_incident"].mean == 0.0
     assert pub["rca_accuracy_incident_medium"].n == 0
+
+
+def test_a_summary_only_report_confirms_nothing_and_fails_controls():
+    summary = RcaReport(summary="something is wrong with checkout")
+    empty = judge(task(), RcaReport(), shows)
+    s = judge(task(), summary, shows)
+    assert s.reward == empty.reward == 0.0 and [r.score for r in s.rubrics] == [0, 0]
+    ctl = task(gt=(), section="control", ttd_min=0, current_s=15_000, quiet_window_start_s=10_000, quiet_window_end_s=20_000)
+    c = judge(ctl, summary, shows)  # no time given: an incident claimed at the current time
+    assert not c.control_pass and c.reward == 0.0 < judge(ctl, RcaReport(), shows).reward
+
+
+def test_level_1_needs_a_time_while_a_cause_was_active_or_symptom_evidence():
+    at = lambda t: RcaReport(summary="x", timeline=[TimelineEntry(time_s=t)])  # noqa: E731
+    assert [r.score for r in judge(task(), at(1300), shows).rubrics] == [1, 1]  # payment was active
+    assert [r.score for r in judge(task(), at(1000 - 601), shows).rubrics] == [0, 0]  # before any cause
+    assert [r.score for r in judge(task(), at(4600 + 601), shows).rubrics] == [0, 0]  # after the current time
+    sym = MetricRef(metric="traces_span_metrics_calls_total", matchers={"span_name": "POST /api/checkout"})
+    why = RcaReport(summary="x", five_whys=[WhyStep(question="why", answer="checkout fails", evidence=[sym])])
+    assert [r.score for r in judge(task(), why, shows).rubrics] == [0, 0]  # no confirmer: nothing confirmed
+    assert [r.score for r in judge(task(), why, shows, lambda ref: ref == sym).rubrics] == [1, 1]
+    assert [r.score for r in judge(task(), why, shows, lambda ref: False).rubrics] == [0, 0]
+
+
+def test_an_ongoing_root_cause_from_before_the_quiet_window_fails_the_control():
+    ctl = task(gt=(), section="control", ttd_min=0, current_s=15_000, quiet_window_start_s=10_000, quiet_window_end_s=20_000)
+    ongoing = RcaReport(root_causes=[rc("paymentFailure", 5_000)])  # no end: still failing now
+    assert not judge(ctl, ongoing, shows).control_pass
+    ended = RcaReport(root_causes=[RootCause(flag="paymentFailure", mechanism="errors", incident_start_s=5_000, end_s=9_000)])
+    assert judge(ctl, ended, shows).control_pass  # a past, resolved incident
+    into = RcaReport(root_causes=[RootCause(flag="paymentFailure", mechanism="errors", incident_start_s=5_000, end_s=10_601)])
+    assert not judge(ctl, into, shows).control_pass  # lasted into the shrunk quiet window
+    with pytest.raises(ValueError):
+        RootCause(flag="x", mechanism="errors", incident_start_s=5_000, end_s=4_000)
+
+
+def test_the_same_wrong_claim_repeated_is_penalised_once():
+    base = [rc("paymentFailure", 1300, ev=[GOOD]), rc("cartFailure", 3000)]
+    once = judge(task(), RcaReport(root_causes=[*base, rc("adFailure", 10)]), shows)
+    thrice = judge(task(), RcaReport(root_causes=[*base, rc("adFailure", 10), rc(" ADFAILURE", 20, mech="latency"),
+                                                  rc("adFailure", 30)]), shows)
+    assert thrice.wrong_claims == once.wrong_claims == ("flag adFailure",)
+    assert [r.score for r in thrice.rubrics] == [r.score for r in once.rubrics] == [2, 1]
+    svc = judge(task(), RcaReport(root_causes=[*base, rc(None, 10, service="currency"), rc(None, 20, service="Currency")]), shows)
+    assert svc.wrong_claims == ("service currency",)

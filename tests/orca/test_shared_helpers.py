@@ -1,0 +1,52 @@
+"""One mechanism table, one matcher parser, one log search (ids included) shared across ORCA modules."""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+
+from sre_marathon_gym.orca import APP, DAY_S, clock, schedule, tasks, visibility, world
+from sre_marathon_gym.orca.evidence import flag_signals
+from sre_marathon_gym.orca.flags import (
+    MECHANISM_KINDS,
+    MECHANISMS,
+    Mechanism,
+    flag_mechanisms,
+    mechanisms_with_primary_signal,
+)
+from sre_marathon_gym.orca.logsearch import resolve_log, search_logs_with_ids
+from sre_marathon_gym.orca.world import orca_world
+from sre_marathon_gym.sim.effects import FLAG_BEHAVIOUR
+from sre_marathon_gym.sim.logs import search_logs
+from sre_marathon_gym.tools.runner import parse_matchers
+
+
+def test_one_mechanism_table_feeds_report_words_evidence_and_the_heuristic():
+    assert set(typing.get_args(Mechanism)) == set(MECHANISMS) == {w for w, _ in MECHANISM_KINDS.values()}
+    used = {m for bs in FLAG_BEHAVIOUR.values() for _, m, _ in bs}
+    assert used <= set(MECHANISM_KINDS)
+    assert flag_mechanisms("paymentUnreachable") == ("unreachable",)
+    assert [s.kind for s in flag_signals("paymentUnreachable")] == ["errors"]
+    assert set(mechanisms_with_primary_signal("errors")) >= {"code_error", "config_wrong_address"}
+    assert "code_latency" in mechanisms_with_primary_signal("latency")
+
+
+def test_constants_live_in_one_place():
+    assert APP == "astronomy_shop" and DAY_S == 86_400
+    for mod in (clock, schedule, tasks, world):
+        assert getattr(mod, "DAY_S", DAY_S) is DAY_S
+    for mod in (world, visibility):
+        assert mod.APP is APP
+    assert parse_matchers({"a": "~x.*", "b": "!y", "c": "z", "le": "5"}, skip=("le",)) == {
+        "a": ("=~", "x.*"), "b": ("!=", "y"), "c": "z"}
+
+
+def test_log_search_with_ids_is_the_simulators_search():
+    sim = orca_world(days=1)
+    rec = sim.logctx
+    for service, query, level in ((None, None, None), ("ad", None, "WARN"), (None, "GetAds", None)):
+        plain = search_logs(rec, sim.app, service, 13 * 3600, 13.5 * 3600, query, level, 50)
+        with_ids = search_logs_with_ids(rec, sim.app, service, 13 * 3600, 13.5 * 3600, query, level, 50)
+        assert plain and [dataclasses.asdict(r) for r in plain] == [{k: v for k, v in d.items() if k != "id"} for d in with_ids]
+        for d in with_ids[:5]:
+            assert dataclasses.asdict(resolve_log(rec, d["id"])) == {k: v for k, v in d.items() if k != "id"}
