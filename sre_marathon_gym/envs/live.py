@@ -16,7 +16,6 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
-from gymnasium import spaces
 
 from ..backends.base import ALREADY_REPAIRED
 from ..catalog import Catalog, load_catalog
@@ -25,8 +24,9 @@ from ..scoring.run import RunRecord
 from ..tools.models import ToolResult
 from ..tools.policy import alert_services
 from ..tools.runner import ToolRunner
-from .actions import VERBS, ActionLayout, baseline_values, decode_slot, slot_mask
-from .observation import INCIDENT_FEATURES, SERVICE_FEATURES, observation_space
+from .actions import VERBS, baseline_values, decode_slot, slot_mask
+from .observation import INCIDENT_FEATURES, SERVICE_FEATURES, env_spaces
+from .recorder import action_records, alert_records, incident_events
 
 
 @dataclass
@@ -131,13 +131,10 @@ class LiveMarathonEnv(gym.Env):
         self.injection_s = schedule.injection_s if schedule is not None else self.run_s
         self._alert_engine_arg = alert_engine
         self.max_alerts, self.max_incidents, self.action_slots = max_alerts, max_incidents, action_slots
-        self.layout = ActionLayout.for_app(self.app, max_incidents)
+        sp = env_spaces(self.catalog, self.app, max_alerts, max_incidents, action_slots)
+        self.layout, self.service_index, self.rule_index = sp.layout, sp.service_index, sp.rule_index
+        self.observation_space, self.action_space = sp.observation_space, sp.action_space
         self._baseline = baseline_values(self.app)
-        self.service_index = {s: i for i, s in enumerate(self.layout.services)}
-        rules = [r for r in self.catalog.rules.rules if r.applies_to(self.app.app)]
-        self.rule_index = {r.name: i + 1 for i, r in enumerate(rules)}
-        self.observation_space = observation_space(len(self.layout.services), len(rules), max_alerts, max_incidents)
-        self.action_space = spaces.MultiDiscrete(np.tile(self.layout.nvec(), (action_slots, 1)))
         self.runner: ToolRunner | None = None
         self.fault_log: list[FaultLogEntry] = []
         self.alert_errors: list[AlertErrorEntry] = []
@@ -233,7 +230,7 @@ class LiveMarathonEnv(gym.Env):
         says so, so a bundle of a live run is not mistaken for a simulated one.
         """
         from .. import __version__
-        from ..scoring.run import ActionRecord, AlertRecord, FaultTruth, IncidentEvent, ProbeSpec, RunManifest
+        from ..scoring.run import FaultTruth, ProbeSpec, RunManifest
 
         if self.runner is None:
             raise gym.error.ResetNeeded("call reset() before record()")
@@ -251,19 +248,8 @@ class LiveMarathonEnv(gym.Env):
             pod_service = self.backend.pod_services()
         except SREMarathonError:
             pod_service = {}
-        alerts = []
-        for a in self.alert_engine.history():
-            if a.id not in self._alert_services:
-                svcs = alert_services(dict(a.labels), self.app, pod_service)
-                node = a.labels.get("node") or a.labels.get("label_topology_kubernetes_io_zone")
-                self._alert_services[a.id] = sorted(svcs | ({node} if node else set()))
-            alerts.append(AlertRecord(id=a.id, rule=a.rule, severity=a.severity, labels=dict(a.labels),
-                                      fired_at=a.fired_at, resolved_at=a.resolved_at, services=self._alert_services[a.id]))
-        events = [IncidentEvent(time_s=e.time_s, op=e.op, incident_id=e.incident_id, alert_ids=list(e.alert_ids),
-                                services=list(e.services), artifact=e.artifact) for e in runner.incidents.events]
-        actions = [ActionRecord(time_s=a.time_s, invocation=a.invocation, tool=a.tool, kind=a.kind, args=a.args,
-                                ok=a.ok, verdict=a.verdict, error=a.error, incident_id=a.incident_id,
-                                targets=list(a.targets), in_scope=a.in_scope) for a in runner.actions]
+        alerts = alert_records(self.alert_engine.history(), self.app, pod_service, self._alert_services)
+        events, actions = incident_events(runner), action_records(runner)
         config = {"backend": type(self.backend).__name__, "namespace": getattr(self.backend, "namespace", None),
                   "interval_s": self.interval_s, "run_s": self.run_s,
                   "probes": "not measured: the live backend has no symptom probes or degradation; "

@@ -6,7 +6,6 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from gymnasium import spaces
 
 from ..catalog import Catalog, load_catalog
 from ..errors import ConfigurationError
@@ -15,8 +14,8 @@ from ..scoring import MarathonReward
 from ..sim.simulator import Simulator
 from ..tools.models import ToolResult
 from ..tools.runner import ToolRunner
-from .actions import VERBS, ActionLayout, baseline_values, decode_slot, slot_mask
-from .observation import build_observation, observation_space
+from .actions import VERBS, baseline_values, decode_slot, slot_mask
+from .observation import build_observation, env_spaces
 from .recorder import RunRecorder
 
 
@@ -92,12 +91,9 @@ class MarathonEnv(gym.Env):
             raise ConfigurationError("injection_minutes must be positive and interval_s a multiple of 5 >= 15")
         self.run_s = self.injection_s + self.observation_s
         self.max_alerts, self.max_incidents, self.action_slots = max_alerts, max_incidents, action_slots
-        self.layout = ActionLayout.for_app(self.app, max_incidents)
-        self.service_index = {s: i for i, s in enumerate(self.layout.services)}
-        rules = [r for r in self.catalog.rules.rules if r.applies_to(self.app.app)]
-        self.rule_index = {r.name: i + 1 for i, r in enumerate(rules)}
-        self.observation_space = observation_space(len(self.layout.services), len(rules), max_alerts, max_incidents)
-        self.action_space = spaces.MultiDiscrete(np.tile(self.layout.nvec(), (action_slots, 1)))
+        sp = env_spaces(self.catalog, self.app, max_alerts, max_incidents, action_slots)
+        self.layout, self.service_index, self.rule_index = sp.layout, sp.service_index, sp.rule_index
+        self.observation_space, self.action_space = sp.observation_space, sp.action_space
         self.sim: Simulator | None = None
         self._actions_seen = 0
         self._init_kwargs = dict(app=app, mode=mode, intensity=intensity, injection_minutes=injection_minutes,

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
 from ..tools.policy import alert_services
+from .actions import ActionLayout
 
 ALERT_STATES = ("empty", "firing", "resolved")
 SERVICE_FEATURES = ("requests_per_s", "error_ratio", "mean_latency_log10_ms", "throttled_ratio",
@@ -26,6 +28,21 @@ def observation_space(n_services: int, n_rules: int, max_alerts: int, max_incide
         "incidents": spaces.Box(0.0, 1e4, (max_incidents, len(INCIDENT_FEATURES)), np.float32),
         "time": spaces.Box(0.0, 1.0, (2,), np.float32),
     })
+
+
+def env_spaces(catalog: Any, app: Any, max_alerts: int, max_incidents: int, action_slots: int) -> SimpleNamespace:
+    """What every Marathon-style env (simulated or live) fixes per app: the action layout, the
+    service and rule indices the observation uses, and both spaces. One place, so the simulated
+    and the live env can never disagree on them."""
+    layout = ActionLayout.for_app(app, max_incidents)
+    rules = [r for r in catalog.rules.rules if r.applies_to(app.app)]
+    return SimpleNamespace(
+        layout=layout,
+        service_index={s: i for i, s in enumerate(layout.services)},
+        rule_index={r.name: i + 1 for i, r in enumerate(rules)},
+        observation_space=observation_space(len(layout.services), len(rules), max_alerts, max_incidents),
+        action_space=spaces.MultiDiscrete(np.tile(layout.nvec(), (action_slots, 1))),
+    )
 
 
 def build_observation(env: Any) -> dict[str, np.ndarray]:

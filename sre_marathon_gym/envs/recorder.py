@@ -5,8 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 from .. import __version__
-from ..scoring.run import (ActionRecord, AlertRecord, Degradation, FaultTruth, IncidentEvent, ProbeSeries,
-                           ProbeSpec, RunManifest, RunRecord)
+from ..scoring.run import (
+    ActionRecord,
+    AlertRecord,
+    Degradation,
+    FaultTruth,
+    IncidentEvent,
+    ProbeSeries,
+    ProbeSpec,
+    RunManifest,
+    RunRecord,
+)
 from ..sim.simulator import Simulator
 from ..tools.policy import alert_services
 
@@ -72,22 +81,11 @@ class RunRecorder:
     def record(self, until_s: float | None = None) -> RunRecord:
         env, sim = self.env, self.env.sim
         pod_service = {p.name: p.service for p in sim.cluster.pods.values()}
-        alerts = []
-        for a in env.alert_engine.history():
-            if a.id not in self._alert_services:
-                svcs = alert_services(dict(a.labels), sim.app, pod_service)
-                node = a.labels.get("node") or a.labels.get("label_topology_kubernetes_io_zone")
-                self._alert_services[a.id] = sorted(svcs | ({node} if node else set()))
-            alerts.append(AlertRecord(id=a.id, rule=a.rule, severity=a.severity, labels=dict(a.labels),
-                                      fired_at=a.fired_at, resolved_at=a.resolved_at, services=self._alert_services[a.id]))
+        alerts = alert_records(env.alert_engine.history(), sim.app, pod_service, self._alert_services)
         for truth in self.faults:
             applied = sim.applied.get(truth.fault_id)
             truth.reverted_s = applied.reverted_s if applied is not None else None
-        events = [IncidentEvent(time_s=e.time_s, op=e.op, incident_id=e.incident_id, alert_ids=list(e.alert_ids),
-                                services=list(e.services), artifact=e.artifact) for e in env.runner.incidents.events]
-        actions = [ActionRecord(time_s=a.time_s, invocation=a.invocation, tool=a.tool, kind=a.kind, args=a.args,
-                                ok=a.ok, verdict=a.verdict, error=a.error, incident_id=a.incident_id,
-                                targets=list(a.targets), in_scope=a.in_scope) for a in env.runner.actions]
+        events, actions = incident_events(env.runner), action_records(env.runner)
         manifest = RunManifest(app=sim.app.app, seed=env.seed_used, mode=env.mode, interval_s=env.interval_s,
                                injection_s=env.injection_s, observation_s=env.observation_s,
                                package_version=__version__, catalog_version=env.catalog_version,
@@ -95,3 +93,33 @@ class RunRecorder:
         return RunRecord(manifest=manifest, faults=self.faults, alerts=alerts, incident_events=events,
                          actions=actions, probes=list(self.probes.values()), degradation=self.degradation,
                          artifact_fixed=dict(self.artifact_fixed))
+
+
+def alert_records(history: Any, app: Any, pod_service: dict[str, str], cache: dict[str, list[str]]) -> list[AlertRecord]:
+    """The alert history as recorded: each alert with the services (and node or zone) it names.
+
+    `cache` keeps an alert's services from the first time it was seen, since pods (and so the
+    pod -> service map) come and go after the alert fired.
+    """
+    out = []
+    for a in history:
+        if a.id not in cache:
+            svcs = alert_services(dict(a.labels), app, pod_service)
+            node = a.labels.get("node") or a.labels.get("label_topology_kubernetes_io_zone")
+            cache[a.id] = sorted(svcs | ({node} if node else set()))
+        out.append(AlertRecord(id=a.id, rule=a.rule, severity=a.severity, labels=dict(a.labels),
+                               fired_at=a.fired_at, resolved_at=a.resolved_at, services=cache[a.id]))
+    return out
+
+
+def incident_events(runner: Any) -> list[IncidentEvent]:
+    """The workspace's incident events as recorded."""
+    return [IncidentEvent(time_s=e.time_s, op=e.op, incident_id=e.incident_id, alert_ids=list(e.alert_ids),
+                          services=list(e.services), artifact=e.artifact) for e in runner.incidents.events]
+
+
+def action_records(runner: Any) -> list[ActionRecord]:
+    """Every tool call with its policy verdict, as recorded."""
+    return [ActionRecord(time_s=a.time_s, invocation=a.invocation, tool=a.tool, kind=a.kind, args=a.args,
+                         ok=a.ok, verdict=a.verdict, error=a.error, incident_id=a.incident_id,
+                         targets=list(a.targets), in_scope=a.in_scope) for a in runner.actions]
