@@ -8,13 +8,14 @@ marks from evidence the telemetry really holds.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..errors import UnknownNameError
+from ..errors import ConfigurationError, UnknownNameError
 from ..orca.episode import Episode
 from ..orca.evidence import DURATION, EvidenceChecker, flag_log_markers, flag_signals
 from ..orca.flags import flag_mechanisms, mechanisms_with_primary_signal
@@ -40,12 +41,13 @@ class TaskView:
     horizon_s: int
 
 
-class OrcaAgent:
+class OrcaAgent(ABC):
     name = "base"
     privileged = False  # True: reads ground truth (the oracle)
 
+    @abstractmethod
     def investigate(self, view: TaskView, call: Call) -> RcaReport:
-        raise NotImplementedError
+        """Investigate one task through `call` (the read tools) and return the report."""
 
 
 class EmptyReportAgent(OrcaAgent):
@@ -135,6 +137,10 @@ class OrcaOracleAgent(OrcaAgent):
 
     name = "oracle"
     privileged = True
+
+    def investigate(self, view: TaskView, call: Call) -> RcaReport:
+        raise ConfigurationError("the ORCA oracle reads ground truth: the evaluator calls "
+                                 "investigate_with_truth(episode); it cannot work from the task view alone")
 
     def investigate_with_truth(self, episode: Episode) -> RcaReport:
         task = episode.task

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -36,11 +35,9 @@ def test_orca_evaluate_rejects_bad_arguments_before_simulating(argv, message, ca
         raise AssertionError("simulated the days before validating the arguments")
 
     monkeypatch.setattr(world, "simulate", boom)
-    t0 = time.perf_counter()
-    with pytest.raises(SystemExit) as exc:
+    with pytest.raises(SystemExit) as exc:  # `boom` proves nothing was simulated first
         main(["orca", "evaluate", *argv])
     assert exc.value.code == 2 and message in capsys.readouterr().err
-    assert time.perf_counter() - t0 < 5
 
 
 def test_cli_agent_names_are_the_baselines():

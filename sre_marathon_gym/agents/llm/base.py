@@ -9,6 +9,7 @@ always continues). The subclass only writes `act(env, deadline)`.
 from __future__ import annotations
 
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
 
@@ -44,7 +45,7 @@ class AgentOptions(BaseModel):
     pricing: Pricing | None = None
 
 
-class LLMAgent:
+class LLMAgent(ABC):
     """Base of the ReAct, RAG and Keep-agent adapters (one `invoke` = one invocation)."""
 
     name = "llm"
@@ -144,8 +145,9 @@ class LLMAgent:
     def reset_state(self, env: gym.Env) -> None:
         """Forget per-episode memory (default: none)."""
 
-    def act(self, env: Any, deadline: Deadline, invocation: int) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def act(self, env: Any, deadline: Deadline, invocation: int) -> None:
+        """One invocation's work: read, decide, call tools, until done or `deadline`."""
 
     # ------------------------------------------------------------ reporting
     def bundle_extra(self) -> dict:
