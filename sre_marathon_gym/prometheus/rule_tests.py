@@ -98,8 +98,8 @@ def check_times(engine: Any, end_s: float, every_s: float) -> list[float]:
     (and the one after it), so each transition is checked where it happens."""
     step = engine.interval_s
     times = set(np.arange(0.0, end_s + 1e-9, every_s).tolist())
-    for ep in engine._episodes:
-        for t in (ep.pending_at, ep.fired_at, ep.ended_at):
+    for a in [*engine.history(), *engine.pending_history()]:
+        for t in (a.pending_at, a.fired_at, a.resolved_at):
             if t is not None:
                 times.update((float(t), float(t) + step))
     return sorted(t for t in times if t <= end_s + 1e-9)
@@ -152,7 +152,8 @@ def build_rule_tests(catalog: Catalog, app: App, store: MetricStore, end_s: floa
             n_pending += len(pending)
             expr_tests.append({"expr": f'ALERTS{{alertstate="pending", namespace="{app.namespace}"}}',
                                "eval_time": _seconds(t), "exp_samples": pending})
-    resolved = sum(1 for ep in engine._fired if ep.ended_at is not None)
+    fired = engine.history()
+    resolved = sum(1 for a in fired if a.resolved_at is not None)
     tests = {
         "rule_files": [RULES_FILE],
         "evaluation_interval": f"{int(engine.interval_s)}s",
@@ -161,7 +162,7 @@ def build_rule_tests(catalog: Catalog, app: App, store: MetricStore, end_s: floa
     }
     summary = {"series": len(series), "samples": n_samples, "checked_times": len(expr_tests),
                "alert_checks": len(alert_tests), "firing_expected": n_firing, "pending_expected": n_pending,
-               "alerts_fired": len(engine._fired), "alerts_resolved": resolved}
+               "alerts_fired": len(fired), "alerts_resolved": resolved}
     return _app_rule_groups(catalog, app), tests, summary
 
 
