@@ -16,9 +16,8 @@ store reading like 2.42 (`MetricStore.prometheus_v2`); the engine logic is the s
 from __future__ import annotations
 
 import os
-import re
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -183,8 +182,3 @@ def run_promtool_tests(test_file: str | os.PathLike[str]) -> tuple[bool, str]:
     res = subprocess.run([binary("promtool"), "test", "rules", Path(test_file).name],
                          cwd=Path(test_file).parent, capture_output=True, text=True)
     return res.returncode == 0, (res.stdout + res.stderr).strip()
-
-
-def failed_rules(output: str, rule_names: Sequence[str]) -> list[str]:
-    """Names of rules that promtool reported failures for (from its output)."""
-    return sorted({n for n in rule_names if re.search(rf"alertname: {re.escape(n)}\b", output)})

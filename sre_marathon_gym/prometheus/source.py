@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import PrometheusError, PromQLError, TelemetryError
 from ..sim.telemetry import LOOKBACK_S, bucket_quantile
-from .openmetrics import DEFAULT_ORIGIN_S, series_selector
+from .openmetrics import DEFAULT_ORIGIN_S
 
 LabelKey = tuple[tuple[str, str], ...]
 _METRIC_NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
@@ -249,7 +249,3 @@ class PrometheusTelemetry:
         if present.any():
             rates[present] = self.rate(bucket_ids[present], t, window_s)
         return bucket_quantile(float(q), rates, les)
-
-    def selector(self, sid: int) -> str:
-        """The PromQL selector of one series (for evidence references and error messages)."""
-        return series_selector(self.name(sid), self.labels(sid))
