@@ -3,6 +3,14 @@ with telemetry (metrics, log context) and without (what fault calibration and ba
 
 from __future__ import annotations
 
+import os
+
+# "on one core": BLAS may not start helper threads, and the process runs on a single CPU
+for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[var] = "1"
+if hasattr(os, "sched_setaffinity"):
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
 import time
 
 from sre_marathon_gym.catalog import load_catalog
