@@ -20,6 +20,7 @@ from .topology import CompiledApp
 LATENCY_SIGMA = 0.5  # log-normal shape of per-request latency around its mean
 UNLIMITED_CPU_CORES = 2.0  # what a pod without a CPU limit can use on its node
 EPS = 1e-9
+_ONE, _EPS = np.array(1.0), np.array(EPS)  # 0-d operands: the same values, faster ufunc calls than Python floats
 
 
 def norm_cdf(x: np.ndarray) -> np.ndarray:
@@ -90,6 +91,28 @@ class _Inputs:
     tries: np.ndarray  # retries + 1
 
 
+class _Work:
+    """Preallocated per-pass buffers of `TrafficModel.expected`'s fixed-point loop, as named row views."""
+
+    def __init__(self, edges: int):
+        E = edges
+        buf = np.empty((3, E))  # [lat_dst, fail_dst, t_share]; the first two rows are one gather
+        self.seen = buf[:2].reshape(-1)
+        self.lat_dst, self.t_share, self.fail_dst_t_share = buf[0], buf[2], buf[1:]
+        buf = np.empty((2, E))  # 1 - [fail_dst, t_share]
+        self.ok_dst_t_ok, self.ok_dst, self.t_ok = buf, buf[0], buf[1]
+        buf = np.empty((2, E))
+        self.transient_and_pow, self.transient, self.transient_pow = buf, buf[0], buf[1]
+        buf = np.empty((3, E))  # [1 - transient, all_transient, route_ok]
+        self.not_transient_all_transient, self.all_transient, self.route_ok = buf[:2], buf[1], buf[2]
+        self.not_transient_route_ok, self.route_ok_all_transient = buf[::2], buf[2:0:-1]
+        buf = np.empty((2, E))
+        self.once_edge_fail, self.once, self.edge_fail = buf, buf[0], buf[1]
+        buf = np.empty((2, E))  # log(1 - edge_fail) and seen_ms, both scaled by calls_per
+        self.log_ok_seen_ms, self.log_ok, self.seen_ms = buf, buf[0], buf[1]
+        self.lat_term, self.callee_ms, self.tmp = np.empty(E), np.empty(E), np.empty(E)
+
+
 @dataclass
 class TickResult:
     """Expected values and sampled counts of one tick."""
@@ -132,6 +155,8 @@ class TrafficModel:
         out_edges = np.zeros((len(compiled.services), len(compiled.edge_src)))
         out_edges[compiled.edge_src, np.arange(len(compiled.edge_src))] = 1.0
         self.out_edges = out_edges  # [S, E] incidence: edge e leaves service s
+        self._work = _Work(len(compiled.edge_src))
+        self._dst2 = np.concatenate([compiled.edge_dst, compiled.edge_dst + len(compiled.services)])  # spans.ravel()
         height = call_graph_height(len(compiled.services), compiled.edge_src, compiled.edge_dst)
         # warm starts are exact when the cold iteration always ends at the fixed point (see `expected`)
         self.warm_start = height is not None and compiled.depth >= height + 1
@@ -250,29 +275,43 @@ class TrafficModel:
         spans = np.empty((2, len(own_latency)))
         spans[0] = span_latency
         spans[1] = span_fail
-        seen = spans.take(dst, axis=1)  # == spans[:, dst], without the slow 2-d fancy-index path
+        # per-pass values go to preallocated buffers (no temporaries); where two values are the same
+        # operation, their operands are rows of one buffer and one ufunc call computes both
+        w = self._work
+        dst2 = self._dst2
+        spans_flat = spans.reshape(-1)
+        seen = spans_flat.take(dst2, out=w.seen, mode="clip")  # == spans[:, dst].ravel() (indices are valid)
+        seen_bytes = seen.tobytes()
+        w.route_ok[:] = route_ok
         for _ in range(c.depth):
-            lat_dst, fail_dst = seen[0], seen[1]
-            callee_ms = lat_dst + hop_dst
-            t_share = np.exp(neg_timeout / np.maximum(callee_ms, EPS))
-            seen_ms = np.minimum(callee_ms, timeout)
+            callee_ms = np.add(w.lat_dst, hop_dst, out=w.callee_ms)
+            np.exp(np.divide(neg_timeout, np.maximum(callee_ms, _EPS, out=w.tmp), out=w.tmp), out=w.t_share)
+            np.minimum(callee_ms, timeout, out=w.seen_ms)
             # retries help against transient failures (timeouts, lost packets), not against a
             # callee that fails this request deterministically (a bug, a wrong address, overload)
-            transient = 1.0 - (1.0 - t_share) * keep_loss
-            ok_dst = 1.0 - fail_dst
-            once = 1.0 - ok_dst * (1.0 - transient) * route_ok
-            all_transient = 1.0 - transient ** tries
-            edge_fail = 1.0 - ok_dst * route_ok * all_transient
-            np.add(own_latency, out_edges @ (calls_per * seen_ms * (1.0 + retries * once)), out=spans[0])
-            log_ok = out_edges @ (calls_per * np.log(np.maximum(1.0 - edge_fail, EPS)))
+            np.subtract(_ONE, w.fail_dst_t_share, out=w.ok_dst_t_ok)
+            np.subtract(_ONE, np.multiply(w.t_ok, keep_loss, out=w.transient), out=w.transient)
+            np.power(w.transient, tries, out=w.transient_pow)
+            np.subtract(_ONE, w.transient_and_pow, out=w.not_transient_all_transient)
+            # [once, edge_fail] = 1 - [ok_dst (1 - transient) route_ok, ok_dst route_ok all_transient]
+            np.multiply(w.ok_dst, w.not_transient_route_ok, out=w.once_edge_fail)
+            np.multiply(w.once_edge_fail, w.route_ok_all_transient, out=w.once_edge_fail)
+            np.subtract(_ONE, w.once_edge_fail, out=w.once_edge_fail)
+            np.log(np.maximum(np.subtract(_ONE, w.edge_fail, out=w.tmp), _EPS, out=w.tmp), out=w.log_ok)
+            np.multiply(calls_per, w.log_ok_seen_ms, out=w.log_ok_seen_ms)  # both times calls_per
+            lat_term = np.add(_ONE, np.multiply(retries, w.once, out=w.lat_term), out=w.lat_term)
+            np.multiply(w.seen_ms, lat_term, out=lat_term)
+            np.add(own_latency, out_edges @ lat_term, out=spans[0])
+            log_ok = out_edges @ w.log_ok
             np.subtract(1.0, own_ok * np.exp(log_ok), out=spans[1])
-            now_seen = spans.take(dst, axis=1)
-            settled = bool((now_seen == seen).all())
-            seen = now_seen
-            if settled:
-                # a fixed point: no callee changed, so a further iteration would recompute every
-                # value (and this iteration's edge values) from the same inputs, bit for bit
+            spans_flat.take(dst2, out=seen, mode="clip")
+            now_bytes = seen.tobytes()
+            if now_bytes == seen_bytes:
+                # a fixed point: no callee changed (bit for bit), so a further iteration would
+                # recompute every value (and this iteration's edge values) from the same inputs
                 break
+            seen_bytes = now_bytes
+        edge_fail, t_share, all_transient = w.edge_fail.copy(), w.t_share.copy(), w.all_transient
         span_latency, span_fail = spans[0], spans[1]  # a fresh buffer per call: never written again
         self.prev_edge_fail = edge_fail
         self._hold_ms = span_latency
