@@ -94,8 +94,8 @@ class _Inputs:
 class _Work:
     """Preallocated per-pass buffers of `TrafficModel.expected`'s fixed-point loop, as named row views."""
 
-    def __init__(self, edges: int):
-        E = edges
+    def __init__(self, services: int, edges: int):
+        S, E = services, edges
         buf = np.empty((3, E))  # [lat_dst, fail_dst, t_share]; the first two rows are one gather
         self.seen = buf[:2].reshape(-1)
         self.lat_dst, self.t_share, self.fail_dst_t_share = buf[0], buf[2], buf[1:]
@@ -111,6 +111,7 @@ class _Work:
         buf = np.empty((2, E))  # log(1 - edge_fail) and seen_ms, both scaled by calls_per
         self.log_ok_seen_ms, self.log_ok, self.seen_ms = buf, buf[0], buf[1]
         self.lat_term, self.callee_ms, self.tmp = np.empty(E), np.empty(E), np.empty(E)
+        self.tmp_s, self.ok_s = np.empty(S), np.empty(S)
 
 
 @dataclass
@@ -155,7 +156,7 @@ class TrafficModel:
         out_edges = np.zeros((len(compiled.services), len(compiled.edge_src)))
         out_edges[compiled.edge_src, np.arange(len(compiled.edge_src))] = 1.0
         self.out_edges = out_edges  # [S, E] incidence: edge e leaves service s
-        self._work = _Work(len(compiled.edge_src))
+        self._work = _Work(len(compiled.services), len(compiled.edge_src))
         self._dst2 = np.concatenate([compiled.edge_dst, compiled.edge_dst + len(compiled.services)])  # spans.ravel()
         height = call_graph_height(len(compiled.services), compiled.edge_src, compiled.edge_dst)
         # warm starts are exact when the cold iteration always ends at the fixed point (see `expected`)
@@ -273,37 +274,47 @@ class TrafficModel:
         # span latency and failure live in the rows of one buffer, so that what the callers see of
         # them (the [2, E] gather) is taken and compared in one operation per pass
         spans = np.empty((2, len(own_latency)))
-        spans[0] = span_latency
-        spans[1] = span_fail
-        # per-pass values go to preallocated buffers (no temporaries); where two values are the same
-        # operation, their operands are rows of one buffer and one ufunc call computes both
+        spans_lat, spans_fail = spans
+        spans_lat[:] = span_latency
+        spans_fail[:] = span_fail
+        # per-pass values go to preallocated buffers (no temporaries; `out` passed positionally where
+        # allowed, the faster call); where two values are the same operation, their operands are rows of one
+        # buffer and one ufunc call computes both
         w = self._work
+        lat_dst, t_share, fail_dst_t_share = w.lat_dst, w.t_share, w.fail_dst_t_share
+        ok_dst_t_ok, ok_dst, t_ok = w.ok_dst_t_ok, w.ok_dst, w.t_ok
+        transient_and_pow, transient, transient_pow = w.transient_and_pow, w.transient, w.transient_pow
+        not_transient_all_transient, not_transient_route_ok, route_ok_all_transient = (
+            w.not_transient_all_transient, w.not_transient_route_ok, w.route_ok_all_transient)
+        once_edge_fail, once, edge_fail = w.once_edge_fail, w.once, w.edge_fail
+        log_ok_seen_ms, log_ok, seen_ms = w.log_ok_seen_ms, w.log_ok, w.seen_ms
+        lat_term, callee_ms, tmp, tmp_s, ok_s = w.lat_term, w.callee_ms, w.tmp, w.tmp_s, w.ok_s
+        add, subtract, multiply, maximum, exp = np.add, np.subtract, np.multiply, np.maximum, np.exp
         dst2 = self._dst2
         spans_flat = spans.reshape(-1)
         seen = spans_flat.take(dst2, out=w.seen, mode="clip")  # == spans[:, dst].ravel() (indices are valid)
         seen_bytes = seen.tobytes()
         w.route_ok[:] = route_ok
         for _ in range(c.depth):
-            callee_ms = np.add(w.lat_dst, hop_dst, out=w.callee_ms)
-            np.exp(np.divide(neg_timeout, np.maximum(callee_ms, _EPS, out=w.tmp), out=w.tmp), out=w.t_share)
-            np.minimum(callee_ms, timeout, out=w.seen_ms)
+            add(lat_dst, hop_dst, callee_ms)
+            exp(np.divide(neg_timeout, maximum(callee_ms, _EPS, out=tmp), tmp), t_share)
+            np.minimum(callee_ms, timeout, out=seen_ms)
             # retries help against transient failures (timeouts, lost packets), not against a
             # callee that fails this request deterministically (a bug, a wrong address, overload)
-            np.subtract(_ONE, w.fail_dst_t_share, out=w.ok_dst_t_ok)
-            np.subtract(_ONE, np.multiply(w.t_ok, keep_loss, out=w.transient), out=w.transient)
-            np.power(w.transient, tries, out=w.transient_pow)
-            np.subtract(_ONE, w.transient_and_pow, out=w.not_transient_all_transient)
+            subtract(_ONE, fail_dst_t_share, ok_dst_t_ok)  # [1 - fail_dst, 1 - t_share]
+            subtract(_ONE, multiply(t_ok, keep_loss, transient), transient)
+            np.power(transient, tries, transient_pow)
+            subtract(_ONE, transient_and_pow, not_transient_all_transient)
             # [once, edge_fail] = 1 - [ok_dst (1 - transient) route_ok, ok_dst route_ok all_transient]
-            np.multiply(w.ok_dst, w.not_transient_route_ok, out=w.once_edge_fail)
-            np.multiply(w.once_edge_fail, w.route_ok_all_transient, out=w.once_edge_fail)
-            np.subtract(_ONE, w.once_edge_fail, out=w.once_edge_fail)
-            np.log(np.maximum(np.subtract(_ONE, w.edge_fail, out=w.tmp), _EPS, out=w.tmp), out=w.log_ok)
-            np.multiply(calls_per, w.log_ok_seen_ms, out=w.log_ok_seen_ms)  # both times calls_per
-            lat_term = np.add(_ONE, np.multiply(retries, w.once, out=w.lat_term), out=w.lat_term)
-            np.multiply(w.seen_ms, lat_term, out=lat_term)
-            np.add(own_latency, out_edges @ lat_term, out=spans[0])
-            log_ok = out_edges @ w.log_ok
-            np.subtract(1.0, own_ok * np.exp(log_ok), out=spans[1])
+            multiply(ok_dst, not_transient_route_ok, once_edge_fail)
+            multiply(once_edge_fail, route_ok_all_transient, once_edge_fail)
+            subtract(_ONE, once_edge_fail, once_edge_fail)
+            np.log(maximum(subtract(_ONE, edge_fail, tmp), _EPS, out=tmp), log_ok)
+            multiply(calls_per, log_ok_seen_ms, log_ok_seen_ms)  # both times calls_per
+            add(_ONE, multiply(retries, once, lat_term), lat_term)
+            multiply(seen_ms, lat_term, lat_term)
+            add(own_latency, out_edges @ lat_term, spans_lat)
+            subtract(_ONE, multiply(own_ok, exp(out_edges @ log_ok, tmp_s), ok_s), spans_fail)
             spans_flat.take(dst2, out=seen, mode="clip")
             now_bytes = seen.tobytes()
             if now_bytes == seen_bytes:
@@ -311,7 +322,7 @@ class TrafficModel:
                 # recompute every value (and this iteration's edge values) from the same inputs
                 break
             seen_bytes = now_bytes
-        edge_fail, t_share, all_transient = w.edge_fail.copy(), w.t_share.copy(), w.all_transient
+        edge_fail, t_share, all_transient = edge_fail.copy(), t_share.copy(), w.all_transient
         span_latency, span_fail = spans[0], spans[1]  # a fresh buffer per call: never written again
         self.prev_edge_fail = edge_fail
         self._hold_ms = span_latency
