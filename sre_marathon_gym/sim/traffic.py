@@ -20,7 +20,8 @@ from .topology import CompiledApp
 LATENCY_SIGMA = 0.5  # log-normal shape of per-request latency around its mean
 UNLIMITED_CPU_CORES = 2.0  # what a pod without a CPU limit can use on its node
 EPS = 1e-9
-_ONE, _EPS = np.array(1.0), np.array(EPS)  # 0-d operands: the same values, faster ufunc calls than Python floats
+# 0-d operands for `expected`: the same float64 values, faster ufunc calls than Python floats
+_ZERO, _ONE, _THOUSAND, _EPS, _RHO_CAP = (np.array(v) for v in (0.0, 1.0, 1000.0, EPS, 0.98))
 
 
 def norm_cdf(x: np.ndarray) -> np.ndarray:
@@ -231,33 +232,33 @@ class TrafficModel:
             fixed = self._fixed = (arrays, key, self._inputs(arrays, ready, ingress, load_factor, load_mult))
         f = fixed[2]
         rt_rate = f.rt_rate
-        # --- demand
-        retry_amp = 1.0 + c.edge_retries * self.prev_edge_fail
+        # --- demand (constants as 0-d arrays: the same float64 operations, faster ufunc calls)
+        retry_amp = _ONE + c.edge_retries * self.prev_edge_fail
         edge_rate = f.flow_mult * retry_amp
         svc_rate = c.background_rps.copy()
         svc_rate[c.entry] += f.rt_sum
         np.add.at(svc_rate, dst, edge_rate)
         # --- CPU and queueing
         cpu_cap = f.cpu_cap
-        cpu_demand = svc_rate * c.cpu_ms * arrays["cpu_mult"] / 1000.0 + arrays["extra_cores"]
-        u_cpu = np.where(f.cap_positive, cpu_demand / f.cap_floor, 0.0)
-        st = c.service_time_ms * np.maximum(1.0, u_cpu) + arrays["added_ms"]
-        saturated_cpu = np.where(u_cpu > 1.0, 1.0 - 1.0 / np.maximum(u_cpu, EPS), 0.0)
-        own_fail_base = 1.0 - f.ok_reachable * (1.0 - saturated_cpu)
+        cpu_demand = svc_rate * c.cpu_ms * arrays["cpu_mult"] / _THOUSAND + arrays["extra_cores"]
+        u_cpu = np.where(f.cap_positive, cpu_demand / f.cap_floor, _ZERO)
+        st = c.service_time_ms * np.maximum(_ONE, u_cpu) + arrays["added_ms"]
+        saturated_cpu = np.where(u_cpu > _ONE, _ONE - _ONE / np.maximum(u_cpu, _EPS), _ZERO)
+        own_fail_base = _ONE - f.ok_reachable * (_ONE - saturated_cpu)
         hold_ms = self._hold_ms if self._hold_ms is not None else st
         unreachable = f.unreachable
         timeout = arrays["edge_timeout_ms"]
         retries = c.edge_retries
         src_rate = svc_rate[src]
-        calls_per = np.where(src_rate > 0, edge_rate / np.maximum(src_rate, EPS), 0.0)
+        calls_per = np.where(src_rate > _ZERO, edge_rate / np.maximum(src_rate, _EPS), _ZERO)
         # --- fixed point over the call graph: span latency and failure include downstream calls
         # queueing: a worker thread is held for the whole span (own work plus downstream waits)
-        rho = np.where(f.has_servers, svc_rate * hold_ms / 1000.0 / f.servers_floor, 0.0)
-        rho_c = np.minimum(rho, 0.98)
-        wq = st * rho_c ** f.queue_exponent / (f.servers_one * (1.0 - rho_c))
-        saturated = np.where(rho >= 1.0, 1.0 - 1.0 / np.maximum(rho, EPS), 0.0)
+        rho = np.where(f.has_servers, svc_rate * hold_ms / _THOUSAND / f.servers_floor, _ZERO)
+        rho_c = np.minimum(rho, _RHO_CAP)
+        wq = st * rho_c ** f.queue_exponent / (f.servers_one * (_ONE - rho_c))
+        saturated = np.where(rho >= _ONE, _ONE - _ONE / np.maximum(rho, _EPS), _ZERO)
         own_latency = st + wq
-        own_fail = 1.0 - (1.0 - own_fail_base) * (1.0 - saturated)
+        own_fail = _ONE - (_ONE - own_fail_base) * (_ONE - saturated)
         # on an acyclic call graph the iteration below reaches its unique fixed point (bit for bit:
         # each value is the same expression of its callees' final values) from any start, after at
         # most height + 1 passes; starting from the previous solution, only services whose inputs
@@ -269,7 +270,7 @@ class TrafficModel:
             span_fail = own_fail.copy()
         # loop invariants, hoisted (each is the same operation on the same operands as before)
         hop_dst, neg_timeout, keep_loss, route_ok, tries = f.hop_dst, f.neg_timeout, f.keep_loss, f.route_ok, f.tries
-        own_ok = 1.0 - own_fail
+        own_ok = _ONE - own_fail
         out_edges = self.out_edges
         # span latency and failure live in the rows of one buffer, so that what the callers see of
         # them (the [2, E] gather) is taken and compared in one operation per pass
