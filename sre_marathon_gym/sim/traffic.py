@@ -87,7 +87,7 @@ class _Inputs:
     hop_ms: np.ndarray
     hop_dst: np.ndarray
     neg_timeout: np.ndarray
-    keep_loss: np.ndarray  # 1 - loss_fail[dst]
+    keep_loss: np.ndarray | None  # 1 - loss_fail[dst]; None when all ones (x * 1.0 == x: the product is skipped)
     route_ok: np.ndarray  # 1 - edge_fail
     tries: np.ndarray  # retries + 1
 
@@ -107,8 +107,11 @@ class _Work:
         buf = np.empty((3, E))  # [1 - transient, all_transient, route_ok]
         self.not_transient_all_transient, self.all_transient, self.route_ok = buf[:2], buf[1], buf[2]
         self.not_transient_route_ok, self.route_ok_all_transient = buf[::2], buf[2:0:-1]
-        buf = np.empty((2, E))
-        self.once_edge_fail, self.once, self.edge_fail = buf, buf[0], buf[1]
+        buf = np.empty((3, E))  # [once, edge_fail, -retries once]
+        self.once_edge_fail, self.once, self.edge_fail, self.neg_retry = buf[:2], buf[0], buf[1], buf[2]
+        self.edge_fail_neg_retry = buf[1:]
+        buf = np.empty((2, E))  # 1 - [edge_fail, -retries once]
+        self.edge_ok_retry_factor, self.edge_ok, self.retry_factor = buf, buf[0], buf[1]
         buf = np.empty((2, E))  # log(1 - edge_fail) and seen_ms, both scaled by calls_per
         self.log_ok_seen_ms, self.log_ok, self.seen_ms = buf, buf[0], buf[1]
         self.lat_term, self.callee_ms, self.tmp = np.empty(E), np.empty(E), np.empty(E)
@@ -158,6 +161,7 @@ class TrafficModel:
         out_edges[compiled.edge_src, np.arange(len(compiled.edge_src))] = 1.0
         self.out_edges = out_edges  # [S, E] incidence: edge e leaves service s
         self._work = _Work(len(compiled.services), len(compiled.edge_src))
+        self._neg_retries = -compiled.edge_retries
         self._dst2 = np.concatenate([compiled.edge_dst, compiled.edge_dst + len(compiled.services)])  # spans.ravel()
         height = call_graph_height(len(compiled.services), compiled.edge_src, compiled.edge_dst)
         # warm starts are exact when the cold iteration always ends at the fixed point (see `expected`)
@@ -208,6 +212,7 @@ class TrafficModel:
         # --- per-call view from the caller: network delay, zone crossing, loss
         hop_ms = arrays["inbound_delay_ms"] + cross * 2.0 * self.cross_zone_ms + arrays["inbound_loss"] * 200.0
         loss_fail = arrays["inbound_loss"] * 0.3
+        keep_loss = 1.0 - loss_fail[dst]
         return _Inputs(
             rt_rate=rt_rate, rt_sum=rt_rate.sum(), flow_mult=(rt_rate @ c.edge_flow) * arrays["edge_mult"],
             unreachable=unreachable, cpu_cap=cpu_cap, cap_positive=cpu_cap > 0, cap_floor=np.maximum(cpu_cap, EPS),
@@ -215,7 +220,7 @@ class TrafficModel:
             servers_floor=np.maximum(servers, EPS), servers_one=np.maximum(servers, 1.0),
             queue_exponent=np.sqrt(2.0 * (servers + 1.0)) - 1.0,
             ok_reachable=(1.0 - arrays["own_error"]) * (1.0 - unreachable), hop_ms=hop_ms, hop_dst=hop_ms[dst],
-            neg_timeout=-arrays["edge_timeout_ms"], keep_loss=1.0 - loss_fail[dst], route_ok=1.0 - arrays["edge_fail"],
+            neg_timeout=-arrays["edge_timeout_ms"], keep_loss=None if (keep_loss == 1.0).all() else keep_loss, route_ok=1.0 - arrays["edge_fail"],
             tries=c.edge_retries + 1.0)
 
     def expected(self, arrays: dict[str, np.ndarray], ready: np.ndarray, ingress: np.ndarray,
@@ -248,7 +253,6 @@ class TrafficModel:
         hold_ms = self._hold_ms if self._hold_ms is not None else st
         unreachable = f.unreachable
         timeout = arrays["edge_timeout_ms"]
-        retries = c.edge_retries
         src_rate = svc_rate[src]
         calls_per = np.where(src_rate > _ZERO, edge_rate / np.maximum(src_rate, _EPS), _ZERO)
         # --- fixed point over the call graph: span latency and failure include downstream calls
@@ -287,7 +291,10 @@ class TrafficModel:
         transient_and_pow, transient, transient_pow = w.transient_and_pow, w.transient, w.transient_pow
         not_transient_all_transient, not_transient_route_ok, route_ok_all_transient = (
             w.not_transient_all_transient, w.not_transient_route_ok, w.route_ok_all_transient)
-        once_edge_fail, once, edge_fail = w.once_edge_fail, w.once, w.edge_fail
+        once_edge_fail, once, edge_fail, neg_retry = w.once_edge_fail, w.once, w.edge_fail, w.neg_retry
+        edge_fail_neg_retry, edge_ok_retry_factor, edge_ok, retry_factor = (
+            w.edge_fail_neg_retry, w.edge_ok_retry_factor, w.edge_ok, w.retry_factor)
+        neg_retries = self._neg_retries
         log_ok_seen_ms, log_ok, seen_ms = w.log_ok_seen_ms, w.log_ok, w.seen_ms
         lat_term, callee_ms, tmp, tmp_s, ok_s = w.lat_term, w.callee_ms, w.tmp, w.tmp_s, w.ok_s
         add, subtract, multiply, maximum, exp = np.add, np.subtract, np.multiply, np.maximum, np.exp
@@ -303,17 +310,20 @@ class TrafficModel:
             # retries help against transient failures (timeouts, lost packets), not against a
             # callee that fails this request deterministically (a bug, a wrong address, overload)
             subtract(_ONE, fail_dst_t_share, ok_dst_t_ok)  # [1 - fail_dst, 1 - t_share]
-            subtract(_ONE, multiply(t_ok, keep_loss, transient), transient)
+            subtract(_ONE, t_ok if keep_loss is None else multiply(t_ok, keep_loss, transient), transient)
             np.power(transient, tries, transient_pow)
             subtract(_ONE, transient_and_pow, not_transient_all_transient)
             # [once, edge_fail] = 1 - [ok_dst (1 - transient) route_ok, ok_dst route_ok all_transient]
             multiply(ok_dst, not_transient_route_ok, once_edge_fail)
             multiply(once_edge_fail, route_ok_all_transient, once_edge_fail)
             subtract(_ONE, once_edge_fail, once_edge_fail)
-            np.log(maximum(subtract(_ONE, edge_fail, tmp), _EPS, out=tmp), log_ok)
+            # [1 - edge_fail, 1 + retries once] as 1 - [edge_fail, -retries once]: the same values
+            # (negation is exact, and a - (-b) is a + b in IEEE arithmetic)
+            multiply(neg_retries, once, neg_retry)
+            subtract(_ONE, edge_fail_neg_retry, edge_ok_retry_factor)
+            np.log(maximum(edge_ok, _EPS, out=tmp), log_ok)
             multiply(calls_per, log_ok_seen_ms, log_ok_seen_ms)  # both times calls_per
-            add(_ONE, multiply(retries, once, lat_term), lat_term)
-            multiply(seen_ms, lat_term, lat_term)
+            multiply(seen_ms, retry_factor, lat_term)
             add(own_latency, out_edges @ lat_term, spans_lat)
             subtract(_ONE, multiply(own_ok, exp(out_edges @ log_ok, tmp_s), ok_s), spans_fail)
             spans_flat.take(dst2, out=seen, mode="clip")
