@@ -139,6 +139,7 @@ class Effects:
         # would compute again
         self._pod_cache: dict[tuple, ServiceEffect] = {}
         self._arrays_cache: dict[tuple, dict[str, np.ndarray]] = {}
+        self._last_arrays: tuple[bytes, dict[str, np.ndarray] | None] = (b"", None)  # what `arrays` computed last
         self._service_memo: dict[str, tuple[list, tuple]] = {}  # service -> (pod groups, `_service_values`)
         self.version = 0
         self._original_readiness = {
@@ -317,7 +318,12 @@ class Effects:
             return hit
         if len(cache) >= 64:
             cache.clear()
-        out = cache[key] = self._compute_arrays()
+        out = self._compute_arrays()
+        content = np.concatenate(list(out.values())).tobytes()  # the same keys and sizes every time
+        if content == self._last_arrays[0]:
+            out = self._last_arrays[1]  # bit-identical: the same object, so identity-keyed caches downstream hold
+        self._last_arrays = (content, out)
+        cache[key] = out
         return out
 
     def _compute_arrays(self) -> dict[str, np.ndarray]:
