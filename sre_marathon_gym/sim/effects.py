@@ -139,7 +139,8 @@ class Effects:
         # would compute again
         self._pod_cache: dict[tuple, ServiceEffect] = {}
         self._arrays_cache: dict[tuple, dict[str, np.ndarray]] = {}
-        self._last_arrays: tuple[bytes, dict[str, np.ndarray] | None] = (b"", None)  # what `arrays` computed last
+        # the last computed arrays, and their bytes
+        self._last_arrays: tuple[bytes, dict[str, np.ndarray] | None] = (b"", None)
         self._service_memo: dict[str, tuple[list, tuple]] = {}  # service -> (pod groups, `_service_values`)
         self.version = 0
         self._original_readiness = {
@@ -321,7 +322,7 @@ class Effects:
         out = self._compute_arrays()
         content = np.concatenate(list(out.values())).tobytes()  # the same keys and sizes every time
         if content == self._last_arrays[0]:
-            out = self._last_arrays[1]  # bit-identical: the same object, so identity-keyed caches downstream hold
+            out = self._last_arrays[1]  # bit-identical: the same object keeps identity-keyed caches valid
         self._last_arrays = (content, out)
         cache[key] = out
         return out
@@ -428,10 +429,12 @@ class Effects:
                 for e, dst in zip(edges, dsts):
                     edge_mult[e] = edge_mult.get(e, 1.0) + (eff.edge_mult.get(dst, 1.0) - 1.0) * w
             for rt, m in eff.load_mult.items():
-                targets = range(len(self.c.request_types)) if rt == "*" else [rt_index[rt]] if rt in rt_index else []
+                all_types = range(len(self.c.request_types))
+                targets = all_types if rt == "*" else [rt_index[rt]] if rt in rt_index else []
                 for r in targets:
                     load_factors.append((r, m ** w))
-        edge_values = [(e, edge_fail.get(e, 0.0), edge_mult.get(e, 1.0)) for e in edges if e in edge_fail or e in edge_mult]
+        edge_values = [(e, edge_fail.get(e, 0.0), edge_mult.get(e, 1.0))
+                       for e in edges if e in edge_fail or e in edge_mult]
         return (own_error, added_ms, cpu_mult, extra_cores, consumer_delay, in_delay, in_loss, threads, cpu_limit,
                 t_acc, edge_values, load_factors)
 

@@ -87,7 +87,7 @@ class _Inputs:
     hop_ms: np.ndarray
     hop_dst: np.ndarray
     neg_timeout: np.ndarray
-    keep_loss: np.ndarray | None  # 1 - loss_fail[dst]; None when all ones (x * 1.0 == x: the product is skipped)
+    keep_loss: np.ndarray | None  # 1 - loss_fail[dst]; None when all ones (x * 1.0 == x: no product)
     route_ok: np.ndarray  # 1 - edge_fail
     tries: np.ndarray  # retries + 1
 
@@ -162,7 +162,8 @@ class TrafficModel:
         self.out_edges = out_edges  # [S, E] incidence: edge e leaves service s
         self._work = _Work(len(compiled.services), len(compiled.edge_src))
         self._neg_retries = -compiled.edge_retries
-        self._dst2 = np.concatenate([compiled.edge_dst, compiled.edge_dst + len(compiled.services)])  # spans.ravel()
+        # [lat, fail][:, dst] as indices into the flattened [2, S] spans buffer
+        self._dst2 = np.concatenate([compiled.edge_dst, compiled.edge_dst + len(compiled.services)])
         height = call_graph_height(len(compiled.services), compiled.edge_src, compiled.edge_dst)
         # warm starts are exact when the cold iteration always ends at the fixed point (see `expected`)
         self.warm_start = height is not None and compiled.depth >= height + 1
@@ -220,7 +221,8 @@ class TrafficModel:
             servers_floor=np.maximum(servers, EPS), servers_one=np.maximum(servers, 1.0),
             queue_exponent=np.sqrt(2.0 * (servers + 1.0)) - 1.0,
             ok_reachable=(1.0 - arrays["own_error"]) * (1.0 - unreachable), hop_ms=hop_ms, hop_dst=hop_ms[dst],
-            neg_timeout=-arrays["edge_timeout_ms"], keep_loss=None if (keep_loss == 1.0).all() else keep_loss, route_ok=1.0 - arrays["edge_fail"],
+            neg_timeout=-arrays["edge_timeout_ms"], keep_loss=None if (keep_loss == 1.0).all() else keep_loss,
+            route_ok=1.0 - arrays["edge_fail"],
             tries=c.edge_retries + 1.0)
 
     def expected(self, arrays: dict[str, np.ndarray], ready: np.ndarray, ingress: np.ndarray,
@@ -283,8 +285,8 @@ class TrafficModel:
         spans_lat[:] = span_latency
         spans_fail[:] = span_fail
         # per-pass values go to preallocated buffers (no temporaries; `out` passed positionally where
-        # allowed, the faster call); where two values are the same operation, their operands are rows of one
-        # buffer and one ufunc call computes both
+        # allowed, the faster call); where two values are the same operation, their operands are
+        # rows of one buffer and one ufunc call computes both
         w = self._work
         lat_dst, t_share, fail_dst_t_share = w.lat_dst, w.t_share, w.fail_dst_t_share
         ok_dst_t_ok, ok_dst, t_ok = w.ok_dst_t_ok, w.ok_dst, w.t_ok
