@@ -96,7 +96,7 @@ class _Work:
     """Preallocated per-pass buffers of `TrafficModel.expected`'s fixed-point loop, as named row views."""
 
     def __init__(self, services: int, edges: int):
-        S, E = services, edges
+        self.sizes = S, E = services, edges
         buf = np.empty((3, E))  # [lat_dst, fail_dst, t_share]; the first two rows are one gather
         self.seen = buf[:2].reshape(-1)
         self.lat_dst, self.t_share, self.fail_dst_t_share = buf[0], buf[2], buf[1:]
@@ -116,6 +116,11 @@ class _Work:
         self.log_ok_seen_ms, self.log_ok, self.seen_ms = buf, buf[0], buf[1]
         self.lat_term, self.callee_ms, self.tmp = np.empty(E), np.empty(E), np.empty(E)
         self.tmp_s, self.ok_s = np.empty(S), np.empty(S)
+
+    def __reduce__(self) -> tuple:
+        # scratch space whose row views alias one another: rebuilt, not copied (a pickle or deepcopy
+        # of the views would give independent arrays)
+        return _Work, self.sizes
 
 
 @dataclass
