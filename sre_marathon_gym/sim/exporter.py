@@ -406,11 +406,13 @@ class TelemetryExporter:
         """Staleness markers for the series of pods that no longer exist."""
         pods = self.sim.cluster.pods
         gone = [name for name in self._static if name not in pods]
+        # one write for all of them: every marker has the same value, so order and repeats don't matter
+        stale = [self._static.pop(name)[1] for name in gone]
+        gone_set = set(gone)
+        for k in [k for k in self._dynamic if k[0] in gone_set]:
+            stale.append(self._dynamic.pop(k))
+        self.store.mark_stale(t, np.concatenate(stale))
         for name in gone:
-            stale = [self._static.pop(name)[1]] + [v for k, v in list(self._dynamic.items()) if k[0] == name]
-            for k in [k for k in self._dynamic if k[0] == name]:
-                del self._dynamic[k]
-            self.store.mark_stale(t, np.unique(np.concatenate(stale)))
             slot = self._slot.pop(name, None)
             if slot is not None:
                 self._free_slots.append(slot)
