@@ -674,7 +674,7 @@ class LogContextRecorder:
         route_host: dict[int, str] = {}
         missing_env: dict[int, str] = {}
         readiness: dict[int, str] = {}
-        bits = np.zeros(S, dtype=np.uint32)
+        bits = [0] * S  # Python ints while or-ing bits in one by one
         flags_on = set()
         values = cl.configmaps.get("flagd-config", {})
         for f in self.app.feature_flags:
@@ -687,21 +687,24 @@ class LogContextRecorder:
         if self._spec_memo_key != flag_state:
             self._spec_memo_key = flag_state
             self._readiness_memo.clear()
+            self._pod_memo.clear()
         behaviours_memo, readiness_memo = self._behaviours_memo, self._readiness_memo
         pod_memo = self._pod_memo
-        for pod in sorted(cl.pods.values(), key=lambda p: p.name):
-            node = cl.nodes.get(pod.node or "")
+        pods, nodes, generation = cl.pods, cl.nodes, eff.generation
+        for name in sorted(pods):
+            pod = pods[name]
+            node = nodes.get(pod.node or "")
             # a pod's part below depends on its fields (its last write; injections are edited in
-            # place), its node's readiness, the behaviours of its service and the flag values
+            # place), its node's readiness, the behaviours of its service and the flag values (above)
             pkey = (pod.__dict__.get("_stamp"), tuple(pod.injections), None if node is None else node.ready,
-                    eff.generation(pod.service), flag_state)
-            entry = pod_memo.get(pod.name)
+                    generation(pod.service))
+            entry = pod_memo.get(name)
             if entry is None or entry[0] != pkey:
-                entry = pod_memo[pod.name] = (pkey, *self._pod_part(cl, pod, node, eff, readiness_memo, behaviours_memo))
+                entry = pod_memo[name] = (pkey, *self._pod_part(cl, pod, node, eff, readiness_memo, behaviours_memo))
             _, si, running, terminating, bad_path, found, has_mem = entry
             if running:
-                live[si].append(pod.name)
-                (ready if pod.ready else notready)[si].append(pod.name)
+                live[si].append(name)
+                (ready if pod.ready else notready)[si].append(name)
             if terminating:
                 continue
             if bad_path is not None:
@@ -711,7 +714,7 @@ class LogContextRecorder:
             for mech, params, detail in found:
                 self._note(mech, params, detail, si, mechs, bits, route_kind, route_host, missing_env, pod)
             if has_mem:
-                mem_pods.append((pod.name, si))
+                mem_pods.append((name, si))
         if len(pod_memo) > 2 * len(cl.pods) + 64:  # forget pods that are gone
             for name in [n for n in pod_memo if n not in cl.pods]:
                 del pod_memo[name]
@@ -744,8 +747,10 @@ class LogContextRecorder:
             e = c.edge_index.get((pol.source, pol.target))
             if e is not None:
                 route_kind[e] = BLOCKED
-        own_sources = []
+        own_sources = [()] * S
         for si in range(S):
+            if not mechs[si]:
+                continue
             srcs = []
             for mech, (w, detail) in sorted(mechs[si].items()):
                 if mech.startswith("flag:"):
@@ -756,9 +761,9 @@ class LogContextRecorder:
                     srcs.append((BAD_VALUE, w, detail))
                 elif mech == "dependency_unavailable":
                     srcs.append((DEP_UNAVAIL, w, ""))
-            own_sources.append(tuple(srcs))
+            own_sources[si] = tuple(srcs)
         ctx = _Context(ready_pods=tuple(map(tuple, ready)), live_pods=tuple(map(tuple, live)), notready_pods=tuple(map(tuple, notready)),
-                       own_sources=tuple(own_sources), bits=bits, route_kind=route_kind, route_host=route_host,
+                       own_sources=tuple(own_sources), bits=np.array(bits, dtype=np.uint32), route_kind=route_kind, route_host=route_host,
                        missing_env=missing_env, readiness_path=readiness, flags_on=frozenset(flags_on), mem_pods=tuple(mem_pods))
         self.contexts.append(ctx)
         return ctx
