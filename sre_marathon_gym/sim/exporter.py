@@ -164,20 +164,21 @@ class TelemetryExporter:
 
     # ------------------------------------------------------------ kube-state-metrics, cAdvisor, blackbox
     def _pod_static(self, pod, status: str) -> tuple[np.ndarray, np.ndarray]:
-        """Series whose values only change when the pod's state does (cached per state)."""
+        """Series whose values only change when the pod's state does (cached per state): their ids,
+        and ids and values as one [2, n] int64 array (the values' bits), which `_concat_static` joins."""
         cl = self.sim.cluster
         spec = cl.spec_of(pod)
         sig = (status, pod.phase, pod.ready, pod.waiting_reason, pod.last_terminated_reason, pod.node,
                spec.cpu_limit_m, spec.mem_limit_mi)
         hit = self._static.get(pod.name)
         if hit is not None and hit[0] == sig:
-            return hit[3]
+            return hit[2]
         # a state this pod had before: the series below are a function of `full` alone
         full = (sig, pod.started, spec.image)
         memo = self._static_memo.setdefault(pod.name, {})
         out = memo.get(full)
         if out is not None:
-            self._static[pod.name] = (sig, *out, out)
+            self._static[pod.name] = (sig, out[0], out)
             return out
         st, ns, svc = self.store, self.ns, pod.service
         ids: list[int] = []
@@ -227,8 +228,9 @@ class TelemetryExporter:
             put("container_spec_memory_limit_bytes", (spec.image, node),
                 lambda: {"namespace": ns, "pod": pod.name, "container": svc, "image": spec.image, "node": node},
                 spec.mem_limit_mi * MI)
-        out = (np.asarray(ids, dtype=np.int64), np.asarray(vals))
-        self._static[pod.name] = (sig, *out, out)
+        id_arr = np.asarray(ids, dtype=np.int64)
+        out = (id_arr, np.stack([id_arr, np.asarray(vals).view(np.int64)]))
+        self._static[pod.name] = (sig, out[0], out)
         memo[full] = out
         return out
 
@@ -430,8 +432,8 @@ class TelemetryExporter:
         prev = self._static_concat
         if prev is not None and len(prev[0]) == len(parts) and all(a is b for a, b in zip(prev[0], parts)):
             return prev[1], prev[2]
-        ids = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
-        vals = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0)
+        both = np.concatenate([p[1] for p in parts], axis=1) if parts else np.zeros((2, 0), dtype=np.int64)
+        ids, vals = both[0], both[1].view(np.float64)
         self._static_concat = (parts, ids, vals)
         return ids, vals
 
