@@ -687,7 +687,7 @@ class LogContextRecorder:
         if self._spec_memo_key != flag_state:
             self._spec_memo_key = flag_state
             self._readiness_memo.clear()
-            self._pod_memo.clear()
+            self._pod_memo.clear()  # a pod's part depends on the flag values too
         behaviours_memo, readiness_memo = self._behaviours_memo, self._readiness_memo
         pod_memo = self._pod_memo
         pods, nodes, generation = cl.pods, cl.nodes, eff.generation
@@ -695,7 +695,7 @@ class LogContextRecorder:
             pod = pods[name]
             node = nodes.get(pod.node or "")
             # a pod's part below depends on its fields (its last write; injections are edited in
-            # place), its node's readiness, the behaviours of its service and the flag values (above)
+            # place), its node's readiness, the behaviours of its service and the flag values (see above)
             pkey = (pod.__dict__.get("_stamp"), tuple(pod.injections), None if node is None else node.ready,
                     generation(pod.service))
             entry = pod_memo.get(name)
