@@ -139,6 +139,9 @@ class Effects:
         # would compute again
         self._pod_cache: dict[tuple, ServiceEffect] = {}
         self._arrays_cache: dict[tuple, dict[str, np.ndarray]] = {}
+        # the last computed arrays, and their bytes
+        self._last_arrays: tuple[bytes, dict[str, np.ndarray] | None] = (b"", None)
+        self._service_memo: dict[str, tuple[list, tuple]] = {}  # service -> (pod groups, `_service_values`)
         self.version = 0
         self._original_readiness = {
             s.name: (s.readiness_probe.path if s.readiness_probe else None) for s in self.app.services
@@ -316,7 +319,12 @@ class Effects:
             return hit
         if len(cache) >= 64:
             cache.clear()
-        out = cache[key] = self._compute_arrays()
+        out = self._compute_arrays()
+        content = np.concatenate(list(out.values())).tobytes()  # the same keys and sizes every time
+        if content == self._last_arrays[0]:
+            out = self._last_arrays[1]  # bit-identical: the same object keeps identity-keyed caches valid
+        self._last_arrays = (content, out)
+        cache[key] = out
         return out
 
     def _compute_arrays(self) -> dict[str, np.ndarray]:
@@ -333,7 +341,6 @@ class Effects:
         edge_timeout = c.edge_timeout_ms.copy()
         edge_fail, edge_mult = [0.0] * E, [1.0] * E
         load_mult = [1.0] * len(c.request_types)
-        rt_index = self._rt_index
         groups: dict[str, dict[tuple, list]] = {}
         for pod in cl.pods.values():
             if pod.ready and not pod.terminating:
@@ -341,6 +348,7 @@ class Effects:
                 g = groups.setdefault(pod.service, {}).setdefault(key, [pod, 0])
                 g[1] += 1
         numbers = self._numbers_cache
+        memo = self._service_memo
         for name, dep in cl.deployments.items():
             i = c.index[name]
             members = groups.get(name)
@@ -355,40 +363,19 @@ class Effects:
             else:
                 weighted = [(self.revision_effect(name, dep.current.number, dep.spec),
                              self._spec_numbers(name, dep.current.number, dep.spec), 1)]
-            total = float(sum(n for _, _, n in weighted))
-            edges = self._out_edge_list[i]
-            dsts = self._out_dsts[i]
-            t_acc = None
-            for eff, (thr, cpu, timeouts), n in weighted:
-                w = n / total  # requests are spread evenly over ready pods
-                own_error[i] += eff.own_error * w
-                added_ms[i] += eff.added_ms * w
-                cpu_mult[i] += (eff.cpu_mult - 1.0) * w
-                extra_cores[i] += eff.extra_cores * n
-                consumer_delay[i] += eff.consumer_delay_s * w
-                in_delay[i] += eff.inbound_delay_ms * w
-                in_loss[i] += eff.inbound_loss * w
-                threads[i] += (thr - base_threads[i]) * w
-                cpu_limit[i] += cpu * w
-                if edges:
-                    # the first term alone (0 + x == x up to the sign of zero, which the clip to 1 ms
-                    # hides; x * 1.0 == x)
-                    if t_acc is None:
-                        t_acc = timeouts if w == 1.0 else timeouts * w
-                    else:
-                        t_acc = t_acc + timeouts * w
-                if eff.edge_fail:
-                    for e, dst in zip(edges, dsts):
-                        edge_fail[e] += eff.edge_fail.get(dst, 0.0) * w
-                if eff.edge_mult:
-                    for e, dst in zip(edges, dsts):
-                        edge_mult[e] += (eff.edge_mult.get(dst, 1.0) - 1.0) * w
-                for rt, m in eff.load_mult.items():
-                    targets = range(len(load_mult)) if rt == "*" else [rt_index[rt]] if rt in rt_index else []
-                    for r in targets:
-                        load_mult[r] *= m ** w
-            if edges:
+            # a service's values are a function of its groups' effects, spec numbers and pod counts
+            # alone: reused while those are the same objects (both are cached and never mutated)
+            hit = memo.get(name)
+            if hit is None or not _same_groups(hit[0], weighted):
+                hit = memo[name] = (weighted, self._service_values(i, weighted))
+            (own_error[i], added_ms[i], cpu_mult[i], extra_cores[i], consumer_delay[i], in_delay[i], in_loss[i],
+             threads[i], cpu_limit[i], t_acc, edge_values, load_factors) = hit[1]
+            if t_acc is not None:
                 edge_timeout[self._out_edges[i]] = t_acc
+            for e, fail, mult in edge_values:
+                edge_fail[e], edge_mult[e] = fail, mult
+            for r, factor in load_factors:  # in the order of the services, as one running product
+                load_mult[r] *= factor
         for pol in cl.network_policies.values():
             e_idx = c.edge_index.get((pol.source, pol.target))
             if e_idx is not None:
@@ -400,6 +387,66 @@ class Effects:
             "inbound_delay_ms": f(in_delay), "inbound_loss": f(in_loss), "edge_timeout_ms": np.maximum(edge_timeout, 1.0),
             "edge_fail": f(edge_fail), "edge_mult": f(edge_mult), "load_mult": f(load_mult),
         }
+
+    def _service_values(self, i: int, weighted: list) -> tuple:
+        """One service's entries of the `_compute_arrays` lists (accumulated from their initial values
+        over its pod groups), its out-edges' timeouts, (edge, fail, mult) of the out-edges its effects
+        touch, and its (request type, factor) products of the load multipliers, in order."""
+        own_error = added_ms = extra_cores = consumer_delay = in_delay = in_loss = cpu_limit = 0.0
+        cpu_mult = 1.0
+        base_threads = self._base_threads[i]
+        threads = base_threads
+        rt_index = self._rt_index
+        total = float(sum(n for _, _, n in weighted))
+        edges = self._out_edge_list[i]
+        dsts = self._out_dsts[i]
+        t_acc = None
+        edge_fail: dict[int, float] = {}
+        edge_mult: dict[int, float] = {}
+        load_factors = []
+        for eff, (thr, cpu, timeouts), n in weighted:
+            w = n / total  # requests are spread evenly over ready pods
+            own_error += eff.own_error * w
+            added_ms += eff.added_ms * w
+            cpu_mult += (eff.cpu_mult - 1.0) * w
+            extra_cores += eff.extra_cores * n
+            consumer_delay += eff.consumer_delay_s * w
+            in_delay += eff.inbound_delay_ms * w
+            in_loss += eff.inbound_loss * w
+            threads += (thr - base_threads) * w
+            cpu_limit += cpu * w
+            if edges:
+                # the first term alone (0 + x == x up to the sign of zero, which the clip to 1 ms
+                # hides; x * 1.0 == x)
+                if t_acc is None:
+                    t_acc = timeouts if w == 1.0 else timeouts * w
+                else:
+                    t_acc = t_acc + timeouts * w
+            if eff.edge_fail:
+                for e, dst in zip(edges, dsts):
+                    edge_fail[e] = edge_fail.get(e, 0.0) + eff.edge_fail.get(dst, 0.0) * w
+            if eff.edge_mult:
+                for e, dst in zip(edges, dsts):
+                    edge_mult[e] = edge_mult.get(e, 1.0) + (eff.edge_mult.get(dst, 1.0) - 1.0) * w
+            for rt, m in eff.load_mult.items():
+                all_types = range(len(self.c.request_types))
+                targets = all_types if rt == "*" else [rt_index[rt]] if rt in rt_index else []
+                for r in targets:
+                    load_factors.append((r, m ** w))
+        edge_values = [(e, edge_fail.get(e, 0.0), edge_mult.get(e, 1.0))
+                       for e in edges if e in edge_fail or e in edge_mult]
+        return (own_error, added_ms, cpu_mult, extra_cores, consumer_delay, in_delay, in_loss, threads, cpu_limit,
+                t_acc, edge_values, load_factors)
+
+
+def _same_groups(a: list, b: list) -> bool:
+    """The same (effect, spec numbers) objects with the same pod counts, group for group."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x[0] is not y[0] or x[1] is not y[1] or x[2] != y[2]:
+            return False
+    return True
 
 
 def _num(value: str | None, default: float) -> float:

@@ -46,6 +46,9 @@ class _PodLayout:
     mem_base: np.ndarray  # base + extra memory, MiB
     leak: np.ndarray  # MiB per minute
     started_s: np.ndarray  # container start
+    cpu_share: np.ndarray  # per ready slot: 1 / ready pods of its service
+    node_vals: np.ndarray  # the node rows of an export
+    ids: np.ndarray | None = None  # every series id of an export, in order (see `export`)
 
 
 def span_name(service: str, protocol: str) -> str:
@@ -151,27 +154,31 @@ class TelemetryExporter:
         st = self.store
         self.cum_calls += self.pending
         self.pending[:] = 0
-        ids = [self.calls_ids.ravel(), self.bucket_ids.ravel(), self.sum_ids.ravel(), self.count_ids.ravel()]
+        lay, kube_vals = self._kube(t)
+        if lay.ids is None:  # the ids are a function of the layout
+            lay.ids = np.concatenate([self.calls_ids.ravel(), self.bucket_ids.ravel(), self.sum_ids.ravel(),
+                                      self.count_ids.ravel(), lay.static_ids, lay.dynamic_ids, self._svc_ids.ravel(),
+                                      self._node_ids.ravel(), *([self._app_ids] if self.app_extra else [])])
         vals = [self.cum_calls.ravel(), self.cum_buckets.ravel(), self.cum_sum.ravel(), self.cum_calls.ravel()]
-        extra_ids, extra_vals = self._kube(t)
-        st.record(t, np.concatenate([*ids, extra_ids]), np.concatenate([*vals, extra_vals]))
+        st.record(t, lay.ids, np.concatenate([*vals, *kube_vals]))
 
     # ------------------------------------------------------------ kube-state-metrics, cAdvisor, blackbox
     def _pod_static(self, pod, status: str) -> tuple[np.ndarray, np.ndarray]:
-        """Series whose values only change when the pod's state does (cached per state)."""
+        """Series whose values only change when the pod's state does (cached per state): their ids,
+        and ids and values as one [2, n] int64 array (the values' bits), which `_concat_static` joins."""
         cl = self.sim.cluster
         spec = cl.spec_of(pod)
         sig = (status, pod.phase, pod.ready, pod.waiting_reason, pod.last_terminated_reason, pod.node,
                spec.cpu_limit_m, spec.mem_limit_mi)
         hit = self._static.get(pod.name)
         if hit is not None and hit[0] == sig:
-            return hit[3]
+            return hit[2]
         # a state this pod had before: the series below are a function of `full` alone
         full = (sig, pod.started, spec.image)
         memo = self._static_memo.setdefault(pod.name, {})
         out = memo.get(full)
         if out is not None:
-            self._static[pod.name] = (sig, *out, out)
+            self._static[pod.name] = (sig, out[0], out)
             return out
         st, ns, svc = self.store, self.ns, pod.service
         ids: list[int] = []
@@ -221,8 +228,9 @@ class TelemetryExporter:
             put("container_spec_memory_limit_bytes", (spec.image, node),
                 lambda: {"namespace": ns, "pod": pod.name, "container": svc, "image": spec.image, "node": node},
                 spec.mem_limit_mi * MI)
-        out = (np.asarray(ids, dtype=np.int64), np.asarray(vals))
-        self._static[pod.name] = (sig, *out, out)
+        id_arr = np.asarray(ids, dtype=np.int64)
+        out = (id_arr, np.stack([id_arr, np.asarray(vals).view(np.int64)]))
+        self._static[pod.name] = (sig, out[0], out)
         memo[full] = out
         return out
 
@@ -251,7 +259,8 @@ class TelemetryExporter:
             self._dynamic[key] = hit
         return hit
 
-    def _kube(self, t: float) -> tuple[np.ndarray, np.ndarray]:
+    def _kube(self, t: float) -> tuple[_PodLayout, list[np.ndarray]]:
+        """The layout and the values of its series (after the span series, see `export`)."""
         sim = self.sim
         cl, c = sim.cluster, sim.compiled
         res = sim.last
@@ -270,8 +279,7 @@ class TelemetryExporter:
         cum = self._cum  # updated through 1-d column views (2-d fancy indexing is much slower)
         if res is not None and len(lay.ready_slots):
             i = lay.ready_svc
-            share = 1.0 / np.maximum(lay.counts, 1.0)
-            cum[:, 0][lay.ready_slots] += res.cpu_cores[i] * share[i] * METRIC_DT
+            cum[:, 0][lay.ready_slots] += res.cpu_cores[i] * lay.cpu_share * METRIC_DT
             cum[:, 1][lay.ready_slots] += METRIC_DT / 0.1
             cum[:, 2][lay.ready_slots] += METRIC_DT / 0.1 * res.throttled_ratio[i]
         if len(lay.oom_slots):
@@ -280,26 +288,21 @@ class TelemetryExporter:
         dvals[:, 0] = lay.restarts
         dvals[:, 1:5] = cum.take(lay.slots, axis=0)
         dvals[:, 5] = np.where(lay.running, (lay.mem_base + lay.leak * np.maximum(0.0, t - lay.started_s) / 60) * MI, 0.0)
-        ids = [lay.static_ids, lay.dynamic_ids]
         vals = [lay.static_vals, dvals.ravel()]
         # deployments and blackbox probes, one row per service
         ready_pods = lay.counts
         up = ready_pods > 0
         lat_s = (res.own_latency_ms / 1000.0) if res is not None else np.full(len(c.services), 0.001)
-        ids.append(self._svc_ids.ravel())
         rows = np.empty((len(c.services), 4))
         rows[:, 0] = self._desired()
         rows[:, 1] = ready_pods
         rows[:, 2] = up
         rows[:, 3] = np.where(up, lat_s, 1.0)
         vals.append(rows.ravel())
-        ids.append(self._node_ids.ravel())
-        vals.append(np.array([[1.0, n.ready, not n.ready, 0.0, n.unschedulable, 1.0] for n in cl.nodes.values()]).ravel())
+        vals.append(lay.node_vals)
         if self.app_extra:
-            a_ids, a_vals = self._astronomy_app(sim)
-            ids.append(a_ids)
-            vals.append(a_vals)
-        return np.concatenate(ids), np.concatenate(vals)
+            vals.append(self._astronomy_app(sim))
+        return lay, vals
 
     def _build_layout(self, t: float) -> _PodLayout:
         """One pass over the pods: their series (created in this order), counter slots and the
@@ -374,12 +377,15 @@ class TelemetryExporter:
             self._drop_gone(t)
         s_ids, s_vals = self._concat_static(static)
         f, ix = np.array, np.intp
+        counts_a, ready_svc_a = f(counts, dtype=np.float64), f(ready_svc, dtype=ix)
         return _PodLayout(
             static_ids=s_ids, static_vals=s_vals, dynamic_ids=self._concat_dynamic(dyn),
-            counts=f(counts, dtype=np.float64), slots=f(slots, dtype=ix), ready_slots=f(ready_slots, dtype=ix),
-            ready_svc=f(ready_svc, dtype=ix), oom_slots=f(oom_slots, dtype=ix), oom_restarts=f(oom_restarts, dtype=np.float64),
+            counts=counts_a, slots=f(slots, dtype=ix), ready_slots=f(ready_slots, dtype=ix),
+            ready_svc=ready_svc_a, oom_slots=f(oom_slots, dtype=ix), oom_restarts=f(oom_restarts, dtype=np.float64),
             restarts=f(restarts, dtype=np.float64), running=f(running, dtype=bool), mem_base=f(mem_base, dtype=np.float64),
-            leak=f(leak, dtype=np.float64), started_s=f(started_s, dtype=np.float64))
+            leak=f(leak, dtype=np.float64), started_s=f(started_s, dtype=np.float64),
+            cpu_share=(1.0 / np.maximum(counts_a, 1.0))[ready_svc_a],
+            node_vals=f([[1.0, n.ready, not n.ready, 0.0, n.unschedulable, 1.0] for n in cl.nodes.values()]).ravel())
 
     def _new_slot(self, name: str) -> int:
         """A zeroed row of `_cum` for a pod's counters [cpu_s, periods, throttled, oom]."""
@@ -406,11 +412,13 @@ class TelemetryExporter:
         """Staleness markers for the series of pods that no longer exist."""
         pods = self.sim.cluster.pods
         gone = [name for name in self._static if name not in pods]
+        # one write for all of them: every marker has the same value, so order and repeats don't matter
+        stale = [self._static.pop(name)[1] for name in gone]
+        gone_set = set(gone)
+        for k in [k for k in self._dynamic if k[0] in gone_set]:
+            stale.append(self._dynamic.pop(k))
+        self.store.mark_stale(t, np.concatenate(stale))
         for name in gone:
-            stale = [self._static.pop(name)[1]] + [v for k, v in list(self._dynamic.items()) if k[0] == name]
-            for k in [k for k in self._dynamic if k[0] == name]:
-                del self._dynamic[k]
-            self.store.mark_stale(t, np.unique(np.concatenate(stale)))
             slot = self._slot.pop(name, None)
             if slot is not None:
                 self._free_slots.append(slot)
@@ -424,8 +432,8 @@ class TelemetryExporter:
         prev = self._static_concat
         if prev is not None and len(prev[0]) == len(parts) and all(a is b for a, b in zip(prev[0], parts)):
             return prev[1], prev[2]
-        ids = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
-        vals = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0)
+        both = np.concatenate([p[1] for p in parts], axis=1) if parts else np.zeros((2, 0), dtype=np.int64)
+        ids, vals = both[0], both[1].view(np.float64)
         self._static_concat = (parts, ids, vals)
         return ids, vals
 
@@ -484,9 +492,10 @@ class TelemetryExporter:
                    for i in self._consumers]
             self._app_ids = np.array([*fe, pay, *lag], dtype=np.int64)
 
-    def _astronomy_app(self, sim) -> tuple[np.ndarray, np.ndarray]:
+    def _astronomy_app(self, sim) -> np.ndarray:
+        """Values of the `_app_ids` series."""
         lag = [float(sim.kafka_lag[i]) for i in self._consumers]
-        return self._app_ids, np.array([self.cum_frontend[0], self.cum_frontend[1], self.cum_payment, *lag])
+        return np.array([self.cum_frontend[0], self.cum_frontend[1], self.cum_payment, *lag])
 
 
 METRIC_DT = 15.0

@@ -466,6 +466,7 @@ class LogContextRecorder:
         self._crashing: list[int] = []
         self._behaviours_memo: dict[tuple[str, int], tuple[tuple, list]] = {}
         self._readiness_memo: dict[tuple[str, str | None], bool] = {}
+        self._expected_memo: tuple | None = None  # see `_expected_part`
         self._bind_arrays()
 
     # ------------------------------------------------------------ static names
@@ -546,14 +547,15 @@ class LogContextRecorder:
         dt = self.step_s
         sv["svc_count"][p] = res.svc_rate * dt
         sv["svc_fail"][p] = res.svc_fail
-        sat = np.where(res.utilization >= 1.0, 1.0 - 1.0 / np.maximum(res.utilization, 1e-9), 0.0)
+        ctx = self._context(sim)
+        sat, hop_ms, static_bits, eb = self._expected_part(res, arrays, ctx)
         sv["saturated"][p] = sat
         sv["unreachable"][p] = res.unreachable
         sv["own_err"][p] = arrays["own_error"]
         sv["svc_lat"][p] = res.svc_latency_ms
         sv["own_lat"][p] = res.own_latency_ms
         sv["inbound_loss"][p] = arrays["inbound_loss"]
-        sv["hop_ms"][p] = arrays["inbound_delay_ms"] + arrays["inbound_loss"] * 200.0
+        sv["hop_ms"][p] = hop_ms
         sv["throttled"][p] = res.throttled_ratio
         sv["added_ms"][p] = arrays["added_ms"]
         ed["edge_rate"][p] = res.edge_rate
@@ -564,16 +566,9 @@ class LogContextRecorder:
         rt["rt_rate"][p] = res.rt_rate
         rt["rt_fail"][p] = res.rt_fail
         rt["rt_lat"][p] = res.rt_latency_ms
-        ctx = self._context(sim)
         self.ctx_ref[p] = self.contexts.index(ctx) if self.contexts[-1] is not ctx else len(self.contexts) - 1
         # dynamic bits
-        bits = ctx.bits.copy()
-        bits[res.throttled_ratio > 0.25] |= B_THROTTLED
-        bits[sat > 0.01] |= B_SATURATED
-        bits[res.unreachable > 0.5] |= B_UNREACHABLE
-        bits[arrays["inbound_delay_ms"] > 0] |= B_NET_DELAY
-        bits[arrays["inbound_loss"] > 0] |= B_NET_LOSS
-        bits[arrays["added_ms"] > 0] |= B_SLOW_CODE
+        bits = static_bits.copy()
         lag = getattr(sim, "kafka_lag", None)
         if lag is not None:
             bits[np.asarray(lag) > 1000] |= B_CONSUMER_LAG
@@ -606,8 +601,27 @@ class LogContextRecorder:
         if evs:
             self.events[p] = evs
         self.svc_bits[p] = bits
+        self.edge_bits[p] = eb
+
+    def _expected_part(self, res, arrays: dict, ctx: _Context) -> tuple:
+        """(saturation, hop delay, service bits but the pod-driven ones, edge bits) of a sample: a
+        function of expected values (shared arrays until the traffic model recomputes them), the
+        effect arrays and the context, so computed once per combination of those objects."""
+        key = (res.utilization, res.throttled_ratio, res.unreachable, res.svc_fail, res.edge_timeout_share, arrays, ctx)
+        hit = self._expected_memo
+        if hit is not None and all(a is b for a, b in zip(hit[0], key)):
+            return hit[1]
+        sat = np.where(res.utilization >= 1.0, 1.0 - 1.0 / np.maximum(res.utilization, 1e-9), 0.0)
+        hop_ms = arrays["inbound_delay_ms"] + arrays["inbound_loss"] * 200.0
+        bits = ctx.bits.copy()
+        bits[res.throttled_ratio > 0.25] |= B_THROTTLED
+        bits[sat > 0.01] |= B_SATURATED
+        bits[res.unreachable > 0.5] |= B_UNREACHABLE
+        bits[arrays["inbound_delay_ms"] > 0] |= B_NET_DELAY
+        bits[arrays["inbound_loss"] > 0] |= B_NET_LOSS
+        bits[arrays["added_ms"] > 0] |= B_SLOW_CODE
         eb = np.zeros(self.E, dtype=np.uint8)
-        dst = c.edge_dst
+        dst = self.compiled.edge_dst
         eb[res.edge_timeout_share > 0.01] |= E_TIMEOUT
         eb[(arrays["edge_fail"] > 0) & (ctx.route_kind == DNS)] |= E_DNS
         eb[(arrays["edge_fail"] > 0) & (ctx.route_kind == BLOCKED)] |= E_BLOCKED
@@ -615,7 +629,9 @@ class LogContextRecorder:
         eb[(res.svc_fail[dst] - res.unreachable[dst]) > MIN_LOGGED_SHARE] |= E_UPSTREAM
         eb[arrays["inbound_loss"][dst] > 0] |= E_RESET
         eb[arrays["edge_mult"] > 1.0] |= E_RETRY
-        self.edge_bits[p] = eb
+        out = (sat, hop_ms, bits, eb)
+        self._expected_memo = (key, out)
+        return out
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
@@ -658,7 +674,7 @@ class LogContextRecorder:
         route_host: dict[int, str] = {}
         missing_env: dict[int, str] = {}
         readiness: dict[int, str] = {}
-        bits = np.zeros(S, dtype=np.uint32)
+        bits = [0] * S  # Python ints while or-ing bits in one by one
         flags_on = set()
         values = cl.configmaps.get("flagd-config", {})
         for f in self.app.feature_flags:
@@ -671,21 +687,24 @@ class LogContextRecorder:
         if self._spec_memo_key != flag_state:
             self._spec_memo_key = flag_state
             self._readiness_memo.clear()
+            self._pod_memo.clear()  # a pod's part depends on the flag values too
         behaviours_memo, readiness_memo = self._behaviours_memo, self._readiness_memo
         pod_memo = self._pod_memo
-        for pod in sorted(cl.pods.values(), key=lambda p: p.name):
-            node = cl.nodes.get(pod.node or "")
+        pods, nodes, generation = cl.pods, cl.nodes, eff.generation
+        for name in sorted(pods):
+            pod = pods[name]
+            node = nodes.get(pod.node or "")
             # a pod's part below depends on its fields (its last write; injections are edited in
-            # place), its node's readiness, the behaviours of its service and the flag values
+            # place), its node's readiness, the behaviours of its service and the flag values (see above)
             pkey = (pod.__dict__.get("_stamp"), tuple(pod.injections), None if node is None else node.ready,
-                    eff.generation(pod.service), flag_state)
-            entry = pod_memo.get(pod.name)
+                    generation(pod.service))
+            entry = pod_memo.get(name)
             if entry is None or entry[0] != pkey:
-                entry = pod_memo[pod.name] = (pkey, *self._pod_part(cl, pod, node, eff, readiness_memo, behaviours_memo))
+                entry = pod_memo[name] = (pkey, *self._pod_part(cl, pod, node, eff, readiness_memo, behaviours_memo))
             _, si, running, terminating, bad_path, found, has_mem = entry
             if running:
-                live[si].append(pod.name)
-                (ready if pod.ready else notready)[si].append(pod.name)
+                live[si].append(name)
+                (ready if pod.ready else notready)[si].append(name)
             if terminating:
                 continue
             if bad_path is not None:
@@ -695,7 +714,7 @@ class LogContextRecorder:
             for mech, params, detail in found:
                 self._note(mech, params, detail, si, mechs, bits, route_kind, route_host, missing_env, pod)
             if has_mem:
-                mem_pods.append((pod.name, si))
+                mem_pods.append((name, si))
         if len(pod_memo) > 2 * len(cl.pods) + 64:  # forget pods that are gone
             for name in [n for n in pod_memo if n not in cl.pods]:
                 del pod_memo[name]
@@ -728,8 +747,10 @@ class LogContextRecorder:
             e = c.edge_index.get((pol.source, pol.target))
             if e is not None:
                 route_kind[e] = BLOCKED
-        own_sources = []
+        own_sources = [()] * S
         for si in range(S):
+            if not mechs[si]:
+                continue
             srcs = []
             for mech, (w, detail) in sorted(mechs[si].items()):
                 if mech.startswith("flag:"):
@@ -740,9 +761,9 @@ class LogContextRecorder:
                     srcs.append((BAD_VALUE, w, detail))
                 elif mech == "dependency_unavailable":
                     srcs.append((DEP_UNAVAIL, w, ""))
-            own_sources.append(tuple(srcs))
+            own_sources[si] = tuple(srcs)
         ctx = _Context(ready_pods=tuple(map(tuple, ready)), live_pods=tuple(map(tuple, live)), notready_pods=tuple(map(tuple, notready)),
-                       own_sources=tuple(own_sources), bits=bits, route_kind=route_kind, route_host=route_host,
+                       own_sources=tuple(own_sources), bits=np.array(bits, dtype=np.uint32), route_kind=route_kind, route_host=route_host,
                        missing_env=missing_env, readiness_path=readiness, flags_on=frozenset(flags_on), mem_pods=tuple(mem_pods))
         self.contexts.append(ctx)
         return ctx

@@ -20,6 +20,8 @@ from .topology import CompiledApp
 LATENCY_SIGMA = 0.5  # log-normal shape of per-request latency around its mean
 UNLIMITED_CPU_CORES = 2.0  # what a pod without a CPU limit can use on its node
 EPS = 1e-9
+# 0-d operands for `expected`: the same float64 values, faster ufunc calls than Python floats
+_ZERO, _ONE, _THOUSAND, _EPS, _RHO_CAP = (np.array(v) for v in (0.0, 1.0, 1000.0, EPS, 0.98))
 
 
 def norm_cdf(x: np.ndarray) -> np.ndarray:
@@ -85,9 +87,40 @@ class _Inputs:
     hop_ms: np.ndarray
     hop_dst: np.ndarray
     neg_timeout: np.ndarray
-    keep_loss: np.ndarray  # 1 - loss_fail[dst]
+    keep_loss: np.ndarray | None  # 1 - loss_fail[dst]; None when all ones (x * 1.0 == x: no product)
     route_ok: np.ndarray  # 1 - edge_fail
     tries: np.ndarray  # retries + 1
+
+
+class _Work:
+    """Preallocated per-pass buffers of `TrafficModel.expected`'s fixed-point loop, as named row views."""
+
+    def __init__(self, services: int, edges: int):
+        self.sizes = S, E = services, edges
+        buf = np.empty((3, E))  # [lat_dst, fail_dst, t_share]; the first two rows are one gather
+        self.seen = buf[:2].reshape(-1)
+        self.lat_dst, self.t_share, self.fail_dst_t_share = buf[0], buf[2], buf[1:]
+        buf = np.empty((2, E))  # 1 - [fail_dst, t_share]
+        self.ok_dst_t_ok, self.ok_dst, self.t_ok = buf, buf[0], buf[1]
+        buf = np.empty((2, E))
+        self.transient_and_pow, self.transient, self.transient_pow = buf, buf[0], buf[1]
+        buf = np.empty((3, E))  # [1 - transient, all_transient, route_ok]
+        self.not_transient_all_transient, self.all_transient, self.route_ok = buf[:2], buf[1], buf[2]
+        self.not_transient_route_ok, self.route_ok_all_transient = buf[::2], buf[2:0:-1]
+        buf = np.empty((3, E))  # [once, edge_fail, -retries once]
+        self.once_edge_fail, self.once, self.edge_fail, self.neg_retry = buf[:2], buf[0], buf[1], buf[2]
+        self.edge_fail_neg_retry = buf[1:]
+        buf = np.empty((2, E))  # 1 - [edge_fail, -retries once]
+        self.edge_ok_retry_factor, self.edge_ok, self.retry_factor = buf, buf[0], buf[1]
+        buf = np.empty((2, E))  # log(1 - edge_fail) and seen_ms, both scaled by calls_per
+        self.log_ok_seen_ms, self.log_ok, self.seen_ms = buf, buf[0], buf[1]
+        self.lat_term, self.callee_ms, self.tmp = np.empty(E), np.empty(E), np.empty(E)
+        self.tmp_s, self.ok_s = np.empty(S), np.empty(S)
+
+    def __reduce__(self) -> tuple:
+        # scratch space whose row views alias one another: rebuilt, not copied (a pickle or deepcopy
+        # of the views would give independent arrays)
+        return _Work, self.sizes
 
 
 @dataclass
@@ -132,6 +165,10 @@ class TrafficModel:
         out_edges = np.zeros((len(compiled.services), len(compiled.edge_src)))
         out_edges[compiled.edge_src, np.arange(len(compiled.edge_src))] = 1.0
         self.out_edges = out_edges  # [S, E] incidence: edge e leaves service s
+        self._work = _Work(len(compiled.services), len(compiled.edge_src))
+        self._neg_retries = -compiled.edge_retries
+        # [lat, fail][:, dst] as indices into the flattened [2, S] spans buffer
+        self._dst2 = np.concatenate([compiled.edge_dst, compiled.edge_dst + len(compiled.services)])
         height = call_graph_height(len(compiled.services), compiled.edge_src, compiled.edge_dst)
         # warm starts are exact when the cold iteration always ends at the fixed point (see `expected`)
         self.warm_start = height is not None and compiled.depth >= height + 1
@@ -181,6 +218,7 @@ class TrafficModel:
         # --- per-call view from the caller: network delay, zone crossing, loss
         hop_ms = arrays["inbound_delay_ms"] + cross * 2.0 * self.cross_zone_ms + arrays["inbound_loss"] * 200.0
         loss_fail = arrays["inbound_loss"] * 0.3
+        keep_loss = 1.0 - loss_fail[dst]
         return _Inputs(
             rt_rate=rt_rate, rt_sum=rt_rate.sum(), flow_mult=(rt_rate @ c.edge_flow) * arrays["edge_mult"],
             unreachable=unreachable, cpu_cap=cpu_cap, cap_positive=cpu_cap > 0, cap_floor=np.maximum(cpu_cap, EPS),
@@ -188,7 +226,8 @@ class TrafficModel:
             servers_floor=np.maximum(servers, EPS), servers_one=np.maximum(servers, 1.0),
             queue_exponent=np.sqrt(2.0 * (servers + 1.0)) - 1.0,
             ok_reachable=(1.0 - arrays["own_error"]) * (1.0 - unreachable), hop_ms=hop_ms, hop_dst=hop_ms[dst],
-            neg_timeout=-arrays["edge_timeout_ms"], keep_loss=1.0 - loss_fail[dst], route_ok=1.0 - arrays["edge_fail"],
+            neg_timeout=-arrays["edge_timeout_ms"], keep_loss=None if (keep_loss == 1.0).all() else keep_loss,
+            route_ok=1.0 - arrays["edge_fail"],
             tries=c.edge_retries + 1.0)
 
     def expected(self, arrays: dict[str, np.ndarray], ready: np.ndarray, ingress: np.ndarray,
@@ -205,33 +244,32 @@ class TrafficModel:
             fixed = self._fixed = (arrays, key, self._inputs(arrays, ready, ingress, load_factor, load_mult))
         f = fixed[2]
         rt_rate = f.rt_rate
-        # --- demand
-        retry_amp = 1.0 + c.edge_retries * self.prev_edge_fail
+        # --- demand (constants as 0-d arrays: the same float64 operations, faster ufunc calls)
+        retry_amp = _ONE + c.edge_retries * self.prev_edge_fail
         edge_rate = f.flow_mult * retry_amp
         svc_rate = c.background_rps.copy()
         svc_rate[c.entry] += f.rt_sum
         np.add.at(svc_rate, dst, edge_rate)
         # --- CPU and queueing
         cpu_cap = f.cpu_cap
-        cpu_demand = svc_rate * c.cpu_ms * arrays["cpu_mult"] / 1000.0 + arrays["extra_cores"]
-        u_cpu = np.where(f.cap_positive, cpu_demand / f.cap_floor, 0.0)
-        st = c.service_time_ms * np.maximum(1.0, u_cpu) + arrays["added_ms"]
-        saturated_cpu = np.where(u_cpu > 1.0, 1.0 - 1.0 / np.maximum(u_cpu, EPS), 0.0)
-        own_fail_base = 1.0 - f.ok_reachable * (1.0 - saturated_cpu)
+        cpu_demand = svc_rate * c.cpu_ms * arrays["cpu_mult"] / _THOUSAND + arrays["extra_cores"]
+        u_cpu = np.where(f.cap_positive, cpu_demand / f.cap_floor, _ZERO)
+        st = c.service_time_ms * np.maximum(_ONE, u_cpu) + arrays["added_ms"]
+        saturated_cpu = np.where(u_cpu > _ONE, _ONE - _ONE / np.maximum(u_cpu, _EPS), _ZERO)
+        own_fail_base = _ONE - f.ok_reachable * (_ONE - saturated_cpu)
         hold_ms = self._hold_ms if self._hold_ms is not None else st
         unreachable = f.unreachable
         timeout = arrays["edge_timeout_ms"]
-        retries = c.edge_retries
         src_rate = svc_rate[src]
-        calls_per = np.where(src_rate > 0, edge_rate / np.maximum(src_rate, EPS), 0.0)
+        calls_per = np.where(src_rate > _ZERO, edge_rate / np.maximum(src_rate, _EPS), _ZERO)
         # --- fixed point over the call graph: span latency and failure include downstream calls
         # queueing: a worker thread is held for the whole span (own work plus downstream waits)
-        rho = np.where(f.has_servers, svc_rate * hold_ms / 1000.0 / f.servers_floor, 0.0)
-        rho_c = np.minimum(rho, 0.98)
-        wq = st * rho_c ** f.queue_exponent / (f.servers_one * (1.0 - rho_c))
-        saturated = np.where(rho >= 1.0, 1.0 - 1.0 / np.maximum(rho, EPS), 0.0)
+        rho = np.where(f.has_servers, svc_rate * hold_ms / _THOUSAND / f.servers_floor, _ZERO)
+        rho_c = np.minimum(rho, _RHO_CAP)
+        wq = st * rho_c ** f.queue_exponent / (f.servers_one * (_ONE - rho_c))
+        saturated = np.where(rho >= _ONE, _ONE - _ONE / np.maximum(rho, _EPS), _ZERO)
         own_latency = st + wq
-        own_fail = 1.0 - (1.0 - own_fail_base) * (1.0 - saturated)
+        own_fail = _ONE - (_ONE - own_fail_base) * (_ONE - saturated)
         # on an acyclic call graph the iteration below reaches its unique fixed point (bit for bit:
         # each value is the same expression of its callees' final values) from any start, after at
         # most height + 1 passes; starting from the previous solution, only services whose inputs
@@ -243,36 +281,66 @@ class TrafficModel:
             span_fail = own_fail.copy()
         # loop invariants, hoisted (each is the same operation on the same operands as before)
         hop_dst, neg_timeout, keep_loss, route_ok, tries = f.hop_dst, f.neg_timeout, f.keep_loss, f.route_ok, f.tries
-        own_ok = 1.0 - own_fail
+        own_ok = _ONE - own_fail
         out_edges = self.out_edges
         # span latency and failure live in the rows of one buffer, so that what the callers see of
         # them (the [2, E] gather) is taken and compared in one operation per pass
         spans = np.empty((2, len(own_latency)))
-        spans[0] = span_latency
-        spans[1] = span_fail
-        seen = spans.take(dst, axis=1)  # == spans[:, dst], without the slow 2-d fancy-index path
+        spans_lat, spans_fail = spans
+        spans_lat[:] = span_latency
+        spans_fail[:] = span_fail
+        # per-pass values go to preallocated buffers (no temporaries; `out` passed positionally where
+        # allowed, the faster call); where two values are the same operation, their operands are
+        # rows of one buffer and one ufunc call computes both
+        w = self._work
+        lat_dst, t_share, fail_dst_t_share = w.lat_dst, w.t_share, w.fail_dst_t_share
+        ok_dst_t_ok, ok_dst, t_ok = w.ok_dst_t_ok, w.ok_dst, w.t_ok
+        transient_and_pow, transient, transient_pow = w.transient_and_pow, w.transient, w.transient_pow
+        not_transient_all_transient, not_transient_route_ok, route_ok_all_transient = (
+            w.not_transient_all_transient, w.not_transient_route_ok, w.route_ok_all_transient)
+        once_edge_fail, once, edge_fail, neg_retry = w.once_edge_fail, w.once, w.edge_fail, w.neg_retry
+        edge_fail_neg_retry, edge_ok_retry_factor, edge_ok, retry_factor = (
+            w.edge_fail_neg_retry, w.edge_ok_retry_factor, w.edge_ok, w.retry_factor)
+        neg_retries = self._neg_retries
+        log_ok_seen_ms, log_ok, seen_ms = w.log_ok_seen_ms, w.log_ok, w.seen_ms
+        lat_term, callee_ms, tmp, tmp_s, ok_s = w.lat_term, w.callee_ms, w.tmp, w.tmp_s, w.ok_s
+        add, subtract, multiply, maximum, exp = np.add, np.subtract, np.multiply, np.maximum, np.exp
+        dst2 = self._dst2
+        spans_flat = spans.reshape(-1)
+        seen = spans_flat.take(dst2, out=w.seen, mode="clip")  # == spans[:, dst].ravel() (indices are valid)
+        seen_bytes = seen.tobytes()
+        w.route_ok[:] = route_ok
         for _ in range(c.depth):
-            lat_dst, fail_dst = seen[0], seen[1]
-            callee_ms = lat_dst + hop_dst
-            t_share = np.exp(neg_timeout / np.maximum(callee_ms, EPS))
-            seen_ms = np.minimum(callee_ms, timeout)
+            add(lat_dst, hop_dst, callee_ms)
+            exp(np.divide(neg_timeout, maximum(callee_ms, _EPS, out=tmp), tmp), t_share)
+            np.minimum(callee_ms, timeout, out=seen_ms)
             # retries help against transient failures (timeouts, lost packets), not against a
             # callee that fails this request deterministically (a bug, a wrong address, overload)
-            transient = 1.0 - (1.0 - t_share) * keep_loss
-            ok_dst = 1.0 - fail_dst
-            once = 1.0 - ok_dst * (1.0 - transient) * route_ok
-            all_transient = 1.0 - transient ** tries
-            edge_fail = 1.0 - ok_dst * route_ok * all_transient
-            np.add(own_latency, out_edges @ (calls_per * seen_ms * (1.0 + retries * once)), out=spans[0])
-            log_ok = out_edges @ (calls_per * np.log(np.maximum(1.0 - edge_fail, EPS)))
-            np.subtract(1.0, own_ok * np.exp(log_ok), out=spans[1])
-            now_seen = spans.take(dst, axis=1)
-            settled = bool((now_seen == seen).all())
-            seen = now_seen
-            if settled:
-                # a fixed point: no callee changed, so a further iteration would recompute every
-                # value (and this iteration's edge values) from the same inputs, bit for bit
+            subtract(_ONE, fail_dst_t_share, ok_dst_t_ok)  # [1 - fail_dst, 1 - t_share]
+            subtract(_ONE, t_ok if keep_loss is None else multiply(t_ok, keep_loss, transient), transient)
+            np.power(transient, tries, transient_pow)
+            subtract(_ONE, transient_and_pow, not_transient_all_transient)
+            # [once, edge_fail] = 1 - [ok_dst (1 - transient) route_ok, ok_dst route_ok all_transient]
+            multiply(ok_dst, not_transient_route_ok, once_edge_fail)
+            multiply(once_edge_fail, route_ok_all_transient, once_edge_fail)
+            subtract(_ONE, once_edge_fail, once_edge_fail)
+            # [1 - edge_fail, 1 + retries once] as 1 - [edge_fail, -retries once]: the same values
+            # (negation is exact, and a - (-b) is a + b in IEEE arithmetic)
+            multiply(neg_retries, once, neg_retry)
+            subtract(_ONE, edge_fail_neg_retry, edge_ok_retry_factor)
+            np.log(maximum(edge_ok, _EPS, out=tmp), log_ok)
+            multiply(calls_per, log_ok_seen_ms, log_ok_seen_ms)  # both times calls_per
+            multiply(seen_ms, retry_factor, lat_term)
+            add(own_latency, out_edges @ lat_term, spans_lat)
+            subtract(_ONE, multiply(own_ok, exp(out_edges @ log_ok, tmp_s), ok_s), spans_fail)
+            spans_flat.take(dst2, out=seen, mode="clip")
+            now_bytes = seen.tobytes()
+            if now_bytes == seen_bytes:
+                # a fixed point: no callee changed (bit for bit), so a further iteration would
+                # recompute every value (and this iteration's edge values) from the same inputs
                 break
+            seen_bytes = now_bytes
+        edge_fail, t_share, all_transient = edge_fail.copy(), t_share.copy(), w.all_transient
         span_latency, span_fail = spans[0], spans[1]  # a fresh buffer per call: never written again
         self.prev_edge_fail = edge_fail
         self._hold_ms = span_latency
