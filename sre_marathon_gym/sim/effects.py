@@ -305,7 +305,8 @@ class Effects:
         Pods are grouped by (revision, runtime injections): the effect of a group is computed once.
         The result depends only on what the key below names (behaviours per service, flag values,
         the ready pods' revisions and injections, current revisions, network policies), so an
-        unchanged key returns the arrays computed before (shared: read-only).
+        unchanged key returns the arrays computed before (shared: read-only). The object of the last
+        call comes back exactly when the values are the same.
         """
         assert self.cluster is not None
         cl = self.cluster
@@ -315,16 +316,17 @@ class Effects:
                tuple([(pol.source, pol.target) for pol in cl.network_policies.values()]))
         cache = self._arrays_cache
         hit = cache.get(key)
-        if hit is not None:
-            return hit
-        if len(cache) >= 64:
-            cache.clear()
-        out = self._compute_arrays()
-        content = np.concatenate(list(out.values())).tobytes()  # the same keys and sizes every time
+        if hit is None:
+            if len(cache) >= 64:
+                cache.clear()
+            out = self._compute_arrays()
+            hit = cache[key] = (np.concatenate(list(out.values())).tobytes(), out)  # same keys and sizes always
+        content, out = hit
         if content == self._last_arrays[0]:
-            out = self._last_arrays[1]  # bit-identical: the same object keeps identity-keyed caches valid
-        self._last_arrays = (content, out)
-        cache[key] = out
+            # bit-identical to the last answer: the same object, so that "a new object" means "new
+            # values" to identity-keyed callers (the traffic model recomputes on new values only)
+            return self._last_arrays[1]
+        self._last_arrays = hit
         return out
 
     def _compute_arrays(self) -> dict[str, np.ndarray]:

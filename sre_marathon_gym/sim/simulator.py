@@ -91,7 +91,7 @@ class Simulator:
         self.kafka_lag = np.zeros(S)
         self._arrays: dict[str, np.ndarray] | None = None
         self._arrays_version: tuple[int, int] = (-1, -1)
-        self._arrays_gen = 0
+        self._arrays_gen = 0  # bumps when the effect arrays' values change
         self._ratio_version = -1
         self._restarts_version = -1
         self._queue_plan = self._queues()
@@ -138,9 +138,11 @@ class Simulator:
         if cl.dirty:
             cl.advance(self.now)
         if self._arrays is None or self._arrays_version != (self.effects.version, cl.version):
-            self._arrays = self.effects.arrays()
+            arrays = self.effects.arrays()
             self._arrays_version = (self.effects.version, cl.version)
-            self._arrays_gen += 1
+            if arrays is not self._arrays:  # new values (see `Effects.arrays`)
+                self._arrays = arrays
+                self._arrays_gen += 1
         zones = tuple(cl.ingress_zones[z] for z in self.compiled.zones)
         if zones != self._ingress[0]:
             self._ingress = (zones, np.array(zones))

@@ -162,6 +162,7 @@ class TrafficModel:
         self._span: tuple[np.ndarray, np.ndarray] | None = None  # last fixed point: span latency, failure
         self._fixed: tuple | None = None  # (arrays, input key, _Inputs)
         self._expected: TickResult | None = None
+        self._draw: tuple | None = None  # (dt, Poisson means, failure probabilities) of `_expected`
         out_edges = np.zeros((len(compiled.services), len(compiled.edge_src)))
         out_edges[compiled.edge_src, np.arange(len(compiled.edge_src))] = 1.0
         self.out_edges = out_edges  # [S, E] incidence: edge e leaves service s
@@ -175,8 +176,10 @@ class TrafficModel:
 
     def tick(self, dt: float, arrays: dict[str, np.ndarray], ready: np.ndarray, ingress: np.ndarray,
              load_factor: float, load_mult: np.ndarray, rng: np.random.Generator, version: object = None) -> TickResult:
-        """Expected values are recomputed only when an input changed (`version` names the state of
-        `arrays` and cluster readiness); every tick draws fresh counts around them."""
+        """Expected values are recomputed only when an input's value changed (`version` names the
+        values of `arrays`; readiness, ingress and load are compared directly), so they are a function
+        of the inputs' history, not of unrelated cluster bookkeeping; every tick draws fresh counts
+        around them."""
         key = (version, load_factor, load_mult.tobytes(), ready.tobytes(), ingress.tobytes())
         if version is None or key != self._key or self._expected is None:
             # twice: queueing holds threads for the span latency, retries depend on failures;
@@ -184,21 +187,20 @@ class TrafficModel:
             self.expected(arrays, ready, ingress, load_factor, load_mult, result=False)
             self._expected = self.expected(arrays, ready, ingress, load_factor, load_mult)
             self._key = key
-            e = self._expected
-            self._draw = (dt, e.rt_rate * dt, np.clip(e.rt_fail, 0.0, 1.0), e.svc_rate * dt, np.clip(e.svc_fail, 0.0, 1.0))
+            self._draw = None
         e = self._expected
         draw = self._draw
-        if draw[0] != dt:
-            draw = self._draw = (dt, e.rt_rate * dt, np.clip(e.rt_fail, 0.0, 1.0), e.svc_rate * dt, np.clip(e.svc_fail, 0.0, 1.0))
-        rt_n = rng.poisson(draw[1])  # int64 counts: what binomial is given either way
-        rt_count = rt_n.astype(np.float64)
-        rt_errors = rng.binomial(rt_n, draw[2]).astype(np.float64)
-        svc_n = rng.poisson(draw[3])
-        svc_count = svc_n.astype(np.float64)
-        svc_errors = rng.binomial(svc_n, draw[4]).astype(np.float64)
+        if draw is None or draw[0] != dt:
+            # request types and services in one draw: [R + S] means and failure probabilities
+            draw = self._draw = (dt, np.concatenate([e.rt_rate, e.svc_rate]) * dt,
+                                 np.clip(np.concatenate([e.rt_fail, e.svc_fail]), 0.0, 1.0))
+        n = rng.poisson(draw[1])  # int64 counts: what binomial is given either way
+        count = n.astype(np.float64)
+        errors = rng.binomial(n, draw[2]).astype(np.float64)
+        r = len(e.rt_rate)
         out = object.__new__(TickResult)  # a field-for-field copy, as dataclasses.replace makes
         out.__dict__.update(e.__dict__)
-        out.rt_count, out.rt_errors, out.svc_count, out.svc_errors = rt_count, rt_errors, svc_count, svc_errors
+        out.rt_count, out.rt_errors, out.svc_count, out.svc_errors = count[:r], errors[:r], count[r:], errors[r:]
         return out
 
     def _inputs(self, arrays: dict[str, np.ndarray], ready: np.ndarray, ingress: np.ndarray,
