@@ -35,7 +35,8 @@ FLAG_BEHAVIOUR: dict[str, list[tuple[str, str, dict]]] = {
     "imageSlowLoad": [("frontend-proxy", "code_latency", {"added_ms": "variant_ms"})],
     "emailMemoryLeak": [("email", "code_memory_leak", {"leak_mi_per_min": "variant_leak"})],
     "failedReadinessProbe": [("cart", "bad_readiness_probe", {})],
-    "llmInaccurateResponse": [("product-reviews", "code_error", {"error_ratio": 0.02})],
+    # a wrong answer with status OK: the culprit and its mechanism, without a single error
+    "llmInaccurateResponse": [("product-reviews", "code_error", {"error_ratio": 0.0})],
     "llmRateLimitError": [("product-reviews", "code_error", {"error_ratio": 0.5})],
     "intlShippingSlowdown": [("shipping", "code_latency", {"added_ms": "variant_s"})],
     "loadGeneratorTraffic": [("frontend-proxy", "load_spike", {"multiplier": 0.05})],

@@ -182,8 +182,9 @@ class TrafficModel:
         around them."""
         key = (version, load_factor, load_mult.tobytes(), ready.tobytes(), ingress.tobytes())
         if version is None or key != self._key or self._expected is None:
-            # twice: queueing holds threads for the span latency, retries depend on failures;
-            # the second pass settles both feedbacks (the first one only for its state)
+            # twice: queueing holds threads for the span latency, retries depend on failures; two
+            # passes move both feedbacks toward their fixed point (a damped response: settling
+            # fully can take dozens of passes on Train Ticket); the first pass only for its state
             self.expected(arrays, ready, ingress, load_factor, load_mult, result=False)
             self._expected = self.expected(arrays, ready, ingress, load_factor, load_mult)
             self._key = key
