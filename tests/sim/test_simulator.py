@@ -88,3 +88,18 @@ def test_exported_series_use_real_metric_names(catalog):
     assert names <= known
     entry = sim.store.select("traces_span_metrics_calls_total", {"service_name": "frontend-proxy"})
     assert len(entry) > 0 and np.nansum(sim.store.rate(entry, sim.now, 120)) == pytest.approx(20, rel=0.25)
+
+
+def test_expected_values_follow_input_values_not_cluster_bookkeeping(catalog):
+    """The traffic model's feedback (retries, thread holds) moves only when what it reads changes."""
+    sim = run(catalog, "train_ticket", 3, minutes=5, with_schedule=False)
+    before, state = sim.traffic._expected, sim.traffic.prev_edge_fail.copy()
+    sim.cluster.version += 1  # a cluster change that leaves every effect array and readiness as it was
+    sim.advance_to(sim.now + 30)
+    assert sim.traffic._expected is before
+    np.testing.assert_array_equal(sim.traffic.prev_edge_fail, state)
+    fault = next(f for f in catalog.faults["train_ticket"] if f.mechanism == "code_error")
+    sim.inject(fault)
+    sim.advance_to(sim.now + 900)  # a code change passes the build pipeline and a rollout first
+    assert sim.traffic._expected is not before
+    assert sim.last.svc_fail[sim.compiled.index[fault.target]] > before.svc_fail[sim.compiled.index[fault.target]]
