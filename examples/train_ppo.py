@@ -15,7 +15,7 @@ What it does
        also runs the same network before any update (``checkpoint_0000``), so what training
        added is visible apart from what the action encoding gives for free.
 
-Run on a laptop (2 cores: about 10-15 minutes with the defaults)::
+Run on a laptop (2 cores: about 6-10 minutes with the defaults)::
 
     RAY_AUTH_MODE=disabled python examples/train_ppo.py --out runs/ppo-ob
 
