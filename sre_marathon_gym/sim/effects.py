@@ -139,9 +139,9 @@ class Effects:
         # params, and the cache is cleared with every invalidation, so a hit is what `pod_effect`
         # would compute again
         self._pod_cache: dict[tuple, ServiceEffect] = {}
-        self._arrays_cache: dict[tuple, dict[str, np.ndarray]] = {}
-        # the last computed arrays, and their bytes
-        self._last_arrays: tuple[bytes, dict[str, np.ndarray] | None] = (b"", None)
+        self._arrays_cache: dict[tuple, tuple[bytes, dict[str, np.ndarray]]] = {}  # key -> (bytes, arrays)
+        # the bytes and arrays of the last answer (None: no answer yet)
+        self._last_arrays: tuple[bytes | None, dict[str, np.ndarray] | None] = (None, None)
         self._service_memo: dict[str, tuple[list, tuple]] = {}  # service -> (pod groups, `_service_values`)
         self.version = 0
         self._original_readiness = {

@@ -338,6 +338,7 @@ class TrafficModel:
             subtract(_ONE, multiply(own_ok, exp(out_edges @ log_ok, tmp_s), ok_s), spans_fail)
             spans_flat.take(dst2, out=seen, mode="clip")
             now_bytes = seen.tobytes()
+            # bytes equal == values equal here: spans are never NaN, and 1 - x rounds to +0, not -0
             if now_bytes == seen_bytes:
                 # a fixed point: no callee changed (bit for bit), so a further iteration would
                 # recompute every value (and this iteration's edge values) from the same inputs
