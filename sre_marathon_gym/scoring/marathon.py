@@ -80,7 +80,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -89,6 +89,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..catalog.settings import Scoring
 from ..table import format_table
+from .matching import Matching, Replay, is_attributable, match_incidents
 from .run import ActionRecord, AlertRecord, FaultTruth, ProbeSeries, RunRecord
 
 REPAIR_ATTRIBUTION_S = 480.0
@@ -127,6 +128,7 @@ class ScoreCard(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    rules_version: int = Field(1, description="the Marathon-Score rule set that produced this card")
     marathon_score: float
     marathon_score_unclipped: float
     stage_score: float = Field(description="100 x mean stage points, before the penalty")
@@ -136,6 +138,15 @@ class ScoreCard(BaseModel):
     correlated: float = Field(description="fraction of all faults with C")
     localized: float = Field(description="fraction of all faults with C and L")
     repaired: float = Field(description="fraction of all faults with C, L and R")
+    incidents_opened: int | None = Field(None, description="rules v2: incidents the agent opened")
+    incidents_matched: int | None = Field(None, description="rules v2: incidents matched to a fault")
+    incident_precision: float | None = Field(None, description="rules v2: matched / opened")
+    false_incidents: int = 0
+    false_claims: int = 0
+    needless_actions: int = 0
+    false_incident_penalty: float = Field(0.0, description="Marathon-Score points the false incidents cost")
+    false_claim_penalty: float = 0.0
+    needless_action_penalty: float = 0.0
     intervention_risk: float
     risk_attempts: int
     risky_attempts: int
@@ -161,8 +172,17 @@ class ScoreCard(BaseModel):
 
         rows: list[tuple[str, str]] = [
             ("Marathon-Score", f"{self.marathon_score:.1f}"),
-            ("stage points (before penalty)", f"{self.stage_score:.1f}"),
+            ("rules", f"v{self.rules_version}"),
+            ("stage points (before penalties)", f"{self.stage_score:.1f}"),
             ("forbidden attempts", f"{self.forbidden_attempts} (-{self.forbidden_penalty:.1f})"),
+            *(() if self.rules_version < 2 else (
+                ("incidents matched / opened",
+                 f"{self.incidents_matched} / {self.incidents_opened}"
+                 + ("" if self.incident_precision is None else f" (precision {self.incident_precision:.3f})")),
+                ("false incidents", f"{self.false_incidents} (-{self.false_incident_penalty:.1f})"),
+                ("false root-cause claims", f"{self.false_claims} (-{self.false_claim_penalty:.1f})"),
+                ("needless interventions", f"{self.needless_actions} (-{self.needless_action_penalty:.1f})"),
+            )),
             ("faults", str(self.faults)),
             ("correlated", f"{self.correlated:.3f}"),
             ("localized", f"{self.localized:.3f}"),
@@ -198,8 +218,7 @@ def attributable(alert: AlertRecord, fault: FaultTruth, interval_s: float) -> bo
 
 
 def _attributable_ids(alerts: list[AlertRecord], fault: FaultTruth, interval_s: float) -> set[str]:
-    lo, hi, touched = fault.start_s, fault.deadline_s + interval_s, fault.touched
-    return {a.id for a in alerts if lo <= a.fired_at <= hi and not touched.isdisjoint(a.services)}
+    return {a.id for a in alerts if is_attributable(a, fault, interval_s)}
 
 
 def _stage_times(record: RunRecord) -> dict[str, tuple[float | None, float | None]]:
@@ -230,13 +249,22 @@ def _touches(action: ActionRecord, touched: frozenset[str]) -> bool:
     return action.kind == "intervention" and action.verdict == "ok" and not touched.isdisjoint(action.targets)
 
 
+Credits = Callable[[int, ActionRecord], bool]
+"""Which interventions may be credited with a fault's repair (index into `actions`, the action)."""
+
+
+def _touching(fault: FaultTruth) -> Credits:
+    """Rules v1: any executed intervention on one of the fault's services (or its node/zone)."""
+    touched = fault.touched
+    return lambda _k, a: _touches(a, touched)
+
+
 def _probe_repair(fault: FaultTruth, probe: ProbeSeries, actions: list[ActionRecord],
-                  stable_s: float) -> _Repair | None:
+                  stable_s: float, credits: Credits) -> _Repair | None:
     times = np.asarray(probe.times, dtype=float)
     failing = np.asarray(probe.failing, dtype=bool)
     if times.size < 2:
         return None
-    touched = fault.touched
     # recoveries: healthy sample i right after a failing sample i-1, both within the fault
     idx = np.flatnonzero(~failing[1:] & failing[:-1]) + 1
     idx = idx[(times[idx - 1] >= fault.start_s - _EPS) & (times[idx] < fault.deadline_s)]
@@ -248,7 +276,7 @@ def _probe_repair(fault: FaultTruth, probe: ProbeSeries, actions: list[ActionRec
         credited = None
         for k, a in enumerate(actions):
             in_time = fault.start_s <= a.time_s < t_r and t_r - a.time_s <= REPAIR_ATTRIBUTION_S
-            if in_time and _touches(a, touched):
+            if in_time and credits(k, a):
                 if credited is None or a.time_s >= actions[credited].time_s:
                     credited = k
         if credited is not None:
@@ -257,24 +285,32 @@ def _probe_repair(fault: FaultTruth, probe: ProbeSeries, actions: list[ActionRec
 
 
 def _artifact_repair(fault: FaultTruth, probe: ProbeSeries | None, fixed_s: float | None,
-                     actions: list[ActionRecord]) -> _Repair | None:
+                     actions: list[ActionRecord], credits: Credits, need_action: bool) -> _Repair | None:
     if fixed_s is None or not (fault.start_s <= fixed_s < fault.deadline_s):
         return None
     if probe is not None and any(x and fault.start_s <= t <= fixed_s
                                  for t, x in zip(probe.times, probe.failing)):
         return None  # the symptom did show: only a probe recovery can prove this repair
-    credited, touched = None, fault.touched
+    credited = None
     for k, a in enumerate(actions):
-        if fault.start_s <= a.time_s <= fixed_s and _touches(a, touched):
+        if fault.start_s <= a.time_s <= fixed_s and credits(k, a):
             credited = k
+    if need_action and credited is None:
+        return None
     return _Repair(fixed_s, fixed_s, "artifact", credited)
 
 
-def _repair(record: RunRecord, fault: FaultTruth, stable_s: float) -> _Repair | None:
+def _repair(record: RunRecord, fault: FaultTruth, stable_s: float, credits: Credits | None = None
+            ) -> _Repair | None:
+    """The first confirmed repair evidence; `credits` None: rules v1 (any touching intervention, and an
+    artifact fix needs none), else only the interventions `credits` accepts (an artifact fix too)."""
     probe = record.probe_for(fault.fault_id)
+    need_action = credits is not None
+    credits = credits or _touching(fault)
     found = [r for r in (
-        _probe_repair(fault, probe, record.actions, stable_s) if probe is not None else None,
-        _artifact_repair(fault, probe, record.artifact_fixed.get(fault.fault_id), record.actions),
+        _probe_repair(fault, probe, record.actions, stable_s, credits) if probe is not None else None,
+        _artifact_repair(fault, probe, record.artifact_fixed.get(fault.fault_id), record.actions, credits,
+                         need_action),
     ) if r is not None]
     return min(found, key=lambda r: (r.confirmed_s, r.time_s)) if found else None
 
@@ -293,27 +329,56 @@ def _outcome(c: bool, cl: bool, clr: bool, repaired_raw: bool, acted: bool) -> O
     return "missed"
 
 
-def fault_scores(record: RunRecord, scoring: Scoring) -> list[FaultScore]:
-    """Stage credits, times and Figure-9 outcome of every injected fault."""
+def _fault_score(f: FaultTruth, record: RunRecord, scoring: Scoring, t_c: float | None, t_l: float | None,
+                 rep: _Repair | None) -> FaultScore:
     w = scoring.stage_weights
+    c, cl = t_c is not None, t_l is not None
+    clr = cl and rep is not None
+    raw = rep if scoring.rules_version == 1 else _repair(record, f, float(scoring.repair_stable_s))
+    touched = f.touched
+    acted = any(f.start_s <= a.time_s <= f.deadline_s and _touches(a, touched) for a in record.actions)
+    return FaultScore(
+        fault_id=f.fault_id, start_s=f.start_s, correlated=c, localized=cl, repaired=clr,
+        correlated_s=t_c, localized_s=t_l,
+        repair_evidence=rep.evidence if rep else None, repair_s=rep.time_s if rep else None,
+        repair_confirmed_s=rep.confirmed_s if rep else None, repair_action=rep.action if rep else None,
+        acted_on=acted, points=w.correlation * c + w.localization * cl + w.repair * clr,
+        outcome=_outcome(c, cl, clr, raw is not None, acted),
+    )
+
+
+def _v1_fault_scores(record: RunRecord, scoring: Scoring) -> list[FaultScore]:
     times = _stage_times(record)
-    out: list[FaultScore] = []
+    stable = float(scoring.repair_stable_s)
+    return [_fault_score(f, record, scoring, *times[f.fault_id], _repair(record, f, stable)) for f in record.faults]
+
+
+def _v2_fault_scores(record: RunRecord, scoring: Scoring, m: Matching) -> list[FaultScore]:
+    stable = float(scoring.repair_stable_s)
+    out = []
     for f in record.faults:
-        t_c, t_l = times[f.fault_id]
-        rep = _repair(record, f, float(scoring.repair_stable_s))
-        c, cl = t_c is not None, t_l is not None
-        clr = cl and rep is not None
-        touched = f.touched
-        acted = any(f.start_s <= a.time_s <= f.deadline_s and _touches(a, touched) for a in record.actions)
-        out.append(FaultScore(
-            fault_id=f.fault_id, start_s=f.start_s, correlated=c, localized=cl, repaired=clr,
-            correlated_s=t_c, localized_s=t_l,
-            repair_evidence=rep.evidence if rep else None, repair_s=rep.time_s if rep else None,
-            repair_confirmed_s=rep.confirmed_s if rep else None, repair_action=rep.action if rep else None,
-            acted_on=acted, points=w.correlation * c + w.localization * cl + w.repair * clr,
-            outcome=_outcome(c, cl, clr, rep is not None, acted),
-        ))
+        fid = f.fault_id
+        t_c = m.matched_s.get(fid) if fid in m.incident_of else None
+        t_l = m.localized_s.get(fid)
+        rep = None
+        if t_l is not None:
+            reach = f.actionable
+            rep = _repair(record, f, stable,
+                          credits=lambda k, a, reach=reach: k in m.called_for and _touches(a, reach))
+        out.append(_fault_score(f, record, scoring, t_c, t_l, rep))
     return out
+
+
+def _matching(record: RunRecord, scoring: Scoring) -> Matching:
+    assert scoring.matching is not None  # guaranteed by Scoring's validator for rules_version 2
+    return match_incidents(record, scoring.matching.min_explained_share)
+
+
+def fault_scores(record: RunRecord, scoring: Scoring) -> list[FaultScore]:
+    """Stage credits, times and Figure-9 outcome of every injected fault, under `scoring`'s rules."""
+    if scoring.rules_version == 1:
+        return _v1_fault_scores(record, scoring)
+    return _v2_fault_scores(record, scoring, _matching(record, scoring))
 
 
 # --------------------------------------------------------------------------- run-level metrics
@@ -357,14 +422,45 @@ def _points_score(points: Iterable[float], n_faults: int) -> float:
     return 100.0 * sum(points) / n_faults if n_faults else 0.0
 
 
+@dataclass(frozen=True)
+class _Guesses:
+    """Rules v2: what the matching counted against the agent, and what it costs in points."""
+
+    opened: int = 0
+    matched: int = 0
+    false_incidents: int = 0
+    false_claims: int = 0
+    needless_actions: int = 0
+    points: tuple[float, float, float] = (0.0, 0.0, 0.0)  # false incidents, false claims, needless actions
+
+
+def _guesses(m: Matching, scoring: Scoring, n_faults: int) -> _Guesses:
+    p = scoring.penalties
+    assert p is not None
+    unit = 100.0 / max(n_faults, 1)
+    fi, fc, na = len(m.false_incidents), len(m.false_claims), len(m.needless)
+    return _Guesses(opened=len(m.opened), matched=len(m.fault_of), false_incidents=fi, false_claims=fc,
+                    needless_actions=na,
+                    points=(unit * p.false_incident * fi, unit * p.false_claim * fc, unit * p.needless_action * na))
+
+
 def score_run(record: RunRecord, scoring: Scoring) -> ScoreCard:
-    """All metrics of a recorded run (see the module docstring for every rule)."""
-    per_fault = fault_scores(record, scoring)
+    """All metrics of a recorded run under `scoring`'s rule set (see the module docstring)."""
+    return _card(record, scoring, None if scoring.rules_version == 1 else _matching(record, scoring))
+
+
+def _card(record: RunRecord, scoring: Scoring, m: Matching | None) -> ScoreCard:
+    """The score card; `m` is the v2 matching of the record (None under rules v1)."""
+    if m is None:
+        per_fault, guesses = _v1_fault_scores(record, scoring), None
+    else:
+        per_fault, guesses = _v2_fault_scores(record, scoring, m), _guesses(m, scoring, len(record.faults))
     n = len(per_fault)
     stage = _points_score((fs.points for fs in per_fault), n)
     n_forbidden = forbidden_attempts(record)
     penalty = scoring.forbidden_operation_penalty * n_forbidden
-    unclipped = stage - penalty
+    guess_points = sum(guesses.points) if guesses else 0.0
+    unclipped = stage - penalty - guess_points
     risk, risky, attempts = intervention_risk(record.actions)
     d = record.degradation
     frac = degraded_fraction(d.requests, d.degraded)
@@ -380,12 +476,18 @@ def score_run(record: RunRecord, scoring: Scoring) -> ScoreCard:
     for fs in per_fault:
         outcomes[fs.outcome] += 1
     u = record.usage
+    g = guesses or _Guesses()
     return ScoreCard(
+        rules_version=scoring.rules_version,
         marathon_score=min(100.0, max(0.0, unclipped)), marathon_score_unclipped=unclipped, stage_score=stage,
         forbidden_attempts=n_forbidden, forbidden_penalty=penalty, faults=n,
         correlated=sum(fs.correlated for fs in per_fault) / n if n else 0.0,
         localized=sum(fs.localized for fs in per_fault) / n if n else 0.0,
         repaired=sum(fs.repaired for fs in per_fault) / n if n else 0.0,
+        incidents_opened=g.opened if guesses else None, incidents_matched=g.matched if guesses else None,
+        incident_precision=(g.matched / g.opened if g.opened else None) if guesses else None,
+        false_incidents=g.false_incidents, false_claims=g.false_claims, needless_actions=g.needless_actions,
+        false_incident_penalty=g.points[0], false_claim_penalty=g.points[1], needless_action_penalty=g.points[2],
         intervention_risk=risk, risk_attempts=attempts, risky_attempts=risky,
         degraded_fraction=frac, baseline_degraded_fraction=base,
         degradation=None if base is None else frac - base,
@@ -402,8 +504,14 @@ def stage_progress(record: RunRecord, scoring: Scoring, until_s: float) -> dict[
 
     Uses only evidence up to `until_s`: correlation and localization at their incident-event
     times, repair once it is confirmed (after the stability period, or at the artifact fix). The
-    flags are already gated, so L implies C and R implies L.
+    flags are already gated, so L implies C and R implies L. Under rules v2 a match can move
+    (a localizing claim takes a fault from an unlocalized incident), so v2 replays the record
+    truncated at `until_s`.
     """
+    if scoring.rules_version >= 2:
+        return {fs.fault_id: (fs.correlated, fs.localized,
+                              fs.repaired and fs.repair_confirmed_s is not None and fs.repair_confirmed_s <= until_s)
+                for fs in fault_scores(record.truncated(until_s), scoring)}
     out: dict[str, tuple[bool, bool, bool]] = {}
     for fs in fault_scores(record, scoring):
         c = fs.correlated_s is not None and fs.correlated_s <= until_s
@@ -417,7 +525,12 @@ def score_until(record: RunRecord, scoring: Scoring, until_s: float = math.inf) 
     """The unclipped Marathon-Score as known at `until_s` (stage points minus penalties so far).
 
     With `until_s` at or after the end of the run this equals `score_run(...).marathon_score_unclipped`.
+    Under rules v2 it is exactly the score of the record truncated at `until_s` (only evidence
+    observed by then), which is what makes per-step rewards causal.
     """
+    if scoring.rules_version >= 2:
+        part = record if until_s == math.inf else record.truncated(until_s)
+        return score_run(part, scoring).marathon_score_unclipped
     w = scoring.stage_weights
     points = (w.correlation * c + w.localization * cl + w.repair * clr
               for c, cl, clr in stage_progress(record, scoring, until_s).values())
@@ -425,22 +538,41 @@ def score_until(record: RunRecord, scoring: Scoring, until_s: float = math.inf) 
     return _points_score(points, len(record.faults)) - penalty
 
 
+def _later_evidence(record: RunRecord, t: float) -> bool:
+    return any(x.time_s > t for x in (*record.incident_events[-1:], *record.actions[-1:])) \
+        or any(a.fired_at > t for a in record.alerts)
+
+
 class MarathonReward:
     """Pays the score's increments: the rewards of an episode sum to its unclipped Marathon-Score.
 
     Call `step(record, now_s)` after every invocation with the record as it stands; the reward is
     the change of `score_until` since the previous call, i.e. 100/N x (w_c dC + w_l dCL + w_r dCLR)
-    minus the penalty for forbidden attempts made in between.
+    minus the penalties incurred in between (rules v2: false incidents, false claims, needless
+    interventions; both: forbidden attempts). Rewards may be negative. Under rules v2 the matching
+    is fed only each step's new evidence (the record grows in time order), so an episode costs one
+    replay; the value equals `score_until(record, scoring, now_s)`.
     """
 
     def __init__(self, scoring: Scoring):
         self.scoring = scoring
         self.value = 0.0
+        self._replay: Replay | None = None
 
     def reset(self) -> None:
         self.value = 0.0
+        self._replay = None
 
     def step(self, record: RunRecord, now_s: float) -> float:
-        value = score_until(record, self.scoring, now_s)
+        if self.scoring.rules_version == 1:
+            value = score_until(record, self.scoring, now_s)
+        else:
+            if _later_evidence(record, now_s):
+                record = record.truncated(now_s)
+            if self._replay is None:
+                assert self.scoring.matching is not None
+                self._replay = Replay(record.faults, record.manifest.interval_s,
+                                      self.scoring.matching.min_explained_share)
+            value = _card(record, self.scoring, self._replay.feed(record)).marathon_score_unclipped
         reward, self.value = value - self.value, value
         return reward

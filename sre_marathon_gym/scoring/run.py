@@ -80,6 +80,14 @@ class FaultTruth(RunModel):
         """Everything whose alerts or interventions relate to the fault: its scope and its target."""
         return frozenset((*self.scope, self.target))
 
+    @property
+    def actionable(self) -> frozenset[str]:
+        """What an intervention may act on to address the fault (rules v2): its scope and target, and
+        the service that owns its artifact (``flagd`` for ``flagd:configmap/...``: a feature flag is
+        fixed on flagd, not on the service it breaks)."""
+        owner = self.artifact.split(":", 1)[0] if ":" in self.artifact else None
+        return self.touched | {owner} if owner and "/" not in owner else self.touched
+
     @model_validator(mode="after")
     def _ordered(self) -> FaultTruth:
         if self.planned_end_s < self.start_s:
