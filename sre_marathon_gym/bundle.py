@@ -66,7 +66,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BUNDLE_FORMAT", "BUNDLE_FORMAT_VERSION", "KEY_ENV", "Bundle", "BundleError", "BundleInfo",
-    "Telemetry", "catalog_digest", "load_bundle", "score_bundles", "verify_bundle", "write_bundle",
+    "Telemetry", "bundle_scoring", "catalog_digest", "load_bundle", "score_bundles", "verify_bundle", "write_bundle",
 ]
 
 BUNDLE_FORMAT = "sre-marathon-bundle"
@@ -518,20 +518,30 @@ def load_bundle(path: str | os.PathLike[str], key: str | bytes | None = None) ->
     return Bundle(info=info, record=record, telemetry=telemetry, scoring=scoring)
 
 
-def score_bundles(paths: Iterable[str | os.PathLike[str]], catalog: Catalog | None = None,
-                  key: str | bytes | None = None) -> list[ScoreCard]:
-    """Verify and score each bundle (CLI hook for `sre-marathon score`).
+def bundle_scoring(bundle: Bundle, catalog: Catalog | None = None, rules: int | None = None) -> Scoring:
+    """The scoring a bundle is rescored under, and why it is that one.
 
-    Scoring weights: `catalog`'s when given, else the ones sealed in the bundle, else the shipped
-    catalog's. The first bundle that fails verification raises `BundleError`.
+    Weights and rules: `catalog`'s when given, else the ones sealed in the bundle (a bundle sealed
+    before rule sets were versioned is rules v1), else the shipped catalog's. `rules` overrides the
+    rule set; v2's matching and penalties then come from the shipped catalog if the chosen scoring
+    has none (an old v1 bundle rescored with ``--rules v2``).
     """
+    from .catalog import load_catalog
+
+    scoring = catalog.scoring if catalog is not None else bundle.scoring
+    if scoring is None:
+        scoring = load_catalog().scoring
+    if rules is not None and rules != scoring.rules_version:
+        scoring = scoring.with_rules(rules, defaults=load_catalog().scoring)
+    return scoring
+
+
+def score_bundles(paths: Iterable[str | os.PathLike[str]], catalog: Catalog | None = None,
+                  key: str | bytes | None = None, rules: int | None = None) -> list[ScoreCard]:
+    """Verify and score each bundle (CLI hook for `sre-marathon score`); see `bundle_scoring` for
+    which weights and rules. The first bundle that fails verification raises `BundleError`."""
     cards = []
     for p in paths:
         bundle = load_bundle(p, key)
-        scoring = catalog.scoring if catalog is not None else bundle.scoring
-        if scoring is None:
-            from .catalog import load_catalog
-
-            scoring = load_catalog().scoring
-        cards.append(score_run(bundle.record, scoring))
+        cards.append(score_run(bundle.record, bundle_scoring(bundle, catalog, rules)))
     return cards

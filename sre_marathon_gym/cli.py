@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .catalog import APPS, CATEGORIES, Catalog, load_catalog
+from .catalog.settings import RULES_VERSIONS
 from .errors import ConfigurationError, SREMarathonError, UnknownNameError
 from .table import format_table
 
@@ -293,14 +294,19 @@ def _price_note(agent: dict) -> str:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    """Verify each bundle's seal and recompute every metric from the bundle alone."""
+    """Verify each bundle's seal and recompute every metric from the bundle alone.
+
+    The rules and weights are the ones sealed in the bundle (rules v1 for a bundle sealed before
+    rule sets were versioned) unless `--catalog` or `--rules` says otherwise."""
     from .bundle import score_bundles
     from .evaluation import outcome_chart, outcome_table
 
-    cat = load_catalog(args.catalog)
-    cards = score_bundles([Path(p) for p in args.bundles], cat)
+    rules = None if args.rules is None else int(args.rules.lstrip("v"))
+    cat = load_catalog(args.catalog) if args.catalog else None
+    cards = score_bundles([Path(p) for p in args.bundles], cat, rules=rules)
+    source = "--rules" if rules is not None else "--catalog" if cat is not None else "sealed in the bundle"
     for path, card in zip(args.bundles, cards):
-        print(f"{path}: verified")
+        print(f"{path}: verified; scored under rules v{card.rules_version} ({source})")
         print(card.as_table())
         print()
     labelled = [(Path(p).stem, c) for p, c in zip(args.bundles, cards)]
@@ -382,6 +388,9 @@ def build_parser() -> argparse.ArgumentParser:
     sc = sub.add_parser("score", help="verify sealed bundles and recompute every metric offline")
     sc.add_argument("bundles", nargs="+")
     sc.add_argument("--png", help="also write the per-fault outcome chart (Figure 9) here")
+    sc.add_argument("--rules", choices=[f"v{v}" for v in RULES_VERSIONS],
+                    help="rescore under this Marathon-Score rule set (default: the one sealed in the bundle; "
+                         "v1 is the literal reading of the paper, v2 the sound one)")
     sc.set_defaults(func=cmd_score)
 
     from .orca.cli import add_orca_parser

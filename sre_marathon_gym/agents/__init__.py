@@ -1,4 +1,5 @@
-"""Baseline agents: no-op, random, runbook (the paper's rule table) and the ground-truth oracle.
+"""Baseline agents: no-op, random, runbook (the paper's rule table) and the ground-truth oracle;
+plus the adversarial suite (`adversarial.py`): degenerate policies that must score near zero.
 
 `make_agent("runbook")` builds one by name; `run_episode(env, agent)` drives it through an
 episode and returns the recorded run for `sre_marathon_gym.scoring.score_run`. The oracle reads
@@ -10,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import UnknownNameError
+from .adversarial import ADVERSARIAL_AGENTS
 from .base import Agent, run_episode, zero_usage
 from .noop import NoopAgent
 from .oracle import OracleAgent
@@ -21,8 +23,10 @@ AGENTS: dict[str, type] = {
     "random": RandomAgent,
     "runbook": RunbookAgent,
     "oracle": OracleAgent,
+    **ADVERSARIAL_AGENTS,
 }
 LEADERBOARD_AGENTS: tuple[str, ...] = ("noop", "random", "runbook")  # the oracle reads ground truth
+ADVERSARIAL_AGENT_NAMES: tuple[str, ...] = tuple(ADVERSARIAL_AGENTS)  # benchmark-health checks, not entries
 LLM_AGENT_NAMES: tuple[str, ...] = ("react", "rag", "keep")  # agents.llm, built lazily (needs the llm extra)
 
 
@@ -42,5 +46,5 @@ def make_agent(name: str, **kwargs: Any) -> Agent:
     return AGENTS[name](**kwargs)
 
 
-__all__ = ["AGENTS", "LEADERBOARD_AGENTS", "LLM_AGENT_NAMES", "is_llm_agent", "RUNBOOK_TABLE", "Agent", "NoopAgent", "OracleAgent", "RandomAgent",
+__all__ = ["ADVERSARIAL_AGENT_NAMES", "AGENTS", "LEADERBOARD_AGENTS", "LLM_AGENT_NAMES", "is_llm_agent", "RUNBOOK_TABLE", "Agent", "NoopAgent", "OracleAgent", "RandomAgent",
            "RunbookAgent", "RunbookRule", "make_agent", "run_episode", "zero_usage"]

@@ -180,9 +180,13 @@ ORCA_AGENTS: dict[str, type[OrcaAgent]] = {"empty": EmptyReportAgent, "heuristic
 
 
 def make_orca_agent(name: str) -> OrcaAgent:
-    if name not in ORCA_AGENTS:
-        raise UnknownNameError("ORCA agent", name, ORCA_AGENTS)
-    return ORCA_AGENTS[name]()
+    """A baseline, or a degenerate report of the adversarial suite (`agents/adversarial.py`)."""
+    from .adversarial import ORCA_ADVERSARIAL_AGENTS
+
+    known = {**ORCA_AGENTS, **ORCA_ADVERSARIAL_AGENTS}
+    if name not in known:
+        raise UnknownNameError("ORCA agent", name, known)
+    return known[name]()
 
 
 def run_task(agent: OrcaAgent, episode: Episode) -> RcaReport:

@@ -57,21 +57,23 @@ class RunbookRule:
     artifact: str  # artifact template: {svc}, {node} or {zone}
     action: str  # rollback | restart | scale_up | uncordon | failover | none
     tier: int  # 0-1 name the broken object, 2 resource saturation, 3 service symptom, 4 entry symptom
+    opens: bool = False  # cautious mode: leading a workload's new alerts, it opens an incident
+    claims: bool = False  # cautious mode: leading an incident, it names the row's root cause (and acts)
 
 
 # The fixed rule-to-action table (rule name -> row). Order within a tier breaks ties.
 RUNBOOK_TABLE: dict[str, RunbookRule] = {
     # tier 0: the object and the reason it is broken
     "ZoneNodesNotReady": RunbookRule("infrastructure", "zone/{zone}", "failover", 0),
-    "NodeNotReady": RunbookRule("infrastructure", "node/{node}", "uncordon", 0),
-    "NodeUnschedulable": RunbookRule("infrastructure", "node/{node}", "uncordon", 0),
-    "PodImagePullBackOff": RunbookRule("deployment", "deployment/{svc}:image", "rollback", 0),
-    "PodContainerConfigError": RunbookRule("config", "deployment/{svc}", "rollback", 0),
-    "ContainerOOMKilled": RunbookRule("resource", "deployment/{svc}:resources.limits.memory", "rollback", 0),
-    "PodCrashLooping": RunbookRule("code", "deployment/{svc}", "rollback", 0),
+    "NodeNotReady": RunbookRule("infrastructure", "node/{node}", "uncordon", 0, opens=True),
+    "NodeUnschedulable": RunbookRule("infrastructure", "node/{node}", "uncordon", 0, opens=True),
+    "PodImagePullBackOff": RunbookRule("deployment", "deployment/{svc}:image", "rollback", 0, opens=True, claims=True),
+    "PodContainerConfigError": RunbookRule("config", "deployment/{svc}", "rollback", 0, opens=True),
+    "ContainerOOMKilled": RunbookRule("resource", "deployment/{svc}:resources.limits.memory", "rollback", 0, opens=True),
+    "PodCrashLooping": RunbookRule("code", "deployment/{svc}", "rollback", 0, opens=True),
     # tier 1: the object is broken, reason unknown
-    "ContainerRestartingFrequently": RunbookRule("code", "deployment/{svc}", "rollback", 1),
-    "ContainerRestarting": RunbookRule("code", "deployment/{svc}", "rollback", 1),
+    "ContainerRestartingFrequently": RunbookRule("code", "deployment/{svc}", "rollback", 1, opens=True),
+    "ContainerRestarting": RunbookRule("code", "deployment/{svc}", "rollback", 1, opens=True),
     "DeploymentUnavailable": RunbookRule("deployment", "deployment/{svc}:readinessProbe", "rollback", 1),
     "PodNotReady": RunbookRule("deployment", "deployment/{svc}:readinessProbe", "rollback", 1),
     "DeploymentDegraded": RunbookRule("deployment", "deployment/{svc}:readinessProbe", "restart", 1),
@@ -92,8 +94,8 @@ RUNBOOK_TABLE: dict[str, RunbookRule] = {
     # tier 3: symptoms of one service
     "ServiceErrorRatioCritical": RunbookRule("dependency", "deployment/{svc}", "restart", 3),
     "ServiceErrorRatioWarning": RunbookRule("dependency", "deployment/{svc}", "restart", 3),
-    "CatalogCartOperationErrors": RunbookRule("dependency", "deployment/{svc}", "restart", 3),
-    "ServiceLatencyP95Critical": RunbookRule("dependency", "deployment/{svc}", "restart", 3),
+    "CatalogCartOperationErrors": RunbookRule("dependency", "deployment/{svc}", "restart", 3, opens=True),
+    "ServiceLatencyP95Critical": RunbookRule("dependency", "deployment/{svc}", "restart", 3, opens=True),
     "ServiceLatencyP99Critical": RunbookRule("dependency", "deployment/{svc}", "restart", 3),
     "ServiceLatencyP95Warning": RunbookRule("dependency", "deployment/{svc}", "restart", 3),
     # tier 4: user-facing symptoms at the entry point: report, never act
@@ -152,10 +154,11 @@ class RunbookAgent:
 
     name = "runbook"
 
-    def __init__(self, cooldown: int = 3, table: dict[str, RunbookRule] | None = None):
+    def __init__(self, cooldown: int = 3, table: dict[str, RunbookRule] | None = None, cautious: bool = True):
         if cooldown < 1:
             raise ValueError(f"cooldown must be at least one invocation, got {cooldown}")
         self.cooldown = cooldown
+        self.cautious = cautious
         self.table = dict(RUNBOOK_TABLE if table is None else table)
         self.usage: Usage = zero_usage()
 
@@ -192,6 +195,8 @@ class RunbookAgent:
             groups.setdefault(workload_of(alerts[aid]["labels"], services, entry), []).append(aid)
         for wl, ids in groups.items():
             inc_id = state["groups"].get(wl)
+            if inc_id is None and self.cautious and not self._row(strongest([alerts[a]["rule"] for a in ids])).opens:
+                continue  # too ambiguous to report yet: the alerts wait, ungrouped
             if inc_id is None:
                 r = call({"tool": "open_incident", "alert_ids": ids, "title": f"alerts on {wl}"})
                 if not r.ok:
@@ -208,8 +213,15 @@ class RunbookAgent:
             inc = incidents[inc_id]
             seen = [alerts[a]["rule"] for a in inc["alerts"]] + ([inc["rule"]] if inc["rule"] else [])
             inc["rule"] = strongest(seen)
-            row = self.table.get(inc["rule"], UNKNOWN_RULE)
+            row = self._row(inc["rule"])
             root = [row.category, self._fill(row, wl)]
+            if self.cautious:  # one claim per incident, from a row right more often than wrong; act on it
+                if inc["root"] is None and row.claims:
+                    self._set_root_cause(call, inc_id, wl, row, entry, services)
+                    inc["root"], inc["claimed"] = root, inc["rule"]
+                if inc.get("claimed"):
+                    self._act(call, state, inc_id, wl, self._row(inc["claimed"]), zones)
+                continue
             if inc["root"] != root:
                 self._set_root_cause(call, inc_id, wl, row, entry, services)
                 inc["root"] = root
@@ -219,6 +231,9 @@ class RunbookAgent:
         return None
 
     # ------------------------------------------------------------ pieces
+    def _row(self, rule: str) -> RunbookRule:
+        return self.table.get(rule, UNKNOWN_RULE)
+
     @staticmethod
     def _load(call: Any) -> dict:
         fresh = {"invocation": 0, "groups": {}, "incidents": {}, "last_action": {}}

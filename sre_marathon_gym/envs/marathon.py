@@ -221,6 +221,7 @@ class MarathonEnv(gym.Env):
             self.recorder.sample(self.sim)
         self.recorder.interval(self.sim)
         self.alert_engine.evaluate_until(self.sim.now)
+        self.recorder.before_invocation(self.sim)
 
     def _observe(self) -> dict[str, np.ndarray]:
         return build_observation(self)

@@ -29,6 +29,7 @@ class RunRecorder:
         self.artifact_fixed: dict[str, float | None] = {}
         self.degradation = Degradation(times=[], requests=[], degraded=[], baseline_requests=[], baseline_degraded=[])
         self._alert_services: dict[str, list[str]] = {}
+        self._seen_bad: set[str] = set()
         self.faults = [self._truth(sf) for sf in env.schedule.faults]
         self._by_id = {f.id: f for f in (env.catalog.fault(sf.fault_id) for sf in env.schedule.faults)}
 
@@ -51,12 +52,21 @@ class RunRecorder:
             series.times.append(sim.now)
             series.failing.append(bool(sim.probes.failing(fault.probe)))
 
+    def before_invocation(self, sim: Simulator) -> None:
+        """Which faults' artifacts are bad as the agent is invoked (a change still in the pipeline is
+        not: its artifact was never bad, so the agent cannot have fixed it)."""
+        for fid, applied in sim.applied.items():
+            if fid not in self._seen_bad and applied.reverted_s is None \
+                    and not sim.mechanics.artifact_restored(applied):
+                self._seen_bad.add(fid)
+
     def after_invocation(self, sim: Simulator, acted: bool) -> None:
         """Artifact checks after the agent's actions (a fix without a failing probe still counts)."""
         if not acted:
             return
         for fid, applied in sim.applied.items():
-            if fid not in self.artifact_fixed and applied.reverted_s is None and sim.mechanics.artifact_restored(applied):
+            if fid not in self.artifact_fixed and fid in self._seen_bad and applied.reverted_s is None \
+                    and sim.mechanics.artifact_restored(applied):
                 self.artifact_fixed[fid] = sim.now
 
     def interval(self, sim: Simulator) -> None:

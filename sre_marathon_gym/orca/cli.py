@@ -7,6 +7,7 @@ import argparse
 # The baseline names (agents/orca_baselines.ORCA_AGENTS; a test keeps them equal). Spelled out so building
 # the parser imports nothing heavy, and a bad name fails in argparse before the days are simulated.
 AGENT_NAMES = ("empty", "heuristic", "oracle")
+ADVERSARIAL_NAMES = ("every_flag", "every_flag_with_signals", "every_service")  # agents/adversarial.py
 
 
 def positive_int(text: str) -> int:
@@ -50,7 +51,8 @@ def add_orca_parser(sub: argparse._SubParsersAction) -> None:
     t = osub.add_parser("tasks", help="print the task distribution (difficulty x time-to-detection)")
     t.set_defaults(func=cmd_orca_tasks)
     e = osub.add_parser("evaluate", help="run a baseline over the tasks; print the leaderboard columns")
-    e.add_argument("--agent", default="heuristic", choices=AGENT_NAMES, help="the baseline to run")
+    e.add_argument("--agent", default="heuristic", choices=AGENT_NAMES + ADVERSARIAL_NAMES,
+                   help="the baseline to run (or a degenerate report of the adversarial suite)")
     e.add_argument("--limit", type=positive_int, help="evaluate this many tasks (>= 1), spread over the list")
     e.add_argument("--no-source", action="store_true", help="the telemetry-only ablation (no read_source)")
     e.add_argument("--detail", action="store_true", help="also print metrics by difficulty, TTD and scenario type")

@@ -43,10 +43,20 @@ def _spread(tasks: list[OrcaTask], n: int) -> list[OrcaTask]:
 
 
 def leaderboard_table(agent_name: str, scores: list[TaskScore]) -> str:
+    """The published columns beside the published rows, and this run's sound columns.
+
+    ORCA-bench's definitions (accuracy: every plausible flag named; hallucination: no plausible flag
+    named) are won by a report that names every flag, so they are printed for comparison with the
+    published rows only; the sound row adds "and no materially wrong claim" to both."""
     lb = load_leaderboard()
-    pub = published_metrics(scores)
-    rows = [[f"{agent_name} (this run, simulator)", str(pub["rca_accuracy_incident_medium"]),
-             str(pub["rca_accuracy_incident_hard"]), str(pub["hallucinate_any_incident"])]]
+    pub, sound = published_metrics(scores), published_metrics(scores, sound=True)
+
+    def row(label: str, m: dict) -> list[str]:
+        return [label, str(m["rca_accuracy_incident_medium"]), str(m["rca_accuracy_incident_hard"]),
+                str(m["hallucinate_any_incident"])]
+
+    rows = [row(f"{agent_name} (this run; sound: no wrong claim)", sound),
+            row(f"{agent_name} (this run; published definitions)", pub)]
     for r in lb.rows:
         rows.append([f"{r.model} ({r.effort}, published)", f"{r.rca_accuracy_medium:.2f} ± {r.rca_accuracy_medium_stderr:.2f}",
                      f"{r.rca_accuracy_hard:.2f} ± {r.rca_accuracy_hard_stderr:.2f}",
@@ -58,13 +68,17 @@ def detail_table(scores: list[TaskScore]) -> str:
     rows = []
     for by in ("difficulty", "ttd_min", "scenario_type"):
         for key, m in breakdown(scores, by).items():
-            rows.append([by, key, m["rca_accuracy"].n, str(m["rca_accuracy"]), str(m["rca_depth"]),
-                         str(m["hallucination"]), m["control_pass"].n, str(m["control_pass"])])
-    m = metrics(scores)
-    rows.append(["all", "", m["rca_accuracy"].n, str(m["rca_accuracy"]), str(m["rca_depth"]), str(m["hallucination"]),
-                 m["control_pass"].n, str(m["control_pass"])])
-    return format_table(["by", "group", "incidents", "RCA accuracy %", "RCA depth %", "hallucination %", "controls",
+            rows.append(_detail_row(by, key, m))
+    rows.append(_detail_row("all", "", metrics(scores)))
+    return format_table(["by", "group", "incidents", "RCA accuracy %", "RCA depth %", "hallucination %",
+                         "accuracy % (published def.)", "hallucination % (published def.)", "controls",
                          "control pass %"], rows)
+
+
+def _detail_row(by: str, key: str, m: dict) -> list:
+    return [by, key, m["rca_accuracy"].n, str(m["rca_accuracy"]), str(m["rca_depth"]), str(m["hallucination"]),
+            str(m["rca_accuracy_published"]), str(m["hallucination_published"]), m["control_pass"].n,
+            str(m["control_pass"])]
 
 
 def distribution_table(tasks: Sequence[OrcaTask]) -> str:

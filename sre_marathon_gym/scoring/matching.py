@@ -19,7 +19,8 @@ event, in its state after the event (alerts that had fired by then, services, ar
 2. The event's claim (services, artifact) *localizes* fault f when f's target is among the
    services and the artifact is in f's alias table (exact string).
 3. If i is matched to f and f is locked (localized through i), nothing changes: a localized match is
-   final. If the claim localizes f, the match locks.
+   final. If the claim localizes f, the match locks. If f is no longer eligible (the incident grew
+   into something f does not explain, e.g. by pooling other faults' alerts), i loses the match.
 4. Otherwise, if the claim localizes an eligible fault g that is unmatched or matched to an
    unlocked incident, i is matched to g and locks (its previous fault, if any, is freed; an
    incident displaced from g is re-matched at once if it can be, else it becomes unmatched).
@@ -27,6 +28,8 @@ event, in its state after the event (alerts that had fired by then, services, ar
 5. Otherwise, if i is unmatched, it takes the eligible unmatched fault that explains the largest
    share of its alerts (ties: earliest start, then fault id). An eligible fault already matched to
    another incident is not available: i is a duplicate.
+6. A fault this event left unmatched is offered to the unmatched incidents eligible for it in their
+   latest state, oldest first (a duplicate becomes the match when the first incident moves on).
 
 A *claim* is a distinct (incident, services, artifact); it is false until it localizes the fault its
 incident is matched to (then it is the localizing claim, forever). An intervention (verdict ok) is
@@ -100,6 +103,7 @@ class Replay:
         self.state: dict[str, IncidentEvent] = {}
         self.m = Matching()
         self.seen = (0, 0, 0)  # alerts, incident events, actions fed so far
+        self.freed: list[str] = []  # faults an event left unmatched, to re-offer
 
     def add_alerts(self, alerts: list[AlertRecord]) -> None:
         for a in alerts:
@@ -148,6 +152,18 @@ class Replay:
         if fid is not None:
             del self.m.incident_of[fid]
             self.m.matched_s.pop(fid, None)
+            self.freed.append(fid)
+
+    def _reoffer(self, now: float) -> None:
+        """Offer faults freed by this event to the unmatched incidents eligible for them (oldest first)."""
+        while self.freed:
+            fid = self.freed.pop(0)
+            if fid in self.m.incident_of:
+                continue
+            for inc in self.m.opened:
+                if inc not in self.m.fault_of and fid in self._shares(self.state[inc], now):
+                    self._match(inc, fid, now, lock=False)
+                    break
 
     def _match(self, inc: str, fid: str, now: float, lock: bool) -> None:
         m = self.m
@@ -179,6 +195,9 @@ class Replay:
         if current is not None and localizes(self.faults[current], services, artifact):
             m.localized_s[current] = now
             return
+        if current is not None and current not in shares:
+            self._unmatch(inc)  # the fault no longer explains what the incident has become
+            current = None
         takeable = [fid for fid in shares
                     if localizes(self.faults[fid], services, artifact)
                     and (fid not in m.incident_of or not self._locked(fid))]
@@ -208,6 +227,7 @@ class Replay:
             self.m.opened.append(ev.incident_id)
         self.state[ev.incident_id] = ev
         self._settle(ev.incident_id, ev.time_s)
+        self._reoffer(ev.time_s)
         self._judge_claim(ev, ev.time_s)
 
     def action(self, k: int, a: ActionRecord) -> None:

@@ -54,11 +54,13 @@ class TaskScore:
     mode: str  # empty_report | judge | control_empty | control_judge
     reward: float  # rca_depth / 3 on incidents; 1 / 0 on controls
     rca_depth: float | None  # mean rubric score (0-3); None on controls
-    rca_accuracy: int  # every plausible flag named (0 on controls by construction)
-    hallucinate: int | None  # non-empty report naming no plausible flag; None on controls
+    rca_accuracy: int  # sound: every plausible flag named AND no materially wrong claim (0 on controls)
+    hallucinate: int | None  # sound: a non-empty report naming no plausible flag OR any wrong claim; None on controls
     control_pass: bool | None
     wrong_claims: tuple[str, ...] = ()
     rubrics: tuple[RubricScore, ...] = field(default_factory=tuple)
+    rca_accuracy_published: int = 0  # ORCA-bench's definition: every plausible flag named (naming all wins)
+    hallucinate_published: int | None = None  # ORCA-bench's: a non-empty report naming no plausible flag
 
 
 def _norm(x: str | None) -> str:
@@ -142,16 +144,17 @@ def judge(task: OrcaTask, report: RcaReport, shows: Shows, confirms: Confirms | 
     if report.is_empty:
         rubrics = tuple(RubricScore(c.event_id, c.flag, 0, False, False, False, False, False) for c in task.ground_truth)
         return TaskScore(**base, mode="empty_report", reward=0.0, rca_depth=0.0, rca_accuracy=0, hallucinate=0,
-                         control_pass=None, rubrics=rubrics)
+                         control_pass=None, rubrics=rubrics, hallucinate_published=0)
     wrong = wrong_claims(task, report)
     penalty = len(wrong)  # minus 1 on every rubric for each materially wrong claim
     confirmed = confirms_symptoms(task, report, confirms)
     rubrics = tuple(score_rubric(c, report, shows, penalty, confirmed) for c in task.ground_truth)
     depth = float(np.mean([r.score for r in rubrics]))
+    all_named, none_named = all(r.flag_match for r in rubrics), not any(r.flag_match for r in rubrics)
     return TaskScore(**base, mode="judge", reward=depth / 3.0, rca_depth=depth,
-                     rca_accuracy=int(all(r.flag_match for r in rubrics)),
-                     hallucinate=int(not any(r.flag_match for r in rubrics)), control_pass=None, wrong_claims=wrong,
-                     rubrics=rubrics)
+                     rca_accuracy=int(all_named and not wrong), hallucinate=int(none_named or bool(wrong)),
+                     control_pass=None, wrong_claims=wrong, rubrics=rubrics,
+                     rca_accuracy_published=int(all_named), hallucinate_published=int(none_named))
 
 
 # ------------------------------------------------------------------ aggregation
@@ -175,23 +178,35 @@ def mean_stderr(values: Sequence[float]) -> Stat:
 
 
 def metrics(scores: Iterable[TaskScore]) -> dict[str, Stat]:
-    """RCA accuracy, RCA depth (% of 3) and hallucination over incident tasks; control pass rate."""
+    """RCA accuracy, RCA depth (% of 3) and hallucination over incident tasks (sound definitions, and
+    ORCA-bench's published ones under `*_published`); control pass rate."""
     scores = list(scores)
     inc = [s for s in scores if not s.is_control]
     ctl = [s for s in scores if s.is_control]
     return {"rca_accuracy": mean_stderr([s.rca_accuracy for s in inc]),
             "rca_depth": mean_stderr([(s.rca_depth or 0.0) / 3.0 for s in inc]),
             "hallucination": mean_stderr([s.hallucinate or 0 for s in inc]),
+            "rca_accuracy_published": mean_stderr([s.rca_accuracy_published for s in inc]),
+            "hallucination_published": mean_stderr([s.hallucinate_published or 0 for s in inc]),
             "control_pass": mean_stderr([1.0 if s.control_pass else 0.0 for s in ctl]),
             "reward": mean_stderr([s.reward for s in scores])}
 
 
-def published_metrics(scores: Iterable[TaskScore]) -> dict[str, Stat]:
-    """The three leaderboard columns: RCA accuracy on medium and hard incidents, hallucination on all incidents."""
+def published_metrics(scores: Iterable[TaskScore], sound: bool = False) -> dict[str, Stat]:
+    """The three leaderboard columns: RCA accuracy on medium and hard incidents, hallucination on all
+    incidents, by ORCA-bench's published definitions (a report naming every flag wins them), or with
+    `sound` by this project's (every plausible flag named and no materially wrong claim)."""
     inc = [s for s in scores if not s.is_control]
-    return {"rca_accuracy_incident_medium": mean_stderr([s.rca_accuracy for s in inc if s.difficulty == "medium"]),
-            "rca_accuracy_incident_hard": mean_stderr([s.rca_accuracy for s in inc if s.difficulty == "hard"]),
-            "hallucinate_any_incident": mean_stderr([s.hallucinate or 0 for s in inc])}
+
+    def acc(s: TaskScore) -> int:
+        return s.rca_accuracy if sound else s.rca_accuracy_published
+
+    def hal(s: TaskScore) -> int:
+        return (s.hallucinate if sound else s.hallucinate_published) or 0
+
+    return {"rca_accuracy_incident_medium": mean_stderr([acc(s) for s in inc if s.difficulty == "medium"]),
+            "rca_accuracy_incident_hard": mean_stderr([acc(s) for s in inc if s.difficulty == "hard"]),
+            "hallucinate_any_incident": mean_stderr([hal(s) for s in inc])}
 
 
 def breakdown(scores: Iterable[TaskScore], by: str) -> dict[str, dict[str, Stat]]:

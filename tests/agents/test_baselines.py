@@ -9,8 +9,8 @@ import gymnasium as gym
 import pytest
 
 import sre_marathon_gym  # noqa: F401
-from sre_marathon_gym.agents import AGENTS, RUNBOOK_TABLE, make_agent, run_episode
-from sre_marathon_gym.agents.runbook import STATE_KEY, strongest, workload_of
+from sre_marathon_gym.agents import ADVERSARIAL_AGENT_NAMES, AGENTS, RUNBOOK_TABLE, make_agent, run_episode
+from sre_marathon_gym.agents.runbook import STATE_KEY, RunbookAgent, strongest, workload_of
 from sre_marathon_gym.errors import UnknownNameError
 from sre_marathon_gym.orchestrator import FaultSchedule
 from sre_marathon_gym.scoring import fault_scores, score_run
@@ -21,16 +21,16 @@ ENV_IDS = {"online_boutique": "SREMarathon/OnlineBoutique-v0", "astronomy_shop":
 SEEDS = (3, 11)
 
 
-def run(agent_name: str, app: str = "online_boutique", seed: int = 3, **kw):
+def run(agent_name: str, app: str = "online_boutique", seed: int = 3, agent=None, **kw):
     env = gym.make(ENV_IDS[app], **(kw or KW))
-    agent = make_agent(agent_name)
+    agent = agent or make_agent(agent_name)
     record = run_episode(env, agent, seed=seed)
     return env.unwrapped, agent, record, score_run(record, env.unwrapped.catalog.scoring)
 
 
 # ------------------------------------------------------------------ registry and protocol
 def test_registry_names_and_unknown_name_suggestion():
-    assert set(AGENTS) == {"noop", "random", "runbook", "oracle"}
+    assert set(AGENTS) == {"noop", "random", "runbook", "oracle", *ADVERSARIAL_AGENT_NAMES}
     for name in AGENTS:
         agent = make_agent(name)
         assert agent.name == name
@@ -96,7 +96,8 @@ def test_runbook_table_is_data_and_prefers_the_broken_object():
 
 @pytest.mark.parametrize("app", list(ENV_IDS))
 def test_runbook_opens_incidents_and_acts_with_cited_incidents(app):
-    env, _, record, card = run("runbook", app=app)
+    """The paper's literal runbook (every workload, every row): grouping, guards and state."""
+    env, _, record, card = run("runbook", app=app, agent=RunbookAgent(cautious=False))
     assert record.incident_events, "no incident opened"
     interventions = [a for a in record.actions if a.kind == "intervention"]
     assert interventions, "the runbook never acted"
@@ -110,6 +111,25 @@ def test_runbook_opens_incidents_and_acts_with_cited_incidents(app):
     # the state lives in the workspace, not in the agent
     assert STATE_KEY in env.runner.workspace.notes
     assert card.correlated > 0
+
+
+@pytest.mark.parametrize("app", list(ENV_IDS))
+def test_cautious_runbook_reports_only_what_its_table_trusts(app):
+    """Rules v2 price every wrong answer, so the default runbook opens an incident only for a row
+    marked `opens`, names a root cause only from a row marked `claims` (once per incident) and acts
+    only on an incident it has named a root cause for."""
+    env, _, record, _ = run("runbook", app=app, seed=5, injection_minutes=30, observation_minutes=5)
+    alerts = {a.id: a for a in record.alerts}
+    opened = [e for e in record.incident_events if e.op == "open"]
+    assert opened, "the cautious runbook opened nothing in 30 minutes"
+    for e in opened:
+        assert RUNBOOK_TABLE[strongest([alerts[a].rule for a in e.alert_ids])].opens, e
+    claims = [e for e in record.incident_events if e.op == "root_cause"]
+    assert len({e.incident_id for e in claims}) == len(claims), "a cautious incident named two root causes"
+    claimed = {e.incident_id for e in claims}
+    for a in record.actions:
+        if a.kind == "intervention":
+            assert a.incident_id in claimed, a
 
 
 def _seed_with_early_fault(catalog, app: str, mechanism: str) -> tuple[int, object]:
