@@ -368,3 +368,32 @@ def test_catalog_digest_tracks_content(catalog, catalog_copy):
     scoring = catalog_copy / "scoring.yaml"
     scoring.write_text(scoring.read_text() + "\n# edited\n")
     assert catalog_digest(catalog_copy) != catalog_digest(catalog)
+
+
+# ------------------------------------------------------------------------------------------------ rule sets
+OLD_BUNDLE = Path(__file__).parent / "data" / "online_boutique-runbook-3-v1.bundle"
+
+
+def test_old_bundle_rescores_under_v1_unchanged():
+    """A bundle sealed by the package before rule sets were versioned (commit 0897c1d, Online
+    Boutique, runbook, seed 3, 20 + 10 minutes) rescores under rules v1, the version it was scored
+    under, to exactly the card that code printed; `--rules v2` rescores it soundly."""
+    old = json.loads(OLD_BUNDLE.with_suffix(".card.json").read_text())
+    bundle = load_bundle(OLD_BUNDLE)
+    assert bundle.scoring is not None and bundle.scoring.rules_version == 1
+    (card,) = score_bundles([OLD_BUNDLE])
+    assert card.rules_version == 1
+    assert {k: v for k, v in card.model_dump(mode="json").items() if k in old} == old
+    (v2,) = score_bundles([OLD_BUNDLE], rules=2)
+    assert v2.rules_version == 2 and v2.marathon_score < card.marathon_score
+    assert v2.false_claims > 0  # the literal runbook re-named root causes the v2 rules price
+
+
+def test_new_bundles_seal_rules_v2(run, sealed):
+    record, _, catalog = run
+    b = load_bundle(sealed)
+    assert b.scoring is not None and b.scoring.rules_version == 2 and b.scoring.penalties is not None
+    (card,) = score_bundles([sealed])
+    assert card == score_run(record, catalog.scoring) and card.rules_version == 2
+    (v1,) = score_bundles([sealed], rules=1)
+    assert v1.rules_version == 1 and v1 == score_run(record, catalog.scoring.with_rules(1))

@@ -4,7 +4,35 @@ Pure functions over a `RunRecord`: nothing here touches a simulator, so a sealed
 exactly as the live run was. Every rule below is a reconstruction of the paper's prose; where the
 paper leaves a choice open, the choice is written down here and pinned by `tests/scoring/`.
 
-Per fault f (all injected faults are in the denominator):
+Two rule sets (``Scoring.rules_version``; a card and a bundle say which one scored them):
+
+* **v1**, the literal reading of the paper's prose (below, "Correlated" to "Repaired"). It can be
+  won without diagnosing anything: one incident holding every alert correlates every fault; any
+  incident state that ever names an alias localizes, whatever wrong names came before or beside
+  it; any intervention on a fault's service shortly before its recovery repairs it. Policies that
+  never read telemetry score 47-63 under v1, above the paper's best method (41.3).
+* **v2** (the default everywhere): a score only diagnosis earns. Soundness comes before a literal
+  reading of the paper:
+
+  - Correlation is a one-to-one matching of incidents to faults (`matching.py`, greedy in event
+    order so that it is causal): an incident is eligible for a fault only when at least
+    ``matching.min_explained_share`` of its fired alerts are attributable to it, and one incident
+    is evidence for at most one fault. A fault is correlated while it is matched.
+  - Localization is judged on the matched incident: its claim names the fault's target among its
+    services and an alias of its artifact; the match then locks. A claim (distinct incident,
+    services, artifact) that never localizes its incident's fault is a *false claim*; an incident
+    matched to no fault (noise, a pool of several faults, or a duplicate) is a *false incident*.
+  - Repair keeps v1's evidence rules, but only an intervention that is *called for* may be
+    credited: at its invocation the incident it cites is locked to a fault f and it acts on f's
+    target, scope or the owner of f's artifact. Every other executed intervention is *needless*.
+  - Score = 100 / faults x (sum_f (w_c C + w_l C L + w_r C L R) - false_incident x false incidents
+    - false_claim x false claims - needless_action x needless interventions) - penalty x forbidden
+    attempts, clipped to [0, 100]. The sizes (`catalog/scoring.yaml`) make a wrong answer cost what
+    the right one earns, so guessing has no positive expected value; the file says which guessing
+    strategy each size is set against.
+  - Outcomes (Figure 9) use the matching's C and L.
+
+Per fault f (all injected faults are in the denominator), rules v1:
 
 Attributable alert
     Alert a is attributable to f when it fired while f was active, with a grace of one invocation
@@ -45,7 +73,7 @@ Repaired R_f (repair evidence; credited only with C_f and L_f, in any time order
     repair actions. Both candidates depend only on evidence up to their confirmation time, which is
     what makes `stage_progress` causal.
 
-Scores
+Scores (v1)
     Marathon-Score = 100 x mean_f (w_c C + w_l C L + w_r C L R) - penalty x forbidden attempts,
     clipped to [0, 100]; with no faults the stage part is 0.
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -74,3 +75,17 @@ def test_every_baseline_on_every_app_rescores_offline_exactly(tmp_path, catalog)
         noop, runbook, oracle = by[app, "noop"], by[app, "runbook"], by[app, "oracle"]
         assert noop.correlated == 0 and noop.degradation == 0
         assert oracle.marathon_score >= 85 > runbook.marathon_score > noop.marathon_score
+
+
+def test_score_prints_the_rules_version_and_rescores_under_v1(capsys):
+    """`score` says which rule set scored each bundle: the sealed one by default (v1 for a bundle
+    sealed before rule sets were versioned), or the one `--rules` asks for."""
+    old = Path(__file__).parents[1] / "data" / "online_boutique-runbook-3-v1.bundle"
+    assert main(["score", str(old)]) == 0
+    out = capsys.readouterr().out
+    assert "scored under rules v1 (sealed in the bundle)" in out
+    assert main(["score", str(old), "--rules", "v2"]) == 0
+    out = capsys.readouterr().out
+    assert "scored under rules v2 (--rules)" in out and "false root-cause claims" in out
+    with pytest.raises(SystemExit):
+        main(["score", str(old), "--rules", "v3"])

@@ -92,3 +92,30 @@ def test_reward_sums_to_score_and_noop_scores_zero():
     _, total, info = run_noop(env)
     assert total == 0.0 and info["score"] == 0.0
     assert len(env.unwrapped.record().faults) > 0
+
+
+@pytest.mark.parametrize("agent", ["noop", "random", "runbook", "oracle", "incident_per_alert", "cycle_guesses",
+                                   "act_on_everything"])
+def test_rewards_sum_to_the_unclipped_score_for_every_baseline(agent):
+    """Whole episodes under rules v2 (penalties included, so rewards can be negative): the env's
+    per-step rewards, fed only each step's new evidence, sum to the recorded run's unclipped score."""
+    import math
+
+    from sre_marathon_gym.agents import make_agent
+    from sre_marathon_gym.scoring import score_run
+
+    env = gym.make("SREMarathon/AstronomyShop-v0", injection_minutes=20, observation_minutes=10)
+    obs, info = env.reset(seed=6)
+    pilot = make_agent(agent)
+    pilot.reset(env, 6)
+    rewards, done = [], False
+    while not done:
+        obs, r, term, trunc, info = env.step(pilot.invoke(env, obs, info))
+        rewards.append(r)
+        done = term or trunc
+    u = env.unwrapped
+    card = score_run(u.record(), u.catalog.scoring)
+    assert card.rules_version == 2
+    assert math.fsum(rewards) == pytest.approx(card.marathon_score_unclipped, abs=1e-9)
+    if agent in ("incident_per_alert", "cycle_guesses", "act_on_everything"):
+        assert min(rewards) < 0  # guessing is paid for as it happens

@@ -1,4 +1,5 @@
-"""Worked examples for every scored formula (SRE-Marathon §3, App. F, Figure 9).
+"""Worked examples for every scored formula under rules v1 (SRE-Marathon §3, App. F, Figure 9);
+rules v2 are in test_marathon_v2.py.
 
 Each test states its arithmetic in the docstring. Unless a test says otherwise: weights
 0.3/0.3/0.4, penalty 1 point per forbidden attempt, repair_stable_s 120, interval 120 s, and a

@@ -1,0 +1,142 @@
+"""The adversarial suite (agents/adversarial.py): policies that diagnose nothing must score near zero
+under rules v2, on the real simulator, while rules v1 rewarded several of them.
+
+The fast tests run short episodes; the slow ones run the issue's acceptance protocol (the three
+leaderboard seeds and 5 other seeds per app, full 60 + 30 minute runs) and all 1,079 ORCA tasks.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+
+from sre_marathon_gym.agents import ADVERSARIAL_AGENT_NAMES, make_agent, run_episode
+from sre_marathon_gym.agents.adversarial import ORCA_ADVERSARIAL_AGENTS, catalog_guesses
+from sre_marathon_gym.evaluation import ENV_BY_APP, evaluate
+from sre_marathon_gym.scoring import score_run
+
+SHORT = dict(injection_minutes=20, observation_minutes=5)
+
+
+@pytest.fixture(scope="module")
+def short_runs(catalog):
+    """Every adversarial policy, plus the runbook, on one 25-minute Online Boutique run."""
+    out = {}
+    for name in (*ADVERSARIAL_AGENT_NAMES, "runbook"):
+        env = gym.make(ENV_BY_APP["online_boutique"], **SHORT)
+        out[name] = run_episode(env, make_agent(name), seed=4)
+    return out
+
+
+def test_the_suite_holds_every_degenerate_policy_of_the_issue():
+    assert set(ADVERSARIAL_AGENT_NAMES) == {"one_incident", "incident_per_alert", "shotgun", "cycle_guesses",
+                                            "guess_per_incident", "act_on_everything"}
+    assert set(ORCA_ADVERSARIAL_AGENTS) == {"every_flag", "every_flag_with_signals", "every_service"}
+
+
+def test_catalog_guesses_are_names_the_scorer_accepts(catalog):
+    """The guesser is as strong as a catalog reader: every guess is an accepted name of some row."""
+    env = gym.make(ENV_BY_APP["astronomy_shop"]).unwrapped
+    for svc in ("payment", "ad", "cart"):
+        rows = [f for f in catalog.faults["astronomy_shop"] if f.target == svc]
+        accepted = {n for f in rows for n in (f.artifact, *f.aliases)}
+        guesses = catalog_guesses(env, svc)
+        assert guesses and set(guesses) <= accepted, svc
+
+
+@pytest.mark.parametrize("name", ADVERSARIAL_AGENT_NAMES)
+def test_no_degenerate_policy_earns_anything_under_v2(short_runs, catalog, name):
+    """Under rules v2 each policy's unclipped score is at most 0.5 (one incident that holds its first
+    alerts can be matched for a while) and below the cautious runbook's."""
+    v2 = score_run(short_runs[name], catalog.scoring)
+    runbook = score_run(short_runs["runbook"], catalog.scoring)
+    assert v2.rules_version == 2
+    assert v2.marathon_score_unclipped <= 0.5, (name, v2.marathon_score_unclipped)
+    assert v2.marathon_score < runbook.marathon_score, (name, v2.marathon_score, runbook.marathon_score)
+
+
+def test_v1_rewarded_the_guessers(short_runs, catalog):
+    """The reason for v2: under rules v1 the guessing policies beat the runbook by a wide margin."""
+    v1 = catalog.scoring.with_rules(1)
+    runbook = score_run(short_runs["runbook"], v1).marathon_score
+    for name in ("shotgun", "cycle_guesses", "act_on_everything"):
+        assert score_run(short_runs[name], v1).marathon_score > runbook + 10, name
+
+
+def test_each_policy_does_what_its_name_says(short_runs):
+    one = short_runs["one_incident"]
+    assert len({e.incident_id for e in one.incident_events}) == 1
+    per_alert = short_runs["incident_per_alert"]
+    last_invocation = max(a.time_s for a in per_alert.actions)
+    seen = [a for a in per_alert.alerts if a.fired_at <= last_invocation]
+    assert len({e.incident_id for e in per_alert.incident_events}) == len(seen)
+    assert all(len(e.alert_ids) == 1 for e in per_alert.incident_events)
+    cycle = short_runs["cycle_guesses"]
+    assert len({e.artifact for e in cycle.incident_events if e.op == "root_cause"}) > 3
+    act = short_runs["act_on_everything"]
+    tools = {a.tool for a in act.actions if a.kind == "intervention" and a.verdict == "ok"}
+    assert {"rollback", "restart"} <= tools
+
+
+# ------------------------------------------------------------------ the acceptance protocol (slow)
+@pytest.mark.slow
+def test_acceptance_on_leaderboard_and_five_other_seeds(tmp_path: Path, catalog):
+    """On each app's leaderboard seed and the 5 extra seeds `evaluate --seeds 5` uses: every
+    adversarial policy scores at most 5 and below the runbook, noop scores 0, runbook > random, and
+    the oracle scores at least 85 on the leaderboard seeds (other seeds: see the next test)."""
+    agents = ["noop", "random", "runbook", "oracle", *ADVERSARIAL_AGENT_NAMES]
+    results = evaluate(agents, extra_seeds=5, workers=2, progress=False, catalog=catalog)
+    score: dict[tuple[str, int], dict[str, float]] = defaultdict(dict)
+    for spec, card, _ in results:
+        assert card.rules_version == 2
+        score[(spec.app, spec.seed)][spec.agent] = card.marathon_score
+    assert len(score) == 3 * 6
+    for (app, seed), s in score.items():
+        assert s["noop"] == 0.0, (app, seed)
+        assert s["runbook"] > s["random"], (app, seed, s)
+        for name in ADVERSARIAL_AGENT_NAMES:
+            assert s[name] <= 5.0 and s[name] < s["runbook"], (app, seed, name, s)
+        if seed == catalog.leaderboard.seed_for(app) or app != "online_boutique":
+            assert s["oracle"] >= 85.0, (app, seed, s["oracle"])
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="Online Boutique's symptom probes keep failing from overlapping faults long "
+                   "after the oracle's fix (the severity issue of the fidelity round), under v1 as under v2: the "
+                   "oracle reaches 82-89 on other seeds")
+def test_oracle_at_least_85_on_online_boutique_other_seeds(catalog):
+    results = evaluate(["oracle"], apps=["online_boutique"], extra_seeds=5, workers=2, progress=False,
+                       catalog=catalog)
+    assert min(card.marathon_score for _, card, _ in results) >= 85.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(ORCA_ADVERSARIAL_AGENTS))
+def test_degenerate_rca_reports_score_zero_on_every_orca_task(name):
+    """On all 1,079 tasks: sound accuracy 0 and depth 0 (the published accuracy they win is kept for
+    comparison only)."""
+    from sre_marathon_gym.orca.evaluate import evaluate as orca_evaluate
+    from sre_marathon_gym.scoring.orca import metrics
+
+    scores = orca_evaluate(name)
+    assert len(scores) == 1079
+    incidents = [s for s in scores if not s.is_control]
+    assert all(s.rca_accuracy == 0 and s.rca_depth == 0.0 for s in incidents)
+    m = metrics(scores)
+    assert m["rca_accuracy"].mean == 0.0 and m["rca_depth"].mean == 0.0
+    if name.startswith("every_flag"):
+        assert m["rca_accuracy_published"].mean == 100.0  # the hole in the published definition
+
+
+def test_degenerate_rca_reports_on_a_spread_of_tasks():
+    """Fast version of the above on 40 tasks spread over the set."""
+    from sre_marathon_gym.orca.evaluate import evaluate as orca_evaluate
+
+    for name in ORCA_ADVERSARIAL_AGENTS:
+        scores = orca_evaluate(name, limit=40)
+        inc = [s for s in scores if not s.is_control]
+        assert inc and all(s.rca_accuracy == 0 and s.rca_depth == 0.0 and s.hallucinate == 1 for s in inc), name
+
