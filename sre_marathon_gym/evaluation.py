@@ -18,7 +18,8 @@ from .catalog import APPS, Catalog, load_catalog
 from .scoring import ScoreCard, score_run
 from .table import format_table
 
-COLUMNS = ("Marathon-Score", "correlated", "localized", "repaired", "intervention risk", "degradation",
+COLUMNS = ("Marathon-Score", "correlated", "localized", "repaired", "incident precision", "guess penalty",
+           "intervention risk", "degradation",
            "MTTD s", "MTTL s", "MTTR s", "calls", "tokens", "cost $")
 EXTRA_SEED_BASE = 10_000  # extra seeds for --seeds N: 10000, 10001, ... (disjoint from leaderboard seeds)
 
@@ -156,7 +157,9 @@ def evaluate(agents: list[str], apps: list[str] | None = None, extra_seeds: int 
 
 
 def _row(card: ScoreCard) -> list[float | None]:
-    return [card.marathon_score, card.correlated, card.localized, card.repaired, card.intervention_risk,
+    guesses = card.false_incident_penalty + card.false_claim_penalty + card.needless_action_penalty
+    return [card.marathon_score, card.correlated, card.localized, card.repaired, card.incident_precision,
+            guesses if card.rules_version >= 2 else None, card.intervention_risk,
             card.degradation, card.mttd_s, card.mttl_s, card.mttr_s, card.model_calls,
             card.input_tokens + card.output_tokens, card.cost_usd]
 
@@ -164,7 +167,7 @@ def _row(card: ScoreCard) -> list[float | None]:
 def _fmt(v: float | None, col: str) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "-"
-    if col == "Marathon-Score":
+    if col in ("Marathon-Score", "guess penalty"):
         return f"{v:.1f}"
     if col in ("MTTD s", "MTTL s", "MTTR s", "calls", "tokens"):
         return f"{v:.0f}"
@@ -174,7 +177,10 @@ def _fmt(v: float | None, col: str) -> str:
 
 
 def leaderboard_table(results: list[tuple[RunSpec, ScoreCard, str | None]], catalog: Catalog) -> str:
-    """The paper's Table 2 layout: per agent, the mean over apps on the leaderboard seeds; then per app."""
+    """The paper's Table 2 layout: per agent, the mean over apps on the leaderboard seeds; then per app.
+
+    Rules v2 columns: incident precision (matched / opened) and the guess penalty (Marathon-Score
+    points that false incidents, false claims and needless interventions cost)."""
     lb = [(s, c) for s, c, _ in results if s.mode == "eval"]
     agents = list(dict.fromkeys(s.agent for s, _ in lb))
     rows = []

@@ -106,6 +106,22 @@ class _Guesser:
     def _services(workload: str, entry: str) -> list[str]:
         return [entry] if workload.startswith(("node/", "zone/")) else [workload]
 
+    @staticmethod
+    def _hold(call: Any, incidents: dict, key: Any, ids: list[str], new: list[str], title: str
+              ) -> tuple[str | None, bool]:
+        """The incident kept under `key`, opened with `ids` if there is none yet, else given the `new`
+        alerts; returns (its id or None if opening failed, whether it was opened now)."""
+        inc = incidents.get(key)
+        if inc is None:
+            r = call({"tool": "open_incident", "alert_ids": ids, "title": title})
+            if not r.ok:
+                return None, False
+            incidents[key] = r.data["id"]
+            return r.data["id"], True
+        if new:
+            call({"tool": "update_incident", "incident_id": inc, "add_alert_ids": new})
+        return inc, False
+
     def _root(self, call: Any, inc_id: str, workload: str, guess: str) -> None:
         call({"tool": "set_root_cause", "incident_id": inc_id, "services": self._services(workload, self.state["entry"]),
               "artifact": guess, "summary": "guess"})
@@ -164,17 +180,11 @@ class ShotgunAgent(_Guesser):
         incidents: dict[tuple[str, str], str] = self.state.setdefault("incidents", {})
         held: set[str] = self.state.setdefault("held", set())
         new = [i for i in ids if i not in held]
-        for inc_id in incidents.values():
-            if new:
-                call({"tool": "update_incident", "incident_id": inc_id, "add_alert_ids": new})
         for svc in services:
             for guess in self._guesses(u, call, svc)[: self.guesses]:
-                if (svc, guess) in incidents:
-                    continue
-                r = call({"tool": "open_incident", "alert_ids": ids, "title": f"{svc}: {guess}"})
-                if r.ok:
-                    incidents[(svc, guess)] = r.data["id"]
-                    self._root(call, r.data["id"], svc, guess)
+                inc, fresh = self._hold(call, incidents, (svc, guess), ids, new, f"{svc}: {guess}")
+                if fresh:
+                    self._root(call, inc, svc, guess)
         held.update(ids)
         return None
 
@@ -191,17 +201,12 @@ class CycleGuessesAgent(_Guesser):
         held: set[str] = self.state.setdefault("held", set())
         turn = self.state["turn"] = self.state.get("turn", -1) + 1
         for wl, ids in self._workloads(call, self._alerts(call)).items():
-            new = [i for i in ids if i not in held]
-            if wl not in incidents:
-                r = call({"tool": "open_incident", "alert_ids": ids, "title": f"alerts on {wl}"})
-                if not r.ok:
-                    continue
-                incidents[wl] = r.data["id"]
-            elif new:
-                call({"tool": "update_incident", "incident_id": incidents[wl], "add_alert_ids": new})
+            inc, _ = self._hold(call, incidents, wl, ids, [i for i in ids if i not in held], f"alerts on {wl}")
+            if inc is None:
+                continue
             held.update(ids)
             guesses = self._guesses(u, call, wl)
-            self._root(call, incidents[wl], wl, guesses[turn % len(guesses)])
+            self._root(call, inc, wl, guesses[turn % len(guesses)])
         return None
 
 
@@ -221,15 +226,11 @@ class GuessPerIncidentAgent(_Guesser):
             seen = held.setdefault(wl, set())
             new = [i for i in ids if i not in seen]
             for guess in self._guesses(u, call, wl)[: self.guesses]:
-                inc = incidents.get((wl, guess))
+                inc, fresh = self._hold(call, incidents, (wl, guess), ids, new, f"{wl}: {guess}")
                 if inc is None:
-                    r = call({"tool": "open_incident", "alert_ids": ids, "title": f"{wl}: {guess}"})
-                    if not r.ok:
-                        continue
-                    inc = incidents[(wl, guess)] = r.data["id"]
+                    continue
+                if fresh:
                     self._root(call, inc, wl, guess)
-                elif new:
-                    call({"tool": "update_incident", "incident_id": inc, "add_alert_ids": new})
                 by_workload.setdefault(wl, []).append(inc)
             seen.update(ids)
         return by_workload
