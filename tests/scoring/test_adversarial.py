@@ -8,7 +8,6 @@ leaderboard seeds and 5 other seeds per app, full 60 + 30 minute runs) and all 1
 from __future__ import annotations
 
 from collections import defaultdict
-from pathlib import Path
 
 import gymnasium as gym
 import pytest
@@ -83,10 +82,11 @@ def test_each_policy_does_what_its_name_says(short_runs):
 
 # ------------------------------------------------------------------ the acceptance protocol (slow)
 @pytest.mark.slow
-def test_acceptance_on_leaderboard_and_five_other_seeds(tmp_path: Path, catalog):
+def test_acceptance_on_leaderboard_and_five_other_seeds(catalog):
     """On each app's leaderboard seed and the 5 extra seeds `evaluate --seeds 5` uses: every
     adversarial policy scores at most 5 and below the runbook, noop scores 0, runbook > random, and
-    the oracle scores at least 85 on the leaderboard seeds (other seeds: see the next test)."""
+    the oracle scores at least 85 (its margin is thinnest on Online Boutique, 85.1-88.3 here, whose
+    symptom probes also fail from overlapping faults after a fix)."""
     agents = ["noop", "random", "runbook", "oracle", *ADVERSARIAL_AGENT_NAMES]
     results = evaluate(agents, extra_seeds=5, workers=2, progress=False, catalog=catalog)
     score: dict[tuple[str, int], dict[str, float]] = defaultdict(dict)
@@ -99,18 +99,7 @@ def test_acceptance_on_leaderboard_and_five_other_seeds(tmp_path: Path, catalog)
         assert s["runbook"] > s["random"], (app, seed, s)
         for name in ADVERSARIAL_AGENT_NAMES:
             assert s[name] <= 5.0 and s[name] < s["runbook"], (app, seed, name, s)
-        if seed == catalog.leaderboard.seed_for(app) or app != "online_boutique":
-            assert s["oracle"] >= 85.0, (app, seed, s["oracle"])
-
-
-@pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="Online Boutique's symptom probes keep failing from overlapping faults long "
-                   "after the oracle's fix (the severity issue of the fidelity round), under v1 as under v2: the "
-                   "oracle reaches 82-89 on other seeds")
-def test_oracle_at_least_85_on_online_boutique_other_seeds(catalog):
-    results = evaluate(["oracle"], apps=["online_boutique"], extra_seeds=5, workers=2, progress=False,
-                       catalog=catalog)
-    assert min(card.marathon_score for _, card, _ in results) >= 85.0
+        assert s["oracle"] >= 85.0, (app, seed, s["oracle"])
 
 
 @pytest.mark.slow
