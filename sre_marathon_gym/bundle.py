@@ -66,7 +66,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BUNDLE_FORMAT", "BUNDLE_FORMAT_VERSION", "KEY_ENV", "Bundle", "BundleError", "BundleInfo",
-    "Telemetry", "bundle_scoring", "catalog_digest", "load_bundle", "score_bundles", "verify_bundle", "write_bundle",
+    "Telemetry", "bundle_scoring", "catalog_digest", "load_bundle", "score_bundles", "verify_bundle",
+    "write_bundle",
 ]
 
 BUNDLE_FORMAT = "sre-marathon-bundle"

@@ -11,6 +11,10 @@ from pathlib import Path
 
 from .catalog import APPS, CATEGORIES, Catalog, load_catalog
 from .catalog.settings import RULES_VERSIONS
+
+# agents/adversarial.py (spelled out so building the parser imports no agent; a test keeps them equal)
+ADVERSARIAL_NAMES = ("one_incident", "incident_per_alert", "shotgun", "cycle_guesses", "guess_per_incident",
+                     "act_on_everything")
 from .errors import ConfigurationError, SREMarathonError, UnknownNameError
 from .table import format_table
 
@@ -348,7 +352,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run one episode with an agent and write its sealed bundle")
     run.add_argument("--app", required=True, choices=APPS)
-    run.add_argument("--agent", default="runbook", help="noop, random, runbook or oracle; LLM methods: react, rag, keep")
+    run.add_argument("--agent", default="runbook",
+                     help="noop, random, runbook or oracle; LLM methods: react, rag, keep; or an adversarial "
+                          "policy: " + ", ".join(ADVERSARIAL_NAMES))
     run.add_argument("--seed", type=int, help="train mode: the schedule's seed (default: drawn)")
     run.add_argument("--mode", choices=("eval", "train"), default="eval",
                      help="eval: the leaderboard protocol (default); train: any seed and schedule settings")
@@ -361,7 +367,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     ev = sub.add_parser("evaluate", help="leaderboard mode: agents x apps on the leaderboard seeds")
     ev.add_argument("--agents", "--agent", default="noop,random,runbook,oracle",
-                    help="comma-separated agent names; LLM methods: react, rag, keep")
+                    help="comma-separated agent names; LLM methods: react, rag, keep; the adversarial suite "
+                         "(benchmark-health checks): " + ", ".join(ADVERSARIAL_NAMES))
     ev.add_argument("--apps", help="comma-separated apps (default: all three)")
     ev.add_argument("--seeds", type=int, default=0, help="extra seeds per app for a mean and 95%% interval")
     ev.add_argument("--workers", type=int, help="parallel processes (default: one per core)")

@@ -98,7 +98,8 @@ class _Guesser:
             return [workload]
         names = catalog_guesses(env, workload)
         hist = call({"tool": "get_deploy_history", "service": workload})
-        text = " ".join(f"{c.get('message', '')} {c.get('diff', '')}" for c in hist.data["changes"]) if hist.ok else ""
+        changes = hist.data["changes"] if hist.ok else []
+        text = " ".join(f"{c.get('message', '')} {c.get('diff', '')}" for c in changes)
         mined = [n for n in names if n.rsplit(":", 1)[-1].split("@")[0].rsplit("/", 1)[-1] in text]
         return [*mined, *(n for n in names if n not in mined)]
 
@@ -107,8 +108,9 @@ class _Guesser:
         return [entry] if workload.startswith(("node/", "zone/")) else [workload]
 
     @staticmethod
-    def _hold(call: Any, incidents: dict, key: Any, ids: list[str], new: list[str], title: str
-              ) -> tuple[str | None, bool]:
+    def _hold(
+        call: Any, incidents: dict, key: Any, ids: list[str], new: list[str], title: str
+    ) -> tuple[str | None, bool]:
         """The incident kept under `key`, opened with `ids` if there is none yet, else given the `new`
         alerts; returns (its id or None if opening failed, whether it was opened now)."""
         inc = incidents.get(key)
@@ -123,8 +125,16 @@ class _Guesser:
         return inc, False
 
     def _root(self, call: Any, inc_id: str, workload: str, guess: str) -> None:
-        call({"tool": "set_root_cause", "incident_id": inc_id, "services": self._services(workload, self.state["entry"]),
-              "artifact": guess, "summary": "guess"})
+        services = self._services(workload, self.state["entry"])
+        call(
+            {
+                "tool": "set_root_cause",
+                "incident_id": inc_id,
+                "services": services,
+                "artifact": guess,
+                "summary": "guess",
+            }
+        )
 
 
 class OneIncidentAgent(_Guesser):
@@ -201,7 +211,8 @@ class CycleGuessesAgent(_Guesser):
         held: set[str] = self.state.setdefault("held", set())
         turn = self.state["turn"] = self.state.get("turn", -1) + 1
         for wl, ids in self._workloads(call, self._alerts(call)).items():
-            inc, _ = self._hold(call, incidents, wl, ids, [i for i in ids if i not in held], f"alerts on {wl}")
+            new = [i for i in ids if i not in held]
+            inc, _ = self._hold(call, incidents, wl, ids, new, f"alerts on {wl}")
             if inc is None:
                 continue
             held.update(ids)
@@ -267,9 +278,18 @@ class EveryFlagReport(OrcaAgent):
 
     def investigate(self, view: TaskView, call: Call) -> RcaReport:
         start = max(0.0, float(view.current_s) - 1800.0)
-        return RcaReport(summary="one of the feature flags", root_causes=[
-            RootCause(flag=f, service=flag_services(f)[0], mechanism=flag_mechanisms(f)[0], incident_start_s=start)
-            for f in FLAG_BEHAVIOUR])
+        return RcaReport(
+            summary="one of the feature flags",
+            root_causes=[
+                RootCause(
+                    flag=f,
+                    service=flag_services(f)[0],
+                    mechanism=flag_mechanisms(f)[0],
+                    incident_start_s=start,
+                )
+                for f in FLAG_BEHAVIOUR
+            ],
+        )
 
 
 class EveryFlagWithSignalsReport(OrcaAgent):
@@ -281,10 +301,22 @@ class EveryFlagWithSignalsReport(OrcaAgent):
         start = max(0.0, float(view.current_s) - 1800.0)
         causes = []
         for f in FLAG_BEHAVIOUR:
-            refs = [MetricRef(metric=DURATION + "_sum" if sig.kind == "latency" else sig.family, matchers=dict(sig.labels))
-                    for sig in flag_signals(f)][:20]
-            causes.append(RootCause(flag=f, service=flag_services(f)[0], mechanism=flag_mechanisms(f)[0],
-                                    incident_start_s=start, evidence=refs))
+            refs = [
+                MetricRef(
+                    metric=DURATION + "_sum" if sig.kind == "latency" else sig.family,
+                    matchers=dict(sig.labels),
+                )
+                for sig in flag_signals(f)
+            ][:20]
+            causes.append(
+                RootCause(
+                    flag=f,
+                    service=flag_services(f)[0],
+                    mechanism=flag_mechanisms(f)[0],
+                    incident_start_s=start,
+                    evidence=refs,
+                )
+            )
         return RcaReport(summary="every flag, with its signals", root_causes=causes)
 
 
@@ -297,16 +329,40 @@ class EveryServiceReport(OrcaAgent):
         topo = call({"tool": "get_topology"})
         services = [s["name"] for s in topo.data["services"]] if topo.ok else []
         start = max(0.0, float(view.current_s) - 1800.0)
-        return RcaReport(summary="every service", root_causes=[
-            RootCause(service=s, mechanism="errors", incident_start_s=start) for s in services[:20]])
+        return RcaReport(
+            summary="every service",
+            root_causes=[
+                RootCause(service=s, mechanism="errors", incident_start_s=start) for s in services[:20]
+            ],
+        )
 
 
-ADVERSARIAL_AGENTS: dict[str, type] = {cls.name: cls for cls in (
-    OneIncidentAgent, IncidentPerAlertAgent, ShotgunAgent, CycleGuessesAgent, GuessPerIncidentAgent,
-    ActOnEverythingAgent)}
-ORCA_ADVERSARIAL_AGENTS: dict[str, type[OrcaAgent]] = {cls.name: cls for cls in (
-    EveryFlagReport, EveryFlagWithSignalsReport, EveryServiceReport)}
+ADVERSARIAL_AGENTS: dict[str, type] = {
+    cls.name: cls
+    for cls in (
+        OneIncidentAgent,
+        IncidentPerAlertAgent,
+        ShotgunAgent,
+        CycleGuessesAgent,
+        GuessPerIncidentAgent,
+        ActOnEverythingAgent,
+    )
+}
+ORCA_ADVERSARIAL_AGENTS: dict[str, type[OrcaAgent]] = {
+    cls.name: cls for cls in (EveryFlagReport, EveryFlagWithSignalsReport, EveryServiceReport)
+}
 
-__all__ = ["ADVERSARIAL_AGENTS", "ORCA_ADVERSARIAL_AGENTS", "ActOnEverythingAgent", "CycleGuessesAgent",
-           "EveryFlagReport", "EveryFlagWithSignalsReport", "EveryServiceReport", "GuessPerIncidentAgent",
-           "IncidentPerAlertAgent", "OneIncidentAgent", "ShotgunAgent", "catalog_guesses"]
+__all__ = [
+    "ADVERSARIAL_AGENTS",
+    "ORCA_ADVERSARIAL_AGENTS",
+    "ActOnEverythingAgent",
+    "CycleGuessesAgent",
+    "EveryFlagReport",
+    "EveryFlagWithSignalsReport",
+    "EveryServiceReport",
+    "GuessPerIncidentAgent",
+    "IncidentPerAlertAgent",
+    "OneIncidentAgent",
+    "ShotgunAgent",
+    "catalog_guesses",
+]

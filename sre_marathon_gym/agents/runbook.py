@@ -67,9 +67,11 @@ RUNBOOK_TABLE: dict[str, RunbookRule] = {
     "ZoneNodesNotReady": RunbookRule("infrastructure", "zone/{zone}", "failover", 0),
     "NodeNotReady": RunbookRule("infrastructure", "node/{node}", "uncordon", 0, opens=True),
     "NodeUnschedulable": RunbookRule("infrastructure", "node/{node}", "uncordon", 0, opens=True),
-    "PodImagePullBackOff": RunbookRule("deployment", "deployment/{svc}:image", "rollback", 0, opens=True, claims=True),
+    "PodImagePullBackOff": RunbookRule("deployment", "deployment/{svc}:image", "rollback", 0, opens=True,
+                                       claims=True),
     "PodContainerConfigError": RunbookRule("config", "deployment/{svc}", "rollback", 0, opens=True),
-    "ContainerOOMKilled": RunbookRule("resource", "deployment/{svc}:resources.limits.memory", "rollback", 0, opens=True),
+    "ContainerOOMKilled": RunbookRule("resource", "deployment/{svc}:resources.limits.memory", "rollback", 0,
+                                      opens=True),
     "PodCrashLooping": RunbookRule("code", "deployment/{svc}", "rollback", 0, opens=True),
     # tier 1: the object is broken, reason unknown
     "ContainerRestartingFrequently": RunbookRule("code", "deployment/{svc}", "rollback", 1, opens=True),
@@ -195,7 +197,8 @@ class RunbookAgent:
             groups.setdefault(workload_of(alerts[aid]["labels"], services, entry), []).append(aid)
         for wl, ids in groups.items():
             inc_id = state["groups"].get(wl)
-            if inc_id is None and self.cautious and not self._row(strongest([alerts[a]["rule"] for a in ids])).opens:
+            lead = self._row(strongest([alerts[a]["rule"] for a in ids]))
+            if inc_id is None and self.cautious and not lead.opens:
                 continue  # too ambiguous to report yet: the alerts wait, ungrouped
             if inc_id is None:
                 r = call({"tool": "open_incident", "alert_ids": ids, "title": f"alerts on {wl}"})

@@ -40,14 +40,17 @@ class Penalties(CatalogModel):
     """
 
     false_incident: float = Field(ge=0, description="an incident matched to no fault")
-    false_claim: float = Field(ge=0, description="a distinct root-cause claim that never localizes its incident's fault")
-    needless_action: float = Field(ge=0, description="an executed intervention that no matched, localized incident calls for")
+    false_claim: float = Field(ge=0, description=(
+        "a distinct root-cause claim that never localizes its incident's fault"))
+    needless_action: float = Field(ge=0, description=(
+        "an executed intervention that no matched, localized incident calls for"))
 
 
 class Scoring(CatalogModel):
     schema_version: int
     rules_version: int = Field(1, description=(
-        "Marathon-Score rule set; absent means 1 (files and bundles written before rule sets were versioned)"))
+        "Marathon-Score rule set; absent means 1 (files and bundles written before rule sets were "
+        "versioned)"))
     stage_weights: StageWeights
     forbidden_operation_penalty: float = Field(ge=0, description="Marathon-Score points per forbidden attempt")
     slow_request_threshold_s: float = Field(gt=0)
@@ -68,12 +71,14 @@ class Scoring(CatalogModel):
         """The same weights under another rule set; v2's matching and penalties come from `defaults`
         when this one has none (a bundle sealed under v1 rescored with ``--rules v2``)."""
         if version not in RULES_VERSIONS:
-            raise ValueError(f"unknown rules version {version}; known: {', '.join(f'v{v}' for v in RULES_VERSIONS)}")
+            known = ", ".join(f"v{v}" for v in RULES_VERSIONS)
+            raise ValueError(f"unknown rules version {version}; known: {known}")
         update: dict = {"rules_version": version}
         if version >= 2 and (self.matching is None or self.penalties is None):
             if defaults is None or defaults.matching is None or defaults.penalties is None:
                 raise ValueError("rules v2 needs matching and penalties; pass defaults that have them")
-            update.update(matching=self.matching or defaults.matching, penalties=self.penalties or defaults.penalties)
+            update.update(matching=self.matching or defaults.matching,
+                          penalties=self.penalties or defaults.penalties)
         return Scoring.model_validate({**self.model_dump(), **update})
 
 

@@ -76,7 +76,8 @@ def detail_table(scores: list[TaskScore]) -> str:
 
 
 def _detail_row(by: str, key: str, m: dict) -> list:
-    return [by, key, m["rca_accuracy"].n, str(m["rca_accuracy"]), str(m["rca_depth"]), str(m["hallucination"]),
+    return [by, key, m["rca_accuracy"].n, str(m["rca_accuracy"]), str(m["rca_depth"]),
+            str(m["hallucination"]),
             str(m["rca_accuracy_published"]), str(m["hallucination_published"]), m["control_pass"].n,
             str(m["control_pass"])]
 

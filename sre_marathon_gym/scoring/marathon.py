@@ -206,7 +206,8 @@ class ScoreCard(BaseModel):
             *(() if self.rules_version < 2 else (
                 ("incidents matched / opened",
                  f"{self.incidents_matched} / {self.incidents_opened}"
-                 + ("" if self.incident_precision is None else f" (precision {self.incident_precision:.3f})")),
+                 + ("" if self.incident_precision is None
+                    else f" (precision {self.incident_precision:.3f})")),
                 ("false incidents", f"{self.false_incidents} (-{self.false_incident_penalty:.1f})"),
                 ("false root-cause claims", f"{self.false_claims} (-{self.false_claim_penalty:.1f})"),
                 ("needless interventions", f"{self.needless_actions} (-{self.needless_action_penalty:.1f})"),
@@ -378,7 +379,8 @@ def _fault_score(f: FaultTruth, record: RunRecord, scoring: Scoring, t_c: float 
 def _v1_fault_scores(record: RunRecord, scoring: Scoring) -> list[FaultScore]:
     times = _stage_times(record)
     stable = float(scoring.repair_stable_s)
-    return [_fault_score(f, record, scoring, *times[f.fault_id], _repair(record, f, stable)) for f in record.faults]
+    return [_fault_score(f, record, scoring, *times[f.fault_id], _repair(record, f, stable))
+            for f in record.faults]
 
 
 def _v2_fault_scores(record: RunRecord, scoring: Scoring, m: Matching) -> list[FaultScore]:
@@ -469,7 +471,8 @@ def _guesses(m: Matching, scoring: Scoring, n_faults: int) -> _Guesses:
     fi, fc, na = len(m.false_incidents), len(m.false_claims), len(m.needless)
     return _Guesses(opened=len(m.opened), matched=len(m.fault_of), false_incidents=fi, false_claims=fc,
                     needless_actions=na,
-                    points=(unit * p.false_incident * fi, unit * p.false_claim * fc, unit * p.needless_action * na))
+                    points=(unit * p.false_incident * fi, unit * p.false_claim * fc,
+                            unit * p.needless_action * na))
 
 
 def score_run(record: RunRecord, scoring: Scoring) -> ScoreCard:
@@ -515,7 +518,8 @@ def _card(record: RunRecord, scoring: Scoring, m: Matching | None) -> ScoreCard:
         incidents_opened=g.opened if guesses else None, incidents_matched=g.matched if guesses else None,
         incident_precision=(g.matched / g.opened if g.opened else None) if guesses else None,
         false_incidents=g.false_incidents, false_claims=g.false_claims, needless_actions=g.needless_actions,
-        false_incident_penalty=g.points[0], false_claim_penalty=g.points[1], needless_action_penalty=g.points[2],
+        false_incident_penalty=g.points[0], false_claim_penalty=g.points[1],
+        needless_action_penalty=g.points[2],
         intervention_risk=risk, risk_attempts=attempts, risky_attempts=risky,
         degraded_fraction=frac, baseline_degraded_fraction=base,
         degradation=None if base is None else frac - base,
@@ -537,8 +541,10 @@ def stage_progress(record: RunRecord, scoring: Scoring, until_s: float) -> dict[
     truncated at `until_s`.
     """
     if scoring.rules_version >= 2:
-        return {fs.fault_id: (fs.correlated, fs.localized,
-                              fs.repaired and fs.repair_confirmed_s is not None and fs.repair_confirmed_s <= until_s)
+        def confirmed(fs: FaultScore) -> bool:
+            return fs.repaired and fs.repair_confirmed_s is not None and fs.repair_confirmed_s <= until_s
+
+        return {fs.fault_id: (fs.correlated, fs.localized, confirmed(fs))
                 for fs in fault_scores(record.truncated(until_s), scoring)}
     out: dict[str, tuple[bool, bool, bool]] = {}
     for fs in fault_scores(record, scoring):

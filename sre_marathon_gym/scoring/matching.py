@@ -35,7 +35,8 @@ A *claim* is a distinct (incident, services, artifact); it is false until it loc
 incident is matched to (then it is the localizing claim, forever). An intervention (verdict ok) is
 *called for* when, once the events of its time are replayed, the incident it cites is locked to a
 fault f and one of its targets is f's target, in f's scope or the owner of f's artifact (flagd for a
-feature flag); every other executed intervention is needless. Events at the action's time count (an invocation's calls are one decision).
+feature flag); every other executed intervention is needless. Events at the action's time count
+(an invocation's calls are one decision).
 """
 
 from __future__ import annotations
@@ -48,8 +49,9 @@ from .run import ActionRecord, AlertRecord, FaultTruth, IncidentEvent, RunRecord
 def is_attributable(alert: AlertRecord, fault: FaultTruth, interval_s: float) -> bool:
     """Whether `alert` may be evidence of `fault`: it fired while the fault was active (plus one
     interval's grace, for rules that hold for a while) and names one of its services or its target."""
-    return (fault.start_s <= alert.fired_at <= fault.deadline_s + interval_s
-            and not fault.touched.isdisjoint(alert.services))
+    return fault.start_s <= alert.fired_at <= fault.deadline_s + interval_s and not fault.touched.isdisjoint(
+        alert.services
+    )
 
 
 def localizes(fault: FaultTruth, services: tuple[str, ...], artifact: str | None) -> bool:
@@ -110,16 +112,18 @@ class Replay:
             if a.id in self.fired_at:
                 continue
             self.fired_at[a.id] = a.fired_at
-            self.faults_of_alert[a.id] = tuple(f.fault_id for f in self.order
-                                               if is_attributable(a, f, self.interval_s))
+            self.faults_of_alert[a.id] = tuple(
+                f.fault_id for f in self.order if is_attributable(a, f, self.interval_s)
+            )
 
     def feed(self, record: RunRecord) -> Matching:
         """Replay what `record` holds beyond what was fed before (the record only grows, in time order)."""
         _, n_events, n_actions = self.seen
         self.add_alerts(record.alerts)
         events = sorted(record.incident_events[n_events:], key=lambda e: e.time_s)  # stable on ties
-        actions = sorted(((k, a) for k, a in enumerate(record.actions) if k >= n_actions),
-                         key=lambda ka: ka[1].time_s)
+        actions = sorted(
+            ((k, a) for k, a in enumerate(record.actions) if k >= n_actions), key=lambda ka: ka[1].time_s
+        )
         i = 0
         for k, a in actions:
             while i < len(events) and events[i].time_s <= a.time_s:
@@ -198,9 +202,12 @@ class Replay:
         if current is not None and current not in shares:
             self._unmatch(inc)  # the fault no longer explains what the incident has become
             current = None
-        takeable = [fid for fid in shares
-                    if localizes(self.faults[fid], services, artifact)
-                    and (fid not in m.incident_of or not self._locked(fid))]
+        takeable = [
+            fid
+            for fid in shares
+            if localizes(self.faults[fid], services, artifact)
+            and (fid not in m.incident_of or not self._locked(fid))
+        ]
         if takeable:
             best = max(takeable, key=lambda fid: shares[fid])
             self._match(inc, best, now, lock=True)
@@ -217,8 +224,12 @@ class Replay:
         key = (ev.incident_id, tuple(ev.services), ev.artifact)
         claim = self.m.claims.setdefault(key, Claim(ev.incident_id, tuple(ev.services), ev.artifact, now))
         fid = self.m.fault_of.get(ev.incident_id)
-        if claim.localized_s is None and fid is not None and self._locked(fid) \
-                and localizes(self.faults[fid], claim.services, claim.artifact):
+        if (
+            claim.localized_s is None
+            and fid is not None
+            and self._locked(fid)
+            and localizes(self.faults[fid], claim.services, claim.artifact)
+        ):
             claim.localized_s = now
 
     # ------------------------------------------------------------ entry points

@@ -55,7 +55,7 @@ class TaskScore:
     reward: float  # rca_depth / 3 on incidents; 1 / 0 on controls
     rca_depth: float | None  # mean rubric score (0-3); None on controls
     rca_accuracy: int  # sound: every plausible flag named AND no materially wrong claim (0 on controls)
-    hallucinate: int | None  # sound: a non-empty report naming no plausible flag OR any wrong claim; None on controls
+    hallucinate: int | None  # sound: a report naming no plausible flag OR any wrong claim; None on controls
     control_pass: bool | None
     wrong_claims: tuple[str, ...] = ()
     rubrics: tuple[RubricScore, ...] = field(default_factory=tuple)

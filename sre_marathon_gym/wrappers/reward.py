@@ -15,9 +15,11 @@ class ShapeMarathonReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
     Why: the score's increments are sparse (a fault pays only when it is correlated, localized,
     repaired); the dense terms give a learner a gradient toward "hurt users less, act safely" early
     in training. With the defaults every weight is zero and the episode's return equals its
-    Marathon-Score exactly (the env pays the unclipped score's increments; `clip=True` adds
-    ``clip(score, 0, 100) - score`` on the last step so the return equals the published, clipped
-    score even when forbidden-operation penalties push it below zero).
+    Marathon-Score before clipping exactly: the env pays the unclipped score's increments, and
+    under rules v2 false incidents, false claims and needless interventions make them negative.
+    `clip=True` adds ``clip(score, 0, 100) - score`` on the last step so the return equals the
+    published, clipped score; it is off by default because it hands every penalty back at the end
+    (a policy that guesses all episode long would then look as good as one that does nothing).
 
     Terms (per step, i.e. per invocation interval), all reported in ``info["reward_terms"]``:
 
@@ -43,7 +45,7 @@ class ShapeMarathonReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """
 
     def __init__(self, env: gym.Env, degradation_weight: float = 0.0, risk_weight: float = 0.0,
-                 clip: bool = True):
+                 clip: bool = False):
         gym.utils.RecordConstructorArgs.__init__(self, degradation_weight=degradation_weight,
                                                  risk_weight=risk_weight, clip=clip)
         gym.Wrapper.__init__(self, env)

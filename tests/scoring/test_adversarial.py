@@ -31,8 +31,14 @@ def short_runs(catalog):
 
 
 def test_the_suite_holds_every_degenerate_policy_of_the_issue():
-    assert set(ADVERSARIAL_AGENT_NAMES) == {"one_incident", "incident_per_alert", "shotgun", "cycle_guesses",
-                                            "guess_per_incident", "act_on_everything"}
+    assert set(ADVERSARIAL_AGENT_NAMES) == {
+        "one_incident",
+        "incident_per_alert",
+        "shotgun",
+        "cycle_guesses",
+        "guess_per_incident",
+        "act_on_everything",
+    }
     assert set(ORCA_ADVERSARIAL_AGENTS) == {"every_flag", "every_flag_with_signals", "every_service"}
 
 
@@ -127,5 +133,14 @@ def test_degenerate_rca_reports_on_a_spread_of_tasks():
     for name in ORCA_ADVERSARIAL_AGENTS:
         scores = orca_evaluate(name, limit=40)
         inc = [s for s in scores if not s.is_control]
-        assert inc and all(s.rca_accuracy == 0 and s.rca_depth == 0.0 and s.hallucinate == 1 for s in inc), name
+        assert inc and all(s.rca_accuracy == 0 and s.rca_depth == 0.0 and s.hallucinate == 1 for s in inc), (
+            name
+        )
 
+
+def test_cli_names_the_suite():
+    from sre_marathon_gym.cli import ADVERSARIAL_NAMES
+    from sre_marathon_gym.orca.cli import ADVERSARIAL_NAMES as ORCA_NAMES
+
+    assert ADVERSARIAL_NAMES == ADVERSARIAL_AGENT_NAMES
+    assert set(ORCA_NAMES) == set(ORCA_ADVERSARIAL_AGENTS)
