@@ -105,8 +105,8 @@ def close_agent(agent: Any) -> None:
         close()
 
 
-ENV_BY_APP = {"online_boutique": "SREMarathon/OnlineBoutique-v0", "astronomy_shop": "SREMarathon/AstronomyShop-v0",
-              "train_ticket": "SREMarathon/TrainTicket-v0"}
+ENV_BY_APP = {"online_boutique": "SREMarathon/OnlineBoutique-v1", "astronomy_shop": "SREMarathon/AstronomyShop-v1",
+              "train_ticket": "SREMarathon/TrainTicket-v1"}
 
 
 def _run_quiet(spec: RunSpec) -> tuple[RunSpec, ScoreCard, str | None]:

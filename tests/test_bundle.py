@@ -32,7 +32,7 @@ def _no_env_key(monkeypatch):
 
 def _short_run(seed: int = 1, action_seed: int = 7):
     """A 10-minute Online Boutique run driven by a seeded random agent."""
-    env = gym.make("SREMarathon/OnlineBoutique-v0", injection_minutes=6, observation_minutes=4, intensity=0.5)
+    env = gym.make("SREMarathon/OnlineBoutique-v1", injection_minutes=6, observation_minutes=4, intensity=0.5)
     env.reset(seed=seed)
     env.action_space.seed(action_seed)
     done = False

@@ -5,10 +5,13 @@ from __future__ import annotations
 from gymnasium.envs.registration import register, registry
 
 ENV_IDS = {
-    "SREMarathon/OnlineBoutique-v0": "online_boutique",
-    "SREMarathon/AstronomyShop-v0": "astronomy_shop",
-    "SREMarathon/TrainTicket-v0": "train_ticket",
+    "SREMarathon/OnlineBoutique-v1": "online_boutique",
+    "SREMarathon/AstronomyShop-v1": "astronomy_shop",
+    "SREMarathon/TrainTicket-v1": "train_ticket",
 }
+# v0 paid rewards under Marathon-Score rules v1 (the paper read literally, which guessing wins); kept
+# registered so earlier results can be reproduced. v1 pays rules v2 (the catalog's default).
+LEGACY_ENV_IDS = {env_id.replace("-v1", "-v0"): app for env_id, app in ENV_IDS.items()}
 
 
 def register_envs() -> None:
@@ -16,6 +19,10 @@ def register_envs() -> None:
         if env_id not in registry:
             register(id=env_id, entry_point="sre_marathon_gym.envs.marathon:MarathonEnv", kwargs={"app": app},
                      disable_env_checker=False)
+    for env_id, app in LEGACY_ENV_IDS.items():
+        if env_id not in registry:
+            register(id=env_id, entry_point="sre_marathon_gym.envs.marathon:MarathonEnv",
+                     kwargs={"app": app, "rules": 1}, disable_env_checker=False)
 
 
 register_envs()

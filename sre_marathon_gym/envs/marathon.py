@@ -43,8 +43,9 @@ class MarathonEnv(gym.Env):
 
     ## Rewards
     Increments of the Marathon-Score (correlation, localization, repair per fault, all faults in
-    the denominator) minus the forbidden-operation penalty, so that an episode's return equals
-    its Marathon-Score before clipping.
+    the denominator) minus its penalties (rules v2: false incidents, false claims, needless
+    interventions; both rule sets: forbidden operations), so that an episode's return equals its
+    Marathon-Score before clipping. Rewards can be negative.
 
     ## Episode End
     Terminates when the run (injection plus observation) is over. Never truncates by itself.
@@ -56,10 +57,14 @@ class MarathonEnv(gym.Env):
     `max_incidents`, `catalog` (a `Catalog` or a directory), `prometheus_url` (metric reads and
     the metrics tool's ``promql`` go to this Prometheus instead of the simulator's store: a live
     cluster's, or one serving this seed's run from `sre-marathon export-prometheus --serve`) and
-    `prometheus_origin_s` (its timestamp of simulated t=0).
+    `prometheus_origin_s` (its timestamp of simulated t=0), `rules` (the Marathon-Score rule set the
+    reward follows; default: the catalog's, rules v2).
 
     ## Version History
-    - v0: initial release.
+    - v1: rewards follow Marathon-Score rules v2 (one-to-one incident matching, penalties for false
+      incidents, false claims and needless interventions); an agent's artifact fix no longer counts
+      for a change still in the pipeline.
+    - v0: initial release (rules v1; still registered, with ``rules=1``).
     """
 
     metadata = {"render_modes": []}
@@ -68,7 +73,8 @@ class MarathonEnv(gym.Env):
                  injection_minutes: int | None = None, observation_minutes: int | None = None,
                  interval_s: int | None = None, action_slots: int = 4, max_alerts: int = 64,
                  max_incidents: int = 16, catalog: Catalog | str | None = None,
-                 prometheus_url: str | None = None, prometheus_origin_s: int | None = None):
+                 prometheus_url: str | None = None, prometheus_origin_s: int | None = None,
+                 rules: int | None = None):
         self.catalog = catalog if isinstance(catalog, Catalog) else load_catalog(catalog)
         self.app = self.catalog.app(app)
         lb = self.catalog.leaderboard
@@ -82,6 +88,11 @@ class MarathonEnv(gym.Env):
             raise ConfigurationError(f"intensity must be in (0, 4], got {intensity}")
         if action_slots < 1 or max_alerts < 1 or max_incidents < 1:
             raise ConfigurationError("action_slots, max_alerts and max_incidents must be positive")
+        try:
+            self.scoring = self.catalog.scoring if rules is None else self.catalog.scoring.with_rules(
+                rules, defaults=load_catalog().scoring)
+        except ValueError as exc:
+            raise ConfigurationError(f"rules: {exc}") from exc
         self.mode = mode
         self.intensity = intensity
         self.injection_s = 60 * (injection_minutes if injection_minutes is not None else lb.injection_minutes)
@@ -99,7 +110,8 @@ class MarathonEnv(gym.Env):
         self._init_kwargs = dict(app=app, mode=mode, intensity=intensity, injection_minutes=injection_minutes,
                                  observation_minutes=observation_minutes, interval_s=interval_s,
                                  action_slots=action_slots, max_alerts=max_alerts, max_incidents=max_incidents,
-                                 prometheus_url=prometheus_url, prometheus_origin_s=prometheus_origin_s)
+                                 prometheus_url=prometheus_url, prometheus_origin_s=prometheus_origin_s,
+                                 rules=rules)
         self.metrics_source = None
         if prometheus_url is not None:
             from ..prometheus import DEFAULT_ORIGIN_S, PrometheusTelemetry
@@ -135,7 +147,7 @@ class MarathonEnv(gym.Env):
         self.runner = ToolRunner(self.sim, self.alert_engine, metrics=self.metrics_source)
         self.recorder = RunRecorder(self)
         self._actions_seen = 0
-        self.reward_fn = MarathonReward(self.catalog.scoring)
+        self.reward_fn = MarathonReward(self.scoring)
         self._restarts_at_step = self.sim.restarts_total.copy()
         self._advance(self.interval_s)
         return self._observe(), self._info()
@@ -179,7 +191,8 @@ class MarathonEnv(gym.Env):
     def config(self) -> dict:
         return {"app": self.app.app, "mode": self.mode, "intensity": self.intensity, "injection_s": self.injection_s,
                 "observation_s": self.observation_s, "interval_s": self.interval_s, "action_slots": self.action_slots,
-                "max_alerts": self.max_alerts, "max_incidents": self.max_incidents}
+                "max_alerts": self.max_alerts, "max_incidents": self.max_incidents,
+                "rules": self.scoring.rules_version}
 
     def _acted_since_last_step(self) -> bool:
         n = len(self.runner.actions)

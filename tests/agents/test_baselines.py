@@ -16,8 +16,8 @@ from sre_marathon_gym.orchestrator import FaultSchedule
 from sre_marathon_gym.scoring import fault_scores, score_run
 
 KW = dict(injection_minutes=10, observation_minutes=5, intensity=0.6)
-ENV_IDS = {"online_boutique": "SREMarathon/OnlineBoutique-v0", "astronomy_shop": "SREMarathon/AstronomyShop-v0",
-           "train_ticket": "SREMarathon/TrainTicket-v0"}
+ENV_IDS = {"online_boutique": "SREMarathon/OnlineBoutique-v1", "astronomy_shop": "SREMarathon/AstronomyShop-v1",
+           "train_ticket": "SREMarathon/TrainTicket-v1"}
 SEEDS = (3, 11)
 
 

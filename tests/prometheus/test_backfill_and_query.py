@@ -101,14 +101,14 @@ def test_env_reads_metrics_and_promql_from_prometheus(catalog, short_run, prom):
     import gymnasium as gym
 
     server, _ = prom
-    env = gym.make("SREMarathon/OnlineBoutique-v0", catalog=catalog, prometheus_url=server.url, **SHORT)
+    env = gym.make("SREMarathon/OnlineBoutique-v1", catalog=catalog, prometheus_url=server.url, **SHORT)
     env.reset(seed=SEED)
     for _ in range(4):
         env.step(None)
     call = {"tool": "query_metrics", "metric": "kube_deployment_status_replicas_available",
             "group_by": ["deployment"], "start_s": 0, "end_s": env.unwrapped.sim.now}
     from_prom = env.unwrapped.call_tool(call)
-    local = gym.make("SREMarathon/OnlineBoutique-v0", catalog=catalog, **SHORT)
+    local = gym.make("SREMarathon/OnlineBoutique-v1", catalog=catalog, **SHORT)
     local.reset(seed=SEED)
     for _ in range(4):
         local.step(None)
@@ -127,7 +127,7 @@ def test_env_reads_metrics_and_promql_from_prometheus(catalog, short_run, prom):
     assert not bad.ok and "Prometheus" in bad.error.message
     broken = env.unwrapped.call_tool({"tool": "query_metrics", "promql": "sum(rate(x[2m]"})
     assert not broken.ok and broken.error.code == "invalid_arguments" and "parse error" in broken.error.message
-    down = gym.make("SREMarathon/OnlineBoutique-v0", catalog=catalog, **SHORT,
+    down = gym.make("SREMarathon/OnlineBoutique-v1", catalog=catalog, **SHORT,
                     prometheus_url=f"http://127.0.0.1:{free_port()}")
     down.reset(seed=SEED)
     res = down.unwrapped.call_tool(call)  # nothing listens there: an outage, not a crash

@@ -33,7 +33,7 @@ def test_nineteen_tools_and_their_schemas_validate():
 
 @pytest.fixture(scope="module")
 def env():
-    e = gym.make("SREMarathon/OnlineBoutique-v0", **SHORT).unwrapped
+    e = gym.make("SREMarathon/OnlineBoutique-v1", **SHORT).unwrapped
     e.reset(seed=11)
     for _ in range(2):
         e.step(None)
@@ -108,7 +108,7 @@ def test_fuzzed_calls_and_actions_never_raise(env, calls, action):
 
 
 def test_no_ground_truth_leaks_into_observations_results_or_info():
-    e = gym.make("SREMarathon/AstronomyShop-v0", injection_minutes=20, observation_minutes=5).unwrapped
+    e = gym.make("SREMarathon/AstronomyShop-v1", injection_minutes=20, observation_minutes=5).unwrapped
     obs, info = e.reset(seed=5)
     cat = e.catalog
     faults = [cat.fault(f.fault_id) for f in e.schedule.faults]
