@@ -85,7 +85,7 @@ def plot_curve(history: list[dict], ppo_score: float, random_score: float, path:
         ax.axhline(untrained_score, color="C7", linestyle="-.",
                    label=f"PPO before training, held-out: {untrained_score:.1f}")
     ax.set_xlabel("env steps (invocations)")
-    ax.set_ylabel("Marathon-Score (episode return)")
+    ax.set_ylabel("Marathon-Score before clipping (episode return)")
     ax.set_title("PPO on SRE-Marathon, short schedule")
     ax.legend(loc="lower right", fontsize=8)
     ax.grid(alpha=0.3)
@@ -139,8 +139,8 @@ def main() -> None:
     before = evaluate_policy(untrained, args.app, seeds, num_workers=args.eval_workers, env_config=env_config)
     rnd = evaluate_policy("random", args.app, seeds, num_workers=args.eval_workers, env_config=env_config)
     s_ppo, s_before, s_rnd = summarize(ppo), summarize(before), summarize(rnd)
-    plot_curve(history, s_ppo["marathon_score"], s_rnd["marathon_score"], out / "learning_curve.png",
-               untrained_score=s_before["marathon_score"])
+    plot_curve(history, s_ppo["marathon_score_unclipped"], s_rnd["marathon_score_unclipped"],
+               out / "learning_curve.png", untrained_score=s_before["marathon_score_unclipped"])
     results = {"env_config": env_config, "env_steps": history[-1]["env_steps"], "history": history,
                "checkpoint": str(ckpt), "test_seeds": seeds, "ppo": s_ppo, "ppo_untrained": s_before,
                "random": s_rnd, "ppo_scores": [r.marathon_score for r in ppo],
@@ -148,9 +148,11 @@ def main() -> None:
                "random_scores": [r.marathon_score for r in rnd]}
     (out / "results.json").write_text(json.dumps(results, indent=2))
     print(f"\ntrained on {history[-1]['env_steps']} env steps in {time.time() - t0:.0f} s; checkpoint {ckpt}")
-    print(f"held-out test seeds ({len(seeds)}): PPO {s_ppo['marathon_score']:.1f} ± {s_ppo['ci95']:.1f}   "
-          f"same network untrained {s_before['marathon_score']:.1f} ± {s_before['ci95']:.1f}   "
-          f"random {s_rnd['marathon_score']:.1f} ± {s_rnd['ci95']:.1f}")
+    for key, label in (("marathon_score", "Marathon-Score"), ("marathon_score_unclipped", "before clipping")):
+        half = "ci95" if key == "marathon_score" else "ci95_unclipped"
+        print(f"held-out test seeds ({len(seeds)}), {label}: PPO {s_ppo[key]:.1f} ± {s_ppo[half]:.1f}   "
+              f"same network untrained {s_before[key]:.1f} ± {s_before[half]:.1f}   "
+              f"random {s_rnd[key]:.1f} ± {s_rnd[half]:.1f}")
     print(f"learning curve: {out / 'learning_curve.png'}")
     ray.shutdown()
 

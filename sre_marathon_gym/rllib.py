@@ -493,12 +493,16 @@ def evaluate_checkpoint_on_leaderboard(path: str | os.PathLike[str], out: str | 
 
 
 def summarize(results: Sequence[EvalResult]) -> dict[str, float]:
-    """Mean and 95% half-width of the Marathon-Score over `results` (plus stage fractions)."""
+    """Mean and 95% half-width of the Marathon-Score over `results`, clipped and before clipping
+    (under rules v2 guessing drives the latter below zero), plus stage fractions."""
     from .evaluation import mean_ci95
 
     scores = [r.marathon_score for r in results]
     mean, half = mean_ci95(scores) if scores else (float("nan"), float("nan"))
+    raw = [float(r.card.marathon_score_unclipped) for r in results]
+    raw_mean, raw_half = mean_ci95(raw) if raw else (float("nan"), float("nan"))
     return {"episodes": len(results), "marathon_score": mean, "ci95": half,
+            "marathon_score_unclipped": raw_mean, "ci95_unclipped": raw_half,
             "correlated": float(np.mean([r.card.correlated for r in results])) if results else float("nan"),
             "localized": float(np.mean([r.card.localized for r in results])) if results else float("nan"),
             "repaired": float(np.mean([r.card.repaired for r in results])) if results else float("nan")}
