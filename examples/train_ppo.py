@@ -4,12 +4,16 @@ What it does
     1. trains PPO with several env runners on the short, easier schedule (Online Boutique,
        15 min of injections at intensity 0.5, then 5 min of observation; 9 agent steps per
        episode); every training episode draws its schedule from the *train* seed split, each env
-       runner from its own disjoint stream (`sre_marathon_gym.rllib`);
+       runner from its own disjoint stream (`sre_marathon_gym.rllib`). The policy may open and
+       resolve incidents (``--verbs``): under Marathon-Score rules v2 a root cause it cannot yet
+       diagnose is a guess that costs more than it earns, so the default teaches careful
+       correlation first; ``--verbs all`` opens the whole action space;
     2. saves a checkpoint every ``--checkpoint-every`` iterations and at the end
        (``OUT/checkpoint_NNNN``, loadable with `Algorithm.from_checkpoint` or, for inference only,
        `sre_marathon_gym.rllib.CheckpointPolicy`);
     3. evaluates the final policy (greedy) and the random baseline on the same ``--eval-seeds``
-       seeds of the *test* split, in parallel Ray tasks, and prints both mean Marathon-Scores;
+       seeds of the *test* split, in parallel Ray tasks, and prints their mean Marathon-Scores,
+       clipped and before clipping (the return the policy was trained on);
     4. writes ``OUT/learning_curve.png`` (training return per episode vs. env steps, with the
        held-out scores as horizontal lines) and ``OUT/results.json``. The held-out evaluation
        also runs the same network before any update (``checkpoint_0000``), so what training
@@ -46,7 +50,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--app", default="online_boutique")
     p.add_argument("--out", default="runs/ppo")
     p.add_argument("--address", default=None, help="Ray cluster address ('auto' to join a running cluster)")
-    p.add_argument("--iterations", type=int, default=20)
+    p.add_argument("--iterations", type=int, default=60)
     p.add_argument("--env-runners", type=int, default=2)
     p.add_argument("--envs-per-runner", type=int, default=1)
     p.add_argument("--batch-episodes", type=int, default=40, help="episodes per PPO update")
@@ -57,7 +61,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--action-encoding", choices=("discrete", "flat"), default="discrete",
                    help="discrete: one row per meaningful (verb, service, artifact) per slot, masked (EncodeActionSlots); "
                         "flat: the factorised MultiDiscrete (FlattenActions)")
-    p.add_argument("--verbs", default="open_incident,set_root_cause,resolve_incident",
+    p.add_argument("--verbs", default="open_incident,resolve_incident",
                    help="with --action-encoding discrete: the verbs the policy may use (comma-separated; "
                         "'all' for every verb)")
     p.add_argument("--lr", type=float, default=3e-4)
