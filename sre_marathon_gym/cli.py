@@ -14,7 +14,7 @@ from .catalog.settings import RULES_VERSIONS
 
 # agents/adversarial.py (spelled out so building the parser imports no agent; a test keeps them equal)
 ADVERSARIAL_NAMES = ("one_incident", "incident_per_alert", "shotgun", "cycle_guesses", "guess_per_incident",
-                     "act_on_everything")
+                     "act_on_everything", "single_guess")
 from .errors import ConfigurationError, SREMarathonError, UnknownNameError
 from .table import format_table
 

@@ -16,6 +16,8 @@ invocations (they are not trying to be realistic agents).
 - `guess_per_incident`: per alerting workload, one incident per guess, each holding its alerts.
 - `act_on_everything`: `guess_per_incident`, and every invocation rolls back and restarts every
   service with a firing alert.
+- `single_guess`: one incident per alerting workload, named once with the workload's most frequent
+  catalog row (the best guess a catalog prior gives, never revised).
 
 ORCA-bench has the same hole in its published metrics (accuracy: every plausible flag named;
 hallucination: no plausible flag named), so the suite holds degenerate RCA reports too
@@ -30,6 +32,7 @@ on the sound accuracy and on depth over all tasks:
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import gymnasium as gym
@@ -270,6 +273,32 @@ class ActOnEverythingAgent(GuessPerIncidentAgent):
         return None
 
 
+class SingleGuessAgent(_Guesser):
+    """One incident per alerting workload, named once with its most frequent catalog artifact."""
+
+    name = "single_guess"
+
+    def invoke(self, env: gym.Env, obs: Any, info: dict) -> None:
+        u = env.unwrapped
+        call = u.call_tool
+        incidents: dict[str, str] = self.state.setdefault("incidents", {})
+        held: set[str] = self.state.setdefault("held", set())
+        for wl, ids in self._workloads(call, self._alerts(call, "firing")).items():
+            inc, fresh = self._hold(call, incidents, wl, ids, [i for i in ids if i not in held], wl)
+            held.update(ids)
+            if fresh and inc is not None:
+                self._root(call, inc, wl, self._most_frequent(u, wl))
+        return None
+
+    @staticmethod
+    def _most_frequent(env: Any, workload: str) -> str:
+        if workload.startswith(("node/", "zone/")):
+            return workload
+        rows = Counter(min((f.artifact, *f.aliases), key=lambda n: (len(n), n))
+                       for f in env.catalog.faults[env.app.app] if f.target == workload)
+        return rows.most_common(1)[0][0] if rows else f"deployment/{workload}"
+
+
 # ---------------------------------------------------------------- ORCA-bench: degenerate reports
 class EveryFlagReport(OrcaAgent):
     """Names every feature flag with its catalog mechanism; calls no tool."""
@@ -346,6 +375,7 @@ ADVERSARIAL_AGENTS: dict[str, type] = {
         CycleGuessesAgent,
         GuessPerIncidentAgent,
         ActOnEverythingAgent,
+        SingleGuessAgent,
     )
 }
 ORCA_ADVERSARIAL_AGENTS: dict[str, type[OrcaAgent]] = {
@@ -364,5 +394,6 @@ __all__ = [
     "IncidentPerAlertAgent",
     "OneIncidentAgent",
     "ShotgunAgent",
+    "SingleGuessAgent",
     "catalog_guesses",
 ]

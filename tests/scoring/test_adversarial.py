@@ -38,6 +38,7 @@ def test_the_suite_holds_every_degenerate_policy_of_the_issue():
         "cycle_guesses",
         "guess_per_incident",
         "act_on_everything",
+        "single_guess",
     }
     assert set(ORCA_ADVERSARIAL_AGENTS) == {"every_flag", "every_flag_with_signals", "every_service"}
 
