@@ -127,6 +127,20 @@ class _Guesser:
             call({"tool": "update_incident", "incident_id": inc, "add_alert_ids": new})
         return inc, False
 
+    def _workload_incidents(self, call: Any, state: str = "all") -> list[tuple[str, str, bool]]:
+        """One incident per alerting workload, opened or given its new alerts:
+        [(workload, incident id, opened now)]."""
+        incidents: dict[str, str] = self.state.setdefault("incidents", {})
+        held: set[str] = self.state.setdefault("held", set())
+        out = []
+        for wl, ids in self._workloads(call, self._alerts(call, state)).items():
+            new = [i for i in ids if i not in held]
+            inc, fresh = self._hold(call, incidents, wl, ids, new, f"alerts on {wl}")
+            if inc is not None:
+                held.update(ids)
+                out.append((wl, inc, fresh))
+        return out
+
     def _root(self, call: Any, inc_id: str, workload: str, guess: str) -> None:
         services = self._services(workload, self.state["entry"])
         call(
@@ -209,18 +223,10 @@ class CycleGuessesAgent(_Guesser):
 
     def invoke(self, env: gym.Env, obs: Any, info: dict) -> None:
         u = env.unwrapped
-        call = u.call_tool
-        incidents: dict[str, str] = self.state.setdefault("incidents", {})
-        held: set[str] = self.state.setdefault("held", set())
         turn = self.state["turn"] = self.state.get("turn", -1) + 1
-        for wl, ids in self._workloads(call, self._alerts(call)).items():
-            new = [i for i in ids if i not in held]
-            inc, _ = self._hold(call, incidents, wl, ids, new, f"alerts on {wl}")
-            if inc is None:
-                continue
-            held.update(ids)
-            guesses = self._guesses(u, call, wl)
-            self._root(call, inc, wl, guesses[turn % len(guesses)])
+        for wl, inc, _ in self._workload_incidents(u.call_tool):
+            guesses = self._guesses(u, u.call_tool, wl)
+            self._root(u.call_tool, inc, wl, guesses[turn % len(guesses)])
         return None
 
 
@@ -280,14 +286,9 @@ class SingleGuessAgent(_Guesser):
 
     def invoke(self, env: gym.Env, obs: Any, info: dict) -> None:
         u = env.unwrapped
-        call = u.call_tool
-        incidents: dict[str, str] = self.state.setdefault("incidents", {})
-        held: set[str] = self.state.setdefault("held", set())
-        for wl, ids in self._workloads(call, self._alerts(call, "firing")).items():
-            inc, fresh = self._hold(call, incidents, wl, ids, [i for i in ids if i not in held], wl)
-            held.update(ids)
-            if fresh and inc is not None:
-                self._root(call, inc, wl, self._most_frequent(u, wl))
+        for wl, inc, fresh in self._workload_incidents(u.call_tool, "firing"):
+            if fresh:
+                self._root(u.call_tool, inc, wl, self._most_frequent(u, wl))
         return None
 
     @staticmethod
