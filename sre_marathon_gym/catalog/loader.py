@@ -18,7 +18,13 @@ def read_yaml(path: Path) -> Any:
     if not path.is_file():
         raise CatalogError(f"{path}: file is missing")
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise CatalogError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    try:
+        return yaml.safe_load(text)
+    except RecursionError:
+        raise CatalogError(f"{path}: nested too deeply to be a catalog file") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""

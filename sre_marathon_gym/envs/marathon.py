@@ -16,6 +16,7 @@ from ..tools.models import ToolResult
 from ..tools.runner import ToolRunner
 from .actions import VERBS, baseline_values, decode_slot, slot_mask
 from .observation import build_observation, env_spaces
+from .inputs import check_reset_arguments, frozen_copy, slot_array
 from .recorder import RunRecorder
 
 
@@ -126,6 +127,7 @@ class MarathonEnv(gym.Env):
 
     # ------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        check_reset_arguments(seed, options)
         super().reset(seed=seed)
         if self.mode == "eval":
             lb_seed = self.catalog.leaderboard.seed_for(self.app.app)
@@ -157,20 +159,18 @@ class MarathonEnv(gym.Env):
             raise gym.error.ResetNeeded("call reset() before step()")
         if self.sim.now >= self.run_s:
             raise gym.error.ResetNeeded("the episode is over; call reset()")
-        self._journal.append(("step", None if action is None else np.asarray(action).copy()))
+        arr, problem = slot_array(action, self.action_space)
+        self._journal.append(("step", arr))
         results = []
-        if action is not None:
-            arr = np.asarray(action, dtype=np.int64).reshape(-1)
-            if arr.size != self.action_slots * 5 or not self.action_space.contains(arr.reshape(self.action_slots, 5)):
-                results.append(ToolResult.fail("action", "invalid_arguments",
-                                               f"action must be in {self.action_space}, got {action!r}"))
-            else:
-                view = self._view()
-                for slot in arr.reshape(self.action_slots, 5):
-                    call = decode_slot(self.layout, slot, view)
-                    if call is not None:
-                        results.append(self.runner.call(call))
-                        view = self._view()
+        if problem is not None:
+            results.append(ToolResult.fail("action", "invalid_arguments", problem))
+        if arr is not None:
+            view = self._view()
+            for slot in arr:
+                call = decode_slot(self.layout, slot, view)
+                if call is not None:
+                    results.append(self.runner.call(call))
+                    view = self._view()
         self.runner.invocation += 1
         self.recorder.after_invocation(self.sim, acted=self._acted_since_last_step())
         self._restarts_at_step = self.sim.restarts_total.copy()
@@ -201,11 +201,18 @@ class MarathonEnv(gym.Env):
         return acted
 
     def call_tool(self, call: Any) -> ToolResult:
-        """Interactive mode: run one tool call now (within the current invocation)."""
+        """Interactive mode: run one tool call now (within the current invocation).
+
+        Before `reset` and after the episode's end the call is refused and not recorded (the record
+        of a finished run cannot change). The journal that rebuilds a pickled env keeps a copy made
+        now, so a caller mutating its dict afterwards changes nothing."""
+        tool = call.get("tool") if isinstance(call, dict) else None
+        tool = tool if isinstance(tool, str) else "?"
         if self.sim is None:
-            return ToolResult.fail(str(getattr(call, "get", lambda k, d=None: d)("tool", "?")), "unavailable",
-                                   "call reset() before using tools")
-        self._journal.append(("tool", call))
+            return ToolResult.fail(tool[:100], "unavailable", "call reset() before using tools")
+        if self.sim.now >= self.run_s:
+            return ToolResult.fail(tool[:100], "unavailable", "the episode is over; call reset()")
+        self._journal.append(("tool", frozen_copy(call)))
         return self.runner.call(call)
 
     # ------------------------------------------------------------ pickling: rebuild by deterministic replay

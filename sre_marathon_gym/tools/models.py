@@ -252,6 +252,7 @@ class ToolResult(BaseModel):
 def parse_call(call: Any) -> tuple[BaseModel | None, ToolResult | None]:
     """Validate a raw call (dict or JSON string or model); return (model, None) or (None, error result)."""
     from ..errors import did_you_mean
+    from .safe_json import repr_of
 
     if isinstance(call, BaseModel) and isinstance(call, ALL_TOOLS):
         return call, None
@@ -262,12 +263,16 @@ def parse_call(call: Any) -> tuple[BaseModel | None, ToolResult | None]:
             if not isinstance(call, dict):
                 return None, ToolResult.fail("?", "invalid_arguments", f"a tool call is a JSON object, got {type(call).__name__}")
             name = call.get("tool")
-            if name not in TOOL_NAMES:
-                return None, ToolResult.fail(str(name), "unknown_tool",
-                                             f"unknown tool {name!r}{did_you_mean(str(name), TOOL_NAMES)}")
+            if not isinstance(name, str) or name not in TOOL_NAMES:
+                shown = name if isinstance(name, str) else repr_of(name)
+                return None, ToolResult.fail(shown[:100], "unknown_tool",
+                                             f"unknown tool {shown[:100]!r}{did_you_mean(shown[:100], TOOL_NAMES)}")
             model = _adapter.validate_python(call)
-    except ValidationError as exc:
+    except (ValidationError, RecursionError) as exc:
+        if isinstance(exc, RecursionError):
+            return None, ToolResult.fail("?", "invalid_arguments", "the call is nested too deeply")
         name = call.get("tool", "?") if isinstance(call, dict) else "?"
+        name = name if isinstance(name, str) else "?"
         errs = "; ".join(f"{_where(e['loc'])}: {e['msg']}" for e in exc.errors()[:5])
         return None, ToolResult.fail(str(name), "invalid_arguments", errs)
     return model, None

@@ -14,15 +14,17 @@ from typing import Any
 import numpy as np
 
 from ..backends.base import Backend
-from ..errors import BackendError, PrometheusError, SREMarathonError, did_you_mean
+from ..errors import BackendError, BudgetExceededError, PrometheusError, SREMarathonError, did_you_mean
 from ..sim.simulator import Simulator
 from ..sim.telemetry import bucket_quantile
 from .models import TOOL_KIND, ToolResult, parse_call
 from .policy import check, incident_scope
+from .safe_json import json_safe
 from .workspace import IncidentStore, Workspace
 
 MAX_POINTS_PER_SERIES = 11_000  # Prometheus' range-query resolution limit (points per series)
 MAX_POINTS_PER_QUERY = 500_000  # series x points one query_metrics call may return
+FAILED_CALL_STR = 200  # characters of each string a refused call keeps in the record
 
 
 def parse_matchers(raw: dict[str, str], skip: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -89,7 +91,7 @@ class ToolRunner:
         model, error = parse_call(raw)
         if model is None:
             assert error is not None
-            args = raw if isinstance(raw, dict) else {"raw": str(raw)[:500]}
+            args = json_safe(raw) if isinstance(raw, dict) else {"raw": json_safe(raw)}  # a copy, now
             self._record(error.tool, TOOL_KIND.get(error.tool, "read"), args, error, "invalid")
             return error
         name = model.tool  # type: ignore[attr-defined]
@@ -110,6 +112,8 @@ class ToolRunner:
         except PrometheusError as exc:  # a malformed query is the agent's mistake; anything else an outage
             result = ToolResult.fail(name, "invalid_arguments" if isinstance(exc, ValueError) else "unavailable",
                                      str(exc))
+        except BudgetExceededError as exc:
+            result = ToolResult.fail(name, "budget_exceeded", str(exc))
         except SREMarathonError as exc:
             code = "not_found" if "unknown" in str(exc) or "no " in str(exc) else "conflict"
             result = ToolResult.fail(name, code, str(exc))
@@ -120,6 +124,8 @@ class ToolRunner:
 
     def _record(self, tool: str, kind: str, args: dict, result: ToolResult, verdict: str, model: Any = None,
                 targets: list[str] | None = None) -> None:
+        if not result.ok:  # a refused call keeps a short rendering of what it sent: the record stays small
+            args = json_safe(args, max_str=FAILED_CALL_STR)
         rec = ActionRecord(self.backend.now(), self.invocation, tool, kind, args, result.ok, verdict,
                            result.error.message if result.error else "")
         if kind == "intervention" and model is not None:

@@ -10,6 +10,9 @@ from dataclasses import dataclass, field
 
 MAX_NOTES = 200
 MAX_NOTE_CHARS = 20000
+MAX_WRITTEN_CHARS = 2_000_000
+"""Characters one run may write to the workspace in all (the paper's runbook writes ~0.3 M in a
+leaderboard run): every write is recorded, so without a budget a record could grow without bound."""
 
 
 @dataclass
@@ -71,12 +74,21 @@ class IncidentStore:
 
 
 class Workspace:
-    """Free-form notes by key, bounded in count and size."""
+    """Free-form notes by key, bounded in count, in size and in what one run may write in all."""
 
     def __init__(self) -> None:
         self.notes: dict[str, str] = {}
+        self.written = 0
 
     def write(self, key: str, text: str) -> None:
+        from ..errors import BudgetExceededError
+
         if key not in self.notes and len(self.notes) >= MAX_NOTES:
             raise ValueError(f"the workspace holds at most {MAX_NOTES} notes; delete one first")
-        self.notes[key] = text[:MAX_NOTE_CHARS]
+        text = text[:MAX_NOTE_CHARS]
+        if self.written + len(text) > MAX_WRITTEN_CHARS:
+            raise BudgetExceededError(f"this run has written {self.written:,} of the workspace's "
+                                      f"{MAX_WRITTEN_CHARS:,} characters; this write ({len(text):,}) would "
+                                      "exceed them: keep notes shorter or overwrite less often")
+        self.written += len(text)
+        self.notes[key] = text
