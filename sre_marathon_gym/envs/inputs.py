@@ -25,7 +25,8 @@ def check_reset_arguments(seed: Any, options: Any) -> None:
         if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
             raise ConfigurationError(f"seed must be an integer or None, got {type(seed).__name__}")
         if not 0 <= int(seed) <= MAX_SEED:
-            shown = str(int(seed)) if abs(int(seed)) < 10**30 else f"a {len(str(abs(int(seed))))}-digit number"
+            digits = len(str(abs(int(seed))))
+            shown = str(int(seed)) if digits < 30 else f"a {digits}-digit number"
             raise ConfigurationError(f"seed must be in [0, 2**63 - 1], got {shown}")
     if options is not None and not isinstance(options, dict):
         raise ConfigurationError(f"options must be a dict or None, got {type(options).__name__}")
@@ -39,7 +40,8 @@ def slot_array(action: Any, space: gym.spaces.MultiDiscrete) -> tuple[np.ndarray
     invalid result and the invocation passes without acting."""
     if action is None:
         return None, None
-    shape = f"an integer array of shape {space.shape} in MultiDiscrete(nvec per slot {space.nvec[0].tolist()})"
+    nvec = space.nvec.reshape(-1, space.nvec.shape[-1])[0].tolist()
+    shape = f"an integer array of shape {space.shape} in MultiDiscrete(nvec per slot {nvec})"
     try:
         arr = np.array(action)  # a copy: the caller may reuse its buffer
     except Exception:  # noqa: BLE001 - any object can arrive here
