@@ -135,8 +135,8 @@ _ALLOWED_FLAGS = 0x800  # UTF-8 names; encryption, data descriptors and the rest
 _MAX_EXTRACT_VERSION = 20  # zipfile writes 2.0 for DEFLATE without ZIP64
 _ZIP64_LOCATOR = b"PK\x06\x07"
 _TMP_NAME = re.compile(r"\..+\.bundle\.[a-z0-9_]{8}\.tmp")  # tempfile.mkstemp's 8 random characters
-_ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, ValueError, EOFError, KeyError, IndexError,
-               NotImplementedError, RuntimeError, OSError, struct.error, OverflowError, TypeError)
+_ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, ValueError, EOFError, KeyError,
+               IndexError, NotImplementedError, RuntimeError, OSError, struct.error, OverflowError, TypeError)
 """What the zipfile module raises on a malformed archive (encrypted: RuntimeError; method or version:
 NotImplementedError; structure: BadZipFile, struct.error...); each becomes a `BundleError`."""
 
@@ -635,8 +635,8 @@ def _check_container(path: Path, fh: io.BufferedReader, size: int) -> tuple[int,
     eocd = size - _TAIL_LEN
     if (disk or cd_disk or n_disk != n_total or not 0 < n_total <= MAX_MEMBERS
             or cd_size > _MAX_CENTRAL_DIRECTORY or cd_offset + cd_size != eocd):
-        raise BundleError(f"{path} is damaged: inconsistent end-of-archive record ({n_total} entries, a central "
-                          f"directory of {cd_size} bytes at {cd_offset}, end record at {eocd})")
+        raise BundleError(f"{path} is damaged: inconsistent end-of-archive record ({n_total} entries, a "
+                          f"central directory of {cd_size} bytes at {cd_offset}, end record at {eocd})")
     if eocd >= 20 and _read_at(fh, eocd - 20, 4) == _ZIP64_LOCATOR:
         raise BundleError(f"{path} is damaged: it has ZIP64 records, which a bundle never needs")
     return n_total, cd_offset
@@ -849,7 +849,8 @@ def load_bundle(path: str | os.PathLike[str], key: str | bytes | None = None) ->
     except KeyError:
         raise BundleError(f"{path}: bundle has no {RECORD}") from None
     except ValidationError as exc:
-        raise BundleError(f"{path}: {RECORD} does not validate as a RunRecord: {_validation_summary(exc)}") from exc
+        raise BundleError(f"{path}: {RECORD} does not validate as a RunRecord: "
+                          f"{_validation_summary(exc)}") from exc
     telemetry = None
     if TELEMETRY_INDEX in contents and TELEMETRY_VALUES in contents:
         telemetry = Telemetry.decode(contents[TELEMETRY_INDEX], contents[TELEMETRY_VALUES])
@@ -875,8 +876,8 @@ def _check_same_catalog(bundle: Bundle, catalog: Catalog, given: bool) -> None:
     if sealed is None or used == sealed:
         return
     if given:
-        what = (f"the catalog given to score it ({catalog.root}) is {used[:19]}...; drop it to score with the "
-                "weights sealed in the bundle, or give the catalog the run used")
+        what = (f"the catalog given to score it ({catalog.root}) is {used[:19]}...; drop it to score with "
+                "the weights sealed in the bundle, or give the catalog the run used")
     else:
         what = (f"the bundle seals no scoring weights and the shipped catalog is {used[:19]}...; give the "
                 "catalog the run used (--catalog DIR)")
