@@ -281,8 +281,9 @@ class Telemetry:
             return cls(int(index["step_s"]), float(index["start_s"]),
                        [str(s[0]) for s in index["series"]], [dict(s[1]) for s in index["series"]],
                        values.astype(dtype.newbyteorder("=")))
-        except (ValueError, KeyError, TypeError, IndexError) as exc:
-            raise BundleError(f"telemetry members are inconsistent: {exc}") from exc
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError, OverflowError,
+                RecursionError) as exc:  # whatever a forged index holds
+            raise BundleError(f"telemetry members are inconsistent: {str(exc)[:200]}") from exc
 
 
 # ---------------------------------------------------------------------------------------------- results

@@ -562,8 +562,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command. Errors are one line on stderr with exit code 2 (argparse's too); a run stopped
-    with Ctrl-C says where its partial recording went and exits with 130."""
+    """Run one command. Errors (the package's own and the file system's) are one line on stderr with
+    exit code 2, argparse's too; a run stopped with Ctrl-C says where its partial recording went and
+    exits with 130. Anything else is a bug and keeps its traceback."""
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
@@ -578,6 +579,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return INTERRUPTED_EXIT
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # the file system refused something (a --png path, a full disk): not a bug
+        print(f"error: {_one_line(str(exc))}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -650,6 +650,31 @@ def test_forged_contents_that_do_not_decode_raise_bundle_error(tmp_path):
     assert "\n" not in str(err.value)
 
 
+@pytest.mark.parametrize("index", [
+    b'{"dtype": "<f8", "n_samples": Infinity, "series": [], "start_s": 0, "step_s": 15}',
+    b'{"dtype": "<i8", "n_samples": 1, "series": [], "start_s": 0, "step_s": 15}',
+    b'{"dtype": 5, "n_samples": 1, "series": [], "start_s": 0, "step_s": 15}',
+    b'{"dtype": "<f8", "n_samples": 1, "series": [["x", "ab"]], "start_s": 0, "step_s": 15}',
+    b'{"dtype": "<f8", "n_samples": 1, "series": [7], "start_s": 0, "step_s": 15}',
+    b'[1, 2]', _nested(100_000),
+])
+def test_forged_telemetry_that_does_not_decode_raises_bundle_error(tmp_path, index):
+    members = _members(OLD_BUNDLE)
+    members = [*members[:-1], ("telemetry.json", index), ("telemetry.bin", b"\x00" * 8), members[-1]]
+
+    def list_telemetry(d):
+        for name in ("telemetry.json", "telemetry.bin"):
+            body = dict(members)[name]
+            d["members"].append({"name": name, "sha256": bundle_mod._sha256(body), "size": len(body)})
+
+    path = tmp_path / "tel.bundle"
+    path.write_bytes(_raw_bundle(_resealed(members, list_telemetry)))
+    verify_bundle(path)  # the container and the seal are fine: only decoding can fail
+    with pytest.raises(BundleError, match="telemetry members are inconsistent") as err:
+        load_bundle(path)
+    assert "\n" not in str(err.value)
+
+
 def test_non_regular_files_are_refused_at_once(tmp_path):
     """/dev/zero (an endless stream), a FIFO without a writer and a directory: refused, not read."""
     fifo = tmp_path / "fifo.bundle"

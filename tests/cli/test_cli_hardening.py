@@ -239,3 +239,9 @@ def test_python_dash_m_entry_point_exit_code(tmp_path):
                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(repo)},
                           timeout=120)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "not a regular file" in proc.stderr
+
+
+def test_a_file_system_error_is_one_line(tmp_path, capsys):
+    (afile := tmp_path / "afile").write_text("x")
+    assert main(["score", str(OLD_BUNDLE), "--png", str(afile / "fig.png")]) == 2
+    assert one_line_error(capsys).startswith("error: ")
