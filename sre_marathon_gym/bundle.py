@@ -309,8 +309,8 @@ class Incomplete:
 
     @classmethod
     def from_exception(cls, reached_s: float | None, exc: BaseException) -> Incomplete:
-        """The reason a caller records for a run that `exc` stopped at `reached_s`."""
-        text = str(exc)
+        """The reason recorded for a run that `exc` stopped at `reached_s` (one line, <= 500 chars)."""
+        text = " ".join(str(exc).split())
         return cls(reached_s, (type(exc).__name__ + (f": {text}" if text else ""))[:500])
 
 
@@ -422,9 +422,10 @@ def _remove_stale_temps(directory: Path, now: float | None = None) -> list[Path]
     (the writer may run on another host or in another container) and PIDs are reused, so a PID test
     could delete a live writer's file or keep a dead one's forever. A live writer keeps its temp
     file fresh: the bytes are built before the file exists, then written, fsynced and renamed within
-    seconds, so a file untouched for `STALE_TMP_AGE_S` has no writer left. Only regular files named
-    like ours (``.NAME.bundle.XXXXXXXX.tmp``) are touched; errors are ignored (another writer may be
-    cleaning up too).
+    seconds, so a file untouched for `STALE_TMP_AGE_S` has no writer left (a writer suspended longer
+    than that mid-write fails loudly at its rename; it never renames a damaged file). Only regular
+    files named like ours (``.NAME.bundle.XXXXXXXX.tmp``) are touched; errors are ignored (another
+    writer may be cleaning up too).
     """
     now = time.time() if now is None else now
     removed: list[Path] = []

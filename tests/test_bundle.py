@@ -443,6 +443,13 @@ def test_incomplete_is_sealed_so_a_rename_does_not_hide_it(run, tmp_path):
     assert card == score_run(record, catalog.scoring)
 
 
+def test_incomplete_reason_from_an_exception():
+    assert Incomplete.from_exception(12.0, KeyboardInterrupt()) == Incomplete(12.0, "KeyboardInterrupt")
+    reason = Incomplete.from_exception(None, ValueError("two\nlines " + "x" * 900)).reason
+    assert reason.startswith("ValueError: two lines x") and len(reason) == 500
+    assert Incomplete(None, "").describe(600) == "interrupted at an unknown time"
+
+
 def test_completeness_cannot_be_edited_without_resealing(run, tmp_path):
     partial = write_bundle(tmp_path / "p.bundle", run[0], incomplete=Incomplete(120.0, "RuntimeError: x"))
     members = dict(_members(partial))
