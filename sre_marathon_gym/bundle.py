@@ -34,6 +34,26 @@ forger, who can recompute every hash; maintainers who need forgery resistance se
 key (``key=`` or ``SRE_MARATHON_BUNDLE_KEY``), which makes the seal an HMAC-SHA256 that only key
 holders can produce or check.
 
+Completeness: the manifest's ``completeness`` is ``{"complete": true}`` for a run that reached its
+end, or ``{"complete": false, "reached_s": T, "reason": "..."}`` for one that stopped early (written
+by `evaluation.save_incomplete` when a run crashes or is interrupted). It is sealed, so renaming
+``x.incomplete.bundle`` to ``x.bundle`` hides nothing; `score_bundles` refuses an incomplete bundle
+unless ``allow_incomplete=True``. A bundle sealed before the field existed counts as complete.
+
+Catalog: ``catalog_version`` (and ``run.catalog_schema_version``, the record's own copy) is the
+`catalog_digest` of the catalog the run used. Scoring under a catalog with another digest is refused
+unless ``rescore_with_catalog=True`` (see `bundle_scoring`): a rescore is never silent.
+
+Reading is bounded before anything is decompressed: the file must be a regular file of at most
+`MAX_BUNDLE_BYTES`; the end-of-archive record must sit where a bundle puts it (no ZIP64, a central
+directory of at most 1 MiB and `MAX_MEMBERS` entries); every member must be DEFLATE, unencrypted and
+declare at most `MAX_CONTENT_BYTES` in total; members are then inflated in 1 MiB chunks up to their
+declared size. Every malformed archive raises `BundleError`.
+
+Writing: an interrupted write leaves nothing at the target. A write killed outright (kill -9, power
+loss) leaves a hidden ``.NAME.bundle.XXXXXXXX.tmp``; the next write into that directory removes those
+older than `STALE_TMP_AGE_S` (see `_remove_stale_temps` for why age and not the writer's PID).
+
 Byte identity: the same record and telemetry give the same members on every platform (their
 hashes are in the manifest); the archive bytes are also identical for the same zlib build.
 """
@@ -44,8 +64,13 @@ import hashlib
 import hmac
 import io
 import json
+import math
 import os
+import re
+import stat
+import struct
 import tempfile
+import time
 import zipfile
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
@@ -56,7 +81,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pydantic import ValidationError
 
-from .errors import BundleError
+from .errors import BundleError, BundleWriteError, CatalogMismatchError, IncompleteBundleError
 from .scoring import RunRecord, ScoreCard, score_run
 
 if TYPE_CHECKING:
@@ -65,8 +90,9 @@ if TYPE_CHECKING:
     from .sim.telemetry import MetricStore
 
 __all__ = [
-    "BUNDLE_FORMAT", "BUNDLE_FORMAT_VERSION", "KEY_ENV", "Bundle", "BundleError", "BundleInfo",
-    "Telemetry", "bundle_scoring", "catalog_digest", "load_bundle", "score_bundles", "verify_bundle",
+    "BUNDLE_FORMAT", "BUNDLE_FORMAT_VERSION", "KEY_ENV", "MAX_BUNDLE_BYTES", "MAX_CONTENT_BYTES",
+    "MAX_MEMBERS", "STALE_TMP_AGE_S", "Bundle", "BundleError", "BundleInfo", "Incomplete", "Telemetry",
+    "bundle_scoring", "catalog_digest", "load_bundle", "score_bundle", "score_bundles", "verify_bundle",
     "write_bundle",
 ]
 
@@ -92,6 +118,27 @@ _ZIP_MAGIC = b"PK\x03\x04"
 _EOCD_MAGIC = b"PK\x05\x06"
 _EOCD_LEN = 22
 _WRITE_BLOCK = 1 << 20
+
+MAX_BUNDLE_BYTES = 512 << 20
+"""Largest bundle file read (a full 90-minute run with telemetry takes a few MB)."""
+MAX_CONTENT_BYTES = 512 << 20
+"""Largest total of the members' declared uncompressed sizes: the most that reading may inflate."""
+MAX_MEMBERS = 4096
+"""Most ZIP entries a bundle may have (a bundle has six at most)."""
+STALE_TMP_AGE_S = 600.0
+"""A write's temp file untouched for this long belongs to a writer that died (see `_remove_stale_temps`)."""
+
+_MAX_CENTRAL_DIRECTORY = 1 << 20
+_MAX_SEAL_BYTES = 1024
+_READ_CHUNK = 1 << 20
+_ALLOWED_FLAGS = 0x800  # UTF-8 names; encryption, data descriptors and the rest are never written
+_MAX_EXTRACT_VERSION = 20  # zipfile writes 2.0 for DEFLATE without ZIP64
+_ZIP64_LOCATOR = b"PK\x06\x07"
+_TMP_NAME = re.compile(r"\..+\.bundle\.[a-z0-9_]{8}\.tmp")  # tempfile.mkstemp's 8 random characters
+_ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, ValueError, EOFError, KeyError,
+               IndexError, NotImplementedError, RuntimeError, OSError, struct.error, OverflowError, TypeError)
+"""What the zipfile module raises on a malformed archive (encrypted: RuntimeError; method or version:
+NotImplementedError; structure: BadZipFile, struct.error...); each becomes a `BundleError`."""
 
 
 # ---------------------------------------------------------------------------------------------- helpers
@@ -234,11 +281,58 @@ class Telemetry:
             return cls(int(index["step_s"]), float(index["start_s"]),
                        [str(s[0]) for s in index["series"]], [dict(s[1]) for s in index["series"]],
                        values.astype(dtype.newbyteorder("=")))
-        except (ValueError, KeyError, TypeError, IndexError) as exc:
-            raise BundleError(f"telemetry members are inconsistent: {exc}") from exc
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError, OverflowError,
+                RecursionError) as exc:  # whatever a forged index holds
+            raise BundleError(f"telemetry members are inconsistent: {str(exc)[:200]}") from exc
 
 
 # ---------------------------------------------------------------------------------------------- results
+@dataclass(frozen=True)
+class Incomplete:
+    """A run that stopped before its end: how far it got and why.
+
+    Why sealed: a partial run scores as if its missing faults had been missed; the flag must travel
+    with the evidence, not with a file name that anyone can change.
+    """
+
+    reached_s: float | None
+    reason: str = ""
+
+    def describe(self, run_s: float | None = None) -> str:
+        """``interrupted at t=1234 s of 5400 s: KeyboardInterrupt``."""
+        at = "an unknown time" if self.reached_s is None else f"t={self.reached_s:.0f} s"
+        of = f" of {run_s:.0f} s" if run_s is not None and self.reached_s is not None else ""
+        return f"interrupted at {at}{of}" + (f": {self.reason}" if self.reason else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"complete": False, "reached_s": self.reached_s, "reason": self.reason}
+
+    @classmethod
+    def from_exception(cls, reached_s: float | None, exc: BaseException) -> Incomplete:
+        """The reason recorded for a run that `exc` stopped at `reached_s` (one line, <= 500 chars)."""
+        text = " ".join(str(exc).split())
+        return cls(reached_s, (type(exc).__name__ + (f": {text}" if text else ""))[:500])
+
+
+def _completeness(path: Path, manifest: dict[str, Any]) -> Incomplete | None:
+    """The sealed ``completeness``: None for a complete run (or a bundle older than the field)."""
+    value = manifest.get("completeness")
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("complete"), bool):
+        raise BundleError(f"{path}: {MANIFEST} has a malformed completeness {value!r:.100}")
+    if value["complete"]:
+        return None
+    reached, reason = value.get("reached_s"), value.get("reason", "")
+    if not (reached is None or _is_number(reached)) or not isinstance(reason, str):
+        raise BundleError(f"{path}: {MANIFEST} has a malformed completeness {value!r:.100}")
+    return Incomplete(None if reached is None else float(reached), reason)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
 @dataclass(frozen=True)
 class BundleInfo:
     """What `verify_bundle` established about a bundle."""
@@ -249,10 +343,34 @@ class BundleInfo:
     seal_kind: str  # "sha256" or "hmac-sha256"
     size: int
     members: dict[str, str] = field(default_factory=dict)  # name -> sha256 (manifest and seal excluded)
+    incomplete: Incomplete | None = None  # sealed: None when the run reached its end
 
     @property
     def catalog_version(self) -> str | None:
         return self.manifest.get("catalog_version")
+
+    @property
+    def catalog_digest(self) -> str | None:
+        """The digest of the catalog the run used: the manifest's, else the record's own copy."""
+        run = self.manifest.get("run")
+        for value in (self.manifest.get("catalog_version"),
+                      run.get("catalog_schema_version") if isinstance(run, dict) else None):
+            if isinstance(value, str) and value.startswith("sha256:"):
+                return value
+        return None
+
+    @property
+    def complete(self) -> bool:
+        return self.incomplete is None
+
+    def describe_incomplete(self) -> str:
+        """``interrupted at t=... s of ... s: reason`` (empty for a complete run)."""
+        if self.incomplete is None:
+            return ""
+        run = self.manifest.get("run") or {}
+        parts = [run.get("injection_s"), run.get("observation_s")]
+        run_s = sum(parts) if all(_is_number(p) for p in parts) else None
+        return self.incomplete.describe(run_s)
 
 
 @dataclass(frozen=True)
@@ -297,9 +415,46 @@ def _write_all(fh: Any, data: bytes) -> None:
         fh.write(view[off: off + _WRITE_BLOCK])
 
 
+def _remove_stale_temps(directory: Path, now: float | None = None) -> list[Path]:
+    """Remove the temp files of bundle writes that were killed in `directory`; return them.
+
+    Why the age of the file and not its writer's PID: a PID means nothing on a shared file system
+    (the writer may run on another host or in another container) and PIDs are reused, so a PID test
+    could delete a live writer's file or keep a dead one's forever. A live writer keeps its temp
+    file fresh: the bytes are built before the file exists, then written, fsynced and renamed within
+    seconds, so a file untouched for `STALE_TMP_AGE_S` has no writer left (a writer suspended longer
+    than that mid-write fails loudly at its rename; it never renames a damaged file). Only regular
+    files named like ours (``.NAME.bundle.XXXXXXXX.tmp``) are touched; errors are ignored (another
+    writer may be cleaning up too).
+    """
+    now = time.time() if now is None else now
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not _TMP_NAME.fullmatch(entry.name):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+            if stat.S_ISREG(st.st_mode) and now - st.st_mtime > STALE_TMP_AGE_S:
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+        except OSError:
+            continue
+    return removed
+
+
 def _atomic_write(path: Path, data: bytes) -> None:
-    """Temp file in the same directory, fsync, rename: `path` is either the old file or the whole new one."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    """Temp file in the same directory, fsync, rename: `path` is either the old file or the whole new one.
+
+    File-system errors become `BundleWriteError` (still an `OSError`) naming the bundle."""
+    _remove_stale_temps(path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise BundleWriteError(f"cannot write bundle {path}: {exc}") from exc
     try:
         with os.fdopen(fd, "wb") as fh:
             _write_all(fh, data)
@@ -307,11 +462,13 @@ def _atomic_write(path: Path, data: bytes) -> None:
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(exc, OSError) and not isinstance(exc, BundleError):
+            raise BundleWriteError(f"cannot write bundle {path}: {exc}") from exc
         raise
     try:  # make the rename itself durable; not possible everywhere (e.g. Windows)
         dfd = os.open(path.parent, os.O_RDONLY)
@@ -325,14 +482,32 @@ def _atomic_write(path: Path, data: bytes) -> None:
         os.close(dfd)
 
 
+def _checked_catalog_digest(record: RunRecord, catalog: Catalog | None) -> str | None:
+    """`catalog`'s digest, refused when the record says the run used another catalog.
+
+    Why: the bundle seals `catalog`'s scoring weights; sealing weights of a catalog the run did not
+    use would make every later rescore silently wrong."""
+    if catalog is None:
+        return None
+    digest = catalog_digest(catalog)
+    used = record.manifest.catalog_version
+    if used.startswith("sha256:") and used != digest:
+        raise BundleError(f"cannot seal the run with catalog {catalog.root} ({digest[:19]}...): the run used "
+                          f"catalog {used[:19]}...; pass the catalog the run was made with")
+    return digest
+
+
 def build_bundle_bytes(record: RunRecord, store: MetricStore | Telemetry | None = None,
                        catalog: Catalog | None = None, extra: Mapping[str, Any] | None = None,
-                       key: str | bytes | None = None) -> bytes:
+                       key: str | bytes | None = None, *, incomplete: Incomplete | None = None) -> bytes:
     """The bundle's bytes (what `write_bundle` writes); pure, so equal inputs give equal bytes."""
     from . import __version__
 
     if not isinstance(record, RunRecord):
         raise BundleError(f"record must be a RunRecord, got {type(record).__name__}")
+    if incomplete is not None and not isinstance(incomplete, Incomplete):
+        raise BundleError(f"incomplete must be an Incomplete or None, got {type(incomplete).__name__}")
+    digest = _checked_catalog_digest(record, catalog)
     members: list[tuple[str, bytes]] = [(RECORD, _canonical_json(record.model_dump(mode="json"), "record"))]
     if catalog is not None:
         members.append((SCORING, _canonical_json(catalog.scoring.model_dump(mode="json"), "scoring")))
@@ -348,7 +523,8 @@ def build_bundle_bytes(record: RunRecord, store: MetricStore | Telemetry | None 
         "format": BUNDLE_FORMAT,
         "format_version": BUNDLE_FORMAT_VERSION,
         "package_version": __version__,
-        "catalog_version": catalog_digest(catalog) if catalog is not None else None,
+        "catalog_version": digest,
+        "completeness": {"complete": True} if incomplete is None else incomplete.to_json(),
         "record_schema_version": record.schema_version,
         "run": {"app": m.app, "seed": m.seed, "mode": m.mode, "interval_s": m.interval_s,
                 "injection_s": m.injection_s, "observation_s": m.observation_s,
@@ -367,101 +543,213 @@ def build_bundle_bytes(record: RunRecord, store: MetricStore | Telemetry | None 
 def write_bundle(path: str | os.PathLike[str], record: RunRecord,
                  store: MetricStore | Telemetry | None = None,
                  catalog: Catalog | None = None, extra: Mapping[str, Any] | None = None,
-                 key: str | bytes | None = None) -> Path:
+                 key: str | bytes | None = None, *, incomplete: Incomplete | None = None) -> Path:
     """Write a sealed bundle atomically and return its path.
 
-    `store` adds the run's metric series; `catalog` adds its digest and scoring weights; `extra`
-    (JSON-serialisable) lands in the manifest; `key` (or ``SRE_MARATHON_BUNDLE_KEY``) makes the seal
-    an HMAC. An interrupted write leaves no file at `path` (or the previous one, untouched).
+    `store` adds the run's metric series; `catalog` (the one the run used) adds its digest and
+    scoring weights; `extra` (JSON-serialisable) lands in the manifest; `key` (or
+    ``SRE_MARATHON_BUNDLE_KEY``) makes the seal an HMAC. `incomplete` marks, in the sealed manifest,
+    a run that stopped early (None: the run reached its end). An interrupted write leaves no file at
+    `path` (or the previous one, untouched); stale temp files of killed writes are removed.
     """
     path = Path(path)
     if not path.parent.is_dir():
         raise BundleError(f"cannot write bundle {path}: directory {path.parent} does not exist")
-    data = build_bundle_bytes(record, store, catalog, extra, key)
+    data = build_bundle_bytes(record, store, catalog, extra, key, incomplete=incomplete)
     _atomic_write(path, data)
     return path
 
 
 # ---------------------------------------------------------------------------------------------- verifying
-def _check_container(path: Path, data: bytes) -> zipfile.ZipFile:
-    """Not-a-bundle, truncation and ZIP-structure checks, before any member is read."""
-    if len(data) < len(_ZIP_MAGIC) or not data.startswith(_ZIP_MAGIC):
+_TAIL_LEN = _EOCD_LEN + len(_COMMENT_PREFIX) + _HEX_LEN
+
+
+def _open_regular(path: Path) -> io.BufferedReader:
+    """Open `path` only if it is a regular file of at most `MAX_BUNDLE_BYTES`.
+
+    Why fstat on the opened file, with O_NONBLOCK: a FIFO must not block the open, /dev/zero (or any
+    endless stream) must be refused before one byte is read, and nothing can be swapped in between.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise BundleError(f"cannot read bundle {path}: {exc.strerror or exc}") from exc
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise BundleError(f"{path} is not a bundle: not a regular file (a directory, device or pipe)")
+        if st.st_size > MAX_BUNDLE_BYTES:
+            raise BundleError(f"{path} is not a bundle: {st.st_size} bytes, more than the "
+                              f"{MAX_BUNDLE_BYTES} a bundle may have")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _read_at(fh: io.BufferedReader, offset: int, n: int) -> bytes:
+    fh.seek(offset)
+    return fh.read(n)
+
+
+def _foreign_zip_names(fh: io.BufferedReader, size: int) -> list[str] | None:
+    """Member names of a ZIP not laid out like a bundle, when its central directory is small enough to
+    parse safely; None otherwise. Only a diagnosis: a ZIP that is not ours vs. a bundle cut short."""
+    start = max(0, size - (1 << 16) - _EOCD_LEN)
+    window = _read_at(fh, start, size - start)
+    pos = window.rfind(_EOCD_MAGIC)  # where zipfile looks too
+    if pos < 20 or len(window) - pos < _EOCD_LEN:
+        return None
+    if (int.from_bytes(window[pos + 12: pos + 16], "little") > _MAX_CENTRAL_DIRECTORY
+            or window[pos - 20: pos - 16] == _ZIP64_LOCATOR):
+        return None
+    try:
+        fh.seek(0)
+        with zipfile.ZipFile(fh) as zf:
+            return zf.namelist()
+    except _ZIP_ERRORS:
+        return None
+
+
+def _check_container(path: Path, fh: io.BufferedReader, size: int) -> tuple[int, int]:
+    """Not-a-bundle, truncation and end-of-archive checks, before the ZIP is parsed.
+
+    Returns (entries, central directory offset). Why so strict: zipfile believes whatever the
+    end-of-archive and ZIP64 records say (entry counts, directory sizes), so they are bounded here.
+    """
+    if _read_at(fh, 0, len(_ZIP_MAGIC)) != _ZIP_MAGIC:
         raise BundleError(f"{path} is not a bundle: not a ZIP archive (a bundle starts with PK\\x03\\x04)")
-    tail_len = _EOCD_LEN + len(_COMMENT_PREFIX) + _HEX_LEN
-    tail = data[-tail_len:]
-    if (len(data) < tail_len or not tail.startswith(_EOCD_MAGIC)
+    tail = _read_at(fh, max(0, size - _TAIL_LEN), _TAIL_LEN)
+    if (size < _TAIL_LEN or not tail.startswith(_EOCD_MAGIC)
             or int.from_bytes(tail[20:22], "little") != len(_COMMENT_PREFIX) + _HEX_LEN):
-        try:  # a complete ZIP that is simply not ours, or a bundle cut short / appended to?
-            names = zipfile.ZipFile(io.BytesIO(data)).namelist()
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError):
-            names = None
+        names = _foreign_zip_names(fh, size)
         if names is not None and MANIFEST not in names:
             raise BundleError(f"{path} is not a bundle: ZIP archive without {MANIFEST}")
         raise BundleError(f"{path} is truncated or has trailing data: its end-of-archive record with the "
-                          f"bundle checksum is missing ({len(data)} bytes)")
+                          f"bundle checksum is missing ({size} bytes)")
     comment = tail[_EOCD_LEN:]
     if not comment.startswith(_COMMENT_PREFIX):
         if comment.startswith(BUNDLE_FORMAT.encode("ascii")):
             raise BundleError(f"{path}: bundle format {comment[:-_HEX_LEN - 8].decode('ascii', 'replace')!r} "
                               f"is unsupported (this package reads version {BUNDLE_FORMAT_VERSION})")
         raise BundleError(f"{path} is not a bundle: ZIP archive without the {BUNDLE_FORMAT} checksum comment")
+    disk, cd_disk, n_disk, n_total, cd_size, cd_offset = struct.unpack("<HHHHII", tail[4:20])
+    eocd = size - _TAIL_LEN
+    if (disk or cd_disk or n_disk != n_total or not 0 < n_total <= MAX_MEMBERS
+            or cd_size > _MAX_CENTRAL_DIRECTORY or cd_offset + cd_size != eocd):
+        raise BundleError(f"{path} is damaged: inconsistent end-of-archive record ({n_total} entries, a "
+                          f"central directory of {cd_size} bytes at {cd_offset}, end record at {eocd})")
+    if eocd >= 20 and _read_at(fh, eocd - 20, 4) == _ZIP64_LOCATOR:
+        raise BundleError(f"{path} is damaged: it has ZIP64 records, which a bundle never needs")
+    return n_total, cd_offset
+
+
+def _open_zip(path: Path, fh: io.BufferedReader, n_entries: int) -> zipfile.ZipFile:
     try:
-        return zipfile.ZipFile(io.BytesIO(data))
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError) as exc:
+        fh.seek(0)
+        zf = zipfile.ZipFile(fh)
+    except _ZIP_ERRORS as exc:
         raise BundleError(f"{path} is damaged: ZIP structure unreadable ({exc})") from exc
+    if len(zf.infolist()) != n_entries:
+        zf.close()
+        raise BundleError(f"{path} is damaged: the end-of-archive record counts {n_entries} entries, the "
+                          f"central directory holds {len(zf.infolist())}")
+    return zf
 
 
-def _read_member(path: Path, zf: zipfile.ZipFile, name: str) -> bytes:
+def _check_entries(path: Path, zf: zipfile.ZipFile, cd_offset: int) -> dict[str, zipfile.ZipInfo]:
+    """Each entry as a bundle writes it (DEFLATE, no encryption or other flags, ZIP 2.0, inside the
+    archive) and the declared sizes within `MAX_CONTENT_BYTES`, before anything is inflated."""
+    total = 0
+    for zi in zf.infolist():
+        what = f"{path}: member {zi.filename!r}"
+        if zi.flag_bits & 0x41:
+            raise BundleError(f"{what} is encrypted (bundles never are)")
+        if zi.flag_bits & ~_ALLOWED_FLAGS:
+            raise BundleError(f"{what} has unsupported ZIP flags 0x{zi.flag_bits:04x}")
+        if zi.compress_type != zipfile.ZIP_DEFLATED:
+            raise BundleError(f"{what} uses compression method {zi.compress_type}, not DEFLATE (8)")
+        if zi.extract_version > _MAX_EXTRACT_VERSION:
+            raise BundleError(f"{what} needs ZIP version {zi.extract_version / 10:.1f} (bundles use 2.0)")
+        if zi.header_offset + 30 + zi.compress_size > cd_offset:
+            raise BundleError(f"{what} is damaged: its data would extend past the central directory")
+        total += zi.file_size
+        if total > MAX_CONTENT_BYTES:
+            raise BundleError(f"{path} is refused: its members declare more than {MAX_CONTENT_BYTES} bytes "
+                              "uncompressed (the most a bundle may hold; a ZIP bomb?)")
+    return {zi.filename: zi for zi in zf.infolist()}
+
+
+def _read_member(path: Path, zf: zipfile.ZipFile, zi: zipfile.ZipInfo) -> bytearray:
+    """Inflate one member in bounded chunks, never past its declared size."""
+    buf = bytearray(zi.file_size)
+    view, n = memoryview(buf), 0
     try:
-        return zf.read(name)
-    except (zipfile.BadZipFile, zlib.error, ValueError, EOFError, KeyError, NotImplementedError) as exc:
-        raise BundleError(f"{path}: member {name!r} is damaged ({exc})") from exc
+        with zf.open(zi) as member:
+            while chunk := member.read(min(_READ_CHUNK, zi.file_size - n + 1)):
+                if n + len(chunk) > zi.file_size:
+                    raise BundleError(f"{path}: member {zi.filename!r} is damaged (inflates past its "
+                                      f"declared {zi.file_size} bytes)")
+                view[n: n + len(chunk)] = chunk
+                n += len(chunk)
+    except _ZIP_ERRORS as exc:
+        raise BundleError(f"{path}: member {zi.filename!r} is damaged ({exc})") from exc
+    finally:
+        view.release()
+    if n != zi.file_size:
+        raise BundleError(f"{path}: member {zi.filename!r} is damaged (inflates to {n} of its declared "
+                          f"{zi.file_size} bytes)")
+    return buf
 
 
-def _verify(path: Path, key: str | bytes | None) -> tuple[BundleInfo, dict[str, bytes]]:
+def _parse_manifest(path: Path, body: bytes | bytearray) -> dict[str, Any]:
+    """The manifest as a dict whose fields this module reads have the right types."""
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise BundleError(f"cannot read bundle {path}: {exc}") from exc
-    zf = _check_container(path, data)
-    with zf:
-        names = zf.namelist()
-        if MANIFEST not in names or SEAL not in names:
-            raise BundleError(f"{path} is not a bundle: ZIP archive without {MANIFEST} and {SEAL}")
-        manifest_bytes = _read_member(path, zf, MANIFEST)
-        try:
-            manifest = json.loads(manifest_bytes)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise BundleError(f"{path}: {MANIFEST} is not valid JSON ({exc})") from exc
-        if not isinstance(manifest, dict) or manifest.get("format") != BUNDLE_FORMAT:
-            raise BundleError(f"{path} is not a bundle: {MANIFEST} does not declare format {BUNDLE_FORMAT!r}")
-        version = manifest.get("format_version")
-        if version not in SUPPORTED_FORMAT_VERSIONS:
-            raise BundleError(f"{path}: bundle format version {version!r} is unsupported "
-                              f"(this package reads {sorted(SUPPORTED_FORMAT_VERSIONS)})")
-        listed = manifest.get("members")
-        try:
-            expected = {m["name"]: (m["sha256"], int(m["size"])) for m in listed}
-        except (TypeError, KeyError, ValueError) as exc:
-            raise BundleError(f"{path}: {MANIFEST} has a malformed member list ({exc})") from exc
-        order = [MANIFEST, *(m["name"] for m in listed), SEAL]
-        if names != order:
-            missing = sorted(set(order) - set(names))
-            unexpected = sorted(set(names) - set(order))
-            raise BundleError(f"{path}: members differ from the manifest (missing {missing}, unexpected "
-                              f"{unexpected}, or duplicated/reordered: {names})")
-        contents: dict[str, bytes] = {}
-        for name, (digest, size) in expected.items():
-            body = _read_member(path, zf, name)
-            if len(body) != size or _sha256(body) != digest:
-                raise BundleError(f"{path}: member {name!r} hash mismatch (it was changed after sealing)")
-            contents[name] = body
-        seal = _read_member(path, zf, SEAL).decode("ascii", "replace").strip()
+        manifest = json.loads(body)
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+        raise BundleError(f"{path}: {MANIFEST} is not valid JSON ({exc})") from exc
+    if not isinstance(manifest, dict) or manifest.get("format") != BUNDLE_FORMAT:
+        raise BundleError(f"{path} is not a bundle: {MANIFEST} does not declare format {BUNDLE_FORMAT!r}")
+    version = manifest.get("format_version")
+    if type(version) is not int or version not in SUPPORTED_FORMAT_VERSIONS:
+        raise BundleError(f"{path}: bundle format version {version!r:.40} is unsupported "
+                          f"(this package reads {sorted(SUPPORTED_FORMAT_VERSIONS)})")
+    for name in ("run", "extra"):
+        if manifest.get(name) is not None and not isinstance(manifest[name], dict):
+            raise BundleError(f"{path}: {MANIFEST} field {name!r} is not an object")
+    return manifest
+
+
+def _listed_members(path: Path, manifest: dict[str, Any]) -> dict[str, tuple[str, int]]:
+    """name -> (sha256, size) from the manifest's member list, in its order."""
+    listed = manifest.get("members")
+    if not isinstance(listed, list) or not all(
+            isinstance(m, dict) and isinstance(m.get("name"), str) and isinstance(m.get("sha256"), str)
+            and type(m.get("size")) is int and m["size"] >= 0 for m in listed):
+        raise BundleError(f"{path}: {MANIFEST} has a malformed member list")
+    expected = {m["name"]: (m["sha256"], m["size"]) for m in listed}
+    if len(expected) != len(listed) or {MANIFEST, SEAL} & set(expected):
+        raise BundleError(f"{path}: {MANIFEST} lists a member twice (or lists itself or the seal)")
+    return expected
+
+
+def _read_seal(path: Path, zf: zipfile.ZipFile, zi: zipfile.ZipInfo) -> str:
+    if zi.file_size > _MAX_SEAL_BYTES:
+        raise BundleError(f"{path}: {SEAL} is damaged ({zi.file_size} bytes; a seal has under 100)")
+    try:
+        return _read_member(path, zf, zi).decode("ascii").strip()
+    except UnicodeDecodeError:
+        raise BundleError(f"{path}: seal mismatch ({SEAL} is not ASCII text)") from None
+
+
+def _check_seal(path: Path, manifest: dict[str, Any], manifest_bytes: bytes | bytearray, seal: str,
+                key: str | bytes | None) -> str:
+    """The seal's kind, once the seal matches the manifest (and the key, for an HMAC seal)."""
     kind, _, got = seal.partition(":")
     resolved = _resolve_key(key)
     if kind != manifest.get("seal"):
-        raise BundleError(f"{path}: seal mismatch (seal is {kind!r} but the manifest says "
-                          f"{manifest.get('seal')!r})")
+        raise BundleError(f"{path}: seal mismatch (seal is {kind!r:.40} but the manifest says "
+                          f"{manifest.get('seal')!r:.40})")
     if kind == "sha256":
         if resolved is not None:
             raise BundleError(f"{path}: seal mismatch: a key was given but the bundle has only a plain "
@@ -469,20 +757,72 @@ def _verify(path: Path, key: str | bytes | None) -> tuple[BundleInfo, dict[str, 
         want = _sha256(manifest_bytes)
     elif kind == "hmac-sha256":
         if resolved is None:
-            raise BundleError(f"{path}: bundle is HMAC-sealed; pass key= (--key) or set {KEY_ENV} "
-                              "to verify it")
+            raise BundleError(f"{path}: bundle is HMAC-sealed; pass key= or set {KEY_ENV} to verify it")
         want = hmac.new(resolved, manifest_bytes, hashlib.sha256).hexdigest()
     else:
-        raise BundleError(f"{path}: seal kind {kind!r} is unknown")
-    if not hmac.compare_digest(got, want):
+        raise BundleError(f"{path}: seal kind {kind!r:.40} is unknown")
+    if not hmac.compare_digest(got, want):  # both ASCII str: `_read_seal` decoded strictly
         why = "wrong key or manifest altered" if kind == "hmac-sha256" else "manifest altered"
         raise BundleError(f"{path}: seal mismatch ({why})")
-    stored = data[-_HEX_LEN:].decode("ascii", "replace")
-    if not hmac.compare_digest(stored, _sha256(data[:-_HEX_LEN])):
+    return kind
+
+
+def _checksum_matches(fh: io.BufferedReader, size: int) -> bool:
+    """The ZIP comment's sha256 against every byte before it, read in blocks."""
+    h = hashlib.sha256()
+    fh.seek(0)
+    left = size - _HEX_LEN
+    while left > 0:
+        block = fh.read(min(_READ_CHUNK, left))
+        if not block:
+            return False
+        h.update(block)
+        left -= len(block)
+    return hmac.compare_digest(fh.read(_HEX_LEN), h.hexdigest().encode("ascii"))
+
+
+def _verify(path: Path, key: str | bytes | None) -> tuple[BundleInfo, dict[str, bytearray]]:
+    with _open_regular(path) as fh:
+        try:
+            return _verify_open(path, fh, os.fstat(fh.fileno()).st_size, key)
+        except OSError as exc:
+            raise BundleError(f"cannot read bundle {path}: {exc}") from exc
+
+
+def _verify_open(path: Path, fh: io.BufferedReader, size: int,
+                 key: str | bytes | None) -> tuple[BundleInfo, dict[str, bytearray]]:
+    n_entries, cd_offset = _check_container(path, fh, size)
+    with _open_zip(path, fh, n_entries) as zf:
+        infos = _check_entries(path, zf, cd_offset)
+        if MANIFEST not in infos or SEAL not in infos:
+            raise BundleError(f"{path} is not a bundle: ZIP archive without {MANIFEST} and {SEAL}")
+        manifest_bytes = _read_member(path, zf, infos[MANIFEST])
+        manifest = _parse_manifest(path, manifest_bytes)
+        expected = _listed_members(path, manifest)
+        names = zf.namelist()
+        order = [MANIFEST, *expected, SEAL]
+        if names != order:
+            missing = sorted(set(order) - set(names))
+            unexpected = sorted(set(names) - set(order))
+            raise BundleError(f"{path}: members differ from the manifest (missing {missing}, unexpected "
+                              f"{unexpected}, or duplicated/reordered: {names})"[:500])
+        contents: dict[str, bytearray] = {}
+        for name, (digest, member_size) in expected.items():
+            if infos[name].file_size != member_size:
+                raise BundleError(f"{path}: member {name!r} hash mismatch (its size differs from the sealed "
+                                  "one: it was changed after sealing)")
+            body = _read_member(path, zf, infos[name])
+            if _sha256(body) != digest:
+                raise BundleError(f"{path}: member {name!r} hash mismatch (it was changed after sealing)")
+            contents[name] = body
+        seal = _read_seal(path, zf, infos[SEAL])
+    kind = _check_seal(path, manifest, manifest_bytes, seal, key)
+    if not _checksum_matches(fh, size):
         raise BundleError(f"{path}: container checksum mismatch: ZIP headers were altered "
                           "(the members themselves verify)")
-    info = BundleInfo(path=path, format_version=int(version), manifest=manifest, seal_kind=kind,
-                      size=len(data), members={n: d for n, (d, _) in expected.items()})
+    info = BundleInfo(path=path, format_version=manifest["format_version"], manifest=manifest, seal_kind=kind,
+                      size=size, members={n: d for n, (d, _) in expected.items()},
+                      incomplete=_completeness(path, manifest))
     return info, contents
 
 
@@ -495,6 +835,13 @@ def verify_bundle(path: str | os.PathLike[str], key: str | bytes | None = None) 
     return _verify(Path(path), key)[0]
 
 
+def _validation_summary(exc: ValidationError) -> str:
+    """One line for a pydantic error (its own text spans lines): the count and the first problem."""
+    first = exc.errors()[0] if exc.errors() else {}
+    where = ".".join(str(p) for p in first.get("loc", ())) or "(top level)"
+    return f"{exc.error_count()} problem(s), first {where}: {first.get('msg', exc)}"[:300]
+
+
 def load_bundle(path: str | os.PathLike[str], key: str | bytes | None = None) -> Bundle:
     """Verify, then decode the record, the telemetry and the scoring weights."""
     path = Path(path)
@@ -504,7 +851,8 @@ def load_bundle(path: str | os.PathLike[str], key: str | bytes | None = None) ->
     except KeyError:
         raise BundleError(f"{path}: bundle has no {RECORD}") from None
     except ValidationError as exc:
-        raise BundleError(f"{path}: {RECORD} does not validate as a RunRecord: {exc}") from exc
+        raise BundleError(f"{path}: {RECORD} does not validate as a RunRecord: "
+                          f"{_validation_summary(exc)}") from exc
     telemetry = None
     if TELEMETRY_INDEX in contents and TELEMETRY_VALUES in contents:
         telemetry = Telemetry.decode(contents[TELEMETRY_INDEX], contents[TELEMETRY_VALUES])
@@ -515,34 +863,79 @@ def load_bundle(path: str | os.PathLike[str], key: str | bytes | None = None) ->
         try:
             scoring = Scoring.model_validate_json(contents[SCORING])
         except ValidationError as exc:
-            raise BundleError(f"{path}: {SCORING} does not validate: {exc}") from exc
+            raise BundleError(f"{path}: {SCORING} does not validate: {_validation_summary(exc)}") from exc
     return Bundle(info=info, record=record, telemetry=telemetry, scoring=scoring)
 
 
-def bundle_scoring(bundle: Bundle, catalog: Catalog | None = None, rules: int | None = None) -> Scoring:
+def _check_same_catalog(bundle: Bundle, catalog: Catalog, given: bool) -> None:
+    """Refuse to score `bundle` under a catalog other than the one its run used.
+
+    Why: the score of a run is a function of its record and its catalog's scoring; a different
+    catalog silently gives a different number for the same evidence. A bundle that names no
+    catalog digest (written without one) cannot be checked and passes."""
+    sealed = bundle.info.catalog_digest
+    used = catalog_digest(catalog)
+    if sealed is None or used == sealed:
+        return
+    if given:
+        what = (f"the catalog given to score it ({catalog.root}) is {used[:19]}...; drop it to score with "
+                "the weights sealed in the bundle, or give the catalog the run used")
+    else:
+        what = (f"the bundle seals no scoring weights and the shipped catalog is {used[:19]}...; give the "
+                "catalog the run used (--catalog DIR)")
+    raise CatalogMismatchError(f"{bundle.info.path}: the run used catalog {sealed[:19]}... but {what}, or "
+                               "rescore deliberately with rescore_with_catalog=True (--rescore-with-catalog)")
+
+
+def bundle_scoring(bundle: Bundle, catalog: Catalog | None = None, rules: int | None = None, *,
+                   rescore_with_catalog: bool = False) -> Scoring:
     """The scoring a bundle is rescored under, and why it is that one.
 
     Weights and rules: `catalog`'s when given, else the ones sealed in the bundle (a bundle sealed
-    before rule sets were versioned is rules v1), else the shipped catalog's. `rules` overrides the
-    rule set; v2's matching and penalties then come from the shipped catalog if the chosen scoring
-    has none (an old v1 bundle rescored with ``--rules v2``).
+    before rule sets were versioned is rules v1), else the shipped catalog's. A catalog (given or
+    shipped) whose `catalog_digest` differs from the one the run used raises `CatalogMismatchError`
+    unless `rescore_with_catalog`. `rules` overrides the rule set; v2's matching and penalties then
+    come from the shipped catalog if the chosen scoring has none (an old v1 bundle rescored with
+    ``--rules v2``).
     """
     from .catalog import load_catalog
 
-    scoring = catalog.scoring if catalog is not None else bundle.scoring
-    if scoring is None:
-        scoring = load_catalog().scoring
+    if catalog is not None:
+        if not rescore_with_catalog:
+            _check_same_catalog(bundle, catalog, given=True)
+        scoring = catalog.scoring
+    elif bundle.scoring is not None:
+        scoring = bundle.scoring
+    else:
+        shipped = load_catalog()
+        if not rescore_with_catalog:
+            _check_same_catalog(bundle, shipped, given=False)
+        scoring = shipped.scoring
     if rules is not None and rules != scoring.rules_version:
         scoring = scoring.with_rules(rules, defaults=load_catalog().scoring)
     return scoring
 
 
+def score_bundle(path: str | os.PathLike[str], catalog: Catalog | None = None, key: str | bytes | None = None,
+                 rules: int | None = None, *, allow_incomplete: bool = False,
+                 rescore_with_catalog: bool = False) -> tuple[Bundle, ScoreCard]:
+    """Verify, load and score one bundle; see `bundle_scoring` for which weights and rules.
+
+    A bundle sealed as incomplete raises `IncompleteBundleError` unless `allow_incomplete`: a run
+    that stopped early scores its unreached faults as missed, which is not its Marathon-Score."""
+    bundle = load_bundle(path, key)
+    if not bundle.info.complete and not allow_incomplete:
+        raise IncompleteBundleError(f"{path}: INCOMPLETE ({bundle.info.describe_incomplete()}): a run that "
+                                    "stopped early has no Marathon-Score; pass allow_incomplete=True "
+                                    "(--allow-incomplete) to score what it recorded")
+    scoring = bundle_scoring(bundle, catalog, rules, rescore_with_catalog=rescore_with_catalog)
+    return bundle, score_run(bundle.record, scoring)
+
+
 def score_bundles(paths: Iterable[str | os.PathLike[str]], catalog: Catalog | None = None,
-                  key: str | bytes | None = None, rules: int | None = None) -> list[ScoreCard]:
-    """Verify and score each bundle (CLI hook for `sre-marathon score`); see `bundle_scoring` for
-    which weights and rules. The first bundle that fails verification raises `BundleError`."""
-    cards = []
-    for p in paths:
-        bundle = load_bundle(p, key)
-        cards.append(score_run(bundle.record, bundle_scoring(bundle, catalog, rules)))
-    return cards
+                  key: str | bytes | None = None, rules: int | None = None, *, allow_incomplete: bool = False,
+                  rescore_with_catalog: bool = False) -> list[ScoreCard]:
+    """Verify and score each bundle (see `score_bundle`). The first bundle that fails verification,
+    is incomplete or was run with another catalog raises a `BundleError`."""
+    return [score_bundle(p, catalog, key, rules, allow_incomplete=allow_incomplete,
+                         rescore_with_catalog=rescore_with_catalog)[1] for p in paths]

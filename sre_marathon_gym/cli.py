@@ -4,10 +4,14 @@ export-prometheus."""
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
+import tempfile
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
 from .catalog import APPS, CATEGORIES, Catalog, load_catalog
 from .catalog.settings import RULES_VERSIONS
@@ -15,8 +19,87 @@ from .catalog.settings import RULES_VERSIONS
 # agents/adversarial.py (spelled out so building the parser imports no agent; a test keeps them equal)
 ADVERSARIAL_NAMES = ("one_incident", "incident_per_alert", "shotgun", "cycle_guesses", "guess_per_incident",
                      "act_on_everything", "single_guess")
-from .errors import ConfigurationError, SREMarathonError, UnknownNameError
+from .errors import ConfigurationError, RunInterrupted, SREMarathonError, UnknownNameError
 from .table import format_table
+
+if TYPE_CHECKING:
+    from .bundle import Bundle
+
+SEED_LIMIT = 2**63
+"""Seeds are whole numbers in [0, SEED_LIMIT): see `seed_int`."""
+INTERRUPTED_EXIT = 130  # the shell's code for a run stopped by SIGINT (Ctrl-C)
+
+
+def _clip(text: str, n: int = 24) -> str:
+    return repr(text) if len(text) <= n else f"{text[:n]!r}... ({len(text)} characters)"
+
+
+def seed_int(text: str) -> int:
+    """A schedule seed: a whole number in [0, 2**63).
+
+    Why the bound: numpy's SeedSequence and the env would take any non-negative int, but a seed is
+    also a bundle field, an RLlib config value and a file name; 2**63 keeps it an int64 everywhere
+    (the env draws its own seeds below 2**31). Negative seeds fail inside gymnasium's seeding."""
+    body = text.strip()
+    if re.fullmatch(r"[+-]?[0-9]+", body) is None:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {_clip(text)}")
+    if len(body) > 25 or not 0 <= int(body) < SEED_LIMIT:
+        raise argparse.ArgumentTypeError(f"must be a whole number in [0, 2**63), got {_clip(text)}")
+    return int(body)
+
+
+def _whole_number_at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse type: a whole number >= `minimum`, refused in argparse before anything loads."""
+
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {_clip(text)}") from None
+        if n < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {n}")
+        return n
+    return parse
+
+
+non_negative_int = _whole_number_at_least(0)
+positive_int = _whole_number_at_least(1)
+
+
+def check_out_dir(out: str | os.PathLike[str], option: str = "--out") -> Path:
+    """Refuse an output directory that cannot be created or written, before anything is simulated.
+
+    Why a probe file and not `os.access`: access() says yes to root on a read-only mount and ignores
+    ACLs; creating (and removing) a hidden file in the nearest existing directory asks the real
+    question. Nothing is created when `out` is refused, and nothing stays behind when it is not."""
+    path = Path(out)
+    probe = path
+    while not os.path.lexists(probe) and probe != probe.parent:
+        probe = probe.parent
+    if not os.path.isdir(probe):
+        where = ("exists and is not a directory" if probe == path
+                 else f"cannot be created: {probe} is not a directory")
+        raise ConfigurationError(f"{option} {out} {where}")
+    try:
+        fd, name = tempfile.mkstemp(dir=probe, prefix=".sre-marathon-probe-")
+        os.close(fd)
+        os.unlink(name)
+    except OSError as exc:
+        why = exc.strerror or exc
+        raise ConfigurationError(f"{option} {out}: cannot write into {probe} ({why})") from None
+    return path
+
+
+def _one_line(text: str) -> str:
+    """Errors go to stderr on one line (a multi-line message, e.g. a catalog's problem list, is joined)."""
+    return " ".join(line.strip() for line in str(text).splitlines() if line.strip())
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (``sre-marathon run: error: ... (see --help)``), exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {_one_line(message)} (see {self.prog} --help)\n")
 
 
 def catalog_summary(cat: Catalog) -> str:
@@ -117,17 +200,48 @@ def _run_episode(cat: Catalog, app: str, agent_name: str, mode: str, seed: int |
             try:
                 record = run_episode(env, agent, seed=seed if mode == "train" else None, progress=bar.update)
             except BaseException as exc:
+                saved = None
                 if out:
                     try:
                         run_seed = env.unwrapped.record().manifest.seed
                     except Exception:  # noqa: BLE001 - only names the file
                         run_seed = seed if mode == "train" else lb_seed
-                    save_incomplete(env, agent, cat, Path(out) / f"{app}-{agent_name}-{run_seed}.incomplete.bundle",
-                                    exc)
+                    name = f"{app}-{agent_name}-{run_seed}.incomplete.bundle"
+                    saved = save_incomplete(env, agent, cat, Path(out) / name, exc)
+                if isinstance(exc, KeyboardInterrupt):
+                    raise RunInterrupted(_interrupted(env, saved)) from None
                 raise
     finally:
         close_agent(agent)
     return env, record, agent
+
+
+def _interrupted(env: object, saved: Path | None) -> str:
+    """``run interrupted at t=1234 s of 5400 s; ...`` for a run stopped by Ctrl-C."""
+    from .evaluation import reached_time
+
+    t = reached_time(env)
+    run_s = env.unwrapped.run_s  # type: ignore[attr-defined]
+    at = "before it started" if t is None else f"at t={t:.0f} s of {run_s} s"
+    where = (f"its partial recording is sealed as INCOMPLETE in {saved}" if saved is not None
+             else "nothing was recorded (no --out, or the partial bundle could not be written)")
+    return f"run interrupted {at}; {where}"
+
+
+def _schedule_options(args: argparse.Namespace, cat: Catalog) -> dict[str, object]:
+    """--intensity, --injection-minutes and --observation-minutes, refused outside --mode train.
+
+    Why refuse: eval mode runs the leaderboard protocol as published; silently ignoring the options
+    would label a run that the user believes is shorter or harder as a leaderboard run."""
+    given = {k: v for k, v in (("intensity", args.intensity), ("injection_minutes", args.injection_minutes),
+                               ("observation_minutes", args.observation_minutes)) if v is not None}
+    if given and args.mode != "train":
+        lb = cat.leaderboard
+        flags = ", ".join("--" + k.replace("_", "-") for k in given)
+        protocol = f"{lb.injection_minutes} + {lb.observation_minutes} min, intensity 1"
+        raise ConfigurationError(f"{flags}: only with --mode train; --mode eval (the default) runs the "
+                                 f"leaderboard protocol ({protocol})")
+    return given
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -144,10 +258,11 @@ def cmd_run(args: argparse.Namespace) -> int:
                                  f"(react, rag, keep), not {args.agent!r}")
     else:
         options = {}
+    schedule = _schedule_options(args, cat)
+    if args.out:
+        check_out_dir(args.out)
     env, record, agent = _run_episode(cat, args.app, args.agent, args.mode, args.seed, agent_options=options,
-                                      out=args.out,
-                                      intensity=args.intensity, injection_minutes=args.injection_minutes,
-                                      observation_minutes=args.observation_minutes)
+                                      out=args.out, **schedule)
     card = score_run(record, cat.scoring)
     print(card.first_line())
     print(card.as_table().split("\n", 2)[2])
@@ -222,6 +337,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     apps = [a.strip() for a in args.apps.split(",")] if args.apps else None
     for a in apps or []:
         cat.app(a)
+    if args.out:
+        check_out_dir(args.out)
     if args.checkpoint:  # a trained RLlib policy on the leaderboard protocol
         from .rllib import evaluate_checkpoint_on_leaderboard
 
@@ -301,23 +418,50 @@ def cmd_score(args: argparse.Namespace) -> int:
     """Verify each bundle's seal and recompute every metric from the bundle alone.
 
     The rules and weights are the ones sealed in the bundle (rules v1 for a bundle sealed before
-    rule sets were versioned) unless `--catalog` or `--rules` says otherwise."""
-    from .bundle import score_bundles
+    rule sets were versioned) unless `--catalog` or `--rules` says otherwise. Every bundle is checked
+    before anything is printed: an incomplete bundle (sealed so, whatever its file name) is refused
+    unless --allow-incomplete, and so is a --catalog (or, for a bundle that seals no weights, the
+    shipped catalog) other than the one the run used, unless --rescore-with-catalog."""
+    from .bundle import score_bundle
     from .evaluation import outcome_chart, outcome_table
 
     rules = None if args.rules is None else int(args.rules.lstrip("v"))
     cat = load_catalog(args.catalog) if args.catalog else None
-    cards = score_bundles([Path(p) for p in args.bundles], cat, rules=rules)
-    source = "--rules" if rules is not None else "--catalog" if cat is not None else "sealed in the bundle"
-    for path, card in zip(args.bundles, cards):
-        print(f"{path}: verified; scored under rules v{card.rules_version} ({source})")
+    scored = [score_bundle(Path(p), cat, rules=rules, allow_incomplete=args.allow_incomplete,
+                           rescore_with_catalog=args.rescore_with_catalog) for p in args.bundles]
+    for path, (bundle, card) in zip(args.bundles, scored):
+        status = ("verified" if bundle.info.complete
+                  else f"verified; INCOMPLETE ({bundle.info.describe_incomplete()})")
+        source = _scoring_source(bundle, cat, rules)
+        print(f"{path}: {status}; scored under rules v{card.rules_version} ({source})")
         print(card.as_table())
         print()
-    labelled = [(Path(p).stem, c) for p, c in zip(args.bundles, cards)]
+    labelled = [(Path(p).stem + ("" if b.info.complete else " (INCOMPLETE)"), c)
+                for p, (b, c) in zip(args.bundles, scored)]
     print(outcome_table(labelled))
     if args.png:
         print(f"figure: {outcome_chart(labelled, args.png)}")
     return 0
+
+
+def _scoring_source(bundle: Bundle, cat: Catalog | None, rules: int | None) -> str:
+    """Where the weights came from, as `score` prints it; a deliberate rescore says so."""
+    from .bundle import catalog_digest
+
+    if rules is not None:
+        source = "--rules"
+    elif cat is not None:
+        source = "--catalog"
+    elif bundle.scoring is not None:
+        source = "sealed in the bundle"
+    else:
+        source = "the shipped catalog: the bundle seals no weights"
+    if bundle.scoring is None and cat is None:
+        cat = load_catalog()
+    sealed = bundle.info.catalog_digest
+    if cat is not None and sealed is not None and sealed != catalog_digest(cat):
+        source += f"; --rescore-with-catalog: the run used catalog {sealed[:19]}..."
+    return source
 
 
 def _add_llm_arguments(p: argparse.ArgumentParser) -> None:
@@ -331,7 +475,7 @@ def _add_llm_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="sre-marathon", description=__doc__)
+    parser = _Parser(prog="sre-marathon", description=__doc__)
     parser.add_argument("--catalog", metavar="DIR", help="catalog directory (default: the shipped one)")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -355,13 +499,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--agent", default="runbook",
                      help="noop, random, runbook or oracle; LLM methods: react, rag, keep; or an adversarial "
                           "policy: " + ", ".join(ADVERSARIAL_NAMES))
-    run.add_argument("--seed", type=int, help="train mode: the schedule's seed (default: drawn)")
+    run.add_argument("--seed", type=seed_int,
+                     help="train mode: the schedule's seed, in [0, 2**63) (default: drawn)")
     run.add_argument("--mode", choices=("eval", "train"), default="eval",
                      help="eval: the leaderboard protocol (default); train: any seed and schedule settings")
-    run.add_argument("--intensity", type=float, default=1.0, help="train mode: fault-rate multiplier")
-    run.add_argument("--injection-minutes", type=int, default=60)
-    run.add_argument("--observation-minutes", type=int, default=30)
-    run.add_argument("--out", metavar="DIR", default="runs", help="where the bundle goes (default: runs/)")
+    run.add_argument("--intensity", type=float, help="train mode only: fault-rate multiplier (default 1)")
+    run.add_argument("--injection-minutes", type=int, help="train mode only (default: the leaderboard's, 60)")
+    run.add_argument("--observation-minutes", type=int,
+                     help="train mode only (default: the leaderboard's, 30)")
+    run.add_argument("--out", metavar="DIR", default="runs",
+                     help="where the bundle goes (default: runs/); checked before the run starts")
     _add_llm_arguments(run)
     run.set_defaults(func=cmd_run)
 
@@ -370,8 +517,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="comma-separated agent names; LLM methods: react, rag, keep; the adversarial suite "
                          "(benchmark-health checks): " + ", ".join(ADVERSARIAL_NAMES))
     ev.add_argument("--apps", help="comma-separated apps (default: all three)")
-    ev.add_argument("--seeds", type=int, default=0, help="extra seeds per app for a mean and 95%% interval")
-    ev.add_argument("--workers", type=int, help="parallel processes (default: one per core)")
+    ev.add_argument("--seeds", type=non_negative_int, default=0,
+                    help="extra seeds per app for a mean and 95%% interval")
+    ev.add_argument("--workers", type=positive_int, help="parallel processes (default: one per core)")
     ev.add_argument("--checkpoint", metavar="PATH", help="evaluate a trained RLlib checkpoint instead of --agents")
     ev.add_argument("--out", metavar="DIR", default="runs/leaderboard", help="bundles and the outcome figure")
     _add_llm_arguments(ev)
@@ -380,7 +528,8 @@ def build_parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("export-prometheus", help="backfill a run's metrics into a Prometheus TSDB (and serve it)")
     ex.add_argument("bundle", nargs="?", help="a sealed run bundle (or use --app)")
     ex.add_argument("--app", choices=APPS, help="simulate this app instead of reading a bundle")
-    ex.add_argument("--seed", type=int, help="with --app: the schedule seed (default: the leaderboard seed)")
+    ex.add_argument("--seed", type=seed_int,
+                    help="with --app: the schedule seed (default: the leaderboard seed)")
     ex.add_argument("--agent", default="noop", help="with --app: who operates the run (default: noop)")
     ex.add_argument("--out", metavar="DIR", required=True, help="gets metrics.om, data/ (the TSDB) and prometheus.yml")
     ex.add_argument("--origin", type=int, default=1_767_225_600,
@@ -395,6 +544,12 @@ def build_parser() -> argparse.ArgumentParser:
     sc = sub.add_parser("score", help="verify sealed bundles and recompute every metric offline")
     sc.add_argument("bundles", nargs="+")
     sc.add_argument("--png", help="also write the per-fault outcome chart (Figure 9) here")
+    sc.add_argument("--allow-incomplete", action="store_true",
+                    help="also score bundles sealed as INCOMPLETE (a run that stopped early: its unreached "
+                         "faults count as missed, so the number is not the run's Marathon-Score)")
+    sc.add_argument("--rescore-with-catalog", action="store_true",
+                    help="score with --catalog DIR (or, for a bundle that seals no weights, the shipped "
+                         "catalog) even though the run used another catalog (different digest)")
     sc.add_argument("--rules", choices=[f"v{v}" for v in RULES_VERSIONS],
                     help="rescore under this Marathon-Score rule set (default: the one sealed in the bundle; "
                          "v1 is the literal reading of the paper, v2 the sound one)")
@@ -407,14 +562,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command. Errors (the package's own and the file system's) are one line on stderr with
+    exit code 2, argparse's too; a run stopped with Ctrl-C says where its partial recording went and
+    exits with 130. Anything else is a bug and keeps its traceback."""
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
+    except RunInterrupted as exc:
+        print(f"interrupted: {_one_line(str(exc))}", file=sys.stderr)
+        return INTERRUPTED_EXIT
     except SREMarathonError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return INTERRUPTED_EXIT
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # the file system refused something (a --png path, a full disk): not a bug
+        print(f"error: {_one_line(str(exc))}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -49,6 +49,20 @@ class RetentionError(TelemetryError):
 class BundleError(SREMarathonError):
     """A bundle cannot be written, or is not a bundle, or fails verification; the message says what failed."""
 
+class BundleWriteError(BundleError, OSError):
+    """The file system refused a bundle write (full disk, permissions, a directory in the way).
+
+    Also an `OSError`, so callers that handled the raw error keep working."""
+
+class IncompleteBundleError(BundleError):
+    """The bundle seals a run that stopped early: it has no Marathon-Score unless explicitly allowed."""
+
+class CatalogMismatchError(BundleError):
+    """The bundle's run used another catalog than the one asked to score it (a silent rescore)."""
+
+class RunInterrupted(SREMarathonError):
+    """A run was stopped (Ctrl-C); the message says how far it got and where its partial recording is."""
+
 class AlertRuleError(SREMarathonError, ValueError):
     """A rule's params cannot be evaluated (unknown kind, function, operator, template...)."""
 

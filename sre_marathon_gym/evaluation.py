@@ -69,22 +69,34 @@ def run_one(spec: RunSpec, progress: Callable[[], None] | None = None) -> tuple[
 
 
 def save_incomplete(env: Any, agent: Any, catalog: Catalog, path: Path, exc: BaseException) -> Path | None:
-    """Write what a failed run recorded so far as a sealed `.incomplete.bundle` (the error in its
-    `incomplete` extra); never raises, so the original error is the one reported."""
-    from .bundle import write_bundle
+    """Write what a failed run recorded so far as a sealed `.incomplete.bundle`; never raises, so the
+    original error is the one reported.
+
+    The manifest seals the bundle as incomplete (the simulated time reached and the error), so
+    renaming the file cannot pass it off as a full run; the error is also kept in the `incomplete`
+    extra, where earlier versions put it."""
+    from .bundle import Incomplete, write_bundle
 
     u = env.unwrapped
     if getattr(u, "sim", None) is None:
         return None
     try:
+        incomplete = Incomplete.from_exception(reached_time(env), exc)
         partial = u.record()
         partial.usage = agent.usage.model_copy()
         path.parent.mkdir(parents=True, exist_ok=True)
         extra = getattr(agent, "bundle_extra", dict)()
         return write_bundle(path, partial, store=u.sim.store, catalog=catalog,
-                            extra={**extra, "incomplete": f"{type(exc).__name__}: {exc}"[:500]})
+                            extra={**extra, "incomplete": incomplete.reason}, incomplete=incomplete)
     except Exception:  # noqa: BLE001 - the original error is the one to report
         return None
+
+
+def reached_time(env: Any) -> float | None:
+    """Simulated seconds a run got to (None when the env has no simulator yet)."""
+    sim = getattr(env.unwrapped, "sim", None)
+    now = getattr(sim, "now", None)
+    return float(now) if isinstance(now, (int, float)) else None
 
 
 def preflight_agent(name: str, options: dict[str, Any]) -> None:

@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import signal
+import struct
+import subprocess
+import sys
+import threading
+import time
 import zipfile
+import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import gymnasium as gym
@@ -15,13 +25,19 @@ from sre_marathon_gym import bundle as bundle_mod
 from sre_marathon_gym.bundle import (
     KEY_ENV,
     BundleError,
+    Incomplete,
     catalog_digest,
     load_bundle,
     score_bundles,
     verify_bundle,
     write_bundle,
 )
-from sre_marathon_gym.errors import SREMarathonError
+from sre_marathon_gym.errors import (
+    BundleWriteError,
+    CatalogMismatchError,
+    IncompleteBundleError,
+    SREMarathonError,
+)
 from sre_marathon_gym.scoring import score_run
 
 
@@ -361,7 +377,7 @@ def test_hmac_seal(run, tmp_path, monkeypatch):
         verify_bundle(keyed)
 
 
-# ------------------------------------------------------------------------------------------ catalog digest
+# -------------------------------------------------------------------------------------------- catalog digest
 def test_catalog_digest_tracks_content(catalog, catalog_copy):
     assert catalog_digest(catalog) == catalog_digest(catalog_copy)
     assert catalog_digest(catalog).startswith("sha256:")
@@ -397,3 +413,456 @@ def test_new_bundles_seal_rules_v2(run, sealed):
     assert card == score_run(record, catalog.scoring) and card.rules_version == 2
     (v1,) = score_bundles([sealed], rules=1)
     assert v1.rules_version == 1 and v1 == score_run(record, catalog.scoring.with_rules(1))
+
+
+# ---------------------------------------------------------------------------------------------- completeness
+def test_new_bundles_seal_their_completeness(run, sealed):
+    assert load_bundle(sealed).manifest["completeness"] == {"complete": True}
+    assert verify_bundle(sealed).complete and verify_bundle(sealed).incomplete is None
+
+
+def test_old_bundle_without_the_field_counts_as_complete():
+    info = verify_bundle(OLD_BUNDLE)
+    assert "completeness" not in info.manifest
+    assert info.complete and info.describe_incomplete() == ""
+    assert info.catalog_digest == "sha256:c67369e1b019de5b775841474f55d22e361b76d460378d6e60dab477232dda0a"
+
+
+def test_incomplete_is_sealed_so_a_rename_does_not_hide_it(run, tmp_path):
+    """A partial run is refused a Marathon-Score whatever its file is called; allow_incomplete scores it."""
+    record, store, catalog = run
+    partial = write_bundle(tmp_path / "run.incomplete.bundle", record, store, catalog,
+                           incomplete=Incomplete(360.0, "KeyboardInterrupt"))
+    renamed = partial.rename(tmp_path / "run.bundle")
+    info = verify_bundle(renamed)
+    assert not info.complete and info.incomplete == Incomplete(360.0, "KeyboardInterrupt")
+    assert info.describe_incomplete() == "interrupted at t=360 s of 600 s: KeyboardInterrupt"
+    with pytest.raises(IncompleteBundleError, match=r"INCOMPLETE \(interrupted at t=360 s of 600 s"):
+        score_bundles([renamed])
+    (card,) = score_bundles([renamed], allow_incomplete=True)
+    assert card == score_run(record, catalog.scoring)
+
+
+def test_incomplete_reason_from_an_exception():
+    assert Incomplete.from_exception(12.0, KeyboardInterrupt()) == Incomplete(12.0, "KeyboardInterrupt")
+    reason = Incomplete.from_exception(None, ValueError("two\nlines " + "x" * 900)).reason
+    assert reason.startswith("ValueError: two lines x") and len(reason) == 500
+    assert Incomplete(None, "").describe(600) == "interrupted at an unknown time"
+
+
+def test_completeness_cannot_be_edited_without_resealing(run, tmp_path):
+    partial = write_bundle(tmp_path / "p.bundle", run[0], incomplete=Incomplete(120.0, "RuntimeError: x"))
+    members = dict(_members(partial))
+    manifest = json.loads(members["manifest.json"])
+    manifest["completeness"] = {"complete": True}
+    members["manifest.json"] = bundle_mod._canonical_json(manifest, "manifest")
+    edited = tmp_path / "edited.bundle"
+    edited.write_bytes(bundle_mod._zip_bytes(list(members.items())))
+    with pytest.raises(BundleError, match="seal mismatch"):
+        verify_bundle(edited)
+
+
+def test_save_incomplete_marks_the_bundle(tmp_path):
+    """`save_incomplete` (what `run_one` and the CLI call when a run fails) seals the time reached."""
+    from sre_marathon_gym.agents import NoopAgent
+    from sre_marathon_gym.evaluation import save_incomplete
+
+    env = gym.make("SREMarathon/OnlineBoutique-v1", injection_minutes=6, observation_minutes=4)
+    env.reset(seed=1)
+    for _ in range(2):
+        env.step(None)
+    path = save_incomplete(env, NoopAgent(), env.unwrapped.catalog, tmp_path / "x.incomplete.bundle",
+                           RuntimeError("agent bug"))
+    info = verify_bundle(path)
+    assert info.incomplete == Incomplete(360.0, "RuntimeError: agent bug")
+    assert load_bundle(path).extra["incomplete"] == "RuntimeError: agent bug"
+
+
+# -------------------------------------------------------------------------------------------- catalog digest
+def test_scoring_under_another_catalog_is_refused_unless_asked(run, sealed, catalog_copy):
+    from sre_marathon_gym.catalog import load_catalog
+
+    record, _, catalog = run
+    (scoring := catalog_copy / "scoring.yaml").write_text(scoring.read_text() + "\n# edited\n")
+    other = load_catalog(catalog_copy)
+    with pytest.raises(CatalogMismatchError, match=r"the run used catalog sha256:.* but the catalog given"):
+        score_bundles([sealed], other)
+    assert score_bundles([sealed], other, rescore_with_catalog=True) == [score_run(record, other.scoring)]
+    assert score_bundles([sealed], catalog) == [score_run(record, catalog.scoring)]  # the same catalog
+
+
+def test_without_sealed_weights_the_shipped_catalog_must_be_the_runs(run, tmp_path):
+    """A bundle written without a catalog has no weights; the shipped catalog scores it only if the
+    run used it (the record carries the digest), else the score would be silently another one."""
+    record, _, catalog = run
+    same = write_bundle(tmp_path / "same.bundle", record)
+    assert score_bundles([same]) == [score_run(record, catalog.scoring)]
+    foreign = record.model_copy(deep=True)
+    foreign.manifest.catalog_version = "sha256:" + "0" * 64
+    path = write_bundle(tmp_path / "foreign.bundle", foreign)
+    assert verify_bundle(path).catalog_digest == "sha256:" + "0" * 64
+    with pytest.raises(CatalogMismatchError, match="seals no scoring weights"):
+        score_bundles([path])
+    with pytest.raises(CatalogMismatchError):
+        score_bundles([path], catalog)
+    assert score_bundles([path], rescore_with_catalog=True) == [score_run(foreign, catalog.scoring)]
+
+
+def test_write_refuses_a_catalog_the_run_did_not_use(run, tmp_path, catalog_copy):
+    from sre_marathon_gym.catalog import load_catalog
+
+    record, store, _ = run
+    (scoring := catalog_copy / "scoring.yaml").write_text(scoring.read_text() + "\n# edited\n")
+    with pytest.raises(BundleError, match="the run used catalog"):
+        write_bundle(tmp_path / "x.bundle", record, store, load_catalog(catalog_copy))
+    assert not (tmp_path / "x.bundle").exists()
+
+
+# ------------------------------------------------------------------------------------------- bounded reading
+def _members(path: Path) -> list[tuple[str, bytes]]:
+    zf = zipfile.ZipFile(path)
+    return [(n, zf.read(n)) for n in zf.namelist()]
+
+
+def _raw_bundle(members: list[tuple[str, bytes]], fields: dict[str, dict] | None = None,
+                eocd: dict | None = None, before_eocd: bytes = b"") -> bytes:
+    """A bundle-shaped ZIP written field by field, so that any header field can be wrong on purpose.
+
+    `fields[name]` overrides a member's version, flags, method, crc, size (declared uncompressed) or
+    data (the compressed bytes); `eocd` overrides the end record's entries or cd_size. The container
+    checksum is always correct: a forger can recompute it, so the reader must cope with the rest."""
+    out, cd = bytearray(), bytearray()
+    for name, body in members:
+        comp = zlib.compressobj(6, zlib.DEFLATED, -15)
+        f = {"version": 20, "flags": 0, "method": 8, "crc": zlib.crc32(body), "size": len(body),
+             "data": comp.compress(body) + comp.flush(), **(fields or {}).get(name, {})}
+        raw = name.encode()
+        common = (f["version"], f["flags"], f["method"], 0, 0x21, f["crc"], len(f["data"]), f["size"],
+                  len(raw))
+        offset = len(out)
+        out += struct.pack("<4s5H3I2H", b"PK\x03\x04", *common, 0) + raw + f["data"]
+        cd += struct.pack("<4s6H3I5HII", b"PK\x01\x02", 0x0314, *common, 0, 0, 0, 0, 0o100644 << 16,
+                          offset) + raw
+    cd_offset = len(out)
+    out += cd + before_eocd
+    end = {"entries": len(members), "cd_size": len(cd) + len(before_eocd), **(eocd or {})}
+    comment = bundle_mod._COMMENT_PREFIX + b"0" * 64
+    out += struct.pack("<4s4H2IH", b"PK\x05\x06", 0, 0, end["entries"], end["entries"], end["cd_size"],
+                       cd_offset, len(comment)) + comment
+    out[-64:] = hashlib.sha256(bytes(out[:-64])).hexdigest().encode()
+    return bytes(out)
+
+
+def _resealed(members: list[tuple[str, bytes]], edit) -> list[tuple[str, bytes]]:
+    """`members` with the manifest edited by `edit(manifest_dict)` and the plain seal recomputed."""
+    d = dict(members)
+    manifest = json.loads(d["manifest.json"])
+    edit(manifest)
+    d["manifest.json"] = json.dumps(manifest).encode()
+    d["seal"] = bundle_mod._seal_bytes(d["manifest.json"], None)
+    return list(d.items())
+
+
+def _set_member(members, name, body):
+    return [(n, body if n == name else b) for n, b in members]
+
+
+def test_raw_bundle_writer_makes_bundles_that_verify(tmp_path):
+    """The helper itself is sound: unchanged, its output verifies like the original."""
+    path = tmp_path / "raw.bundle"
+    path.write_bytes(_raw_bundle(_members(OLD_BUNDLE)))
+    assert verify_bundle(path).members == verify_bundle(OLD_BUNDLE).members
+    assert score_bundles([path]) == score_bundles([OLD_BUNDLE])
+
+
+def _nested(depth: int) -> bytes:
+    return b"[" * depth + b"]" * depth
+
+
+MALFORMED = {
+    # header fields (zipfile raised RuntimeError, NotImplementedError or LZMAError for some of these)
+    "encrypted flag": {"fields": {"record.json": {"flags": 0x1}}},
+    "strong encryption flag": {"fields": {"manifest.json": {"flags": 0x41}}},
+    "data descriptor flag": {"fields": {"seal": {"flags": 0x8}}},
+    "zip version 6.4": {"fields": {"record.json": {"version": 64}}},
+    "zip version 4.5": {"fields": {"scoring.json": {"version": 45}}},
+    "method lzma": {"fields": {"record.json": {"method": 14}}},
+    "method bzip2": {"fields": {"manifest.json": {"method": 12}}},
+    "method unknown": {"fields": {"record.json": {"method": 99}}},
+    "method stored": {"fields": {"seal": {"method": 0}}},
+    "wrong crc": {"fields": {"record.json": {"crc": 1}}},
+    "declared size smaller": {"fields": {"record.json": {"size": 10}}},
+    "declared size larger": {"fields": {"record.json": {"size": 10**8}}},
+    "declared size huge": {"fields": {"record.json": {"size": 0xFFFFFFFE}}},
+    "compressed data cut": {"fields": {"record.json": {"data": zlib.compress(b"{}")[2:5]}}},
+    "not deflate data": {"fields": {"manifest.json": {"data": b"\xff" * 40}}},
+    "entry count high": {"eocd": {"entries": 5}},
+    "entry count zero": {"eocd": {"entries": 0}},
+    "entry count huge": {"eocd": {"entries": 65535}},
+    "central directory size wrong": {"eocd": {"cd_size": 10}},
+    "zip64 locator": {"before_eocd": b"PK\x06\x07" + b"\x00" * 16},
+    # member contents with a recomputed seal (the plain seal is not a signature)
+    "seal not ascii": {"members": lambda m: _set_member(m, "seal", "sha256:é\n".encode())},
+    "seal binary": {"members": lambda m: _set_member(m, "seal", b"\xff" * 70)},
+    "seal huge": {"members": lambda m: _set_member(m, "seal", b"sha256:" + b"0" * 5000)},
+    "manifest not json": {"members": lambda m: _set_member(m, "manifest.json", b"\xff\xfe{")},
+    "manifest nested": {"members": lambda m: _set_member(m, "manifest.json", _nested(100_000))},
+    "format_version list": {"members": lambda m: _resealed(m, lambda d: d.update(format_version=[1]))},
+    "format_version bool": {"members": lambda m: _resealed(m, lambda d: d.update(format_version=True))},
+    "seal kind list": {"members": lambda m: _resealed(m, lambda d: d.update(seal=["sha256"]))},
+    "member size infinite": {"members": lambda m: _resealed(
+        m, lambda d: d["members"][0].update(size=float("inf")))},
+    "member size text": {"members": lambda m: _resealed(m, lambda d: d["members"][0].update(size="12"))},
+    "member hash number": {"members": lambda m: _resealed(m, lambda d: d["members"][0].update(sha256=5))},
+    "member name list": {"members": lambda m: _resealed(m, lambda d: d["members"][0].update(name=["x"]))},
+    "members object": {"members": lambda m: _resealed(m, lambda d: d.update(members={"a": 1}))},
+    "members listed twice": {"members": lambda m: _resealed(
+        m, lambda d: d["members"].append(d["members"][0]))},
+    "completeness text": {"members": lambda m: _resealed(m, lambda d: d.update(completeness="no"))},
+    "completeness time text": {"members": lambda m: _resealed(
+        m, lambda d: d.update(completeness={"complete": False, "reached_s": "late"}))},
+    "extra list": {"members": lambda m: _resealed(m, lambda d: d.update(extra=[1, 2]))},
+    "run number": {"members": lambda m: _resealed(m, lambda d: d.update(run=5))},
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_malformed_archive_raises_bundle_error(tmp_path, case):
+    """Every malformed archive, even one whose checksum and seal were recomputed, is a BundleError."""
+    spec = MALFORMED[case]
+    members = spec.get("members", lambda m: m)(_members(OLD_BUNDLE))
+    path = tmp_path / "bad.bundle"
+    path.write_bytes(_raw_bundle(members, spec.get("fields"), spec.get("eocd"), spec.get("before_eocd", b"")))
+    with pytest.raises(BundleError) as err:
+        load_bundle(path)
+    assert "\n" not in str(err.value)
+
+
+def test_forged_contents_that_do_not_decode_raise_bundle_error(tmp_path):
+    """Members re-hashed and resealed by a forger, but not a RunRecord / not telemetry: one-line errors."""
+    members = _members(OLD_BUNDLE)
+
+    def reseal_members(ms):
+        def edit(d):
+            for m in d["members"]:
+                m["sha256"] = bundle_mod._sha256(dict(ms)[m["name"]])
+                m["size"] = len(dict(ms)[m["name"]])
+        return _resealed(ms, edit)
+
+    bad_record = reseal_members(_set_member(members, "record.json", b'{"faults": 5}'))
+    path = tmp_path / "rec.bundle"
+    path.write_bytes(_raw_bundle(bad_record))
+    with pytest.raises(BundleError, match=r"does not validate as a RunRecord: \d+ problem\(s\)") as err:
+        load_bundle(path)
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("index", [
+    b'{"dtype": "<f8", "n_samples": Infinity, "series": [], "start_s": 0, "step_s": 15}',
+    b'{"dtype": "<i8", "n_samples": 1, "series": [], "start_s": 0, "step_s": 15}',
+    b'{"dtype": 5, "n_samples": 1, "series": [], "start_s": 0, "step_s": 15}',
+    b'{"dtype": "<f8", "n_samples": 1, "series": [["x", "ab"]], "start_s": 0, "step_s": 15}',
+    b'{"dtype": "<f8", "n_samples": 1, "series": [7], "start_s": 0, "step_s": 15}',
+    b'[1, 2]', _nested(100_000),
+])
+def test_forged_telemetry_that_does_not_decode_raises_bundle_error(tmp_path, index):
+    members = _members(OLD_BUNDLE)
+    members = [*members[:-1], ("telemetry.json", index), ("telemetry.bin", b"\x00" * 8), members[-1]]
+
+    def list_telemetry(d):
+        for name in ("telemetry.json", "telemetry.bin"):
+            body = dict(members)[name]
+            d["members"].append({"name": name, "sha256": bundle_mod._sha256(body), "size": len(body)})
+
+    path = tmp_path / "tel.bundle"
+    path.write_bytes(_raw_bundle(_resealed(members, list_telemetry)))
+    verify_bundle(path)  # the container and the seal are fine: only decoding can fail
+    with pytest.raises(BundleError, match="telemetry members are inconsistent") as err:
+        load_bundle(path)
+    assert "\n" not in str(err.value)
+
+
+def test_non_regular_files_are_refused_at_once(tmp_path):
+    """/dev/zero (an endless stream), a FIFO without a writer and a directory: refused, not read."""
+    fifo = tmp_path / "fifo.bundle"
+    os.mkfifo(fifo)
+    for target in (Path("/dev/zero"), fifo, tmp_path):
+        result: list[BaseException] = []
+        worker = threading.Thread(target=_capture, args=(result, verify_bundle, target), daemon=True)
+        worker.start()
+        worker.join(timeout=10)
+        assert not worker.is_alive(), f"reading {target} blocked"
+        assert isinstance(result[0], BundleError) and "not a regular file" in str(result[0])
+
+
+def _capture(result: list, fn, *args) -> None:
+    try:
+        fn(*args)
+    except BaseException as exc:  # noqa: BLE001 - the test inspects it
+        result.append(exc)
+
+
+def test_a_file_larger_than_the_limit_is_refused_before_reading(tmp_path):
+    big = tmp_path / "big.bundle"
+    with big.open("wb") as fh:  # sparse: no disk space, nothing to read
+        fh.truncate(bundle_mod.MAX_BUNDLE_BYTES + 1)
+    with pytest.raises(BundleError, match="more than the 536870912 a bundle may have"):
+        verify_bundle(big)
+
+
+def _zip_bomb_members(declared: int | None) -> tuple[list[tuple[str, bytes]], dict]:
+    """A ~1 MB DEFLATE stream of 1 GiB of zeros as record.json, declaring `declared` bytes (honest: 1 GiB)."""
+    comp = zlib.compressobj(9, zlib.DEFLATED, -15)
+    block = comp.compress(bytes(1 << 20)) + comp.flush(zlib.Z_FULL_FLUSH)
+    block = comp.compress(bytes(1 << 20)) + comp.flush(zlib.Z_FULL_FLUSH)  # the steady-state block
+    data = block * 1024 + comp.flush()
+    members = _members(OLD_BUNDLE)
+    size = 1 << 30 if declared is None else declared
+    members = _resealed(members, lambda d: d["members"][0].update(size=size))
+    return members, {"record.json": {"data": data, "size": size}}
+
+
+BOMB_SCRIPT = """
+import resource, sys
+from sre_marathon_gym.bundle import BundleError, verify_bundle
+try:
+    verify_bundle(sys.argv[1])
+    print("verified")
+except BundleError as exc:
+    print("BundleError", exc)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+"""
+
+
+@pytest.mark.parametrize("declared", [None, 190263], ids=["honest-1GiB", "lying-small"])
+def test_zip_bomb_is_refused_without_inflating_it(tmp_path, declared):
+    """A 1 MB bundle-shaped ZIP that inflates to 1 GiB: refused from its declared size (honest), or read
+    only up to its declared size (lying); either way the reading process stays far below 1 GiB."""
+    members, fields = _zip_bomb_members(declared)
+    bomb = tmp_path / "bomb.bundle"
+    bomb.write_bytes(_raw_bundle(members, fields))
+    assert bomb.stat().st_size < 1_200_000
+    repo = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "-c", BOMB_SCRIPT, str(bomb)], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "PYTHONPATH": str(repo)}, check=False)
+    assert proc.returncode == 0, proc.stderr
+    message, peak_mib = proc.stdout.strip().splitlines()
+    assert message.startswith("BundleError")
+    if declared is None:
+        assert "declare more than" in message and "ZIP bomb" in message
+    assert int(peak_mib) < 300, message
+
+
+def _flip_in_place(path: Path, offsets, mask) -> Iterator[int]:
+    """Flip one byte at a time in `path` (restored after each yield): one open file, no rewrites."""
+    fd = os.open(path, os.O_RDWR)
+    try:
+        for offset in offsets:
+            original = os.pread(fd, 1, offset)
+            os.pwrite(fd, bytes([original[0] ^ mask(offset)]), offset)
+            try:
+                yield offset
+            finally:
+                os.pwrite(fd, original, offset)
+    finally:
+        os.close(fd)
+
+
+def test_every_single_byte_flip_verifies_identically_or_raises_bundle_error(run, tmp_path):
+    """Every byte of a small real bundle, flipped with a rotating mask: BundleError or, if a flip were
+    harmless, the same verification result. Never another exception type."""
+    record, _, catalog = run
+    small = record.model_copy(deep=True)
+    for name in ("alerts", "probes", "incident_events", "actions"):
+        setattr(small, name, getattr(small, name)[:3])
+    path = write_bundle(tmp_path / "small.bundle", small, catalog=catalog)
+    size = path.stat().st_size
+    assert size < 8_000, size
+    expected = verify_bundle(path)
+    refused = 0
+    for offset in _flip_in_place(path, range(size), lambda o: (0x01, 0x80, 0xFF, 0x10, 0x40)[o % 5]):
+        try:
+            info = verify_bundle(path)
+        except BundleError:
+            refused += 1
+        else:
+            assert (info.manifest, info.members) == (expected.manifest, expected.members), offset
+    assert refused == size  # the container checksum covers every byte
+    assert verify_bundle(path) == expected
+
+
+def test_large_sample_of_flips_in_a_bundle_with_telemetry(sealed, tmp_path):
+    """A deterministic sample of offsets across the full bundle (telemetry included), and its whole tail."""
+    path = tmp_path / "copy.bundle"
+    path.write_bytes(sealed.read_bytes())
+    size = path.stat().st_size
+    offsets = sorted(set(np.random.default_rng(1234).integers(0, size, 2000).tolist())
+                     | set(range(max(0, size - 600), size)))
+    for _ in _flip_in_place(path, offsets, lambda o: 0xFF):
+        with pytest.raises(BundleError):
+            load_bundle(path)
+    load_bundle(path)
+
+
+# ----------------------------------------------------------------------------------------------- stale temps
+def _tmp_name(target: str, tag: str = "abcd1234") -> str:
+    return f".{target}.{tag}.tmp"
+
+
+def test_stale_temp_files_of_killed_writes_are_removed(run, tmp_path):
+    record = run[0]
+    now = time.time()
+    stale, fresh = tmp_path / _tmp_name("a.bundle"), tmp_path / _tmp_name("b.bundle", "zz_9x8y7")
+    other, link, folder = tmp_path / ".notes.abcd1234.tmp", tmp_path / _tmp_name("c.bundle"), \
+        tmp_path / _tmp_name("d.bundle")
+    for p in (stale, fresh, other):
+        p.write_bytes(b"partial")
+    link.symlink_to(other)
+    folder.mkdir()
+    for p in (stale, other, folder):
+        os.utime(p, (now - 3600, now - 3600))
+    os.utime(link, (now - 3600, now - 3600), follow_symlinks=False)
+    write_bundle(tmp_path / "new.bundle", record)
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == sorted([fresh.name, other.name, link.name, folder.name, "new.bundle"])
+
+
+KILL_SCRIPT = """
+import os, signal, sys
+from sre_marathon_gym import bundle
+record = bundle.load_bundle(sys.argv[1]).record
+
+def write_half_then_die(fh, data):
+    fh.write(data[: len(data) // 2])
+    fh.flush()
+    os.kill(os.getpid(), signal.SIGKILL)
+
+bundle._write_all = write_half_then_die
+bundle.write_bundle(sys.argv[2], record)
+"""
+
+
+def test_kill_9_during_a_write_leaves_a_temp_file_that_a_later_write_removes(tmp_path):
+    """A writer killed mid-write leaves its temp file; a later write keeps it while it could still be
+    a live writer's (younger than STALE_TMP_AGE_S) and removes it after."""
+    repo = Path(__file__).resolve().parents[1]
+    target = tmp_path / "run.bundle"
+    proc = subprocess.run([sys.executable, "-c", KILL_SCRIPT, str(OLD_BUNDLE), str(target)], timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(repo)}, capture_output=True, check=False)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    (leftover,) = tmp_path.glob(".run.bundle.*.tmp")
+    assert not target.exists() and bundle_mod._TMP_NAME.fullmatch(leftover.name)
+    record = load_bundle(OLD_BUNDLE).record
+    write_bundle(tmp_path / "other.bundle", record)
+    assert leftover.exists()  # could still be a live writer's
+    old = time.time() - bundle_mod.STALE_TMP_AGE_S - 1
+    os.utime(leftover, (old, old))
+    write_bundle(tmp_path / "other.bundle", record)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.bundle"]
+
+
+def test_file_system_errors_on_write_are_bundle_errors(run, tmp_path):
+    (tmp_path / "run.bundle").mkdir()
+    with pytest.raises(BundleWriteError, match="cannot write bundle") as err:
+        write_bundle(tmp_path / "run.bundle", run[0])
+    assert isinstance(err.value, OSError)
