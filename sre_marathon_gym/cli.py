@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from .catalog import APPS, CATEGORIES, Catalog, load_catalog
 from .catalog.settings import RULES_VERSIONS
+from .envs.inputs import MAX_SEED
 
 # agents/adversarial.py (spelled out so building the parser imports no agent; a test keeps them equal)
 ADVERSARIAL_NAMES = ("one_incident", "incident_per_alert", "shotgun", "cycle_guesses", "guess_per_incident",
@@ -25,7 +26,7 @@ from .table import format_table
 if TYPE_CHECKING:
     from .bundle import Bundle
 
-SEED_LIMIT = 2**63
+SEED_LIMIT = MAX_SEED + 1  # the env's bound (envs/inputs.py): one definition
 """Seeds are whole numbers in [0, SEED_LIMIT): see `seed_int`."""
 INTERRUPTED_EXIT = 130  # the shell's code for a run stopped by SIGINT (Ctrl-C)
 

@@ -14,7 +14,9 @@ class RecordBundle(gym.Wrapper, gym.utils.RecordConstructorArgs):
     Why: a training or evaluation run should leave the same sealed, rescorable evidence as the
     CLI does (`sre-marathon score BUNDLE` recomputes every metric from it). Uses
     `sre_marathon_gym.bundle.write_bundle` with the env's record, metric store and catalog. The
-    written paths are in ``self.paths`` and in the final step's ``info["bundle"]``.
+    written paths are in ``self.paths`` and in the final step's ``info["bundle"]``. An episode a
+    step limit truncates before the run's end is sealed INCOMPLETE (`score` refuses to print it as
+    a leaderboard number).
 
     Example:
         >>> import tempfile, gymnasium as gym, numpy as np, sre_marathon_gym
@@ -42,11 +44,15 @@ class RecordBundle(gym.Wrapper, gym.utils.RecordConstructorArgs):
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
         obs, reward, terminated, truncated, info = self.env.step(action)
         if terminated or truncated:
-            from ..bundle import write_bundle
+            from ..bundle import Incomplete, write_bundle
 
             base = self.env.unwrapped
             path = self.directory / f"{self.prefix}-{base.seed_used}-{len(self.paths)}.bundle"
-            write_bundle(path, base.record(), store=base.sim.store, catalog=base.catalog, extra=self.extra)
+            cut = None  # a step limit (TimeLimit) that truncates before the run's end seals it INCOMPLETE
+            if base.sim.now < base.run_s:
+                cut = Incomplete(float(base.sim.now), "truncated before the end of the run")
+            write_bundle(path, base.record(), store=base.sim.store, catalog=base.catalog, extra=self.extra,
+                         incomplete=cut)
             self.paths.append(path)
             info = dict(info)
             info["bundle"] = str(path)

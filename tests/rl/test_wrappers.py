@@ -211,3 +211,21 @@ def test_make_vec_sync_kwargs_only() -> None:
     assert obs["services"].shape[0] == 2
     venv.step(np.zeros(venv.action_space.shape, np.int64))
     venv.close()
+
+
+def test_record_bundle_seals_a_truncated_episode_as_incomplete(tmp_path) -> None:
+    """A step limit that cuts the run short leaves an INCOMPLETE bundle, never one that scores as
+    a finished run."""
+    from gymnasium.wrappers import TimeLimit
+
+    from sre_marathon_gym.bundle import load_bundle
+
+    env = RecordBundle(TimeLimit(make(), max_episode_steps=2), tmp_path)
+    env.reset(seed=4)
+    done = False
+    while not done:
+        _, _, term, trunc, info = env.step(np.zeros(env.action_space.shape, np.int64))
+        done = term or trunc
+    assert trunc and not term
+    info = load_bundle(info["bundle"]).info
+    assert not info.complete and info.incomplete.reached_s == 360.0
