@@ -172,8 +172,12 @@ class TrafficModel:
         self.out_edges = OrderedSums(out_edges)
         self.edge_flow = OrderedSums(compiled.edge_flow)
         self._pow_tries = detmath.IntPower(compiled.edge_retries + 1.0)  # x ** (retries + 1) as products
-        self._kern_e = detmath.Kernels(len(compiled.edge_src))  # exp / log over edges, scratch preallocated
-        self._kern_s = detmath.Kernels(len(compiled.services))
+        S, E = len(compiled.services), len(compiled.edge_src)
+        self._kern_e = detmath.Kernels(E)  # log over edges, with its scratch preallocated
+        # one exp per pass over [services | edges]: this pass's span success and the next pass's
+        # timeout shares (one call instead of two: at these sizes a call costs its overhead)
+        self._kern_se = detmath.Kernels(S + E)
+        self._exp_in, self._exp_out = np.empty(S + E), np.empty(S + E)
         self._work = _Work(len(compiled.services), len(compiled.edge_src))
         self._neg_retries = -compiled.edge_retries
         # [lat, fail][:, dst] as indices into the flattened [2, S] spans buffer
@@ -313,18 +317,20 @@ class TrafficModel:
             w.edge_fail_neg_retry, w.edge_ok_retry_factor, w.edge_ok, w.retry_factor)
         neg_retries = self._neg_retries
         log_ok_seen_ms, log_ok, seen_ms = w.log_ok_seen_ms, w.log_ok, w.seen_ms
-        lat_term, callee_ms, tmp, tmp_s, ok_s = w.lat_term, w.callee_ms, w.tmp, w.tmp_s, w.ok_s
+        lat_term, callee_ms, tmp, ok_s = w.lat_term, w.callee_ms, w.tmp, w.ok_s
         add, subtract, multiply, maximum = np.add, np.subtract, np.multiply, np.maximum
-        pow_tries, matvec, exp_e, log_e, exp_s = (self._pow_tries, out_edges.matvec, self._kern_e.exp,
-                                                  self._kern_e.log, self._kern_s.exp)
+        pow_tries, matvec, log_e, exp_se = self._pow_tries, out_edges.matvec, self._kern_e.log, self._kern_se.exp
+        n_s, exp_in, exp_out = len(own_latency), self._exp_in, self._exp_out
+        span_part, next_part = exp_in[:n_s], exp_in[n_s:]  # exp's input: [log span success | -timeout / callee]
+        span_ok, next_t_share = exp_out[:n_s], exp_out[n_s:]
         dst2 = self._dst2
         spans_flat = spans.reshape(-1)
         seen = spans_flat.take(dst2, out=w.seen, mode="clip")  # == spans[:, dst].ravel() (indices are valid)
         seen_bytes = seen.tobytes()
         w.route_ok[:] = route_ok
+        add(lat_dst, hop_dst, callee_ms)
+        self._kern_e.exp(np.divide(neg_timeout, maximum(callee_ms, _EPS, out=tmp), tmp), t_share)
         for _ in range(c.depth):
-            add(lat_dst, hop_dst, callee_ms)
-            exp_e(np.divide(neg_timeout, maximum(callee_ms, _EPS, out=tmp), tmp), t_share)
             np.minimum(callee_ms, timeout, out=seen_ms)
             # retries help against transient failures (timeouts, lost packets), not against a
             # callee that fails this request deterministically (a bug, a wrong address, overload)
@@ -344,7 +350,13 @@ class TrafficModel:
             multiply(calls_per, log_ok_seen_ms, log_ok_seen_ms)  # both times calls_per
             multiply(seen_ms, retry_factor, lat_term)
             add(own_latency, matvec(lat_term), spans_lat)
-            subtract(_ONE, multiply(own_ok, exp_s(matvec(log_ok), tmp_s), ok_s), spans_fail)
+            # the next pass's callee latency (what `seen` will hold) and timeout share, with this
+            # pass's span success in the same exp call: the same values as computed one by one
+            add(spans_lat.take(dst), hop_dst, callee_ms)
+            np.divide(neg_timeout, maximum(callee_ms, _EPS, out=tmp), next_part)
+            span_part[:] = matvec(log_ok)
+            exp_se(exp_in, exp_out)
+            subtract(_ONE, multiply(own_ok, span_ok, ok_s), spans_fail)
             spans_flat.take(dst2, out=seen, mode="clip")
             now_bytes = seen.tobytes()
             # bytes equal == values equal here: spans are never NaN, and 1 - x rounds to +0, not -0
@@ -353,6 +365,7 @@ class TrafficModel:
                 # recompute every value (and this iteration's edge values) from the same inputs
                 break
             seen_bytes = now_bytes
+            t_share[:] = next_t_share
         edge_fail, t_share, all_transient = edge_fail.copy(), t_share.copy(), w.all_transient
         span_latency, span_fail = spans[0], spans[1]  # a fresh buffer per call: never written again
         self.prev_edge_fail = edge_fail
