@@ -113,6 +113,7 @@ def compile_label_regex(pattern: str, where: str = "") -> Any:
     try:
         return re2.compile(pattern, _OPTIONS)
     except re2.error as exc:
-        reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        arg = exc.args[0] if exc.args else ""
+        reason = arg.decode("utf-8", "replace") if isinstance(arg, bytes) else str(exc)
         raise PatternError(f"invalid regex {_shown(pattern)}{of}: {reason} (RE2 syntax, as in "
                            "PromQL: no backreferences or lookaround)") from None

@@ -23,7 +23,8 @@ from sre_marathon_gym.patterns import MAX_PATTERN_CHARS, compile_label_regex
 from sre_marathon_gym.sim.simulator import Simulator
 
 HOSTILE = ["(.*.*)*z", "a{4294967296}"]  # exponential backtracking in `re`; OverflowError in `re`
-UNSUPPORTED = [r"(a)\1", "(?=cart)cart.*", "(?<!x)cart", "a{1001}", "(a{100}){100}", "x" * (MAX_PATTERN_CHARS + 1)]
+UNSUPPORTED = [r"(a)\1", "(?=cart)cart.*", "(?<!x)cart", "a{1001}", "(a{100}){100}",
+               "x" * (MAX_PATTERN_CHARS + 1)]
 
 
 @pytest.fixture(autouse=True)
@@ -121,14 +122,14 @@ def test_orca_searches_answer_or_refuse(astro):
 
 def test_orca_evidence_with_refused_regexes_earns_nothing(astro):
     chk = EvidenceChecker(astro)
-    cause = GroundTruthCause(event_id="e", flag="adFailure", value="on", services=("ad",), mechanisms=("errors",),
-                             start_s=60.0, end_s=600.0)
+    cause = GroundTruthCause(event_id="e", flag="adFailure", value="on", services=("ad",),
+                             mechanisms=("errors",), start_s=60.0, end_s=600.0)
     for pattern in HOSTILE + [r"(a)\1"]:
         ref = MetricRef(metric="traces_span_metrics_calls_total", matchers={"service_name": "~" + pattern})
         assert not chk.shows(ref, cause, 600.0)
 
 
-def test_alert_rule_regexes_use_the_same_engine(catalog):
+def test_alert_rule_regexes_use_the_same_engine():
     from sre_marathon_gym.alerts import _compile_matchers
     from sre_marathon_gym.errors import AlertRuleError
 

@@ -86,7 +86,8 @@ def build_observation(env: Any) -> dict[str, np.ndarray]:
         w.calls / seconds,
         np.where(w.calls > 0, w.errors / np.maximum(w.calls, 1), 0.0),
         # log10 without numpy's SIMD kernels (their last bits depend on the CPU)
-        log(np.maximum(np.where(w.calls > 0, w.latency_sum / np.maximum(w.calls, 1), 0.0), 1e-3) + 1.0) / _LN10,
+        log(np.maximum(np.where(w.calls > 0, w.latency_sum / np.maximum(w.calls, 1), 0.0), 1e-3) + 1.0)
+        / _LN10,
         w.throttled_sum / ticks,
         np.where(desired > 0, ready / np.maximum(desired, 1), 1.0),
         restarts,

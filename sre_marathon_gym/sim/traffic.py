@@ -235,7 +235,8 @@ class TrafficModel:
         loss_fail = arrays["inbound_loss"] * 0.3
         keep_loss = 1.0 - loss_fail[dst]
         return _Inputs(
-            rt_rate=rt_rate, rt_sum=rt_rate.sum(), flow_mult=self.edge_flow.vecmat(rt_rate) * arrays["edge_mult"],
+            rt_rate=rt_rate, rt_sum=rt_rate.sum(),
+            flow_mult=self.edge_flow.vecmat(rt_rate) * arrays["edge_mult"],
             unreachable=unreachable, cpu_cap=cpu_cap, cap_positive=cpu_cap > 0, cap_floor=np.maximum(cpu_cap, EPS),
             limited=arrays["cpu_limit"] > 0, servers=servers, has_servers=servers > 0,
             servers_floor=np.maximum(servers, EPS), servers_one=np.maximum(servers, 1.0),
@@ -319,9 +320,10 @@ class TrafficModel:
         log_ok_seen_ms, log_ok, seen_ms = w.log_ok_seen_ms, w.log_ok, w.seen_ms
         lat_term, callee_ms, tmp, ok_s = w.lat_term, w.callee_ms, w.tmp, w.ok_s
         add, subtract, multiply, maximum = np.add, np.subtract, np.multiply, np.maximum
-        pow_tries, matvec, log_e, exp_se = self._pow_tries, out_edges.matvec, self._kern_e.log, self._kern_se.exp
+        pow_tries, matvec = self._pow_tries, out_edges.matvec
+        log_e, exp_se = self._kern_e.log, self._kern_se.exp
         n_s, exp_in, exp_out = len(own_latency), self._exp_in, self._exp_out
-        span_part, next_part = exp_in[:n_s], exp_in[n_s:]  # exp's input: [log span success | -timeout / callee]
+        span_part, next_part = exp_in[:n_s], exp_in[n_s:]  # [log span success | -timeout / callee]
         span_ok, next_t_share = exp_out[:n_s], exp_out[n_s:]
         dst2 = self._dst2
         spans_flat = spans.reshape(-1)

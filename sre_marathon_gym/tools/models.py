@@ -38,7 +38,8 @@ class QueryMetrics(_Args):
         "a PromQL expression evaluated as a range query instead of metric/function/matchers "
         "(only when the environment reads metrics from a Prometheus server)"))
     matchers: dict[str, str] = Field(default_factory=dict, max_length=MAX_MATCHERS, description=(
-        'label -> value; prefix "~" for a regex (RE2 syntax as in PromQL, fully anchored), "!" for not-equal'))
+        'label -> value; prefix "~" for a regex (RE2 syntax as in PromQL, fully anchored), '
+        '"!" for not-equal'))
     function: Literal["raw", "rate", "increase", "p50", "p95", "p99"] = "raw"
     window_s: int = Field(120, ge=15, le=3600, description="range window for rate/increase/quantiles")
     group_by: list[str] = Field(default_factory=list, description="sum by these labels (empty: keep every series)")

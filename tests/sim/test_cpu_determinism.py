@@ -26,11 +26,13 @@ def _ulps(got: np.ndarray, ref: np.ndarray) -> np.ndarray:
 
 def test_exp_and_log_are_within_one_ulp_and_handle_the_ends():
     rng = np.random.default_rng(0)
-    x = np.concatenate([rng.uniform(-700, 700, 20_000), rng.uniform(-1, 1, 20_000), [0.0, 1.0, -1e-300]])
+    x = np.concatenate([rng.uniform(-700, 700, 20_000), rng.uniform(-1, 1, 20_000),
+                        [0.0, 1.0, -1e-300]])
     assert _ulps(detmath.exp(x), np.array([math.exp(v) for v in x.tolist()])).max() <= 1.0
     with np.errstate(over="ignore"):  # like np.exp, an overflow to inf warns
         assert detmath.exp(np.array([-np.inf, -800.0, 800.0, np.inf])).tolist() == [0.0, 0.0, np.inf, np.inf]
-    y = np.concatenate([np.exp(rng.uniform(-700, 700, 20_000)), rng.uniform(1e-9, 2, 20_000), [1.0, 2.0, 5e-324]])
+    y = np.concatenate([np.exp(rng.uniform(-700, 700, 20_000)), rng.uniform(1e-9, 2, 20_000),
+                        [1.0, 2.0, 5e-324]])
     ref = np.array([math.log(v) for v in y.tolist()])
     assert (_ulps(detmath.log(y), ref)[ref != 0] <= 1.0).all() and detmath.log(1.0) == 0.0
     assert detmath.exp(np.ones((2, 3))).shape == (2, 3) and float(detmath.exp(0.0)) == 1.0
@@ -58,8 +60,9 @@ def test_ordered_sums_add_in_index_order():
             acc += t
         return acc
 
-    assert s.matvec(v).tolist() == [left_to_right([m[i, j] * v[j] for j in range(60) if m[i, j]]) for i in range(13)]
-    assert s.vecmat(u).tolist() == [left_to_right([u[i] * m[i, j] for i in range(13) if m[i, j]]) for j in range(60)]
+    rows = [left_to_right([m[i, j] * v[j] for j in range(60) if m[i, j]]) for i in range(13)]
+    cols = [left_to_right([u[i] * m[i, j] for i in range(13) if m[i, j]]) for j in range(60)]
+    assert s.matvec(v).tolist() == rows and s.vecmat(u).tolist() == cols
     np.testing.assert_allclose(s.matvec(v), m @ v, rtol=1e-12)
     assert detmath.OrderedSums(np.zeros((2, 3))).matvec(np.ones(3)).dtype == np.float64
 
@@ -84,7 +87,8 @@ def _fingerprints(args: list[str]) -> tuple[str, str]:
     """`sim_fingerprint.py args` output as run normally and on a restricted CPU (both at once)."""
     plain = dict(os.environ, PYTHONPATH=restricted_env()["PYTHONPATH"])
     runs = [subprocess.Popen([sys.executable, str(FINGERPRINT), *args], env=env, cwd=REPO, text=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE) for env in (plain, restricted_env())]
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            for env in (plain, restricted_env())]
     outs = [p.communicate(timeout=3600) for p in runs]
     for p, (_, err) in zip(runs, outs):
         assert p.returncode == 0, err[-2000:]
