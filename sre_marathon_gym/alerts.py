@@ -39,13 +39,14 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import Decimal
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from .catalog.apps import pod_owner
-from .errors import AlertEvaluationError, AlertRuleError, UnknownNameError
+from .errors import AlertEvaluationError, AlertRuleError, PatternError, UnknownNameError
+from .patterns import compile_label_regex
 from .sim.telemetry import MetricStore, bucket_quantile
 
 if TYPE_CHECKING:
@@ -245,7 +246,7 @@ def _compile_template(text: str, where: str) -> list[_Part]:
 
 
 _Part = str | tuple[str | None, str | None]  # literal text, or (label or None for $value, filter)
-_Matcher = tuple[str, str, str, "re.Pattern[str] | None"]
+_Matcher = tuple[str, str, str, "Any"]  # (label, op, value, compiled RE2 regex or None)
 
 
 def _render(parts: Sequence[_Part], labels: Mapping[str, str], value: float) -> str:
@@ -307,11 +308,11 @@ def _compile_matchers(matchers: Mapping[str, tuple[str, str]], where: str) -> li
     out = []
     for label, (op, value) in sorted(matchers.items()):
         rx = None
-        if op in ("=~", "!~"):
+        if op in ("=~", "!~"):  # the same engine as agents' matchers: RE2, PromQL's own syntax
             try:
-                rx = re.compile(value)
-            except re.error as exc:
-                raise AlertRuleError(f"{where}: invalid regex {value!r} for label {label!r}: {exc}") from exc
+                rx = compile_label_regex(value, f"label {label!r}")
+            except PatternError as exc:
+                raise AlertRuleError(f"{where}: {exc}") from None
         out.append((label, op, value, rx))
     return out
 

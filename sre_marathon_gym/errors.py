@@ -113,3 +113,9 @@ class BackendError(SREMarathonError):
     def __init__(self, code: str, message: str):
         self.code = code
         super().__init__(message)
+
+
+class PatternError(SREMarathonError, ValueError):
+    """A regular expression or search pattern from outside the package is invalid or too costly to
+    run (too long, a repetition count too large, syntax RE2 cannot run in linear time); the message
+    names the pattern. Tools report it as `invalid_arguments`."""

@@ -3,6 +3,7 @@ on the simulator and on a live cluster.
 
 - `query`: whitespace-separated terms (double quotes group a phrase); every term must occur,
   case-insensitively, in the message, an attribute value or the pod name; `-term` excludes.
+- Terms are substrings, not regexes (bounded cost); a query has at most `MAX_PATTERN_CHARS` characters.
 - `level`: the MINIMUM severity (DEBUG < INFO < WARN < ERROR; WARNING is WARN), not an exact match.
 """
 
@@ -12,6 +13,7 @@ import shlex
 from collections.abc import Mapping
 
 from .errors import UnknownNameError
+from .patterns import check_pattern_length
 
 LEVELS = ("DEBUG", "INFO", "WARN", "ERROR")
 LEVEL_RANK = {"DEBUG": -1, "INFO": 0, "WARN": 1, "WARNING": 1, "ERROR": 2}
@@ -33,9 +35,11 @@ def rank(level: str) -> int:
 
 
 def parse_query(query: str | None) -> tuple[list[str], list[str]]:
-    """(terms that must occur, terms that must not), lower-cased."""
+    """(terms that must occur, terms that must not), lower-cased. Terms are plain substrings, never
+    regexes; the query's length is bounded so one search costs at most lines x that length."""
     if not query:
         return [], []
+    check_pattern_length(query, "log query")
     try:
         toks = shlex.split(query)
     except ValueError:  # an unbalanced quote: plain whitespace split

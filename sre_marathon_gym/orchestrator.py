@@ -72,6 +72,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from .errors import ConfigurationError, UnknownNameError
+from .sim.detmath import power
 
 if TYPE_CHECKING:
     from .catalog import Catalog, Fault
@@ -257,7 +258,7 @@ def durations(quantiles: np.ndarray, shape: tuple[float, float] = DURATION_SHAPE
               bounds: tuple[int, int] = DURATION_RANGE) -> np.ndarray:
     """Whole-second durations at the given quantiles (Kumaraswamy inverse CDF over `bounds`)."""
     a, b = shape
-    x = (1.0 - (1.0 - quantiles) ** (1.0 / b)) ** (1.0 / a)
+    x = power(1.0 - power(1.0 - quantiles, 1.0 / b), 1.0 / a)  # not numpy's SIMD pow: same bits on any CPU
     lo, hi = bounds
     return np.clip(np.round(lo + (hi - lo) * x), lo, hi).astype(np.int64)
 

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from ..sim.detmath import log
 from ..tools.policy import alert_services
 from .actions import ActionLayout
 
@@ -15,6 +16,7 @@ ALERT_STATES = ("empty", "firing", "resolved")
 SERVICE_FEATURES = ("requests_per_s", "error_ratio", "mean_latency_log10_ms", "throttled_ratio",
                     "ready_ratio", "restarts", "not_running_pods", "deploys")
 INCIDENT_FEATURES = ("open", "alerts", "has_root_cause", "age_min", "resolved")
+_LN10 = 2.302585092994046  # ln 10
 
 
 def observation_space(n_services: int, n_rules: int, max_alerts: int, max_incidents: int) -> spaces.Dict:
@@ -83,7 +85,9 @@ def build_observation(env: Any) -> dict[str, np.ndarray]:
     feats = np.stack([
         w.calls / seconds,
         np.where(w.calls > 0, w.errors / np.maximum(w.calls, 1), 0.0),
-        np.log10(np.maximum(np.where(w.calls > 0, w.latency_sum / np.maximum(w.calls, 1), 0.0), 1e-3) + 1.0),
+        # log10 without numpy's SIMD kernels (their last bits depend on the CPU)
+        log(np.maximum(np.where(w.calls > 0, w.latency_sum / np.maximum(w.calls, 1), 0.0), 1e-3) + 1.0)
+        / _LN10,
         w.throttled_sum / ticks,
         np.where(desired > 0, ready / np.maximum(desired, 1), 1.0),
         restarts,

@@ -8,13 +8,12 @@ follow the flag's mechanics in the simulator (`FLAG_BEHAVIOUR`), not the real de
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import SREMarathonError
+from ..errors import PatternError, SREMarathonError
 from ..sim.effects import FLAG_BEHAVIOUR
 from ..sim.logs import FLAG_ADDRESS, FLAG_CALLER_PREFIX, FLAG_ERROR, FLAG_LINES
 from ..tools.runner import parse_matchers
@@ -100,7 +99,7 @@ class EvidenceChecker:
     def _select(self, name: str, matchers: dict) -> np.ndarray:
         try:
             return self.store.select(name, matchers)
-        except (SREMarathonError, KeyError, ValueError, re.error):  # a bad regex or unknown metric selects nothing
+        except (SREMarathonError, KeyError, ValueError):  # a bad regex or unknown metric selects nothing
             return np.zeros(0, dtype=np.int64)
 
     def _measure(self, sig: Signal, matchers: dict, t: float, window: float) -> float | None:
@@ -122,7 +121,10 @@ class EvidenceChecker:
     def metric_shows(self, ref: MetricRef, sig: Signal, start_s: float, end_s: float, horizon_s: float) -> bool:
         if _family(ref.metric) != sig.family:
             return False
-        matchers = parse_matchers(ref.matchers, skip=("le",))
+        try:
+            matchers = parse_matchers(ref.matchers, skip=("le",))
+        except PatternError:  # a regex RE2 refuses (or a bad label name) selects nothing, like in `_select`
+            return False
         probe = self._select(DURATION + "_count" if sig.kind == "latency" else sig.family, matchers)
         if not len(probe):
             return False

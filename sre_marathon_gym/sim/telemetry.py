@@ -16,7 +16,6 @@ with them and their thresholds were tuned against real Prometheus.
 from __future__ import annotations
 
 import math
-import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from sre_marathon_gym.errors import RetentionError, TelemetryError
+from sre_marathon_gym.patterns import compile_label_regex
 
 __all__ = ["MetricStore", "TelemetryError", "RetentionError", "LOOKBACK_S"]
 
@@ -88,10 +88,7 @@ class _NameIndex:
         else:
             distinct, codes = self.columns[label]
         if op in ("=~", "!~"):
-            try:
-                rx = re.compile(value)
-            except re.error as exc:
-                raise TelemetryError(f"invalid regex {value!r} for label {label!r}: {exc}") from exc
+            rx = compile_label_regex(value, f"label {label!r}")  # RE2: linear time, PromQL syntax
             hit = np.fromiter((rx.fullmatch(v) is not None for v in distinct), bool, len(distinct))
         else:
             hit = np.fromiter((v == value for v in distinct), bool, len(distinct))

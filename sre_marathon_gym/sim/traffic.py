@@ -6,7 +6,8 @@ throttling; waiting time uses Sakasegawa's approximation. A call fails when the 
 (its own errors, saturation, no ready endpoint), when the caller's timeout fires (exponential
 latency tail), or when the network drops it; retries re-send failed calls and add load. Latency
 adds along the path, capped by each caller's timeout. Counts are sampled (Poisson / binomial)
-from a passed Generator, so telemetry is noisy but seeded.
+from a passed Generator, so telemetry is noisy but seeded. exp, log, power and the sums over the
+call graph go through `detmath`, so the same seed gives the same bits on every CPU.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import detmath
+from .detmath import OrderedSums
 from .topology import CompiledApp
 
 LATENCY_SIGMA = 0.5  # log-normal shape of per-request latency around its mean
@@ -29,20 +32,20 @@ def norm_cdf(x: np.ndarray) -> np.ndarray:
     z = np.abs(x) / np.sqrt(2.0)
     t = 1.0 / (1.0 + 0.3275911 * z)
     poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
-    erf = 1.0 - poly * np.exp(-z * z)
+    erf = 1.0 - poly * detmath.exp(-z * z)
     return 0.5 * (1.0 + np.sign(x) * erf)
 
 
 def lognormal_cdf(x_ms: np.ndarray, mean_ms: np.ndarray) -> np.ndarray:
     """P(latency <= x) for a log-normal with the given mean; broadcasts x over the last axis."""
-    mu = np.log(np.maximum(mean_ms, EPS)) - LATENCY_SIGMA**2 / 2
-    return norm_cdf((np.log(np.maximum(x_ms, EPS)) - mu[..., None]) / LATENCY_SIGMA)
+    mu = detmath.log(np.maximum(mean_ms, EPS)) - LATENCY_SIGMA**2 / 2
+    return norm_cdf((detmath.log(np.maximum(x_ms, EPS)) - mu[..., None]) / LATENCY_SIGMA)
 
 
 def lognormal_quantile_factor(q: float) -> float:
     """quantile / mean of the latency distribution (0.95 -> about 2.0)."""
     z = {0.5: 0.0, 0.9: 1.2816, 0.95: 1.6449, 0.99: 2.3263}[q]
-    return float(np.exp(-LATENCY_SIGMA**2 / 2 + z * LATENCY_SIGMA))
+    return float(detmath.exp(-LATENCY_SIGMA**2 / 2 + z * LATENCY_SIGMA))
 
 
 def call_graph_height(services: int, src: np.ndarray, dst: np.ndarray) -> int | None:
@@ -72,7 +75,7 @@ class _Inputs:
 
     rt_rate: np.ndarray
     rt_sum: np.floating
-    flow_mult: np.ndarray  # (rt_rate @ edge_flow) * edge_mult
+    flow_mult: np.ndarray  # (rt_rate @ edge_flow) * edge_mult, the sum in a fixed order
     unreachable: np.ndarray
     cpu_cap: np.ndarray
     cap_positive: np.ndarray
@@ -89,7 +92,6 @@ class _Inputs:
     neg_timeout: np.ndarray
     keep_loss: np.ndarray | None  # 1 - loss_fail[dst]; None when all ones (x * 1.0 == x: no product)
     route_ok: np.ndarray  # 1 - edge_fail
-    tries: np.ndarray  # retries + 1
 
 
 class _Work:
@@ -165,7 +167,17 @@ class TrafficModel:
         self._draw: tuple | None = None  # (dt, Poisson means, failure probabilities) of `_expected`
         out_edges = np.zeros((len(compiled.services), len(compiled.edge_src)))
         out_edges[compiled.edge_src, np.arange(len(compiled.edge_src))] = 1.0
-        self.out_edges = out_edges  # [S, E] incidence: edge e leaves service s
+        # [S, E] incidence (edge e leaves service s) and [R, E] calls per request: products with them
+        # are sums in a fixed order, not BLAS (whose summation order depends on the CPU)
+        self.out_edges = OrderedSums(out_edges)
+        self.edge_flow = OrderedSums(compiled.edge_flow)
+        self._pow_tries = detmath.IntPower(compiled.edge_retries + 1.0)  # x ** (retries + 1) as products
+        S, E = len(compiled.services), len(compiled.edge_src)
+        self._kern_e = detmath.Kernels(E)  # log over edges, with its scratch preallocated
+        # one exp per pass over [services | edges]: this pass's span success and the next pass's
+        # timeout shares (one call instead of two: at these sizes a call costs its overhead)
+        self._kern_se = detmath.Kernels(S + E)
+        self._exp_in, self._exp_out = np.empty(S + E), np.empty(S + E)
         self._work = _Work(len(compiled.services), len(compiled.edge_src))
         self._neg_retries = -compiled.edge_retries
         # [lat, fail][:, dst] as indices into the flattened [2, S] spans buffer
@@ -223,15 +235,15 @@ class TrafficModel:
         loss_fail = arrays["inbound_loss"] * 0.3
         keep_loss = 1.0 - loss_fail[dst]
         return _Inputs(
-            rt_rate=rt_rate, rt_sum=rt_rate.sum(), flow_mult=(rt_rate @ c.edge_flow) * arrays["edge_mult"],
+            rt_rate=rt_rate, rt_sum=rt_rate.sum(),
+            flow_mult=self.edge_flow.vecmat(rt_rate) * arrays["edge_mult"],
             unreachable=unreachable, cpu_cap=cpu_cap, cap_positive=cpu_cap > 0, cap_floor=np.maximum(cpu_cap, EPS),
             limited=arrays["cpu_limit"] > 0, servers=servers, has_servers=servers > 0,
             servers_floor=np.maximum(servers, EPS), servers_one=np.maximum(servers, 1.0),
             queue_exponent=np.sqrt(2.0 * (servers + 1.0)) - 1.0,
             ok_reachable=(1.0 - arrays["own_error"]) * (1.0 - unreachable), hop_ms=hop_ms, hop_dst=hop_ms[dst],
             neg_timeout=-arrays["edge_timeout_ms"], keep_loss=None if (keep_loss == 1.0).all() else keep_loss,
-            route_ok=1.0 - arrays["edge_fail"],
-            tries=c.edge_retries + 1.0)
+            route_ok=1.0 - arrays["edge_fail"])
 
     def expected(self, arrays: dict[str, np.ndarray], ready: np.ndarray, ingress: np.ndarray,
                  load_factor: float, load_mult: np.ndarray, result: bool = True) -> TickResult | None:
@@ -269,7 +281,7 @@ class TrafficModel:
         # queueing: a worker thread is held for the whole span (own work plus downstream waits)
         rho = np.where(f.has_servers, svc_rate * hold_ms / _THOUSAND / f.servers_floor, _ZERO)
         rho_c = np.minimum(rho, _RHO_CAP)
-        wq = st * rho_c ** f.queue_exponent / (f.servers_one * (_ONE - rho_c))
+        wq = st * detmath.power(rho_c, f.queue_exponent) / (f.servers_one * (_ONE - rho_c))
         saturated = np.where(rho >= _ONE, _ONE - _ONE / np.maximum(rho, _EPS), _ZERO)
         own_latency = st + wq
         own_fail = _ONE - (_ONE - own_fail_base) * (_ONE - saturated)
@@ -283,7 +295,7 @@ class TrafficModel:
             span_latency = own_latency.copy()
             span_fail = own_fail.copy()
         # loop invariants, hoisted (each is the same operation on the same operands as before)
-        hop_dst, neg_timeout, keep_loss, route_ok, tries = f.hop_dst, f.neg_timeout, f.keep_loss, f.route_ok, f.tries
+        hop_dst, neg_timeout, keep_loss, route_ok = f.hop_dst, f.neg_timeout, f.keep_loss, f.route_ok
         own_ok = _ONE - own_fail
         out_edges = self.out_edges
         # span latency and failure live in the rows of one buffer, so that what the callers see of
@@ -306,22 +318,27 @@ class TrafficModel:
             w.edge_fail_neg_retry, w.edge_ok_retry_factor, w.edge_ok, w.retry_factor)
         neg_retries = self._neg_retries
         log_ok_seen_ms, log_ok, seen_ms = w.log_ok_seen_ms, w.log_ok, w.seen_ms
-        lat_term, callee_ms, tmp, tmp_s, ok_s = w.lat_term, w.callee_ms, w.tmp, w.tmp_s, w.ok_s
-        add, subtract, multiply, maximum, exp = np.add, np.subtract, np.multiply, np.maximum, np.exp
+        lat_term, callee_ms, tmp, ok_s = w.lat_term, w.callee_ms, w.tmp, w.ok_s
+        add, subtract, multiply, maximum = np.add, np.subtract, np.multiply, np.maximum
+        pow_tries, matvec = self._pow_tries, out_edges.matvec
+        log_e, exp_se = self._kern_e.log, self._kern_se.exp
+        n_s, exp_in, exp_out = len(own_latency), self._exp_in, self._exp_out
+        span_part, next_part = exp_in[:n_s], exp_in[n_s:]  # [log span success | -timeout / callee]
+        span_ok, next_t_share = exp_out[:n_s], exp_out[n_s:]
         dst2 = self._dst2
         spans_flat = spans.reshape(-1)
         seen = spans_flat.take(dst2, out=w.seen, mode="clip")  # == spans[:, dst].ravel() (indices are valid)
         seen_bytes = seen.tobytes()
         w.route_ok[:] = route_ok
+        add(lat_dst, hop_dst, callee_ms)
+        self._kern_e.exp(np.divide(neg_timeout, maximum(callee_ms, _EPS, out=tmp), tmp), t_share)
         for _ in range(c.depth):
-            add(lat_dst, hop_dst, callee_ms)
-            exp(np.divide(neg_timeout, maximum(callee_ms, _EPS, out=tmp), tmp), t_share)
             np.minimum(callee_ms, timeout, out=seen_ms)
             # retries help against transient failures (timeouts, lost packets), not against a
             # callee that fails this request deterministically (a bug, a wrong address, overload)
             subtract(_ONE, fail_dst_t_share, ok_dst_t_ok)  # [1 - fail_dst, 1 - t_share]
             subtract(_ONE, t_ok if keep_loss is None else multiply(t_ok, keep_loss, transient), transient)
-            np.power(transient, tries, transient_pow)
+            pow_tries(transient, transient_pow)
             subtract(_ONE, transient_and_pow, not_transient_all_transient)
             # [once, edge_fail] = 1 - [ok_dst (1 - transient) route_ok, ok_dst route_ok all_transient]
             multiply(ok_dst, not_transient_route_ok, once_edge_fail)
@@ -331,11 +348,17 @@ class TrafficModel:
             # (negation is exact, and a - (-b) is a + b in IEEE arithmetic)
             multiply(neg_retries, once, neg_retry)
             subtract(_ONE, edge_fail_neg_retry, edge_ok_retry_factor)
-            np.log(maximum(edge_ok, _EPS, out=tmp), log_ok)
+            log_e(maximum(edge_ok, _EPS, out=tmp), log_ok)
             multiply(calls_per, log_ok_seen_ms, log_ok_seen_ms)  # both times calls_per
             multiply(seen_ms, retry_factor, lat_term)
-            add(own_latency, out_edges @ lat_term, spans_lat)
-            subtract(_ONE, multiply(own_ok, exp(out_edges @ log_ok, tmp_s), ok_s), spans_fail)
+            add(own_latency, matvec(lat_term), spans_lat)
+            # the next pass's callee latency (what `seen` will hold) and timeout share, with this
+            # pass's span success in the same exp call: the same values as computed one by one
+            add(spans_lat.take(dst), hop_dst, callee_ms)
+            np.divide(neg_timeout, maximum(callee_ms, _EPS, out=tmp), next_part)
+            span_part[:] = matvec(log_ok)
+            exp_se(exp_in, exp_out)
+            subtract(_ONE, multiply(own_ok, span_ok, ok_s), spans_fail)
             spans_flat.take(dst2, out=seen, mode="clip")
             now_bytes = seen.tobytes()
             # bytes equal == values equal here: spans are never NaN, and 1 - x rounds to +0, not -0
@@ -344,6 +367,7 @@ class TrafficModel:
                 # recompute every value (and this iteration's edge values) from the same inputs
                 break
             seen_bytes = now_bytes
+            t_share[:] = next_t_share
         edge_fail, t_share, all_transient = edge_fail.copy(), t_share.copy(), w.all_transient
         span_latency, span_fail = spans[0], spans[1]  # a fresh buffer per call: never written again
         self.prev_edge_fail = edge_fail
@@ -355,10 +379,11 @@ class TrafficModel:
         throttled = np.clip((u_cpu - 0.5) / 0.7, 0.0, 1.0) * f.limited
         # --- request types: the entry's own part plus every call on the path
         local_edge_fail = 1.0 - (1.0 - own_fail[dst]) * route_ok * all_transient
-        rt_log_ok = np.log(max(1.0 - own_fail[c.entry], EPS)) + c.edge_flow @ np.log(np.maximum(1.0 - local_edge_fail, EPS))
-        rt_fail = 1.0 - np.exp(rt_log_ok)
+        rt_log_ok = (detmath.log(max(1.0 - own_fail[c.entry], EPS))
+                     + self.edge_flow.matvec(detmath.log(np.maximum(1.0 - local_edge_fail, EPS))))
+        rt_fail = 1.0 - detmath.exp(rt_log_ok)
         local_ms = np.minimum(own_latency[dst] + hop_dst, timeout)
-        rt_latency = own_latency[c.entry] + c.edge_flow @ local_ms
+        rt_latency = own_latency[c.entry] + self.edge_flow.matvec(local_ms)
         rt_slow = 1.0 - lognormal_cdf(np.array([self.slow_ms]), rt_latency)[:, 0]
         rt_count = rt_errors = svc_count = svc_errors = np.zeros(0)
         return TickResult(

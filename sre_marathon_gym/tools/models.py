@@ -9,7 +9,10 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
+from ..patterns import MAX_PATTERN_CHARS
+
 Kind = Literal["read", "incident", "intervention"]
+MAX_MATCHERS = 32  # label matchers in one query (each regex is compiled: the count bounds the work)
 
 
 class _Args(BaseModel):
@@ -34,7 +37,9 @@ class QueryMetrics(_Args):
     promql: str | None = Field(None, max_length=2000, description=(
         "a PromQL expression evaluated as a range query instead of metric/function/matchers "
         "(only when the environment reads metrics from a Prometheus server)"))
-    matchers: dict[str, str] = Field(default_factory=dict, description='label -> value; prefix "~" for a regex, "!" for not-equal')
+    matchers: dict[str, str] = Field(default_factory=dict, max_length=MAX_MATCHERS, description=(
+        'label -> value; prefix "~" for a regex (RE2 syntax as in PromQL, fully anchored), '
+        '"!" for not-equal'))
     function: Literal["raw", "rate", "increase", "p50", "p95", "p99"] = "raw"
     window_s: int = Field(120, ge=15, le=3600, description="range window for rate/increase/quantiles")
     group_by: list[str] = Field(default_factory=list, description="sum by these labels (empty: keep every series)")
@@ -55,7 +60,8 @@ class SearchLogs(_Args):
 
     tool: Literal["search_logs"] = "search_logs"
     service: str | None = None
-    query: str | None = Field(None, description='terms AND-ed; "quoted phrase"; -term excludes')
+    query: str | None = Field(None, max_length=MAX_PATTERN_CHARS,
+                              description='terms AND-ed; "quoted phrase"; -term excludes')
     level: Literal["DEBUG", "INFO", "WARN", "ERROR"] | None = None
     start_s: float | None = Field(None, ge=0)
     end_s: float | None = Field(None, ge=0)

@@ -8,13 +8,22 @@ all come back as `ToolResult` errors and are recorded. Everything cluster-specif
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..backends.base import Backend
-from ..errors import BackendError, BudgetExceededError, PrometheusError, SREMarathonError, did_you_mean
+from ..errors import (
+    BackendError,
+    BudgetExceededError,
+    PatternError,
+    PrometheusError,
+    SREMarathonError,
+    did_you_mean,
+)
+from ..patterns import compile_label_regex
 from ..sim.simulator import Simulator
 from ..sim.telemetry import bucket_quantile
 from .models import TOOL_KIND, ToolResult, parse_call
@@ -25,14 +34,22 @@ from .workspace import IncidentStore, Workspace
 MAX_POINTS_PER_SERIES = 11_000  # Prometheus' range-query resolution limit (points per series)
 MAX_POINTS_PER_QUERY = 500_000  # series x points one query_metrics call may return
 FAILED_CALL_STR = 200  # characters of each string a refused call keeps in the record
+_LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")  # Prometheus' label names (they go into PromQL selectors)
 
 
 def parse_matchers(raw: dict[str, str], skip: tuple[str, ...] = ()) -> dict[str, Any]:
-    """The tools' label matchers (`"~re"` regex, `"!v"` not-equal, else equality) as store matchers."""
+    """The tools' label matchers (`"~re"` regex, `"!v"` not-equal, else equality) as store matchers.
+
+    Regexes are compiled here once (RE2, bounded length and repetition) so that a bad one is the
+    agent's `PatternError` on every backend, before any store or Prometheus server sees it."""
     out: dict[str, Any] = {}
     for k, v in raw.items():
         if k in skip:
             continue
+        if not _LABEL_NAME.fullmatch(k):
+            raise PatternError(f"invalid label name {k[:80]!r} in matchers: use [a-zA-Z_][a-zA-Z0-9_]*")
+        if v.startswith("~"):
+            compile_label_regex(v[1:], f"label {k!r}")
         out[k] = ("=~", v[1:]) if v.startswith("~") else ("!=", v[1:]) if v.startswith("!") else v
     return out
 
@@ -109,6 +126,8 @@ class ToolRunner:
             result = ToolResult(ok=True, tool=name, data=data)
         except BackendError as exc:  # a live cluster refused or failed: its code is the tool error code
             result = ToolResult.fail(name, exc.code, str(exc))
+        except PatternError as exc:  # a regex or search pattern the engine refuses: the agent's to fix
+            result = ToolResult.fail(name, "invalid_arguments", str(exc))
         except PrometheusError as exc:  # a malformed query is the agent's mistake; anything else an outage
             result = ToolResult.fail(name, "invalid_arguments" if isinstance(exc, ValueError) else "unavailable",
                                      str(exc))

@@ -8,10 +8,15 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from ..sim.detmath import log
+
 
 def _slog(x: np.ndarray) -> np.ndarray:
-    """sign(x) log(1 + |x|): keeps request rates (hundreds/s) and ages (minutes) near unit scale."""
-    return np.sign(x) * np.log1p(np.abs(x))
+    """sign(x) log(1 + |x|): keeps request rates (hundreds/s) and ages (minutes) near unit scale.
+    In float64 with `detmath.log` (numpy's SIMD log1p gives CPU-dependent last bits); inf stays inf."""
+    a = np.abs(np.asarray(x, dtype=np.float64))
+    finite = np.isfinite(a)
+    return np.sign(x) * np.where(finite, log(np.where(finite, a, 0.0) + 1.0), a)
 
 
 class FlattenMarathonObservation(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
