@@ -133,3 +133,20 @@ def test_catalog_files_that_are_not_utf8_or_too_deep_name_the_file(tmp_path, cat
     with pytest.raises(CatalogError, match=match) as exc:
         load_catalog(root)
     assert "scoring.yaml" in str(exc.value)
+
+
+def test_a_step_that_raised_leaves_a_picklable_env():
+    """A step refused with an exception (after the end) is not journaled: the env still pickles and
+    replays to the same record (it used to raise ValueError on unpickling)."""
+    env = gym.make("SREMarathon/OnlineBoutique-v1", injection_minutes=4, observation_minutes=2)
+    env.reset(seed=9)
+    u = env.unwrapped
+    u.call_tool({"tool": "get_alerts"})
+    done = False
+    while not done:
+        _, _, term, trunc, _ = env.step("not an action" if u.sim.now < 200 else None)
+        done = term or trunc
+    with pytest.raises(gym.error.ResetNeeded):
+        env.step(np.zeros((4, 5), np.int64))
+    again = pickle.loads(pickle.dumps(u))
+    assert again.record().model_dump_json() == u.record().model_dump_json()
