@@ -37,12 +37,13 @@ holders can produce or check.
 Completeness: the manifest's ``completeness`` is ``{"complete": true}`` for a run that reached its
 end, or ``{"complete": false, "reached_s": T, "reason": "..."}`` for one that stopped early (written
 by `evaluation.save_incomplete` when a run crashes or is interrupted). It is sealed, so renaming
-``x.incomplete.bundle`` to ``x.bundle`` hides nothing; `score_bundles` refuses an incomplete bundle
-unless ``allow_incomplete=True``. A bundle sealed before the field existed counts as complete.
+``x.incomplete.bundle`` to ``x.bundle`` hides nothing; `bundle_scoring.score_bundles` refuses an
+incomplete bundle unless ``allow_incomplete=True``. A bundle sealed before the field existed counts as complete.
 
 Catalog: ``catalog_version`` (and ``run.catalog_schema_version``, the record's own copy) is the
 `catalog_digest` of the catalog the run used. Scoring under a catalog with another digest is refused
-unless ``rescore_with_catalog=True`` (see `bundle_scoring`): a rescore is never silent.
+unless ``rescore_with_catalog=True`` (`bundle_scoring.py`): a rescore is never silent. The bounded
+ZIP reading is `bundle_archive.py`.
 
 Reading is bounded before anything is decompressed: the file must be a regular file of at most
 `MAX_BUNDLE_BYTES`; the end-of-archive record must sit where a bundle puts it (no ZIP64, a central
@@ -72,8 +73,7 @@ import struct
 import tempfile
 import time
 import zipfile
-import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -81,8 +81,24 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pydantic import ValidationError
 
-from .errors import BundleError, BundleWriteError, CatalogMismatchError, IncompleteBundleError
-from .scoring import RunRecord, ScoreCard, score_run
+from .bundle_archive import (
+    EOCD_LEN,
+    EOCD_MAGIC,
+    MAX_BUNDLE_BYTES,
+    MAX_CENTRAL_DIRECTORY,
+    MAX_CONTENT_BYTES,
+    MAX_MEMBERS,
+    READ_CHUNK,
+    ZIP64_LOCATOR,
+    check_entries,
+    foreign_zip_names,
+    open_regular,
+    open_zip,
+    read_at,
+    read_member,
+)
+from .errors import BundleError, BundleWriteError
+from .scoring import RunRecord
 
 if TYPE_CHECKING:
     from .catalog import Catalog
@@ -92,8 +108,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BUNDLE_FORMAT", "BUNDLE_FORMAT_VERSION", "KEY_ENV", "MAX_BUNDLE_BYTES", "MAX_CONTENT_BYTES",
     "MAX_MEMBERS", "STALE_TMP_AGE_S", "Bundle", "BundleError", "BundleInfo", "Incomplete", "Telemetry",
-    "bundle_scoring", "catalog_digest", "load_bundle", "score_bundle", "score_bundles", "verify_bundle",
-    "write_bundle",
+    "catalog_digest", "load_bundle", "verify_bundle", "write_bundle",
 ]
 
 BUNDLE_FORMAT = "sre-marathon-bundle"
@@ -115,30 +130,13 @@ _COMPRESS_LEVEL = 6
 _COMMENT_PREFIX = f"{BUNDLE_FORMAT}/{BUNDLE_FORMAT_VERSION} sha256=".encode("ascii")
 _HEX_LEN = 64
 _ZIP_MAGIC = b"PK\x03\x04"
-_EOCD_MAGIC = b"PK\x05\x06"
-_EOCD_LEN = 22
 _WRITE_BLOCK = 1 << 20
 
-MAX_BUNDLE_BYTES = 512 << 20
-"""Largest bundle file read (a full 90-minute run with telemetry takes a few MB)."""
-MAX_CONTENT_BYTES = 512 << 20
-"""Largest total of the members' declared uncompressed sizes: the most that reading may inflate."""
-MAX_MEMBERS = 4096
-"""Most ZIP entries a bundle may have (a bundle has six at most)."""
 STALE_TMP_AGE_S = 600.0
 """A write's temp file untouched for this long belongs to a writer that died (see `_remove_stale_temps`)."""
 
-_MAX_CENTRAL_DIRECTORY = 1 << 20
 _MAX_SEAL_BYTES = 1024
-_READ_CHUNK = 1 << 20
-_ALLOWED_FLAGS = 0x800  # UTF-8 names; encryption, data descriptors and the rest are never written
-_MAX_EXTRACT_VERSION = 20  # zipfile writes 2.0 for DEFLATE without ZIP64
-_ZIP64_LOCATOR = b"PK\x06\x07"
 _TMP_NAME = re.compile(r"\..+\.bundle\.[a-z0-9_]{8}\.tmp")  # tempfile.mkstemp's 8 random characters
-_ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, ValueError, EOFError, KeyError,
-               IndexError, NotImplementedError, RuntimeError, OSError, struct.error, OverflowError, TypeError)
-"""What the zipfile module raises on a malformed archive (encrypted: RuntimeError; method or version:
-NotImplementedError; structure: BadZipFile, struct.error...); each becomes a `BundleError`."""
 
 
 # ---------------------------------------------------------------------------------------------- helpers
@@ -561,54 +559,7 @@ def write_bundle(path: str | os.PathLike[str], record: RunRecord,
 
 
 # ---------------------------------------------------------------------------------------------- verifying
-_TAIL_LEN = _EOCD_LEN + len(_COMMENT_PREFIX) + _HEX_LEN
-
-
-def _open_regular(path: Path) -> io.BufferedReader:
-    """Open `path` only if it is a regular file of at most `MAX_BUNDLE_BYTES`.
-
-    Why fstat on the opened file, with O_NONBLOCK: a FIFO must not block the open, /dev/zero (or any
-    endless stream) must be refused before one byte is read, and nothing can be swapped in between.
-    """
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    except OSError as exc:
-        raise BundleError(f"cannot read bundle {path}: {exc.strerror or exc}") from exc
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise BundleError(f"{path} is not a bundle: not a regular file (a directory, device or pipe)")
-        if st.st_size > MAX_BUNDLE_BYTES:
-            raise BundleError(f"{path} is not a bundle: {st.st_size} bytes, more than the "
-                              f"{MAX_BUNDLE_BYTES} a bundle may have")
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-def _read_at(fh: io.BufferedReader, offset: int, n: int) -> bytes:
-    fh.seek(offset)
-    return fh.read(n)
-
-
-def _foreign_zip_names(fh: io.BufferedReader, size: int) -> list[str] | None:
-    """Member names of a ZIP not laid out like a bundle, when its central directory is small enough to
-    parse safely; None otherwise. Only a diagnosis: a ZIP that is not ours vs. a bundle cut short."""
-    start = max(0, size - (1 << 16) - _EOCD_LEN)
-    window = _read_at(fh, start, size - start)
-    pos = window.rfind(_EOCD_MAGIC)  # where zipfile looks too
-    if pos < 20 or len(window) - pos < _EOCD_LEN:
-        return None
-    if (int.from_bytes(window[pos + 12: pos + 16], "little") > _MAX_CENTRAL_DIRECTORY
-            or window[pos - 20: pos - 16] == _ZIP64_LOCATOR):
-        return None
-    try:
-        fh.seek(0)
-        with zipfile.ZipFile(fh) as zf:
-            return zf.namelist()
-    except _ZIP_ERRORS:
-        return None
+_TAIL_LEN = EOCD_LEN + len(_COMMENT_PREFIX) + _HEX_LEN
 
 
 def _check_container(path: Path, fh: io.BufferedReader, size: int) -> tuple[int, int]:
@@ -617,17 +568,17 @@ def _check_container(path: Path, fh: io.BufferedReader, size: int) -> tuple[int,
     Returns (entries, central directory offset). Why so strict: zipfile believes whatever the
     end-of-archive and ZIP64 records say (entry counts, directory sizes), so they are bounded here.
     """
-    if _read_at(fh, 0, len(_ZIP_MAGIC)) != _ZIP_MAGIC:
+    if read_at(fh, 0, len(_ZIP_MAGIC)) != _ZIP_MAGIC:
         raise BundleError(f"{path} is not a bundle: not a ZIP archive (a bundle starts with PK\\x03\\x04)")
-    tail = _read_at(fh, max(0, size - _TAIL_LEN), _TAIL_LEN)
-    if (size < _TAIL_LEN or not tail.startswith(_EOCD_MAGIC)
+    tail = read_at(fh, max(0, size - _TAIL_LEN), _TAIL_LEN)
+    if (size < _TAIL_LEN or not tail.startswith(EOCD_MAGIC)
             or int.from_bytes(tail[20:22], "little") != len(_COMMENT_PREFIX) + _HEX_LEN):
-        names = _foreign_zip_names(fh, size)
+        names = foreign_zip_names(fh, size)
         if names is not None and MANIFEST not in names:
             raise BundleError(f"{path} is not a bundle: ZIP archive without {MANIFEST}")
         raise BundleError(f"{path} is truncated or has trailing data: its end-of-archive record with the "
                           f"bundle checksum is missing ({size} bytes)")
-    comment = tail[_EOCD_LEN:]
+    comment = tail[EOCD_LEN:]
     if not comment.startswith(_COMMENT_PREFIX):
         if comment.startswith(BUNDLE_FORMAT.encode("ascii")):
             raise BundleError(f"{path}: bundle format {comment[:-_HEX_LEN - 8].decode('ascii', 'replace')!r} "
@@ -636,70 +587,12 @@ def _check_container(path: Path, fh: io.BufferedReader, size: int) -> tuple[int,
     disk, cd_disk, n_disk, n_total, cd_size, cd_offset = struct.unpack("<HHHHII", tail[4:20])
     eocd = size - _TAIL_LEN
     if (disk or cd_disk or n_disk != n_total or not 0 < n_total <= MAX_MEMBERS
-            or cd_size > _MAX_CENTRAL_DIRECTORY or cd_offset + cd_size != eocd):
+            or cd_size > MAX_CENTRAL_DIRECTORY or cd_offset + cd_size != eocd):
         raise BundleError(f"{path} is damaged: inconsistent end-of-archive record ({n_total} entries, a "
                           f"central directory of {cd_size} bytes at {cd_offset}, end record at {eocd})")
-    if eocd >= 20 and _read_at(fh, eocd - 20, 4) == _ZIP64_LOCATOR:
+    if eocd >= 20 and read_at(fh, eocd - 20, 4) == ZIP64_LOCATOR:
         raise BundleError(f"{path} is damaged: it has ZIP64 records, which a bundle never needs")
     return n_total, cd_offset
-
-
-def _open_zip(path: Path, fh: io.BufferedReader, n_entries: int) -> zipfile.ZipFile:
-    try:
-        fh.seek(0)
-        zf = zipfile.ZipFile(fh)
-    except _ZIP_ERRORS as exc:
-        raise BundleError(f"{path} is damaged: ZIP structure unreadable ({exc})") from exc
-    if len(zf.infolist()) != n_entries:
-        zf.close()
-        raise BundleError(f"{path} is damaged: the end-of-archive record counts {n_entries} entries, the "
-                          f"central directory holds {len(zf.infolist())}")
-    return zf
-
-
-def _check_entries(path: Path, zf: zipfile.ZipFile, cd_offset: int) -> dict[str, zipfile.ZipInfo]:
-    """Each entry as a bundle writes it (DEFLATE, no encryption or other flags, ZIP 2.0, inside the
-    archive) and the declared sizes within `MAX_CONTENT_BYTES`, before anything is inflated."""
-    total = 0
-    for zi in zf.infolist():
-        what = f"{path}: member {zi.filename!r}"
-        if zi.flag_bits & 0x41:
-            raise BundleError(f"{what} is encrypted (bundles never are)")
-        if zi.flag_bits & ~_ALLOWED_FLAGS:
-            raise BundleError(f"{what} has unsupported ZIP flags 0x{zi.flag_bits:04x}")
-        if zi.compress_type != zipfile.ZIP_DEFLATED:
-            raise BundleError(f"{what} uses compression method {zi.compress_type}, not DEFLATE (8)")
-        if zi.extract_version > _MAX_EXTRACT_VERSION:
-            raise BundleError(f"{what} needs ZIP version {zi.extract_version / 10:.1f} (bundles use 2.0)")
-        if zi.header_offset + 30 + zi.compress_size > cd_offset:
-            raise BundleError(f"{what} is damaged: its data would extend past the central directory")
-        total += zi.file_size
-        if total > MAX_CONTENT_BYTES:
-            raise BundleError(f"{path} is refused: its members declare more than {MAX_CONTENT_BYTES} bytes "
-                              "uncompressed (the most a bundle may hold; a ZIP bomb?)")
-    return {zi.filename: zi for zi in zf.infolist()}
-
-
-def _read_member(path: Path, zf: zipfile.ZipFile, zi: zipfile.ZipInfo) -> bytearray:
-    """Inflate one member in bounded chunks, never past its declared size."""
-    buf = bytearray(zi.file_size)
-    view, n = memoryview(buf), 0
-    try:
-        with zf.open(zi) as member:
-            while chunk := member.read(min(_READ_CHUNK, zi.file_size - n + 1)):
-                if n + len(chunk) > zi.file_size:
-                    raise BundleError(f"{path}: member {zi.filename!r} is damaged (inflates past its "
-                                      f"declared {zi.file_size} bytes)")
-                view[n: n + len(chunk)] = chunk
-                n += len(chunk)
-    except _ZIP_ERRORS as exc:
-        raise BundleError(f"{path}: member {zi.filename!r} is damaged ({exc})") from exc
-    finally:
-        view.release()
-    if n != zi.file_size:
-        raise BundleError(f"{path}: member {zi.filename!r} is damaged (inflates to {n} of its declared "
-                          f"{zi.file_size} bytes)")
-    return buf
 
 
 def _parse_manifest(path: Path, body: bytes | bytearray) -> dict[str, Any]:
@@ -737,7 +630,7 @@ def _read_seal(path: Path, zf: zipfile.ZipFile, zi: zipfile.ZipInfo) -> str:
     if zi.file_size > _MAX_SEAL_BYTES:
         raise BundleError(f"{path}: {SEAL} is damaged ({zi.file_size} bytes; a seal has under 100)")
     try:
-        return _read_member(path, zf, zi).decode("ascii").strip()
+        return read_member(path, zf, zi).decode("ascii").strip()
     except UnicodeDecodeError:
         raise BundleError(f"{path}: seal mismatch ({SEAL} is not ASCII text)") from None
 
@@ -773,7 +666,7 @@ def _checksum_matches(fh: io.BufferedReader, size: int) -> bool:
     fh.seek(0)
     left = size - _HEX_LEN
     while left > 0:
-        block = fh.read(min(_READ_CHUNK, left))
+        block = fh.read(min(READ_CHUNK, left))
         if not block:
             return False
         h.update(block)
@@ -782,7 +675,7 @@ def _checksum_matches(fh: io.BufferedReader, size: int) -> bool:
 
 
 def _verify(path: Path, key: str | bytes | None) -> tuple[BundleInfo, dict[str, bytearray]]:
-    with _open_regular(path) as fh:
+    with open_regular(path) as fh:
         try:
             return _verify_open(path, fh, os.fstat(fh.fileno()).st_size, key)
         except OSError as exc:
@@ -792,11 +685,11 @@ def _verify(path: Path, key: str | bytes | None) -> tuple[BundleInfo, dict[str, 
 def _verify_open(path: Path, fh: io.BufferedReader, size: int,
                  key: str | bytes | None) -> tuple[BundleInfo, dict[str, bytearray]]:
     n_entries, cd_offset = _check_container(path, fh, size)
-    with _open_zip(path, fh, n_entries) as zf:
-        infos = _check_entries(path, zf, cd_offset)
+    with open_zip(path, fh, n_entries) as zf:
+        infos = check_entries(path, zf, cd_offset)
         if MANIFEST not in infos or SEAL not in infos:
             raise BundleError(f"{path} is not a bundle: ZIP archive without {MANIFEST} and {SEAL}")
-        manifest_bytes = _read_member(path, zf, infos[MANIFEST])
+        manifest_bytes = read_member(path, zf, infos[MANIFEST])
         manifest = _parse_manifest(path, manifest_bytes)
         expected = _listed_members(path, manifest)
         names = zf.namelist()
@@ -811,7 +704,7 @@ def _verify_open(path: Path, fh: io.BufferedReader, size: int,
             if infos[name].file_size != member_size:
                 raise BundleError(f"{path}: member {name!r} hash mismatch (its size differs from the sealed "
                                   "one: it was changed after sealing)")
-            body = _read_member(path, zf, infos[name])
+            body = read_member(path, zf, infos[name])
             if _sha256(body) != digest:
                 raise BundleError(f"{path}: member {name!r} hash mismatch (it was changed after sealing)")
             contents[name] = body
@@ -865,77 +758,3 @@ def load_bundle(path: str | os.PathLike[str], key: str | bytes | None = None) ->
         except ValidationError as exc:
             raise BundleError(f"{path}: {SCORING} does not validate: {_validation_summary(exc)}") from exc
     return Bundle(info=info, record=record, telemetry=telemetry, scoring=scoring)
-
-
-def _check_same_catalog(bundle: Bundle, catalog: Catalog, given: bool) -> None:
-    """Refuse to score `bundle` under a catalog other than the one its run used.
-
-    Why: the score of a run is a function of its record and its catalog's scoring; a different
-    catalog silently gives a different number for the same evidence. A bundle that names no
-    catalog digest (written without one) cannot be checked and passes."""
-    sealed = bundle.info.catalog_digest
-    used = catalog_digest(catalog)
-    if sealed is None or used == sealed:
-        return
-    if given:
-        what = (f"the catalog given to score it ({catalog.root}) is {used[:19]}...; drop it to score with "
-                "the weights sealed in the bundle, or give the catalog the run used")
-    else:
-        what = (f"the bundle seals no scoring weights and the shipped catalog is {used[:19]}...; give the "
-                "catalog the run used (--catalog DIR)")
-    raise CatalogMismatchError(f"{bundle.info.path}: the run used catalog {sealed[:19]}... but {what}, or "
-                               "rescore deliberately with rescore_with_catalog=True (--rescore-with-catalog)")
-
-
-def bundle_scoring(bundle: Bundle, catalog: Catalog | None = None, rules: int | None = None, *,
-                   rescore_with_catalog: bool = False) -> Scoring:
-    """The scoring a bundle is rescored under, and why it is that one.
-
-    Weights and rules: `catalog`'s when given, else the ones sealed in the bundle (a bundle sealed
-    before rule sets were versioned is rules v1), else the shipped catalog's. A catalog (given or
-    shipped) whose `catalog_digest` differs from the one the run used raises `CatalogMismatchError`
-    unless `rescore_with_catalog`. `rules` overrides the rule set; v2's matching and penalties then
-    come from the shipped catalog if the chosen scoring has none (an old v1 bundle rescored with
-    ``--rules v2``).
-    """
-    from .catalog import load_catalog
-
-    if catalog is not None:
-        if not rescore_with_catalog:
-            _check_same_catalog(bundle, catalog, given=True)
-        scoring = catalog.scoring
-    elif bundle.scoring is not None:
-        scoring = bundle.scoring
-    else:
-        shipped = load_catalog()
-        if not rescore_with_catalog:
-            _check_same_catalog(bundle, shipped, given=False)
-        scoring = shipped.scoring
-    if rules is not None and rules != scoring.rules_version:
-        scoring = scoring.with_rules(rules, defaults=load_catalog().scoring)
-    return scoring
-
-
-def score_bundle(path: str | os.PathLike[str], catalog: Catalog | None = None, key: str | bytes | None = None,
-                 rules: int | None = None, *, allow_incomplete: bool = False,
-                 rescore_with_catalog: bool = False) -> tuple[Bundle, ScoreCard]:
-    """Verify, load and score one bundle; see `bundle_scoring` for which weights and rules.
-
-    A bundle sealed as incomplete raises `IncompleteBundleError` unless `allow_incomplete`: a run
-    that stopped early scores its unreached faults as missed, which is not its Marathon-Score."""
-    bundle = load_bundle(path, key)
-    if not bundle.info.complete and not allow_incomplete:
-        raise IncompleteBundleError(f"{path}: INCOMPLETE ({bundle.info.describe_incomplete()}): a run that "
-                                    "stopped early has no Marathon-Score; pass allow_incomplete=True "
-                                    "(--allow-incomplete) to score what it recorded")
-    scoring = bundle_scoring(bundle, catalog, rules, rescore_with_catalog=rescore_with_catalog)
-    return bundle, score_run(bundle.record, scoring)
-
-
-def score_bundles(paths: Iterable[str | os.PathLike[str]], catalog: Catalog | None = None,
-                  key: str | bytes | None = None, rules: int | None = None, *, allow_incomplete: bool = False,
-                  rescore_with_catalog: bool = False) -> list[ScoreCard]:
-    """Verify and score each bundle (see `score_bundle`). The first bundle that fails verification,
-    is incomplete or was run with another catalog raises a `BundleError`."""
-    return [score_bundle(p, catalog, key, rules, allow_incomplete=allow_incomplete,
-                         rescore_with_catalog=rescore_with_catalog)[1] for p in paths]

@@ -423,7 +423,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     before anything is printed: an incomplete bundle (sealed so, whatever its file name) is refused
     unless --allow-incomplete, and so is a --catalog (or, for a bundle that seals no weights, the
     shipped catalog) other than the one the run used, unless --rescore-with-catalog."""
-    from .bundle import score_bundle
+    from .bundle_scoring import score_bundle
     from .evaluation import outcome_chart, outcome_table
 
     rules = None if args.rules is None else int(args.rules.lstrip("v"))

@@ -28,10 +28,10 @@ from sre_marathon_gym.bundle import (
     Incomplete,
     catalog_digest,
     load_bundle,
-    score_bundles,
     verify_bundle,
     write_bundle,
 )
+from sre_marathon_gym.bundle_scoring import score_bundles
 from sre_marathon_gym.errors import (
     BundleWriteError,
     CatalogMismatchError,
