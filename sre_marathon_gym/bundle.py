@@ -38,7 +38,8 @@ Completeness: the manifest's ``completeness`` is ``{"complete": true}`` for a ru
 end, or ``{"complete": false, "reached_s": T, "reason": "..."}`` for one that stopped early (written
 by `evaluation.save_incomplete` when a run crashes or is interrupted). It is sealed, so renaming
 ``x.incomplete.bundle`` to ``x.bundle`` hides nothing; `bundle_scoring.score_bundles` refuses an
-incomplete bundle unless ``allow_incomplete=True``. A bundle sealed before the field existed counts as complete.
+incomplete bundle unless ``allow_incomplete=True``. A bundle sealed before the field existed counts
+as complete.
 
 Catalog: ``catalog_version`` (and ``run.catalog_schema_version``, the record's own copy) is the
 `catalog_digest` of the catalog the run used. Scoring under a catalog with another digest is refused

@@ -144,5 +144,5 @@ def read_member(path: Path, zf: zipfile.ZipFile, zi: zipfile.ZipInfo) -> bytearr
 
 
 __all__ = ["EOCD_LEN", "EOCD_MAGIC", "MAX_BUNDLE_BYTES", "MAX_CENTRAL_DIRECTORY", "MAX_CONTENT_BYTES",
-           "MAX_MEMBERS", "READ_CHUNK", "ZIP64_LOCATOR", "ZIP_ERRORS", "check_entries", "foreign_zip_names", "open_regular",
-           "open_zip", "read_at", "read_member"]
+           "MAX_MEMBERS", "READ_CHUNK", "ZIP64_LOCATOR", "ZIP_ERRORS", "check_entries", "foreign_zip_names",
+           "open_regular", "open_zip", "read_at", "read_member"]
