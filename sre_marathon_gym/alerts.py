@@ -27,43 +27,33 @@ Speed: per evaluation each (metric, function, window, offset) is computed once f
 the metric and shared by the rules; the ids and the series -> group codes of every operand are
 cached and rebuilt only when the metric gains series; grouping uses ``np.bincount``.
 
-The module also computes two noise figures of a run: `alert_ambiguity` (share of fired alerts
-compatible with more than one active fault; the paper reports 39 %, 76 % and 47 %) and
-`flapping_share`. ``python -m sre_marathon_gym.alerts`` prints them for the leaderboard seeds.
+The noise figures of a run (alert ambiguity, flapping) are `alert_noise.py`'s.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from decimal import Decimal
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from .catalog.apps import pod_owner
+from .alert_templates import compile_template, render_parts, render_template
 from .errors import AlertEvaluationError, AlertRuleError, PatternError, UnknownNameError
 from .patterns import compile_label_regex
 from .sim.telemetry import MetricStore, bucket_quantile
 
 if TYPE_CHECKING:
-    from .catalog import Catalog
     from .catalog.alerts import AlertRule, RulePack
     from .catalog.apps import App
-    from .orchestrator import FaultSchedule, ScheduledFault
 
 __all__ = [
     "Alert",
     "AlertEngine",
     "AlertRuleError",
     "AlertEvaluationError",
-    "alert_ambiguity",
-    "alert_compatibility",
-    "alert_services",
-    "flapping_share",
     "render_template",
 ]
 
@@ -153,126 +143,6 @@ class _Episode:
 
 
 # --------------------------------------------------------------------------------------------------
-# templating (the subset of Prometheus' Go templates the pack uses)
-
-_TEMPLATE_RE = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}")
-_ACTION_RE = re.compile(r"^(?:\$labels\.([A-Za-z_][A-Za-z0-9_]*)|\$value)(?:\s*\|\s*([A-Za-z]+))?$")
-_FILTERS = ("humanize", "humanizePercentage")
-
-
-def go_float(v: float) -> str:
-    """Go's ``fmt.Sprint(float64)`` (``%v`` = shortest ``%g``, exponent form from 1e+06 / below 1e-04)."""
-    if math.isnan(v):
-        return "NaN"
-    if math.isinf(v):
-        return "+Inf" if v > 0 else "-Inf"
-    if v == 0:
-        return "-0" if math.copysign(1.0, v) < 0 else "0"
-    sign, digits, exp = Decimal(repr(float(v))).as_tuple()
-    ds = list(digits)
-    while len(ds) > 1 and ds[-1] == 0:
-        ds.pop()
-        exp += 1  # type: ignore[operator]
-    while len(ds) > 1 and ds[0] == 0:
-        ds.pop(0)
-    nd = len(ds)
-    dp = nd + int(exp)  # value = 0.d1d2... x 10^dp
-    x = dp - 1
-    s = "".join(map(str, ds))
-    if x < -4 or x >= 6:
-        mant = s[0] + ("." + s[1:] if nd > 1 else "")
-        out = f"{mant}e{'-' if x < 0 else '+'}{abs(x):02d}"
-    elif dp <= 0:
-        out = "0." + "0" * (-dp) + s
-    elif dp >= nd:
-        out = s + "0" * (dp - nd)
-    else:
-        out = s[:dp] + "." + s[dp:]
-    return ("-" if sign else "") + out
-
-
-def _go_g4(v: float) -> str:
-    """Go's ``%.4g`` (Python's ``%.4g`` agrees except for the spelling of infinities and NaN)."""
-    if math.isnan(v):
-        return "NaN"
-    if math.isinf(v):
-        return "+Inf" if v > 0 else "-Inf"
-    return "%.4g" % v
-
-
-def humanize(v: float) -> str:
-    """Prometheus' ``humanize``: SI prefixes, 4 significant digits (``1.235k``, ``12m``)."""
-    if v == 0 or math.isnan(v) or math.isinf(v):
-        return _go_g4(v)
-    prefix = ""
-    if abs(v) >= 1:
-        for p in ("k", "M", "G", "T", "P", "E", "Z", "Y"):
-            if abs(v) < 1000:
-                break
-            prefix = p
-            v /= 1000
-    else:
-        for p in ("m", "u", "n", "p", "f", "a", "z", "y"):
-            if abs(v) >= 1:
-                break
-            prefix = p
-            v *= 1000
-    return _go_g4(v) + prefix
-
-
-def humanize_percentage(v: float) -> str:
-    """Prometheus' ``humanizePercentage``: ``%.4g%%`` of ``v * 100``."""
-    return _go_g4(v * 100) + "%"
-
-
-def _compile_template(text: str, where: str) -> list[_Part]:
-    """Split a template into literal text and (label or None for $value, filter) actions."""
-    parts: list[_Part] = []
-    pos = 0
-    for m in _TEMPLATE_RE.finditer(text):
-        if m.start() > pos:
-            parts.append(text[pos:m.start()])
-        action = _ACTION_RE.match(m.group(1))
-        if action is None or (action.group(2) is not None and action.group(2) not in _FILTERS):
-            raise AlertRuleError(
-                f"{where}: unsupported template action {m.group(0)!r}; the engine implements "
-                f"$labels.<name>, $value and the filters {', '.join(_FILTERS)}"
-            )
-        parts.append((action.group(1), action.group(2)))
-        pos = m.end()
-    if pos < len(text):
-        parts.append(text[pos:])
-    return parts
-
-
-_Part = str | tuple[str | None, str | None]  # literal text, or (label or None for $value, filter)
-_Matcher = tuple[str, str, str, "Any"]  # (label, op, value, compiled RE2 regex or None)
-
-
-def _render(parts: Sequence[_Part], labels: Mapping[str, str], value: float) -> str:
-    out: list[str] = []
-    for p in parts:
-        if isinstance(p, str):
-            out.append(p)
-            continue
-        label, flt = p
-        if label is not None:
-            out.append(labels.get(label, ""))
-        elif flt == "humanize":
-            out.append(humanize(value))
-        elif flt == "humanizePercentage":
-            out.append(humanize_percentage(value))
-        else:
-            out.append(go_float(value))
-    return "".join(out)
-
-
-def render_template(text: str, labels: Mapping[str, str], value: float) -> str:
-    """Render a Prometheus alert template (the subset above) with ``$labels`` and ``$value``."""
-    return _render(_compile_template(text, "template"), labels, value)
-
-
-# --------------------------------------------------------------------------------------------------
 # compiled rules
 
 
@@ -302,6 +172,9 @@ class _View:
     def sync(self) -> None:
         if len(self._ids) != self.ids.size:
             self.ids = np.asarray(self._ids, dtype=np.intp)
+
+
+_Matcher = tuple[str, str, str, "Any"]  # (label, op, value, compiled RE2 regex or None)
 
 
 def _compile_matchers(matchers: Mapping[str, tuple[str, str]], where: str) -> list[_Matcher]:
@@ -493,7 +366,7 @@ class _Rule:
             raise AlertRuleError(f"{where}: a quantile rule reads sum(rate(<histogram>_bucket))")
         self.operands = [o for o in (self.a, self.b, self.guard) if o is not None]
         self.rule_labels = {k: rend(v) for k, v in rule.labels.items()}
-        self.annotation_parts = {k: _compile_template(rend(v), f"{where}: annotation {k}")
+        self.annotation_parts = {k: compile_template(rend(v), f"{where}: annotation {k}")
                                  for k, v in rule.annotations.items()}
         # group space shared by the operands: key tuple -> index
         self.groups: dict[tuple[str, ...], int] = {}
@@ -516,7 +389,7 @@ class _Rule:
 
     def annotations_for(self, group: int, value: float) -> dict[str, str]:
         labels = self.series_labels[group]
-        return {k: _render(parts, labels, value) for k, parts in self.annotation_parts.items()}
+        return {k: render_parts(parts, labels, value) for k, parts in self.annotation_parts.items()}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -873,210 +746,3 @@ def _parse_le(s: str) -> float:
         return float(s)
     except ValueError:
         return math.nan
-
-
-# --------------------------------------------------------------------------------------------------
-# noise figures
-
-# alerts whose group labels name no workload: the service their metric belongs to
-# (app_frontend_requests_total{service_name="frontend"},
-#  app_payment_transactions_total{service_name="payment"})
-_TEMPLATE_SERVICE = {"frontend_request_errors": "frontend", "payment_transactions_drop": "payment"}
-
-Placement = Callable[[str, float], set[str]]
-
-
-def _pod_service(pod: str, services: Iterable[str]) -> str:
-    """Service of a pod named ``<service>-<replicaset hash>-<suffix>``."""
-    head = pod.rsplit("-", 2)[0]
-    known = set(services)
-    if head in known:
-        return head
-    return pod_owner(pod, known) or head
-
-
-def store_placement(store: MetricStore, services: Iterable[str]) -> Placement:
-    """Services with a pod on a node at time t, from ``kube_pod_info{node=...}`` in the store."""
-    services = list(services)
-    ids = store.select("kube_pod_info")
-    labels = [store.labels(int(s)) for s in ids.tolist()]
-    memo: dict[float, dict[str, set[str]]] = {}
-
-    def placement(node: str, t: float) -> set[str]:
-        by_node = memo.get(t)
-        if by_node is None:
-            by_node = defaultdict(set)
-            vals = store.at(ids, t) if ids.size else np.empty(0)
-            for i in np.flatnonzero(~np.isnan(vals)).tolist():
-                lab = labels[i]
-                if lab.get("node"):
-                    by_node[lab["node"]].add(_pod_service(lab.get("pod", ""), services))
-            memo[t] = by_node
-        return set(by_node.get(node, ()))
-
-    return placement
-
-
-def static_placement(app: App) -> Placement:
-    """Without telemetry: a node hosts every service that runs in the node's zone."""
-    zone_of = {n: z.name for z in app.zones for n in z.nodes}
-    by_zone: dict[str, set[str]] = defaultdict(set)
-    for s in app.services:
-        for z in s.zones:
-            by_zone[z].add(s.name)
-    return lambda node, t: set(by_zone.get(zone_of.get(node, ""), ()))
-
-
-def alert_services(alert: Alert, app: App) -> set[str]:
-    """Services an alert names through service_name / service / deployment / container / pod."""
-    lab = alert.labels
-    names = {s.name for s in app.services}
-    out: set[str] = set()
-    for key in ("service_name", "service", "deployment", "container"):
-        if lab.get(key):
-            out.add(lab[key])
-    if lab.get("pod"):
-        out.add(_pod_service(lab["pod"], names))
-    if not out and alert.template in _TEMPLATE_SERVICE and not (lab.get("node") or _zone_label(lab)):
-        out.add(_TEMPLATE_SERVICE[alert.template])
-    return out
-
-
-def _zone_label(labels: Mapping[str, str]) -> str:
-    return labels.get("label_topology_kubernetes_io_zone", "") or labels.get("zone", "")
-
-
-def alert_compatibility(
-    alerts: Sequence[Alert],
-    schedule: FaultSchedule,
-    catalog: Catalog,
-    *,
-    store: MetricStore | None = None,
-) -> list[list[str]]:
-    """Ids of the scheduled faults active at each alert's firing time that the alert is compatible with.
-
-    Compatible: the services the alert names (`alert_services`) meet the fault's ``scope`` (so an
-    entry-point alert is compatible with every active fault whose scope holds the entry point); a
-    node or zone alert is compatible with the faults whose target has a pod on that node (zone) at
-    the fault's start or at the firing time (from ``kube_pod_info`` when `store` is given, else the
-    catalog's zone placement).
-    """
-    app = catalog.app(schedule.app)
-    if store is not None:
-        place = store_placement(store, [s.name for s in app.services])
-    else:
-        place = static_placement(app)
-    zone_nodes = {z.name: list(z.nodes) for z in app.zones}
-    scope = {f.fault_id: set(catalog.fault(f.fault_id).scope) for f in schedule.faults}
-    out: list[list[str]] = []
-    for a in alerts:
-        t = a.fired_at if a.fired_at is not None else a.pending_at
-        active: list[ScheduledFault] = schedule.active_at(t)
-        lab = a.labels
-        zone = _zone_label(lab)
-        nodes = [lab["node"]] if lab.get("node") else zone_nodes.get(zone, []) if zone else []
-        if nodes:
-            hits = []
-            for f in active:
-                hosts = set().union(*(place(n, t) | place(n, float(f.start_s)) for n in nodes))
-                if f.target in hosts:
-                    hits.append(f.fault_id)
-        else:
-            svcs = alert_services(a, app)
-            hits = [f.fault_id for f in active if svcs & scope[f.fault_id]]
-        out.append(hits)
-    return out
-
-
-def alert_ambiguity(
-    alerts: Sequence[Alert],
-    schedule: FaultSchedule,
-    catalog: Catalog,
-    *,
-    store: MetricStore | None = None,
-) -> float:
-    """Share of fired alerts compatible with more than one fault active at their firing time.
-
-    Alerts compatible with no active fault (lingering or spurious) count in the denominator; use
-    `alert_compatibility` for the breakdown. NaN when no alert fired.
-    """
-    fired = [a for a in alerts if a.fired_at is not None]
-    if not fired:
-        return math.nan
-    comp = alert_compatibility(fired, schedule, catalog, store=store)
-    return sum(len(c) > 1 for c in comp) / len(fired)
-
-
-def flapping_share(alerts: Sequence[Alert], window_s: float = 600.0) -> float:
-    """Share of fired alerts whose rule + label set fired another time within `window_s` of them.
-
-    NaN when no alert fired.
-    """
-    fired = [a for a in alerts if a.fired_at is not None]
-    if not fired:
-        return math.nan
-    by_key: dict[tuple, list[float]] = defaultdict(list)
-    for a in fired:
-        by_key[(a.rule, tuple(sorted(a.labels.items())))].append(float(a.fired_at))  # type: ignore[arg-type]
-    flapping = 0
-    for times in by_key.values():
-        ts = np.sort(np.asarray(times))
-        if ts.size < 2:
-            continue
-        gap = np.diff(ts) <= window_s
-        near = np.zeros(ts.size, dtype=bool)
-        near[1:] |= gap
-        near[:-1] |= gap
-        flapping += int(near.sum())
-    return flapping / len(fired)
-
-
-# --------------------------------------------------------------------------------------------------
-# leaderboard report
-
-
-def _report() -> None:  # pragma: no cover - exercised by hand / CI smoke
-    """Run the leaderboard schedules for 90 minutes and print the alert noise figures."""
-    import time
-
-    from .catalog import load_catalog
-    from .orchestrator import FaultSchedule
-    from .sim.simulator import Simulator
-
-    cat = load_catalog()
-    paper = {n.app: n.value for n in cat.published.numbers if n.key == "ambiguous_alert_share"}
-    interval = cat.leaderboard.interval_s
-    print(f"{'app':<16} {'seed':>4} {'rules':>5} {'fired':>5} {'pend.only':>9} {'ambiguous':>9} "
-          f"{'paper':>6} {'no fault':>8} {'flapping':>8} {'evals':>5} {'cpu s':>7} {'ms/eval':>7}")
-    for run in cat.leaderboard.runs:
-        app = run.app
-        schedule = FaultSchedule.generate(cat, app, run.seed)
-        sim = Simulator(cat, app, run.seed, schedule=schedule)
-        engine = AlertEngine(cat.rules, sim.app, sim.store)
-        spent = 0.0
-        end = schedule.run_s
-        t = 0.0
-        while t < end:
-            t = min(end, t + interval)
-            sim.advance_to(t)
-            t0 = time.process_time()  # CPU time: robust to other processes on the machine
-            engine.evaluate_until(t)
-            spent += time.process_time() - t0
-        fired = engine.history()
-        comp = alert_compatibility(fired, schedule, cat, store=sim.store)
-        amb = sum(len(c) > 1 for c in comp) / max(len(fired), 1)
-        none = sum(len(c) == 0 for c in comp) / max(len(fired), 1)
-        flap = flapping_share(fired)
-        print(f"{app:<16} {run.seed:>4} {len(engine.rules):>5} {len(fired):>5} "
-              f"{len(engine.pending_history()):>9} {amb:>9.1%} {paper.get(app, math.nan):>6.0%} "
-              f"{none:>8.1%} {flap:>8.1%} {engine.evaluations:>5} "
-              f"{spent:>7.3f} {1000 * spent / max(engine.evaluations, 1):>7.2f}")
-        by_rule: dict[str, int] = defaultdict(int)
-        for a in fired:
-            by_rule[a.rule] += 1
-        ranked = sorted(by_rule.items(), key=lambda kv: -kv[1])
-        print("    fired per rule: " + ", ".join(f"{k} {v}" for k, v in ranked))
-
-
-if __name__ == "__main__":  # pragma: no cover
-    _report()

@@ -13,19 +13,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from sre_marathon_gym.alerts import (
-    Alert,
-    AlertEngine,
-    AlertEvaluationError,
-    AlertRuleError,
-    alert_ambiguity,
-    alert_compatibility,
-    flapping_share,
-    go_float,
-    humanize,
-    humanize_percentage,
-    render_template,
-)
+from sre_marathon_gym.alert_noise import alert_ambiguity, alert_compatibility, flapping_share
+from sre_marathon_gym.alert_templates import go_float, humanize, humanize_percentage, render_template
+from sre_marathon_gym.alerts import Alert, AlertEngine, AlertEvaluationError, AlertRuleError
 from sre_marathon_gym.catalog.alerts import AlertRule, RulePack
 from sre_marathon_gym.errors import SREMarathonError
 from sre_marathon_gym.sim.telemetry import MetricStore, bucket_quantile
