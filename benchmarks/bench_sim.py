@@ -15,7 +15,8 @@ import time
 
 from sre_marathon_gym.catalog import load_catalog
 from sre_marathon_gym.orchestrator import FaultSchedule
-from sre_marathon_gym.sim.simulator import TICK_S, Simulator
+from sre_marathon_gym.clock import TICK_S
+from sre_marathon_gym.sim.simulator import Simulator
 
 
 def main() -> None:

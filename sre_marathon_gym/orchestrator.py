@@ -71,6 +71,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from .clock import TICK_S
 from .errors import ConfigurationError, UnknownNameError
 from .sim.detmath import power
 
@@ -86,7 +87,6 @@ DURATION_RANGE = (240, 720)  # SRE-Marathon §2: faults remain active for four t
 DURATION_SHAPE = (1.2, 2.2)  # Kumaraswamy (a, b) of the duration draw over DURATION_RANGE
 BENIGN_PER_HOUR = (8, 15)  # range the benign-change rate is drawn from
 BENIGN_REVISION_BASE = 1000
-TICK_S = 5  # the simulator's tick; concurrency statistics sample on it
 
 EventKind = Literal["inject", "revert", "benign"]
 
@@ -636,7 +636,7 @@ class FaultSchedule:
 
     # ---- statistics -----------------------------------------------------------------------------
 
-    def concurrency(self, t0: int = 0, t1: int | None = None, step_s: int = TICK_S) -> np.ndarray:
+    def concurrency(self, t0: int = 0, t1: int | None = None, step_s: int = int(TICK_S)) -> np.ndarray:
         """Number of faults active at ``t0, t0 + step_s, ... < t1`` assuming no repair."""
         t1 = self.run_s if t1 is None else t1
         ts = np.arange(t0, t1, step_s)
@@ -664,7 +664,7 @@ class FaultSchedule:
             "mean_concurrency": float(inj.mean()) if len(inj) else 0.0,
             "peak_concurrency": int(run.max()) if len(run) else 0,
             "mean_concurrency_run": float(run.mean()) if len(run) else 0.0,
-            "window": f"mean over [0, {self.injection_s}) s every {TICK_S} s, no repair; peak over the whole run",
+            "window": f"mean over [0, {self.injection_s}) s every {int(TICK_S)} s, no repair; peak over the whole run",
             "categories": dict(sorted(Counter(f.category for f in self.faults).items())),
             "benign": len(self.benign),
             "clipped": sum(f.clipped for f in self.faults),

@@ -33,13 +33,13 @@ from typing import Any
 
 import gymnasium as gym
 
+from ..clock import TICK_S
 from ..catalog.faults import Fault, Remedy
 from ..scoring.run import Usage
 from ..sim.artifacts import parse_artifact
 from ..tools.policy import alert_services
 from .base import zero_usage
 
-TICK_S = 5.0  # a fault applied at start_s may create its revision one simulator tick earlier
 
 
 @dataclass
@@ -188,7 +188,7 @@ class OracleAgent:
         dep = u.sim.cluster.deployments.get(service)
         if dep is None:
             return None
-        before = [r.number for r in dep.revisions if r.time_s < start_s - TICK_S]
+        before = [r.number for r in dep.revisions if r.time_s < start_s - TICK_S]  # a revision may predate start_s by one tick
         return max(before) if before and before[-1] != dep.current.number else None
 
 

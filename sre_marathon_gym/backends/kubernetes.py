@@ -27,7 +27,7 @@ from ..catalog.faults import Fault
 from ..errors import BackendError, ConfigurationError, did_you_mean
 from . import kube_objects as ko
 from .base import INJECTABLE_LIVE
-from .clock import Clock, WallClock
+from ..clock import Clock, WallClock
 from .kube_api import JSON_PATCH, ScopedKubeApi
 
 LOG_TAIL_LINES = 2000

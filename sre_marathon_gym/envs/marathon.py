@@ -8,6 +8,7 @@ import gymnasium as gym
 import numpy as np
 
 from ..catalog import Catalog, load_catalog
+from ..clock import METRIC_STEP_S
 from ..errors import ConfigurationError
 from ..orchestrator import FaultSchedule
 from ..scoring import MarathonReward
@@ -234,10 +235,10 @@ class MarathonEnv(gym.Env):
 
     # ------------------------------------------------------------ internals
     def _advance(self, t: float) -> None:
-        """Advance in 15 s steps (probe samples for scoring), then evaluate alerts up to now."""
+        """Advance on the metric grid (probe samples for scoring), then evaluate alerts up to now."""
         self.sim.window.reset()
         while self.sim.now + 1e-9 < t:
-            self.sim.advance_to(min(self.sim.now + 15.0, t))
+            self.sim.advance_to(min(self.sim.now + METRIC_STEP_S, t))
             self.recorder.sample(self.sim)
         self.recorder.interval(self.sim)
         self.alert_engine.evaluate_until(self.sim.now)

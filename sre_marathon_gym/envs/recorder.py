@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import __version__
+from ..clock import METRIC_STEP_S
 from ..scoring.run import (
     ActionRecord,
     AlertRecord,
@@ -19,7 +20,6 @@ from ..scoring.run import (
 from ..sim.simulator import Simulator
 from ..tools.policy import alert_services
 
-PROBE_STEP_S = 15.0
 
 
 class RunRecorder:

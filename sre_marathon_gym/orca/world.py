@@ -7,10 +7,13 @@ tasks only cap what their tools may see.
 
 from __future__ import annotations
 
+import datetime as dt
+
 import math
 from functools import lru_cache
 
 from ..catalog import load_catalog
+from ..clock import Epoch
 from ..sim.simulator import Simulator
 from . import APP, DAY_S
 from .schedule import OrcaSchedule, orca_schedule
@@ -32,7 +35,8 @@ def daily_load(t: float) -> float:
 def simulate(schedule: OrcaSchedule, seed: int = WORLD_SEED, progress: bool = False) -> Simulator:
     """Run the whole schedule; returns the simulator at the end of the last day (read-only from then on)."""
     catalog = load_catalog()
-    sim = Simulator(catalog, APP, seed, load_profile=daily_load, telemetry=True)
+    epoch = Epoch.at(schedule.utc(0).replace(tzinfo=dt.UTC))  # logs and metrics carry the schedule's dates
+    sim = Simulator(catalog, APP, seed, load_profile=daily_load, telemetry=True, epoch=epoch)
     defaults = {f.name: f.default for f in sim.app.feature_flags}
     changes = list(schedule.changes)
     bar = None

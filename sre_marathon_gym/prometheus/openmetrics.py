@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from ..clock import DEFAULT_ORIGIN_S
 from ..errors import TelemetryError
 
-DEFAULT_ORIGIN_S = 1_767_225_600  # 2026-01-01T00:00:00Z: simulated t=0 in Prometheus time
 SeriesRows = Iterable[tuple[str, dict[str, str], np.ndarray, np.ndarray]]
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..clock import METRIC_STEP_S
 from .cluster import NODE_MONITOR_GRACE_S, POD_MUTATIONS, short_hash
 from .telemetry import _normalise_labels
 from .traffic import TickResult, lognormal_cdf
@@ -279,9 +280,9 @@ class TelemetryExporter:
         cum = self._cum  # updated through 1-d column views (2-d fancy indexing is much slower)
         if res is not None and len(lay.ready_slots):
             i = lay.ready_svc
-            cum[:, 0][lay.ready_slots] += res.cpu_cores[i] * lay.cpu_share * METRIC_DT
-            cum[:, 1][lay.ready_slots] += METRIC_DT / 0.1
-            cum[:, 2][lay.ready_slots] += METRIC_DT / 0.1 * res.throttled_ratio[i]
+            cum[:, 0][lay.ready_slots] += res.cpu_cores[i] * lay.cpu_share * METRIC_STEP_S
+            cum[:, 1][lay.ready_slots] += METRIC_STEP_S / 0.1
+            cum[:, 2][lay.ready_slots] += METRIC_STEP_S / 0.1 * res.throttled_ratio[i]
         if len(lay.oom_slots):
             cum[:, 3][lay.oom_slots] = lay.oom_restarts
         dvals = np.empty((len(lay.slots), 6))
@@ -498,4 +499,3 @@ class TelemetryExporter:
         return np.array([self.cum_frontend[0], self.cum_frontend[1], self.cum_payment, *lag])
 
 
-METRIC_DT = 15.0

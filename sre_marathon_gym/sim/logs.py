@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import logquery
+from ..clock import METRIC_STEP_S
 from ..errors import UnknownNameError
 from .cluster import POD_MUTATIONS
 from .effects import FLAG_BEHAVIOUR, resolve_variant
@@ -33,9 +34,8 @@ from .traces import (BAD_VALUE, BLOCKED, DEP_UNAVAIL, DNS, F_EDGE, F_OK, F_OWN, 
 if TYPE_CHECKING:
     from .simulator import Simulator
 
-STEP_S = 15
+STEP_S = METRIC_STEP_S
 LEVELS = ("INFO", "WARN", "ERROR")
-EPOCH_DATE = "2026-01-08"  # calendar day the simulated clock's 0 s maps to in log bodies (envoy, nginx)
 OK_LINES_PER_REQUEST = 0.03  # sampled-down volume of request log lines
 MAX_OK_LINES = 6  # per service per 15 s
 ERROR_LINES_PER_ERROR = 0.5
@@ -361,16 +361,6 @@ def _fill_path(path: str, draw: _Draw) -> str:
     return re.sub(r"\{[^}]*\}", lambda m: draw.choice(PRODUCT_IDS) if "id" in m.group(0).lower() else str(1 + int(draw() * 30)), path)
 
 
-def _clf(t: float) -> str:
-    s = int(t)
-    return f"08/Jan/2026:{10 + s // 3600 % 14:02d}:{s // 60 % 60:02d}:{s % 60:02d} +0000"
-
-
-def _iso(t: float) -> str:
-    s = int(t)
-    return f"{EPOCH_DATE}T{10 + s // 3600 % 14:02d}:{s // 60 % 60:02d}:{s % 60:02d}.{int((t % 1) * 1000):03d}Z"
-
-
 def entry_route(method: str, endpoint: str) -> tuple[str, str]:
     """`GET+POST /api/products/{id} then POST /api/cart` -> ("POST", "/api/cart"): the request's final call."""
     toks = f"{method} {endpoint}".replace("+", " ").split()
@@ -411,6 +401,7 @@ class LogContextRecorder:
         self.compiled = c
         self.app = sim.app
         self.app_name = sim.app.app
+        self.epoch = sim.epoch  # wall-clock stamps in log bodies (envoy, nginx)
         self.step_s = float(step_s)
         self.services = c.services
         S, E, R = len(c.services), len(c.edge_src), len(c.request_types)
@@ -1130,7 +1121,7 @@ class LogContextRecorder:
                 emit("INFO", STARTUP_TEXT.get(fam, "started").format_map(_Fill(draw, port=self.ports[s])), pod=pod)
         if bits & B_NOT_READY and s in ctx.readiness_path:
             for pod in ctx.notready_pods[s]:
-                msg = _pick(READINESS_TEXT, fam).format_map(_Fill(draw, path=ctx.readiness_path[s], port=self.ports[s], clf=_clf(t1)))
+                msg = _pick(READINESS_TEXT, fam).format_map(_Fill(draw, path=ctx.readiness_path[s], port=self.ports[s], clf=self.epoch.clf(t1)))
                 emit("WARN" if fam not in ("nginx",) else "INFO", msg, pod=pod, **{"http.response.status_code": 404,
                                                                                    "user_agent.original": "kube-probe/1.29"})
         if bits & B_MEM_HIGH and draw() < 0.6:
@@ -1186,11 +1177,11 @@ class LogContextRecorder:
                      upstream: str = "") -> str:
         t = float(self.times[p]) - self.step_s * draw()
         if fam == "envoy":
-            return (f'[{_iso(t)}] "{verb} {path} HTTP/1.1" {status} {flags} via_upstream - "-" 0 {int(200 + draw() * 4000)} {ms} '
+            return (f'[{self.epoch.iso(t)}] "{verb} {path} HTTP/1.1" {status} {flags} via_upstream - "-" 0 {int(200 + draw() * 4000)} {ms} '
                     f'{max(ms - 1, 0)} "-" "python-requests/2.31.0" "{draw.hexs(8)}-{draw.hexs(4)}-{draw.hexs(4)}-{draw.hexs(4)}-{draw.hexs(12)}" '
                     f'"{self.services[self.compiled.entry]}:{self.ports[self.compiled.entry]}" "{upstream or "10.244.1.7:8080"}"')
         if fam == "nginx":
-            return (f'10.244.{int(draw() * 4)}.{2 + int(draw() * 250)} - - [{_clf(t)}] "{verb} {path} HTTP/1.1" {status} '
+            return (f'10.244.{int(draw() * 4)}.{2 + int(draw() * 250)} - - [{self.epoch.clf(t)}] "{verb} {path} HTTP/1.1" {status} '
                     f'{int(200 + draw() * 4000)} "-" "Mozilla/5.0 (X11; Linux x86_64)" rt={ms / 1000:.3f}')
         return f"{verb} {path} {status} {ms}ms"
 
@@ -1271,7 +1262,7 @@ class LogContextRecorder:
                RESET: "recv() failed (104: Connection reset by peer) while reading response header from upstream",
                UPSTREAM: "upstream sent invalid response (502) while reading response header from upstream"}.get(cause, "upstream error")
         t = float(self.times[p]) - self.step_s * draw()
-        return (f"{_iso(t)[:19].replace('T', ' ').replace('-', '/')} [error] 29#29: *{int(draw() * 90000)} {why}, client: 10.244.0.1, "
+        return (f"{self.epoch.iso(t)[:19].replace('T', ' ').replace('-', '/')} [error] 29#29: *{int(draw() * 90000)} {why}, client: 10.244.0.1, "
                 f'server: localhost, request: "{verb} {path} HTTP/1.1", upstream: "http://{addr}{path}", host: "{self.services[s]}:{self.ports[s]}"')
 
 

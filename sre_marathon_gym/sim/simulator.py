@@ -23,8 +23,7 @@ from .telemetry import MetricStore
 from .topology import compile_app
 from .traffic import TickResult, TrafficModel
 
-TICK_S = 5.0
-METRIC_STEP_S = 15
+from ..clock import METRIC_STEP_S, TICK_S, Epoch
 
 
 class IntervalWindow:
@@ -55,8 +54,9 @@ class IntervalWindow:
 class Simulator:
     def __init__(self, catalog: Catalog | None, app: str | App, seed: int, *, schedule=None,
                  load_profile: Callable[[float], float] | None = None, telemetry: bool = True,
-                 retention_s: float | None = None):
+                 retention_s: float | None = None, epoch: Epoch | None = None):
         self.catalog = catalog
+        self.epoch = epoch or Epoch()  # wall-clock time of t = 0 in every rendered timestamp
         if isinstance(app, str):
             if catalog is None:
                 raise SimulatorError("an app given by name needs a catalog")

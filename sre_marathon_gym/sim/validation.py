@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from ..catalog import App, Catalog
 from ..catalog.faults import Fault
-from .simulator import TICK_S, Simulator, SimulatorError
+from ..clock import TICK_S
+from .simulator import Simulator, SimulatorError
 
 WARMUP_S = 120.0
 RECOVERY_S = 600.0

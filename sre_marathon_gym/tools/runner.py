@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..backends.base import Backend
+from ..clock import METRIC_STEP_S
 from ..errors import (
     BackendError,
     BudgetExceededError,
@@ -55,8 +56,9 @@ def parse_matchers(raw: dict[str, str], skip: tuple[str, ...] = ()) -> dict[str,
 
 
 def query_times(start: float, end: float, step_s: float, max_points: int = MAX_POINTS_PER_SERIES) -> np.ndarray:
-    """Evaluation times of a range query on the 15 s grid; too many points is the agent's to fix."""
-    first = start - start % 15 + (15 if start % 15 else 0)
+    """Evaluation times of a range query on the metric grid; too many points is the agent's to fix."""
+    g = METRIC_STEP_S
+    first = start - start % g + (g if start % g else 0)
     n = int(np.floor((end + 1e-9 - first) / step_s)) + 1 if end + 1e-9 >= first else 0
     if n > max_points:
         raise ValueError(f"this query would return {n} points per series (at most {max_points}): narrow "

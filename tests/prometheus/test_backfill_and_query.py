@@ -155,7 +155,7 @@ def test_cli_exports_a_bundle_and_checks_its_alerts(catalog, short_run, tmp_path
 def test_live_backend_reads_prometheus_relative_to_its_episode_start(catalog, short_run, prom):
     """The Kubernetes backend's metric source is `PrometheusTelemetry` with t=0 at the episode
     start: here the clock starts where the backfilled run starts, so reads equal the store's."""
-    from sre_marathon_gym.backends.clock import ManualClock
+    from sre_marathon_gym.clock import ManualClock
     from sre_marathon_gym.backends.kubernetes import KubernetesBackend
 
     server, summary = prom
