@@ -14,8 +14,8 @@ if hasattr(os, "sched_setaffinity"):
 import time
 
 from sre_marathon_gym.catalog import load_catalog
-from sre_marathon_gym.orchestrator import FaultSchedule
 from sre_marathon_gym.clock import TICK_S
+from sre_marathon_gym.fault_schedule import FaultSchedule
 from sre_marathon_gym.sim.simulator import Simulator
 
 

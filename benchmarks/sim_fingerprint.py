@@ -18,7 +18,7 @@ import hashlib
 import numpy as np
 
 from sre_marathon_gym.catalog import APPS, load_catalog
-from sre_marathon_gym.orchestrator import FaultSchedule
+from sre_marathon_gym.fault_schedule import FaultSchedule
 from sre_marathon_gym.sim.simulator import Simulator
 
 

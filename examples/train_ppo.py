@@ -101,7 +101,11 @@ def plot_curve(history: list[dict], ppo_score: float, random_score: float, path:
 def main() -> None:
     args = parse_args()
     import ray
-    from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, EPISODE_RETURN_MEAN, NUM_ENV_STEPS_SAMPLED_LIFETIME
+    from ray.rllib.utils.metrics import (
+        ENV_RUNNER_RESULTS,
+        EPISODE_RETURN_MEAN,
+        NUM_ENV_STEPS_SAMPLED_LIFETIME,
+    )
 
     from sre_marathon_gym.rllib import evaluate_policy, ppo_config, save_checkpoint, split_seeds, summarize
 

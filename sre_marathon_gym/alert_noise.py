@@ -17,12 +17,12 @@ import numpy as np
 
 from .alerts import Alert, AlertEngine
 from .catalog.apps import pod_owner
-from .sim.telemetry import MetricStore
+from .metric_store import MetricStore
 
 if TYPE_CHECKING:
     from .catalog import Catalog
     from .catalog.apps import App
-    from .orchestrator import FaultSchedule, ScheduledFault
+    from .fault_schedule import FaultSchedule, ScheduledFault
 
 
 # --------------------------------------------------------------------------------------------------
@@ -34,15 +34,6 @@ if TYPE_CHECKING:
 _TEMPLATE_SERVICE = {"frontend_request_errors": "frontend", "payment_transactions_drop": "payment"}
 
 Placement = Callable[[str, float], set[str]]
-
-
-def _pod_service(pod: str, services: Iterable[str]) -> str:
-    """Service of a pod named ``<service>-<replicaset hash>-<suffix>``."""
-    head = pod.rsplit("-", 2)[0]
-    known = set(services)
-    if head in known:
-        return head
-    return pod_owner(pod, known) or head
 
 
 def store_placement(store: MetricStore, services: Iterable[str]) -> Placement:
@@ -60,7 +51,7 @@ def store_placement(store: MetricStore, services: Iterable[str]) -> Placement:
             for i in np.flatnonzero(~np.isnan(vals)).tolist():
                 lab = labels[i]
                 if lab.get("node"):
-                    by_node[lab["node"]].add(_pod_service(lab.get("pod", ""), services))
+                    by_node[lab["node"]] |= {pod_owner(lab.get("pod", ""), services)} - {None}
             memo[t] = by_node
         return set(by_node.get(node, ()))
 
@@ -78,15 +69,10 @@ def static_placement(app: App) -> Placement:
 
 
 def alert_services(alert: Alert, app: App) -> set[str]:
-    """Services an alert names through service_name / service / deployment / container / pod."""
+    """Services an alert names (`App.label_services`), or, for an alert whose labels name no
+    workload, node or zone, the service its metric belongs to."""
+    out = app.label_services(alert.labels)
     lab = alert.labels
-    names = {s.name for s in app.services}
-    out: set[str] = set()
-    for key in ("service_name", "service", "deployment", "container"):
-        if lab.get(key):
-            out.add(lab[key])
-    if lab.get("pod"):
-        out.add(_pod_service(lab["pod"], names))
     if not out and alert.template in _TEMPLATE_SERVICE and not (lab.get("node") or _zone_label(lab)):
         out.add(_TEMPLATE_SERVICE[alert.template])
     return out
@@ -190,7 +176,7 @@ def _report() -> None:  # pragma: no cover - exercised by hand / CI smoke
     import time
 
     from .catalog import load_catalog
-    from .orchestrator import FaultSchedule
+    from .fault_schedule import FaultSchedule
     from .sim.simulator import Simulator
 
     cat = load_catalog()

@@ -42,8 +42,8 @@ from pydantic import BaseModel, ConfigDict
 
 from .alert_templates import compile_template, render_parts, render_template
 from .errors import AlertEvaluationError, AlertRuleError, PatternError, UnknownNameError
+from .metric_store import MetricStore, bucket_quantile
 from .patterns import compile_label_regex
-from .sim.telemetry import MetricStore, bucket_quantile
 
 if TYPE_CHECKING:
     from .catalog.alerts import AlertRule, RulePack

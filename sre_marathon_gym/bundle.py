@@ -104,11 +104,11 @@ from .scoring import RunRecord
 if TYPE_CHECKING:
     from .catalog import Catalog
     from .catalog.settings import Scoring
-    from .sim.telemetry import MetricStore
+    from .metric_store import MetricStore
 
 __all__ = [
     "BUNDLE_FORMAT", "BUNDLE_FORMAT_VERSION", "KEY_ENV", "MAX_BUNDLE_BYTES", "MAX_CONTENT_BYTES",
-    "MAX_MEMBERS", "STALE_TMP_AGE_S", "Bundle", "BundleError", "BundleInfo", "Incomplete", "Telemetry",
+    "MAX_MEMBERS", "STALE_TMP_AGE_S", "Bundle", "BundleError", "BundleInfo", "Incomplete", "RecordedMetrics",
     "catalog_digest", "load_bundle", "verify_bundle", "write_bundle",
 ]
 
@@ -194,7 +194,7 @@ def catalog_digest(catalog: Catalog | str | os.PathLike[str]) -> str:
 
 # ---------------------------------------------------------------------------------------------- telemetry
 @dataclass(frozen=True)
-class Telemetry:
+class RecordedMetrics:
     """The run's metric series as stored in a bundle: one row per series on the sample grid.
 
     `values[i, j]` is series i at `times[j]`; NaN means no sample (the pod did not exist, or the
@@ -223,7 +223,7 @@ class Telemetry:
 
     def metric_store(self) -> MetricStore:
         """A `MetricStore` holding the same samples, for PromQL-style queries over a bundle."""
-        from .sim.telemetry import MetricStore
+        from .metric_store import MetricStore
 
         store = MetricStore(step_s=self.step_s, dtype=self.values.dtype,
                             initial_series_capacity=max(1, len(self.names)))
@@ -236,7 +236,7 @@ class Telemetry:
         return store
 
     @classmethod
-    def from_store(cls, store: MetricStore) -> Telemetry:
+    def from_store(cls, store: MetricStore) -> RecordedMetrics:
         """Densify `store.iter_samples()` (its retained range) onto the grid."""
         step = int(store.step_s)
         dtype = np.dtype(store.dtype).newbyteorder("<")
@@ -266,7 +266,7 @@ class Telemetry:
         return _canonical_json(index, "telemetry index"), values.tobytes()
 
     @classmethod
-    def decode(cls, index_bytes: bytes, values_bytes: bytes) -> Telemetry:
+    def decode(cls, index_bytes: bytes, values_bytes: bytes) -> RecordedMetrics:
         try:
             index = json.loads(index_bytes)
             dtype = np.dtype(index["dtype"])
@@ -283,6 +283,9 @@ class Telemetry:
         except (ValueError, KeyError, TypeError, IndexError, AttributeError, OverflowError,
                 RecursionError) as exc:  # whatever a forged index holds
             raise BundleError(f"telemetry members are inconsistent: {str(exc)[:200]}") from exc
+
+
+Telemetry = RecordedMetrics  # the earlier name (deprecated)
 
 
 # ---------------------------------------------------------------------------------------------- results
@@ -378,7 +381,7 @@ class Bundle:
 
     info: BundleInfo
     record: RunRecord
-    telemetry: Telemetry | None
+    telemetry: RecordedMetrics | None
     scoring: Scoring | None
 
     @property
@@ -496,7 +499,7 @@ def _checked_catalog_digest(record: RunRecord, catalog: Catalog | None) -> str |
     return digest
 
 
-def build_bundle_bytes(record: RunRecord, store: MetricStore | Telemetry | None = None,
+def build_bundle_bytes(record: RunRecord, store: MetricStore | RecordedMetrics | None = None,
                        catalog: Catalog | None = None, extra: Mapping[str, Any] | None = None,
                        key: str | bytes | None = None, *, incomplete: Incomplete | None = None) -> bytes:
     """The bundle's bytes (what `write_bundle` writes); pure, so equal inputs give equal bytes."""
@@ -512,7 +515,7 @@ def build_bundle_bytes(record: RunRecord, store: MetricStore | Telemetry | None 
         members.append((SCORING, _canonical_json(catalog.scoring.model_dump(mode="json"), "scoring")))
     telemetry_summary = None
     if store is not None:
-        tel = store if isinstance(store, Telemetry) else Telemetry.from_store(store)
+        tel = store if isinstance(store, RecordedMetrics) else RecordedMetrics.from_store(store)
         index, values = tel.encode()
         members += [(TELEMETRY_INDEX, index), (TELEMETRY_VALUES, values)]
         telemetry_summary = {"series": len(tel), "samples": int(np.count_nonzero(~np.isnan(tel.values)))}
@@ -540,7 +543,7 @@ def build_bundle_bytes(record: RunRecord, store: MetricStore | Telemetry | None 
 
 
 def write_bundle(path: str | os.PathLike[str], record: RunRecord,
-                 store: MetricStore | Telemetry | None = None,
+                 store: MetricStore | RecordedMetrics | None = None,
                  catalog: Catalog | None = None, extra: Mapping[str, Any] | None = None,
                  key: str | bytes | None = None, *, incomplete: Incomplete | None = None) -> Path:
     """Write a sealed bundle atomically and return its path.
@@ -749,7 +752,7 @@ def load_bundle(path: str | os.PathLike[str], key: str | bytes | None = None) ->
                           f"{_validation_summary(exc)}") from exc
     telemetry = None
     if TELEMETRY_INDEX in contents and TELEMETRY_VALUES in contents:
-        telemetry = Telemetry.decode(contents[TELEMETRY_INDEX], contents[TELEMETRY_VALUES])
+        telemetry = RecordedMetrics.decode(contents[TELEMETRY_INDEX], contents[TELEMETRY_VALUES])
     scoring = None
     if SCORING in contents:
         from .catalog.settings import Scoring

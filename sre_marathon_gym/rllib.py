@@ -314,7 +314,12 @@ class CheckpointPolicy:
 
     def __init__(self, path: str | os.PathLike[str], deterministic: bool = True):
         import torch  # noqa: F401  (the rllib extra)
-        from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE, DEFAULT_MODULE_ID
+        from ray.rllib.core import (
+            COMPONENT_LEARNER,
+            COMPONENT_LEARNER_GROUP,
+            COMPONENT_RL_MODULE,
+            DEFAULT_MODULE_ID,
+        )
         from ray.rllib.core.rl_module.rl_module import RLModule
 
         self.path = Path(path).resolve()

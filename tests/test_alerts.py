@@ -18,7 +18,7 @@ from sre_marathon_gym.alert_templates import go_float, humanize, humanize_percen
 from sre_marathon_gym.alerts import Alert, AlertEngine, AlertEvaluationError, AlertRuleError
 from sre_marathon_gym.catalog.alerts import AlertRule, RulePack
 from sre_marathon_gym.errors import SREMarathonError
-from sre_marathon_gym.sim.telemetry import MetricStore, bucket_quantile
+from sre_marathon_gym.metric_store import MetricStore, bucket_quantile
 
 APP = SimpleNamespace(app="demo", namespace="shop", entry_point="frontend")
 NS = "shop"
@@ -386,7 +386,7 @@ def test_unsupported_template_or_params_are_refused():
 
 @pytest.fixture(scope="module")
 def ob_run(catalog):
-    from sre_marathon_gym.orchestrator import FaultSchedule
+    from sre_marathon_gym.fault_schedule import FaultSchedule
     from sre_marathon_gym.sim.simulator import Simulator
 
     def go():
@@ -531,7 +531,7 @@ def _alert(i: int, rule_name: str, labels: dict, fired_at: float, template: str 
 
 
 def test_alert_ambiguity_and_flapping(catalog):
-    from sre_marathon_gym.orchestrator import FaultSchedule, ScheduledFault
+    from sre_marathon_gym.fault_schedule import FaultSchedule, ScheduledFault
 
     app = "online_boutique"
     faults = catalog.faults[app]

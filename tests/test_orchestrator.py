@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from sre_marathon_gym.catalog import APPS
-from sre_marathon_gym.orchestrator import (
+from sre_marathon_gym.fault_schedule import (
     FaultSchedule,
     ScheduledFault,
     artifact_key,
@@ -292,7 +292,7 @@ def test_benign_avoid_services_mid_rollout_fault(catalog, many):
 
 
 def test_print_schedule_stats(capsys, catalog):
-    from sre_marathon_gym.orchestrator import print_schedule_stats
+    from sre_marathon_gym.fault_schedule import print_schedule_stats
 
     print_schedule_stats(catalog)
     out = capsys.readouterr().out

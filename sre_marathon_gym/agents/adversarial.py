@@ -40,7 +40,7 @@ import gymnasium as gym
 from ..orca.evidence import DURATION, flag_signals
 from ..orca.flags import flag_mechanisms, flag_services
 from ..orca.report import MetricRef, RcaReport, RootCause
-from ..scoring.run import Usage
+from ..run_record import Usage
 from ..sim.effects import FLAG_BEHAVIOUR
 from .base import zero_usage
 from .orca_baselines import Call, OrcaAgent, TaskView

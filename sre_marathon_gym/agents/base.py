@@ -15,7 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import gymnasium as gym
 
-from ..scoring.run import RunRecord, Usage
+from ..run_record import RunRecord, Usage
 
 
 @runtime_checkable

@@ -7,7 +7,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from ..scoring.run import Usage
+from ..run_record import Usage
 from .base import zero_usage
 
 

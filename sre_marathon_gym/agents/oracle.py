@@ -33,13 +33,11 @@ from typing import Any
 
 import gymnasium as gym
 
-from ..clock import TICK_S
+from ..catalog.artifacts import parse_artifact
 from ..catalog.faults import Fault, Remedy
-from ..scoring.run import Usage
-from ..sim.artifacts import parse_artifact
-from ..tools.policy import alert_services
+from ..clock import TICK_S
+from ..run_record import Usage
 from .base import zero_usage
-
 
 
 @dataclass
@@ -100,7 +98,7 @@ class OracleAgent:
         places: dict[str, set[str]] = {}
         for a in alerts:  # the same resolution the recorder uses for attribution
             place = a["labels"].get("node") or a["labels"].get("label_topology_kubernetes_io_zone")
-            places[a["id"]] = alert_services(a["labels"], u.app, pod_service) | ({place} if place else set())
+            places[a["id"]] = u.app.label_services(a["labels"], pod_service) | ({place} if place else set())
         for sf in u.schedule.faults:
             fid = sf.fault_id
             fault: Fault = u.catalog.fault(fid)

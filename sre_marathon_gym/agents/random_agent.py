@@ -17,7 +17,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from ..scoring.run import Usage
+from ..run_record import Usage
 from .base import zero_usage
 
 

@@ -42,7 +42,7 @@ from typing import Any, overload
 import gymnasium as gym
 
 from ..catalog.apps import pod_owner
-from ..scoring.run import Usage
+from ..run_record import Usage
 from .base import zero_usage
 
 STATE_KEY = "runbook/state"

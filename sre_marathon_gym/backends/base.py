@@ -34,7 +34,7 @@ ALREADY_REPAIRED = "already repaired"
 
 
 class MetricSource(Protocol):
-    """The read interface of `sim.telemetry.MetricStore` (and of `PrometheusTelemetry`)."""
+    """The read interface of `metric_store.MetricStore` (and of `PrometheusMetrics`)."""
 
     def names(self) -> list[str]: ...
     def select(self, name: str, matchers: Any = None) -> np.ndarray: ...

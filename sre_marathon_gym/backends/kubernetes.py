@@ -8,7 +8,7 @@ What the live backend can and cannot do:
 - reads: deployments with rollout history from their ReplicaSets (`deployment.kubernetes.io/revision`),
   pods (phase, waiting reason, restarts), events, container logs, ConfigMaps, NetworkPolicies,
   nodes; metrics from an optional metric source with the `MetricStore` read interface
-  (`PrometheusTelemetry`); traces and source code are not served (structured `unavailable`).
+  (`PrometheusMetrics`); traces and source code are not served (structured `unavailable`).
 - writes: rollback to a ReplicaSet revision, scale, rollout restart, env and resource limits,
   flagd feature flags (the flagd ConfigMap), cordon/uncordon of the app's zoned nodes, drain and
   zone failover through the Eviction API (PodDisruptionBudgets honoured) limited to the
@@ -24,10 +24,10 @@ from typing import Any
 from .. import logquery
 from ..catalog.apps import App
 from ..catalog.faults import Fault
+from ..clock import Clock, WallClock
 from ..errors import BackendError, ConfigurationError, did_you_mean
 from . import kube_objects as ko
 from .base import INJECTABLE_LIVE
-from ..clock import Clock, WallClock
 from .kube_api import JSON_PATCH, ScopedKubeApi
 
 LOG_TAIL_LINES = 2000
@@ -38,7 +38,7 @@ class KubernetesBackend:
 
     `api_client` is a `kubernetes.client.ApiClient` (e.g. from `config.new_client_from_config()`);
     `metrics` any object with the `MetricStore` read interface, or None; `prometheus_url` builds
-    one (`PrometheusTelemetry`, whose simulated t=0 follows the episode start); `clock` supplies
+    one (`PrometheusMetrics`, whose simulated t=0 follows the episode start); `clock` supplies
     wall time (seconds since the episode started are measured from construction or `start()`).
     """
 
@@ -52,9 +52,9 @@ class KubernetesBackend:
         if prometheus_url is not None:
             if metrics is not None:
                 raise ConfigurationError("give either metrics or prometheus_url, not both")
-            from ..prometheus import PrometheusTelemetry
+            from ..prometheus import PrometheusMetrics
 
-            metrics = PrometheusTelemetry(prometheus_url, origin_s=self.t0)
+            metrics = PrometheusMetrics(prometheus_url, origin_s=self.t0)
         self._metrics = metrics
         from .kube_faults import LiveFaults
 

@@ -11,7 +11,7 @@ Artifacts are the things agents read and faults touch. Every artifact has a stab
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import cached_property
 from typing import Literal
 
@@ -106,6 +106,11 @@ class Service(CatalogModel):
         return ids
 
 
+SERVICE_LABELS = ("service_name", "deployment", "service", "container")
+"""Labels that name a workload: OpenTelemetry's service name, kube-state-metrics' deployment and
+container, a probe's service."""
+
+
 def pod_owner(pod: str, services: Iterable[str]) -> str | None:
     """The service owning a pod named ``<service>-<replicaset hash>-<suffix>``: the longest
     service name that prefixes it (service names may contain dashes), or None.
@@ -193,6 +198,20 @@ class App(CatalogModel):
 
             raise UnknownNameError(f"service of {self.app}", name, self.service_names)
         return found
+
+    def label_services(self, labels: Mapping[str, str], pod_service: Mapping[str, str] | None = None) -> set[str]:
+        """The services a series' or alert's labels name: a workload label (`SERVICE_LABELS`) that is
+        a service of the app, and the owner of the `pod` label: from the live pod list when the pod is
+        in it, else by name (`pod_owner`). The one pod-to-service mapping of the package: alert
+        attribution, scoring, intervention scope and every agent use it, so they never disagree."""
+        names = self._services_by_name
+        out = {labels[k] for k in SERVICE_LABELS if labels.get(k) in names}
+        pod = labels.get("pod")
+        if pod:
+            owner = (pod_service or {}).get(pod) or pod_owner(pod, names)
+            if owner:
+                out.add(owner)
+        return out
 
     @cached_property
     def nodes(self) -> list[str]:

@@ -20,9 +20,8 @@ import numpy as np
 from ..backends.base import ALREADY_REPAIRED
 from ..catalog import Catalog, load_catalog
 from ..errors import ConfigurationError, SREMarathonError
-from ..scoring.run import RunRecord
+from ..run_record import RunRecord
 from ..tools.models import ToolResult
-from ..tools.policy import alert_services
 from ..tools.runner import ToolRunner
 from .actions import VERBS, baseline_values, decode_slot, slot_mask
 from .observation import INCIDENT_FEATURES, SERVICE_FEATURES, env_spaces
@@ -230,7 +229,7 @@ class LiveMarathonEnv(gym.Env):
         says so, so a bundle of a live run is not mistaken for a simulated one.
         """
         from .. import __version__
-        from ..scoring.run import FaultTruth, ProbeSpec, RunManifest
+        from ..run_record import FaultTruth, ProbeSpec, RunManifest
 
         if self.runner is None:
             raise gym.error.ResetNeeded("call reset() before record()")
@@ -384,7 +383,7 @@ class LiveMarathonEnv(gym.Env):
         ungrouped: dict[str, list[str]] = {}
         for a in self.alert_engine.history():
             if a.resolved_at is None and a.id not in grouped:
-                for s in alert_services(dict(a.labels), self.app, pod_service):
+                for s in sorted(self.app.label_services(a.labels, pod_service)):
                     ungrouped.setdefault(s, []).append(a.id)
         return {"incident_ids": open_ids, "ungrouped_alerts": ungrouped, "baseline_values": self._baseline,
                 "policies": policies}
@@ -412,7 +411,7 @@ class LiveMarathonEnv(gym.Env):
                "alert_in_incident": np.zeros(A, np.int8)}
         for k, a in enumerate(self.alert_engine.history()[-A:]):
             obs["alert_rule"][k] = self.rule_index.get(a.rule, 0)
-            svcs = sorted(alert_services(dict(a.labels), self.app, pod_service))
+            svcs = sorted(self.app.label_services(a.labels, pod_service))
             obs["alert_service"][k] = self.service_index[svcs[0]] + 1 if svcs else 0
             obs["alert_state"][k] = 1 if a.resolved_at is None else 2
             obs["alert_age_min"][k] = min(max((now - a.fired_at) / 60.0, 0.0), 1e4)

@@ -10,14 +10,14 @@ import numpy as np
 from ..catalog import Catalog, load_catalog
 from ..clock import METRIC_STEP_S
 from ..errors import ConfigurationError
-from ..orchestrator import FaultSchedule
+from ..fault_schedule import FaultSchedule
 from ..scoring import MarathonReward
 from ..sim.simulator import Simulator
 from ..tools.models import ToolResult
 from ..tools.runner import ToolRunner
 from .actions import VERBS, baseline_values, decode_slot, slot_mask
-from .observation import build_observation, env_spaces
 from .inputs import check_reset_arguments, frozen_copy, slot_array
+from .observation import build_observation, env_spaces
 from .recorder import RunRecorder
 
 
@@ -116,10 +116,10 @@ class MarathonEnv(gym.Env):
                                  rules=rules)
         self.metrics_source = None
         if prometheus_url is not None:
-            from ..prometheus import DEFAULT_ORIGIN_S, PrometheusTelemetry
+            from ..prometheus import DEFAULT_ORIGIN_S, PrometheusMetrics
 
             origin = DEFAULT_ORIGIN_S if prometheus_origin_s is None else prometheus_origin_s
-            self.metrics_source = PrometheusTelemetry(prometheus_url, origin_s=origin)
+            self.metrics_source = PrometheusMetrics(prometheus_url, origin_s=origin)
         self._journal: list[tuple[str, Any]] = []  # what happened since reset, to rebuild by replay
         self.baseline_values = baseline_values(self.app)
         from ..bundle import catalog_digest
@@ -252,12 +252,10 @@ class MarathonEnv(gym.Env):
         open_ids = [i for i, inc in runner.incidents.incidents.items() if inc.resolved_s is None][-self.max_incidents:]
         grouped = {a for i in open_ids for a in runner.incidents.incidents[i].alert_ids}
         pod_service = {p.name: p.service for p in self.sim.cluster.pods.values()}
-        from ..tools.policy import alert_services
-
         ungrouped: dict[str, list[str]] = {}
         for a in self.alert_engine.history():
             if a.resolved_at is None and a.id not in grouped:
-                for s in alert_services(dict(a.labels), self.app, pod_service):
+                for s in sorted(self.app.label_services(a.labels, pod_service)):
                     ungrouped.setdefault(s, []).append(a.id)
         return {"incident_ids": open_ids, "ungrouped_alerts": ungrouped,
                 "baseline_values": self.baseline_values, "policies": sorted(self.sim.cluster.network_policies)}

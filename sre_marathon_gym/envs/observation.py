@@ -8,8 +8,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ..sim.detmath import log
-from ..tools.policy import alert_services
+from ..detmath import log
 from .actions import ActionLayout
 
 ALERT_STATES = ("empty", "firing", "resolved")
@@ -61,7 +60,7 @@ def build_observation(env: Any) -> dict[str, np.ndarray]:
     }
     for k, a in enumerate(recent):
         obs["alert_rule"][k] = env.rule_index.get(a.rule, 0)
-        svcs = sorted(alert_services(dict(a.labels), sim.app, pod_service))
+        svcs = sorted(sim.app.label_services(a.labels, pod_service))
         obs["alert_service"][k] = env.service_index[svcs[0]] + 1 if svcs else 0
         obs["alert_state"][k] = 1 if a.resolved_at is None else 2
         obs["alert_age_min"][k] = (now - a.fired_at) / 60.0

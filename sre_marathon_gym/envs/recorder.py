@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import __version__
-from ..clock import METRIC_STEP_S
-from ..scoring.run import (
+from ..run_record import (
     ActionRecord,
     AlertRecord,
     Degradation,
@@ -18,8 +17,6 @@ from ..scoring.run import (
     RunRecord,
 )
 from ..sim.simulator import Simulator
-from ..tools.policy import alert_services
-
 
 
 class RunRecorder:
@@ -114,7 +111,7 @@ def alert_records(history: Any, app: Any, pod_service: dict[str, str], cache: di
     out = []
     for a in history:
         if a.id not in cache:
-            svcs = alert_services(dict(a.labels), app, pod_service)
+            svcs = app.label_services(a.labels, pod_service)
             node = a.labels.get("node") or a.labels.get("label_topology_kubernetes_io_zone")
             cache[a.id] = sorted(svcs | ({node} if node else set()))
         out.append(AlertRecord(id=a.id, rule=a.rule, severity=a.severity, labels=dict(a.labels),
@@ -124,12 +121,9 @@ def alert_records(history: Any, app: Any, pod_service: dict[str, str], cache: di
 
 def incident_events(runner: Any) -> list[IncidentEvent]:
     """The workspace's incident events as recorded."""
-    return [IncidentEvent(time_s=e.time_s, op=e.op, incident_id=e.incident_id, alert_ids=list(e.alert_ids),
-                          services=list(e.services), artifact=e.artifact) for e in runner.incidents.events]
+    return list(runner.incidents.events)
 
 
 def action_records(runner: Any) -> list[ActionRecord]:
     """Every tool call with its policy verdict, as recorded."""
-    return [ActionRecord(time_s=a.time_s, invocation=a.invocation, tool=a.tool, kind=a.kind, args=a.args,
-                         ok=a.ok, verdict=a.verdict, error=a.error, incident_id=a.incident_id,
-                         targets=list(a.targets), in_scope=a.in_scope) for a in runner.actions]
+    return list(runner.actions)

@@ -8,7 +8,6 @@ tasks only cap what their tools may see.
 from __future__ import annotations
 
 import datetime as dt
-
 import math
 from functools import lru_cache
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from .openmetrics import DEFAULT_ORIGIN_S, write_openmetrics
 from .server import PrometheusServer, create_blocks
-from .source import PrometheusTelemetry
+from .source import PrometheusMetrics
 
-__all__ = ["DEFAULT_ORIGIN_S", "PrometheusServer", "PrometheusTelemetry", "create_blocks", "write_openmetrics"]
+PrometheusTelemetry = PrometheusMetrics  # the earlier name (deprecated)
+
+__all__ = ["DEFAULT_ORIGIN_S", "PrometheusServer", "PrometheusMetrics", "create_blocks", "write_openmetrics"]

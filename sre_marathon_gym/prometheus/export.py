@@ -17,7 +17,7 @@ DATA_DIR = "data"
 
 def export_run(source: Any, out_dir: str | os.PathLike[str], origin_s: int = DEFAULT_ORIGIN_S,
                overwrite: bool = False) -> dict[str, Any]:
-    """Write `source` (a MetricStore or bundle Telemetry) to ``OUT/metrics.om`` and backfill
+    """Write `source` (a MetricStore or bundle RecordedMetrics) to ``OUT/metrics.om`` and backfill
     ``OUT/data``; returns paths, series/sample counts and the Prometheus time range."""
     out = Path(out_dir)
     data = out / DATA_DIR

@@ -47,7 +47,7 @@ def format_value(v: float) -> str:
 
 
 def _rows_by_name(source: Any) -> Iterator[tuple[str, dict[str, str], np.ndarray, np.ndarray]]:
-    """Rows grouped by metric name (stable), from a `MetricStore`, a bundle `Telemetry` or rows."""
+    """Rows grouped by metric name (stable), from a `MetricStore`, a bundle `RecordedMetrics` or rows."""
     if hasattr(source, "iter_samples"):
         rows = list(source.iter_samples())
     elif hasattr(source, "series"):
@@ -60,7 +60,7 @@ def _rows_by_name(source: Any) -> Iterator[tuple[str, dict[str, str], np.ndarray
 
 
 def write_openmetrics(source: Any, path: str | os.PathLike[str], origin_s: int = DEFAULT_ORIGIN_S) -> dict[str, int]:
-    """Write every series of `source` (MetricStore, bundle Telemetry, or (name, labels, times,
+    """Write every series of `source` (MetricStore, bundle RecordedMetrics, or (name, labels, times,
     values) rows) to `path`; return counts of series and samples written."""
     if int(origin_s) != origin_s or origin_s < 0:
         raise TelemetryError(f"origin_s must be a non-negative whole number of seconds, got {origin_s}")

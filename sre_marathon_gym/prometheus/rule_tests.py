@@ -32,7 +32,7 @@ from .server import binary
 if TYPE_CHECKING:
     from ..catalog import Catalog
     from ..catalog.apps import App
-    from ..sim.telemetry import MetricStore
+    from ..metric_store import MetricStore
 
 RULES_FILE = "rules.yaml"
 TESTS_FILE = "rule-tests.yaml"

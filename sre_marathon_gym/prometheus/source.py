@@ -1,4 +1,4 @@
-"""`PrometheusTelemetry`: the read interface of the simulator's `MetricStore`, answered by a real
+"""`PrometheusMetrics`: the read interface of the simulator's `MetricStore`, answered by a real
 Prometheus through `prometheus-api-client`.
 
 Why the same interface: the metrics tool, the alert engine's readers and the live Kubernetes
@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import PrometheusError, PromQLError, TelemetryError
-from ..sim.telemetry import LOOKBACK_S, bucket_quantile
+from ..metric_store import LOOKBACK_S, bucket_quantile
 from .openmetrics import DEFAULT_ORIGIN_S
 
 LabelKey = tuple[tuple[str, str], ...]
@@ -42,7 +42,7 @@ def _seconds(window_s: float) -> str:
 def _range_function(fn: str) -> Any:
     """A `MetricStore`-style method ``(ids, t, window_s) -> values`` answered by PromQL ``fn(x[w])``."""
 
-    def read(self: PrometheusTelemetry, ids: np.ndarray | Sequence[int], t: float, window_s: float) -> np.ndarray:
+    def read(self: PrometheusMetrics, ids: np.ndarray | Sequence[int], t: float, window_s: float) -> np.ndarray:
         return self._instant(ids, t, fn + "({name}[" + _seconds(window_s) + "])")
 
     read.__name__ = fn
@@ -50,7 +50,7 @@ def _range_function(fn: str) -> Any:
     return read
 
 
-class PrometheusTelemetry:
+class PrometheusMetrics:
     """Read-only metric source over a Prometheus HTTP API (see module docstring).
 
     Arguments:

@@ -6,6 +6,19 @@ offline exactly as the live run was scored.
 
 from __future__ import annotations
 
+from ..run_record import (
+    RUN_SCHEMA_VERSION,
+    ActionRecord,
+    AlertRecord,
+    Degradation,
+    FaultTruth,
+    IncidentEvent,
+    ProbeSeries,
+    ProbeSpec,
+    RunManifest,
+    RunRecord,
+    Usage,
+)
 from .marathon import (
     OUTCOMES,
     REPAIR_ATTRIBUTION_S,
@@ -22,19 +35,6 @@ from .marathon import (
     score_run,
     score_until,
     stage_progress,
-)
-from .run import (
-    RUN_SCHEMA_VERSION,
-    ActionRecord,
-    AlertRecord,
-    Degradation,
-    FaultTruth,
-    IncidentEvent,
-    ProbeSeries,
-    ProbeSpec,
-    RunManifest,
-    RunRecord,
-    Usage,
 )
 
 __all__ = [

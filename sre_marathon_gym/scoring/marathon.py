@@ -116,9 +116,9 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..catalog.settings import Scoring
+from ..run_record import ActionRecord, AlertRecord, FaultTruth, ProbeSeries, RunRecord
 from ..table import format_table
 from .matching import Matching, Replay, is_attributable, match_incidents
-from .run import ActionRecord, AlertRecord, FaultTruth, ProbeSeries, RunRecord
 
 REPAIR_ATTRIBUTION_S = 480.0
 """An intervention may be credited for a probe recovery at most this long after it was made."""

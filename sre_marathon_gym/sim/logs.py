@@ -28,8 +28,26 @@ from ..clock import METRIC_STEP_S
 from ..errors import UnknownNameError
 from .cluster import POD_MUTATIONS
 from .effects import FLAG_BEHAVIOUR, resolve_variant
-from .traces import (BAD_VALUE, BLOCKED, DEP_UNAVAIL, DNS, F_EDGE, F_OK, F_OWN, FLAG, GRPC_CODE, HTTP_STATUS, OWN_APP,
-                     REFUSED, RESET, SATURATED, TIMEOUT, UPSTREAM, build_trees, encode_trace_id)
+from .traces import (
+    BAD_VALUE,
+    BLOCKED,
+    DEP_UNAVAIL,
+    DNS,
+    F_EDGE,
+    F_OK,
+    F_OWN,
+    FLAG,
+    GRPC_CODE,
+    HTTP_STATUS,
+    OWN_APP,
+    REFUSED,
+    RESET,
+    SATURATED,
+    TIMEOUT,
+    UPSTREAM,
+    build_trees,
+    encode_trace_id,
+)
 
 if TYPE_CHECKING:
     from .simulator import Simulator

@@ -13,17 +13,16 @@ import numpy as np
 
 from ..catalog import App, Catalog
 from ..catalog.faults import Fault
+from ..clock import METRIC_STEP_S, TICK_S, Epoch
 from ..errors import SimulatorError
+from ..metric_store import MetricStore
 from .cluster import ClusterState
 from .effects import FLAG_BEHAVIOUR, Effects
-from .mechanisms import AppliedFault, Mechanics
+from .mechanics import AppliedFault, Mechanics
 from .pipeline import Pipeline
 from .probes import ProbeWindow
-from .telemetry import MetricStore
 from .topology import compile_app
 from .traffic import TickResult, TrafficModel
-
-from ..clock import METRIC_STEP_S, TICK_S, Epoch
 
 
 class IntervalWindow:
@@ -102,9 +101,9 @@ class Simulator:
         self.degraded = np.zeros(2)  # [requests, degraded requests] at the entry point, cumulative
         self.window = IntervalWindow(len(self.compiled.services))
         self.store = MetricStore(step_s=METRIC_STEP_S, retention_s=retention_s) if telemetry else None
-        from .exporter import TelemetryExporter
+        from .metric_exporter import MetricExporter
 
-        self.exporter = TelemetryExporter(self) if telemetry else None
+        self.exporter = MetricExporter(self) if telemetry else None
         from .logs import LogContextRecorder
 
         self.logctx = LogContextRecorder(self) if telemetry else None
@@ -236,7 +235,7 @@ class Simulator:
             self.cluster.dirty = True
 
     def apply_benign(self, change) -> None:
-        from .artifacts import parse_artifact
+        from ..catalog.artifacts import parse_artifact
 
         ref = parse_artifact(change.artifact)
         if ref.kind == "source" and ref.service:

@@ -56,18 +56,6 @@ def check(call: BaseModel, kind: str, incidents: dict[str, Incident]) -> Verdict
     return Verdict(True)
 
 
-def alert_services(labels: dict[str, str], app: App, pod_service: dict[str, str]) -> set[str]:
-    """The services an alert's labels point at (span service, deployment, pod, probe target)."""
-    names = set(app.service_names)
-    out = {labels[k] for k in ("service_name", "deployment", "service", "container") if labels.get(k) in names}
-    pod = labels.get("pod")
-    if pod and pod in pod_service:
-        out.add(pod_service[pod])
-    elif pod:
-        out |= {n for n in names if pod.startswith(n + "-")}
-    return out
-
-
 def incident_scope(inc: Incident, alerts: dict[str, Any], app: App, pod_service: dict[str, str]) -> set[str]:
     """Services an incident may legitimately touch: those its alerts and root cause name, and their dependencies."""
     seeds = set(inc.services)
@@ -75,7 +63,7 @@ def incident_scope(inc: Incident, alerts: dict[str, Any], app: App, pod_service:
     for aid in inc.alert_ids:
         a = alerts.get(aid)
         if a is not None:
-            seeds |= alert_services(a.labels, app, pod_service)
+            seeds |= app.label_services(a.labels, pod_service)
             places |= {a.labels[k] for k in ("node", "label_topology_kubernetes_io_zone") if a.labels.get(k)}
     if inc.artifact and inc.artifact.startswith(("node/", "zone/")):
         places.add(inc.artifact.split("/", 1)[1])

@@ -9,7 +9,6 @@ all come back as `ToolResult` errors and are recorded. Everything cluster-specif
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -24,9 +23,10 @@ from ..errors import (
     SREMarathonError,
     did_you_mean,
 )
+from ..metric_store import bucket_quantile
 from ..patterns import compile_label_regex
+from ..run_record import ActionRecord
 from ..sim.simulator import Simulator
-from ..sim.telemetry import bucket_quantile
 from .models import TOOL_KIND, ToolResult, parse_call
 from .policy import check, incident_scope
 from .safe_json import json_safe
@@ -66,27 +66,10 @@ def query_times(start: float, end: float, step_s: float, max_points: int = MAX_P
     return np.arange(first, end + 1e-9, step_s)
 
 
-@dataclass
-class ActionRecord:
-    """One tool call as the bundle records it (the policy verdict included)."""
-
-    time_s: float
-    invocation: int
-    tool: str
-    kind: str
-    args: dict
-    ok: bool
-    verdict: str  # ok | error | invalid | forbidden | guard_failed
-    error: str = ""
-    incident_id: str | None = None
-    targets: list[str] = field(default_factory=list)
-    in_scope: bool | None = None
-
-
 class ToolRunner:
     """Runs tool calls for one episode. `metrics` is where metric reads go: the backend's source
     (the simulator's store) by default, or any object with its read interface (e.g.
-    `PrometheusTelemetry`, which also answers raw PromQL)."""
+    `PrometheusMetrics`, which also answers raw PromQL)."""
 
     def __init__(self, sim: Simulator | Backend, alert_engine: Any, metrics: Any = None):
         if isinstance(sim, Simulator):
@@ -147,17 +130,19 @@ class ToolRunner:
                 targets: list[str] | None = None) -> None:
         if not result.ok:  # a refused call keeps a short rendering of what it sent: the record stays small
             args = json_safe(args, max_str=FAILED_CALL_STR)
-        rec = ActionRecord(self.backend.now(), self.invocation, tool, kind, args, result.ok, verdict,
-                           result.error.message if result.error else "")
+        extra: dict[str, Any] = {}
         if kind == "intervention" and model is not None:
-            rec.incident_id = getattr(model, "incident_id", None)
-            rec.targets = targets if targets is not None else sorted(self._targets(model))
-            inc = self.incidents.incidents.get(rec.incident_id or "")
+            incident_id = getattr(model, "incident_id", None)
+            extra["incident_id"] = incident_id
+            extra["targets"] = targets if targets is not None else sorted(self._targets(model))
+            inc = self.incidents.incidents.get(incident_id or "")
             if inc is not None:
                 scope = incident_scope(inc, self._alerts_by_id(), self.backend.app, self._pod_service())
-                rec.in_scope = bool(rec.targets) and set(rec.targets) <= scope
+                extra["in_scope"] = bool(extra["targets"]) and set(extra["targets"]) <= scope
             else:
-                rec.in_scope = False
+                extra["in_scope"] = False
+        rec = ActionRecord(time_s=self.backend.now(), invocation=self.invocation, tool=tool, kind=kind, args=args,
+                           ok=result.ok, verdict=verdict, error=result.error.message if result.error else "", **extra)
         self.actions.append(rec)
 
     def _targets(self, model: Any) -> set[str]:
@@ -447,4 +432,4 @@ class ToolRunner:
         raise ValueError(f"unsupported operation {m.operation}")
 
 
-__all__ = ["ActionRecord", "ToolRunner"]
+__all__ = ["ToolRunner"]

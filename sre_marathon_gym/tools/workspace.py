@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..run_record import IncidentEvent
+
 MAX_NOTES = 200
 MAX_NOTE_CHARS = 20000
 MAX_WRITTEN_CHARS = 2_000_000
@@ -33,44 +35,37 @@ class Incident:
                 "status": "resolved" if self.resolved_s is not None else "open"}
 
 
-@dataclass(frozen=True)
-class IncidentEvent:
-    """One change to the incident store (what scoring replays)."""
-
-    time_s: float
-    op: str  # open | root_cause | update | resolve
-    incident_id: str
-    alert_ids: tuple[str, ...] = ()
-    services: tuple[str, ...] = ()
-    artifact: str | None = None
-
-
 class IncidentStore:
     def __init__(self) -> None:
         self.incidents: dict[str, Incident] = {}
         self.events: list[IncidentEvent] = []
 
+    def _event(self, now: float, op: str, inc: Incident) -> None:
+        """Record the incident's full state after `op` (what scoring replays)."""
+        self.events.append(IncidentEvent(time_s=now, op=op, incident_id=inc.id, alert_ids=list(inc.alert_ids),
+                                         services=list(inc.services), artifact=inc.artifact))
+
     def open(self, now: float, alert_ids: list[str], title: str) -> Incident:
         inc = Incident(f"inc-{len(self.incidents) + 1:03d}", now, title, sorted(set(alert_ids)))
         self.incidents[inc.id] = inc
-        self.events.append(IncidentEvent(now, "open", inc.id, tuple(inc.alert_ids)))
+        self._event(now, "open", inc)
         return inc
 
     def set_root_cause(self, now: float, inc: Incident, services: list[str], artifact: str, summary: str) -> None:
         inc.services, inc.artifact, inc.summary = sorted(set(services)), artifact, summary
-        self.events.append(IncidentEvent(now, "root_cause", inc.id, tuple(inc.alert_ids), tuple(inc.services), artifact))
+        self._event(now, "root_cause", inc)
 
     def update(self, now: float, inc: Incident, add: list[str], remove: list[str], note: str) -> None:
         inc.alert_ids = sorted((set(inc.alert_ids) | set(add)) - set(remove))
         if note:
             inc.notes.append(note[:MAX_NOTE_CHARS])
-        self.events.append(IncidentEvent(now, "update", inc.id, tuple(inc.alert_ids), tuple(inc.services), inc.artifact))
+        self._event(now, "update", inc)
 
     def resolve(self, now: float, inc: Incident, note: str) -> None:
         inc.resolved_s = now
         if note:
             inc.notes.append(note[:MAX_NOTE_CHARS])
-        self.events.append(IncidentEvent(now, "resolve", inc.id, tuple(inc.alert_ids), tuple(inc.services), inc.artifact))
+        self._event(now, "resolve", inc)
 
 
 class Workspace:

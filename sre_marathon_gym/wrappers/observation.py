@@ -8,7 +8,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ..sim.detmath import log
+from ..detmath import log
 
 
 def _slog(x: np.ndarray) -> np.ndarray:

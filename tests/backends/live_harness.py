@@ -10,10 +10,10 @@ from dataclasses import dataclass
 import numpy as np
 from kube_stub import KubeStub
 
-from sre_marathon_gym.clock import ManualClock
 from sre_marathon_gym.backends.kubernetes import KubernetesBackend
 from sre_marathon_gym.catalog.apps import App
-from sre_marathon_gym.sim.telemetry import MetricStore
+from sre_marathon_gym.clock import ManualClock
+from sre_marathon_gym.metric_store import MetricStore
 
 START = 1_780_000_000.0
 

@@ -21,7 +21,7 @@ from sre_marathon_gym.backends.base import Backend
 from sre_marathon_gym.backends.kube_api import SMP
 from sre_marathon_gym.envs.live import LiveMarathonEnv
 from sre_marathon_gym.errors import BackendError
-from sre_marathon_gym.orchestrator import FaultSchedule, ScheduledFault
+from sre_marathon_gym.fault_schedule import FaultSchedule, ScheduledFault
 from sre_marathon_gym.tools.runner import ToolRunner
 
 
@@ -60,7 +60,7 @@ class _NoAlerts:
 # ---------------------------------------------------------------- done-when 1
 def test_runbook_rolls_back_bad_image_on_live_backend_and_revert_restores(ob, catalog):
     from sre_marathon_gym.agents.base import run_episode
-    from sre_marathon_gym.scoring.run import RunRecord
+    from sre_marathon_gym.run_record import RunRecord
 
     fault = catalog.fault("ob-deployment-001")  # emailservice: unpullable image tag
     original = ob.stub.obj("deployments", "emailservice")

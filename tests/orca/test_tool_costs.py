@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from sre_marathon_gym.catalog import load_catalog
+from sre_marathon_gym.metric_store import bucket_quantile
 from sre_marathon_gym.orca.tools import MAX_LOG_WINDOW_S, MAX_TRACE_WINDOW_S, OrcaTools
 from sre_marathon_gym.orca.world import orca_world
 from sre_marathon_gym.sim.simulator import Simulator
-from sre_marathon_gym.sim.telemetry import bucket_quantile
 from sre_marathon_gym.tools.runner import MAX_POINTS_PER_QUERY, MAX_POINTS_PER_SERIES, ToolRunner, query_times
 
 DAY = 86_400

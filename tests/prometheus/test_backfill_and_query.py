@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from prom_helpers import SEED, SHORT, needs_prometheus
 
-from sre_marathon_gym.prometheus import DEFAULT_ORIGIN_S, PrometheusServer, PrometheusTelemetry
+from sre_marathon_gym.prometheus import DEFAULT_ORIGIN_S, PrometheusMetrics, PrometheusServer
 from sre_marathon_gym.prometheus.export import export_run
 from sre_marathon_gym.prometheus.rule_tests import read_like_prometheus_v2
 from sre_marathon_gym.prometheus.server import free_port
@@ -69,11 +69,11 @@ def test_raw_range_queries_return_the_stored_samples(short_run, prom):
 
 
 def test_telemetry_source_matches_the_store(short_run, prom):
-    """`PrometheusTelemetry` answers the store's read interface with the same numbers: raw
+    """`PrometheusMetrics` answers the store's read interface with the same numbers: raw
     samples exactly, rate/increase exactly under Prometheus 2.42's range rules."""
     _, store = short_run
     server, _ = prom
-    source = PrometheusTelemetry(server.url)
+    source = PrometheusMetrics(server.url)
     ids = _sample_ids(store)
     pids = np.array([source.series_id(store.name(s), store.labels(s)) for s in ids.tolist()])
     end = store.last_time
@@ -153,10 +153,10 @@ def test_cli_exports_a_bundle_and_checks_its_alerts(catalog, short_run, tmp_path
 
 
 def test_live_backend_reads_prometheus_relative_to_its_episode_start(catalog, short_run, prom):
-    """The Kubernetes backend's metric source is `PrometheusTelemetry` with t=0 at the episode
+    """The Kubernetes backend's metric source is `PrometheusMetrics` with t=0 at the episode
     start: here the clock starts where the backfilled run starts, so reads equal the store's."""
-    from sre_marathon_gym.clock import ManualClock
     from sre_marathon_gym.backends.kubernetes import KubernetesBackend
+    from sre_marathon_gym.clock import ManualClock
 
     server, summary = prom
     _, store = short_run

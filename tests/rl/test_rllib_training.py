@@ -25,7 +25,11 @@ def ray_local():
 
 @pytest.mark.slow
 def test_two_ppo_iterations_two_runners_disjoint_seeds(ray_local, tmp_path: Path) -> None:
-    from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, EPISODE_RETURN_MEAN, NUM_ENV_STEPS_SAMPLED_LIFETIME
+    from ray.rllib.utils.metrics import (
+        ENV_RUNNER_RESULTS,
+        EPISODE_RETURN_MEAN,
+        NUM_ENV_STEPS_SAMPLED_LIFETIME,
+    )
 
     from sre_marathon_gym.rllib import (
         SPLITS,

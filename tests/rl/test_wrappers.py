@@ -159,9 +159,9 @@ def test_flat_observation_is_a_valid_box(encoding) -> None:
 
 
 def test_wrapped_stack_passes_env_checker() -> None:
-    from gymnasium.utils.env_checker import check_env
-
     import warnings
+
+    from gymnasium.utils.env_checker import check_env
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # "differs from the unwrapped env": on purpose

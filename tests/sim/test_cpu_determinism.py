@@ -1,4 +1,4 @@
-"""The same seed gives the same bits on any CPU: `sim.detmath`, and the leaderboard fingerprint run
+"""The same seed gives the same bits on any CPU: `detmath`, and the leaderboard fingerprint run
 with numpy's SIMD dispatch and BLAS kernels restricted (as on an older or different CPU)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sre_marathon_gym.sim import detmath
+from sre_marathon_gym import detmath
 
 REPO = Path(__file__).resolve().parents[2]
 FINGERPRINT = REPO / "benchmarks" / "sim_fingerprint.py"

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from sre_marathon_gym.errors import UnknownNameError
-from sre_marathon_gym.orchestrator import FaultSchedule
+from sre_marathon_gym.fault_schedule import FaultSchedule
 from sre_marathon_gym.sim.logs import LogContextRecorder, search_logs
 from sre_marathon_gym.sim.simulator import Simulator
 from sre_marathon_gym.sim.traces import find_traces, get_trace
@@ -76,7 +76,7 @@ def test_wrong_address_logs_name_the_downstream_during_the_fault_only(wrong_addr
     before = search_logs(rec, "online_boutique", fault.target, 0, 295, level="ERROR")
     assert not [r for r in before if dst in r.message and "no such host" in r.message]
     during = search_logs(rec, "online_boutique", fault.target, 420, 900, level="ERROR")
-    from sre_marathon_gym.sim.mechanisms import value_from_diff
+    from sre_marathon_gym.sim.mechanics import value_from_diff
 
     host = (value_from_diff(fault.change.diff) or dst).rpartition(":")[0] or dst  # the address now configured
     naming = [r for r in during if dst in r.message or host in r.message]

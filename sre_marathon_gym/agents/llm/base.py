@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...catalog.pricing import ModelPrice, Pricing
 from ...errors import BudgetExceededError, ConfigurationError, ModelEndpointError
-from ...scoring.run import Usage
+from ...run_record import Usage
 from ..base import zero_usage
 from .budget import Clock, Deadline
 from .client import PREFLIGHT_MESSAGES, ChatClient, require_openai

@@ -16,7 +16,7 @@ from typing import Any
 
 from ...catalog.pricing import ModelPrice
 from ...errors import BudgetExceededError, ModelEndpointError, OptionalDependencyError
-from ...scoring.run import Usage
+from ...run_record import Usage
 from .budget import Deadline
 from .config import LLMConfig
 

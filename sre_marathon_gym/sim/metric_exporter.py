@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..clock import METRIC_STEP_S
+from ..metric_store import _normalise_labels
 from .cluster import NODE_MONITOR_GRACE_S, POD_MUTATIONS, short_hash
-from .telemetry import _normalise_labels
 from .traffic import TickResult, lognormal_cdf
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ def span_name(service: str, protocol: str) -> str:
     return f"oteldemo.{camel}/Handle" if protocol == "grpc" else f"{service} {protocol.upper()} handler"
 
 
-class TelemetryExporter:
+class MetricExporter:
     def __init__(self, sim: Simulator):
         self.sim = sim
         self.store = sim.store

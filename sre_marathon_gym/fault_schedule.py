@@ -1,0 +1,737 @@
+"""The seeded fault schedule of one marathon run (SRE-Marathon §2, §4).
+
+A run is ``injection_s`` seconds of injections at increasing intensity followed by ``observation_s``
+seconds without new injections. The orchestrator decides, from one seed, which catalog faults start
+when, when each would be reverted if nobody repairs it, and which benign changes ship in between.
+The schedule is hidden ground truth: only the simulator and the sealed bundle see it.
+
+Arrival process (stratified, increasing intensity)
+    The number of faults is ``N = round(FAULTS_PER_HOUR * intensity * injection_minutes / 60)``
+    plus a small seeded jitter of +-5 %. Their start times follow a linearly increasing rate
+    ``lambda(t) ~ 1 + RAMP * t / T`` over the injection window ``[0, T)`` (the rate at the end is
+    ``1 + RAMP`` times the rate at the start). Times are drawn by stratified inverse-CDF sampling
+    (one uniform per 1/N stratum) rather than as a raw Poisson process: the shape is the same, but
+    counts and concurrency vary far less between seeds, which is what a benchmark schedule needs.
+
+Durations
+    Each arrival first gets a duration ``240 + 480 * x`` seconds (the paper's 4-12 minutes), where
+    ``x`` follows a Kumaraswamy(``DURATION_SHAPE``) law (Beta-like, closed-form inverse) skewed to
+    the short end, so that ~60 faults give the paper's mean concurrency of ~6 with a peak of 10-11.
+    The quantiles are stratified (a random permutation of one draw per 1/N stratum), which keeps the
+    total fault-time, hence the mean concurrency, steady across seeds. The fault is then drawn among
+    the free faults whose catalog ``duration`` bounds contain that duration (if none does, among all
+    free faults, and the duration is clipped into the chosen fault's bounds). Why: the timeline, and
+    so the calibration, then depends on the seed only, not on which faults the catalog holds, and
+    stays put when the catalog is regenerated.
+
+Conflict rule (who may be active at the same time)
+    Every fault occupies a set of *keys* (see `occupied_keys`): its artifact without any
+    ``@revision`` suffix (two revisions of one file are one artifact), its remedies' artifacts, and one
+    ``<target>#<slot>`` key per part of the target's deployment its mechanism takes over (``rollout``
+    for anything that changes the pod template -- code and config changes, image, probes, limits;
+    ``cpu``, ``memory``, ``network``, ``dependency``, ``load``); ``scale_to_zero`` takes every slot
+    of its target. Node and zone faults share ``infrastructure#cluster`` (one at a time, so a second
+    zone never fails on top of the first) and faults marked ``full_outage`` share ``entry#outage``.
+    Two faults whose intervals overlap never share a key. Why: each active fault must stay a
+    separate, attributable incident -- e.g. two changes on one deployment would make ``rollback``
+    repair (or undo) the wrong one, and a second fault on a scaled-to-zero service would be
+    invisible. At each arrival the fault is drawn uniformly, without replacement, from the app's
+    faults whose keys are free at that moment; if none is free the arrival is dropped.
+
+Clipping
+    Starts always lie in ``[0, injection_s)``. ``planned_end_s = start + duration`` may run into the
+    observation window, but is clipped to the end of the run (``injection_s + observation_s``) so
+    that every fault is reverted by the end; a clipped fault has ``clipped=True`` (with the default
+    60 + 30 minutes no fault can be clipped, since durations are at most 12 minutes).
+
+Benign changes
+    ``8-15`` per hour over the whole run: harmless config knobs (log level, profiler/debug toggles,
+    more generous timeouts, larger pools/caches) and source edits (a comment, a version bump). They go
+    through the same pipeline as faulty changes, so agents must tell them apart. They never touch an
+    artifact any scheduled fault touches (its artifact, alias artifacts or remedy artifacts), nor a
+    service while a fault holds that service's ``rollout`` slot (a rollback must revert the fault,
+    not the benign change); each artifact changes at most once per run, so every diff applies to the
+    catalog's text. Their ``to_revision`` is ``r<N>`` with ``N`` counting up from
+    ``BENIGN_REVISION_BASE`` = 1000 (or the first multiple of 1000 above the app's highest catalog
+    or fault revision, if that is larger), so it never collides with a catalog or fault revision.
+
+All randomness comes from one ``numpy.random.Generator`` (``np.random.default_rng(seed)`` unless one
+is passed), split into independent child streams for counts/arrivals, durations/selection and
+benign changes.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from .clock import TICK_S
+from .detmath import power
+from .errors import ConfigurationError, UnknownNameError
+
+if TYPE_CHECKING:
+    from .catalog import Catalog, Fault
+    from .catalog.apps import App, ConfigEntry
+
+SCHEMA_VERSION = 1
+FAULTS_PER_HOUR = 60.0  # SRE-Marathon §4: "around sixty faults" in 60 minutes at intensity 1
+COUNT_JITTER = 0.05  # +-5 % seeded jitter of the fault count
+RAMP = 1.25  # arrival rate at the end of the injection window is (1 + RAMP) x the rate at its start
+DURATION_RANGE = (240, 720)  # SRE-Marathon §2: faults remain active for four to twelve minutes
+DURATION_SHAPE = (1.2, 2.2)  # Kumaraswamy (a, b) of the duration draw over DURATION_RANGE
+BENIGN_PER_HOUR = (8, 15)  # range the benign-change rate is drawn from
+BENIGN_REVISION_BASE = 1000
+
+EventKind = Literal["inject", "revert", "benign"]
+
+# mechanism -> slots of the target deployment it takes over (see the module docstring)
+_ROLLOUT = "rollout"
+_SLOTS: dict[str, frozenset[str]] = {
+    "code_error": frozenset({_ROLLOUT}),
+    "code_latency": frozenset({_ROLLOUT}),
+    "code_crash": frozenset({_ROLLOUT}),
+    "code_retry_storm": frozenset({_ROLLOUT}),
+    "code_memory_leak": frozenset({_ROLLOUT, "memory"}),
+    "code_cpu_hog": frozenset({_ROLLOUT, "cpu"}),
+    "config_timeout": frozenset({_ROLLOUT}),
+    "config_pool_size": frozenset({_ROLLOUT}),
+    "config_wrong_address": frozenset({_ROLLOUT}),
+    "config_cache_ttl": frozenset({_ROLLOUT}),
+    "config_bad_value": frozenset({_ROLLOUT}),
+    "config_missing_env": frozenset({_ROLLOUT}),
+    "feature_flag": frozenset(),  # flags are separate artifacts; the artifact key covers one flag
+    "dependency_unavailable": frozenset({"dependency"}),
+    "dependency_slow": frozenset({"dependency"}),
+    "cpu_limit_cut": frozenset({_ROLLOUT, "cpu"}),
+    "memory_limit_cut": frozenset({_ROLLOUT, "memory"}),
+    "cpu_stress": frozenset({"cpu"}),
+    "memory_stress": frozenset({"memory"}),
+    "network_delay": frozenset({"network"}),
+    "network_loss": frozenset({"network"}),
+    "network_partition": frozenset({"network"}),
+    "bad_image_tag": frozenset({_ROLLOUT}),
+    "bad_readiness_probe": frozenset({_ROLLOUT}),
+    "scale_to_zero": frozenset({_ROLLOUT, "cpu", "memory", "network", "dependency", "load", "replicas"}),
+    "node_failure": frozenset(),
+    "node_cordon_drain": frozenset(),
+    "zone_failure": frozenset(),
+    "load_spike": frozenset({"load"}),
+}
+_ALL_SLOTS = frozenset().union(*_SLOTS.values())
+_INFRA_MECHANISMS = frozenset({"node_failure", "node_cordon_drain", "zone_failure"})
+
+
+# --------------------------------------------------------------------------------------------------
+# records
+
+
+@dataclass(frozen=True)
+class ScheduledFault:
+    """One catalog fault placed on the timeline (ground truth; never shown to the agent)."""
+
+    fault_id: str
+    app: str
+    target: str
+    mechanism: str
+    category: str
+    artifact: str
+    start_s: int
+    planned_end_s: int
+    clipped: bool = False  # planned_end_s was cut to the end of the run
+
+    @property
+    def duration_s(self) -> int:
+        return self.planned_end_s - self.start_s
+
+    def active_at(self, t: float) -> bool:
+        return self.start_s <= t < self.planned_end_s
+
+
+@dataclass(frozen=True)
+class BenignChange:
+    """A harmless change shipped through the same pipeline as faulty ones (a distractor)."""
+
+    time_s: int
+    service: str
+    artifact: str  # the app's artifact id as listed in the catalog (config key or source file @ from_revision)
+    kind: Literal["config", "code"]
+    message: str
+    diff: str
+    from_revision: str
+    to_revision: str
+    new_value: str | None = None  # config changes only
+
+    @property
+    def new_artifact(self) -> str:
+        """The artifact id after the change (source files carry their revision in the id)."""
+        if self.kind == "code" and "@" in self.artifact:
+            return self.artifact.rsplit("@", 1)[0] + "@" + self.to_revision
+        return self.artifact
+
+
+@dataclass(frozen=True)
+class ScheduleEvent:
+    """One point on the timeline: a fault injected or reverted, or a benign change deployed."""
+
+    time_s: int
+    kind: EventKind
+    item: ScheduledFault | BenignChange
+
+
+# --------------------------------------------------------------------------------------------------
+# conflict keys
+
+
+def artifact_key(artifact: str) -> str:
+    """An artifact id without its ``@revision`` suffix: two revisions of one file are one artifact."""
+    return re.sub(r"@r\d+$", "", artifact)
+
+
+def _looks_like_artifact(name: str) -> bool:
+    return ":" in name or "/" in name
+
+
+def touched_artifacts(fault: Fault) -> set[str]:
+    """Artifact keys a fault touches: its artifact, artifact-like aliases and remedy artifacts."""
+    keys = {artifact_key(fault.artifact)}
+    keys |= {artifact_key(a) for a in fault.aliases if _looks_like_artifact(a)}
+    keys |= {artifact_key(r.artifact) for r in fault.remedies if r.artifact}
+    return keys
+
+
+def occupied_keys(fault: Fault) -> frozenset[str]:
+    """The keys a fault holds while active; overlapping faults never share one (module docstring)."""
+    keys = {f"artifact:{artifact_key(fault.artifact)}"}
+    keys |= {f"artifact:{artifact_key(r.artifact)}" for r in fault.remedies if r.artifact}
+    slots = _ALL_SLOTS if fault.mechanism == "scale_to_zero" else _SLOTS.get(fault.mechanism, frozenset())
+    keys |= {f"{fault.target}#{s}" for s in slots}
+    if fault.mechanism in _INFRA_MECHANISMS:
+        keys.add("infrastructure#cluster")
+    if fault.full_outage:
+        keys.add("entry#outage")
+    return frozenset(keys)
+
+
+def _holds_rollout(fault: Fault) -> bool:
+    return fault.mechanism == "scale_to_zero" or _ROLLOUT in _SLOTS.get(fault.mechanism, frozenset())
+
+
+# --------------------------------------------------------------------------------------------------
+# arrivals and durations
+
+
+def fault_count(intensity: float, injection_minutes: float, rng: np.random.Generator) -> int:
+    """``FAULTS_PER_HOUR x intensity`` per hour of injections, with +-5 % seeded jitter."""
+    target = FAULTS_PER_HOUR * intensity * injection_minutes / 60.0
+    jitter = int(round(COUNT_JITTER * target))
+    n = int(round(target)) + (int(rng.integers(-jitter, jitter + 1)) if jitter else 0)
+    return max(1, n)
+
+
+def arrival_times(n: int, injection_s: int, rng: np.random.Generator, ramp: float = RAMP) -> np.ndarray:
+    """Sorted integer start times in ``[0, injection_s)`` with rate rising linearly by ``1 + ramp``.
+
+    Stratified inverse-CDF sampling: stratum i gets ``u = (i + U) / n``, mapped through the inverse
+    of ``F(x) = (x + ramp x^2 / 2) / (1 + ramp / 2)``, ``x = t / T``.
+    """
+    u = (np.arange(n) + rng.random(n)) / n
+    if ramp > 0:
+        x = (np.sqrt(1.0 + 2.0 * ramp * (1.0 + ramp / 2.0) * u) - 1.0) / ramp
+    else:
+        x = u
+    t = np.floor(x * injection_s).astype(np.int64)
+    return np.clip(t, 0, injection_s - 1)
+
+
+def duration_quantiles(n: int, rng: np.random.Generator) -> np.ndarray:
+    """Stratified uniforms in random order: one per 1/n stratum, so the draws cover the range evenly."""
+    return (rng.permutation(n) + rng.random(n)) / n
+
+
+def durations(quantiles: np.ndarray, shape: tuple[float, float] = DURATION_SHAPE,
+              bounds: tuple[int, int] = DURATION_RANGE) -> np.ndarray:
+    """Whole-second durations at the given quantiles (Kumaraswamy inverse CDF over `bounds`)."""
+    a, b = shape
+    x = power(1.0 - power(1.0 - quantiles, 1.0 / b), 1.0 / a)  # not numpy's SIMD pow: same bits on any CPU
+    lo, hi = bounds
+    return np.clip(np.round(lo + (hi - lo) * x), lo, hi).astype(np.int64)
+
+
+# --------------------------------------------------------------------------------------------------
+# benign changes
+
+_LOG_LEVELS = ("debug", "info", "warn")
+_RE_LOG_LEVEL = re.compile(r"(?i)log.?level|^level$|verbosity")
+_RE_TOGGLE = re.compile(r"(?i)profil|pprof|debug|verbose|stats|tracing|telemetry|metrics")
+_RE_KNOB_INT = re.compile(r"(?i)pool|thread|worker|cache|buffer|batch|capacity|size|interval|idle|keepalive")
+_RE_UNSAFE = re.compile(r"(?i)port|addr|host|url|endpoint|secret|password|token|key|credential|retr|replica|flag")
+_RE_SEMVER = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+_RE_DECLARATION = re.compile(
+    r"^\s*(func |def |class |fn |pub |public |private |protected |static |const |let |var |function |async |type )")
+_HASH_COMMENT = (".py", ".rb", ".yaml", ".yml", ".conf", ".toml", ".sh", ".ex", ".exs", ".properties",
+                 ".cfg", ".ini", ".r", "dockerfile", "makefile", ".tf")
+_DASH_COMMENT = (".sql", ".lua", ".hs")
+_NO_COMMENT = (".json", ".xml", ".html", ".md", ".txt", ".csv", ".proto.bin")
+
+
+def _revision_number(rev: str) -> int:
+    m = re.fullmatch(r"r(\d+)", rev)
+    return int(m.group(1)) if m else 0
+
+
+def benign_revision_base(app: App, faults: Iterable[Fault]) -> int:
+    """First benign revision number: above every revision the app's catalog mentions."""
+    seen = [0]
+    for s in app.services:
+        seen += [_revision_number(c.revision) for c in s.config]
+        seen += [_revision_number(f.revision) for f in s.sources]
+        seen.append(s.deployment_revision)
+    for f in faults:
+        if f.change is not None:
+            seen += [_revision_number(f.change.from_revision), _revision_number(f.change.to_revision)]
+        m = re.search(r"@r(\d+)$", f.artifact)
+        if m:
+            seen.append(int(m.group(1)))
+    top = max(seen)
+    return max(BENIGN_REVISION_BASE, (top // 1000 + 1) * 1000)
+
+
+def _unified_diff(path: str, old: list[str], new: list[str]) -> str:
+    body = difflib.unified_diff(old, new, fromfile=f"a/{path}", tofile=f"b/{path}", n=2, lineterm="")
+    return "\n".join(body) + "\n"
+
+
+def _quote(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _config_diff(service: str, entry: ConfigEntry, new: str) -> str:
+    """Same shape as the catalog's config-fault diffs: the Deployment env entry or the ConfigMap key."""
+    if entry.source == "configmap":
+        old_lines = ["data:", f"  {entry.key}: {_quote(entry.value)}"]
+        return _unified_diff(f"kubernetes/{entry.configmap}.yaml", old_lines, ["data:", f"  {entry.key}: {_quote(new)}"])
+    old_lines = ["        env:", f"        - name: {entry.key}", f"          value: {_quote(entry.value)}"]
+    return _unified_diff(f"kubernetes/{service}.yaml", old_lines, old_lines[:2] + [f"          value: {_quote(new)}"])
+
+
+def _scaled(value: str, rng: np.random.Generator) -> str | None:
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    if number <= 0:
+        return None
+    grown = number * float(rng.uniform(1.1, 1.5))
+    if value.strip().lstrip("-").isdigit():
+        return str(max(int(number) + 1, int(round(grown))))
+    return f"{grown:.3g}"
+
+
+def benign_config_value(entry: ConfigEntry, rng: np.random.Generator) -> tuple[str, str] | None:
+    """A harmless new value for a config entry and a commit message, or None if the knob is not safe."""
+    key, value = entry.key, entry.value
+    if entry.kind in ("address", "flag"):
+        return None
+    if _RE_LOG_LEVEL.search(key) and value.lower() in _LOG_LEVELS + ("warning", "error", "trace"):
+        options = [lvl for lvl in _LOG_LEVELS if lvl != value.lower()]
+        new = options[int(rng.integers(len(options)))]
+        new = new.upper() if value.isupper() else new
+        return new, f"chore({entry.key.lower()}): set log level to {new}"
+    if _RE_UNSAFE.search(key) and not _RE_LOG_LEVEL.search(key):
+        return None
+    if entry.kind == "bool" and _RE_TOGGLE.search(key) and value.lower() in ("true", "false"):
+        flipped = "false" if value.lower() == "true" else "true"
+        new = flipped.capitalize() if value[:1].isupper() else flipped
+        return new, f"chore: set {key} to {new}"
+    if entry.kind in ("timeout_ms", "duration_s"):
+        new = _scaled(value, rng)
+        verb = "relax" if entry.kind == "timeout_ms" else "raise"
+        return None if new is None else (new, f"tune: {verb} {key} to {new}")
+    if entry.kind == "int" and _RE_KNOB_INT.search(key):
+        new = _scaled(value, rng)
+        return None if new is None else (new, f"tune: raise {key} to {new}")
+    if entry.kind == "string" and "version" in key.lower():
+        m = _RE_SEMVER.search(value)
+        if m:
+            bumped = f"{m.group(1)}.{m.group(2)}.{int(m.group(3)) + 1}"
+            new = value[: m.start()] + bumped + value[m.end():]
+            return new, f"chore: bump {key} to {bumped}"
+    return None
+
+
+def _comment_prefix(path: str, lines: list[str] | None = None) -> str | None:
+    """The line-comment marker: the one the excerpt already uses, else the file type's."""
+    for ln in lines or []:
+        for marker in ("//", "#", "--"):
+            if ln.strip().startswith(marker) and not ln.strip().startswith(("#!", "#include", "#define", "#if")):
+                return marker
+    low = re.sub(r"\.(template|tmpl|tpl|j2|in)$", "", path.lower())
+    if low.endswith(_NO_COMMENT):
+        return None
+    if low.endswith(_HASH_COMMENT) or low.rsplit("/", 1)[-1] in ("dockerfile", "makefile"):
+        return "#"
+    if low.endswith(_DASH_COMMENT):
+        return "--"
+    return "//"
+
+
+_COMMENTS = (
+    ("docs: explain why {name} is kept small", "keep this small: it runs on every request"),
+    ("docs: clarify the error handling in {name}", "errors are returned to the caller, which decides whether to retry"),
+    ("docs: note the units used in {name}", "durations below are in milliseconds unless the name says otherwise"),
+    ("refactor: document the invariant relied on in {name}", "invariant: inputs were validated by the caller"),
+    ("docs: link the runbook from {name}", "see the service runbook for the on-call procedure"),
+    ("style: add a section comment in {name}", "--- request handling ---"),
+)
+_CONFIG_FILE_COMMENTS = (
+    ("docs: link the runbook from {name}", "see the service runbook before changing these values"),
+    ("docs: note the units used in {name}", "sizes are in bytes and durations in seconds unless suffixed"),
+    ("docs: record the review of {name}", "values below were reviewed for the current release"),
+    ("style: add a section comment in {name}", "--- defaults ---"),
+)
+_CONFIG_FILE = re.compile(r"\.(ya?ml|conf|cnf|properties|ini|cfg|toml|template|tmpl|env)$", re.IGNORECASE)
+
+
+def benign_code_change(path: str, excerpt: str, rng: np.random.Generator) -> tuple[str, str] | None:
+    """A harmless source edit (version bump or comment) as (message, unified diff), or None."""
+    lines = excerpt.rstrip("\n").split("\n")
+    name = path.rsplit("/", 1)[-1]
+    for i, ln in enumerate(lines):
+        m = _RE_SEMVER.search(ln)
+        if m and "version" in ln.lower() and rng.random() < 0.5:
+            bumped = f"{m.group(1)}.{m.group(2)}.{int(m.group(3)) + 1}"
+            new = lines[:i] + [ln[: m.start()] + bumped + ln[m.end():]] + lines[i + 1:]
+            return f"chore: bump version to {bumped}", _unified_diff(path, lines, new)
+    prefix = _comment_prefix(path, lines)
+    if prefix is None:
+        return None
+    skip = ("#", "//", "--", "*", "/*", "package ", "import ", "from ", "using ", "require", "namespace ", "<?",
+            "}", ")", "]", "end", "else", "elif", "except", "catch", "finally", "@")
+    candidates = [i for i, ln in enumerate(lines) if i > 0 and ln.strip() and not ln.strip().startswith(skip)
+                  and not lines[i - 1].strip().startswith("@")]  # not between an annotation and its target
+    headers = [i for i in candidates if _RE_DECLARATION.search(lines[i])]
+    candidates = headers or candidates  # prefer a comment above a declaration, as people write them
+    if not candidates:
+        return None
+    at = candidates[int(rng.integers(len(candidates)))]
+    texts = _CONFIG_FILE_COMMENTS if _CONFIG_FILE.search(path) else _COMMENTS
+    message, text = texts[int(rng.integers(len(texts)))]
+    indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
+    new = lines[:at] + [f"{indent}{prefix} {text}"] + lines[at:]
+    return message.format(name=name), _unified_diff(path, lines, new)
+
+
+@dataclass(frozen=True)
+class _BenignCandidate:
+    service: str
+    artifact: str
+    kind: Literal["config", "code"]
+    revision: str
+    entry: Any = None  # ConfigEntry for config candidates
+    path: str = ""
+    excerpt: str = ""
+
+
+def _benign_candidates(app: App, forbidden: set[str]) -> list[_BenignCandidate]:
+    from .catalog.apps import config_artifact_id
+
+    out: list[_BenignCandidate] = []
+    for s in app.services:
+        for c in s.config:
+            aid = config_artifact_id(s.name, c)
+            if artifact_key(aid) not in forbidden:
+                out.append(_BenignCandidate(s.name, aid, "config", c.revision, entry=c))
+        for src in s.sources:
+            aid = f"{s.name}:{src.path}@{src.revision}"
+            if artifact_key(aid) not in forbidden:
+                out.append(_BenignCandidate(s.name, aid, "code", src.revision, path=src.path, excerpt=src.excerpt))
+    return out
+
+
+def _plan_benign(
+    app: App, faults: list[Fault], scheduled: list[ScheduledFault], run_s: int, rng: np.random.Generator
+) -> list[BenignChange]:
+    forbidden: set[str] = set()
+    for f in faults:
+        forbidden |= touched_artifacts(f)
+    candidates = _benign_candidates(app, forbidden)
+    if not candidates:
+        return []
+    rate = float(rng.uniform(BENIGN_PER_HOUR[0], BENIGN_PER_HOUR[1]))
+    n = max(1, int(round(rate * run_s / 3600.0)))
+    lo, hi = 60, max(61, run_s - 300)  # not at t=0, and early enough to be observed before the end
+    times = np.sort(np.floor(lo + (np.arange(n) + rng.random(n)) / n * (hi - lo)).astype(np.int64))
+    by_id = {f.id: f for f in faults}
+    next_rev = benign_revision_base(app, faults)
+    used: set[str] = set()  # one benign change per artifact, so every diff applies to the catalog text
+    changes: list[BenignChange] = []
+    for t in times:
+        busy = {sf.target for sf in scheduled if sf.active_at(int(t)) and _holds_rollout(by_id[sf.fault_id])}
+        # pick the kind first (config or code, evenly), then a candidate of that kind, falling back
+        kinds = ["config", "code"] if rng.random() < 0.5 else ["code", "config"]
+        order = [int(k) for kind in kinds for k in rng.permutation(len(candidates)) if candidates[int(k)].kind == kind]
+        for k in order:
+            cand = candidates[k]
+            if cand.service in busy or cand.artifact in used:
+                continue
+            if cand.kind == "config":
+                made = benign_config_value(cand.entry, rng)
+                if made is None:
+                    continue
+                new_value, message = made
+                diff = _config_diff(cand.service, cand.entry, new_value)
+            else:
+                made_code = benign_code_change(cand.path, cand.excerpt, rng)
+                if made_code is None:
+                    continue
+                message, diff = made_code
+                new_value = None
+            from_rev, to_rev = cand.revision, f"r{next_rev}"
+            next_rev += 1
+            used.add(cand.artifact)
+            changes.append(BenignChange(
+                time_s=int(t), service=cand.service, artifact=cand.artifact, kind=cand.kind, message=message,
+                diff=diff, from_revision=from_rev, to_revision=to_rev, new_value=new_value,
+            ))
+            break
+    return changes
+
+
+# --------------------------------------------------------------------------------------------------
+# the schedule
+
+
+@dataclass(frozen=True)
+class FaultSchedule:
+    """The seeded fault and benign-change timeline of one run (see the module docstring)."""
+
+    app: str
+    seed: int
+    injection_s: int
+    observation_s: int
+    faults: tuple[ScheduledFault, ...]
+    benign: tuple[BenignChange, ...] = ()
+    intensity: float = 1.0
+    _events: tuple[ScheduleEvent, ...] = field(default=(), init=False, repr=False, compare=False)
+
+    @property
+    def run_s(self) -> int:
+        return self.injection_s + self.observation_s
+
+    # ---- generation -----------------------------------------------------------------------------
+
+    @classmethod
+    def generate(
+        cls,
+        catalog: Catalog | None,
+        app: str,
+        seed: int,
+        *,
+        injection_minutes: float = 60,
+        observation_minutes: float = 30,
+        intensity: float = 1.0,
+        rng: np.random.Generator | None = None,
+    ) -> FaultSchedule:
+        """Draw the schedule of `app` for `seed` (or from `rng`, recording `seed` for provenance).
+
+        `intensity` scales the fault count (1.0 -> ~60 per hour of injections, 0.25 -> ~15), for
+        curricula; arrival shape and duration draw stay the same.
+        """
+        if catalog is None:
+            from .catalog import load_catalog
+
+            catalog = load_catalog()
+        if app not in catalog.faults:
+            raise UnknownNameError("app", app, catalog.faults)
+        if not intensity > 0:
+            raise ConfigurationError(f"intensity must be > 0, got {intensity!r}")
+        if not injection_minutes > 0 or observation_minutes < 0:
+            raise ConfigurationError(
+                f"injection_minutes must be > 0 and observation_minutes >= 0, got {injection_minutes!r}, "
+                f"{observation_minutes!r}"
+            )
+        injection_s = int(round(injection_minutes * 60))
+        observation_s = int(round(observation_minutes * 60))
+        run_s = injection_s + observation_s
+        rng = np.random.default_rng(seed) if rng is None else rng
+        arrivals_rng, faults_rng, benign_rng = rng.spawn(3)
+
+        pool = list(catalog.faults[app])
+        n = min(fault_count(intensity, injection_minutes, arrivals_rng), len(pool))
+        starts = arrival_times(n, injection_s, arrivals_rng)
+        wanted = durations(duration_quantiles(n, faults_rng))
+        lo_s = np.array([f.duration.min_s for f in pool])
+        hi_s = np.array([f.duration.max_s for f in pool])
+        keys = [occupied_keys(f) for f in pool]
+        unused = np.ones(len(pool), dtype=bool)
+        held: list[tuple[int, frozenset[str]]] = []  # (planned end, keys) of placed faults
+        placed: list[ScheduledFault] = []
+        for start, want in zip(starts, wanted):
+            s, d = int(start), int(want)
+            busy = frozenset().union(*(k for end, k in held if end > s))
+            free = [i for i in np.flatnonzero(unused) if not (keys[i] & busy)]
+            if not free:
+                continue
+            fitting = [i for i in free if lo_s[i] <= d <= hi_s[i]] or free
+            i = int(fitting[int(faults_rng.integers(len(fitting)))])
+            unused[i] = False
+            fault = pool[i]
+            end = s + int(min(hi_s[i], max(lo_s[i], d)))
+            clipped = end > run_s
+            end = min(end, run_s)
+            held.append((end, keys[i]))
+            placed.append(ScheduledFault(
+                fault_id=fault.id, app=app, target=fault.target, mechanism=fault.mechanism,
+                category=fault.category, artifact=fault.artifact, start_s=s, planned_end_s=end, clipped=clipped,
+            ))
+        chosen = [pool[i] for i in np.flatnonzero(~unused)]
+        benign = _plan_benign(catalog.app(app), chosen, placed, run_s, benign_rng)
+        return cls(app=app, seed=int(seed), injection_s=injection_s, observation_s=observation_s,
+                   faults=tuple(placed), benign=tuple(benign), intensity=float(intensity))
+
+    # ---- accessors for the simulator ------------------------------------------------------------
+
+    def active_at(self, t: float) -> list[ScheduledFault]:
+        """Faults active at `t` assuming no repair (``start_s <= t < planned_end_s``)."""
+        return [f for f in self.faults if f.active_at(t)]
+
+    def starting_between(self, t0: float, t1: float) -> list[ScheduledFault]:
+        """Faults injected in ``[t0, t1)`` -- half-open, so consecutive ticks see each once."""
+        return [f for f in self.faults if t0 <= f.start_s < t1]
+
+    def ending_between(self, t0: float, t1: float) -> list[ScheduledFault]:
+        """Faults the orchestrator reverts in ``[t0, t1)`` (if not repaired earlier)."""
+        return [f for f in self.faults if t0 <= f.planned_end_s < t1]
+
+    def benign_between(self, t0: float, t1: float) -> list[BenignChange]:
+        return [b for b in self.benign if t0 <= b.time_s < t1]
+
+    def events(self) -> list[ScheduleEvent]:
+        """Every inject, revert and benign event, by time; at one instant reverts come first
+        (freeing their keys), then injections, then benign changes."""
+        if not self._events:
+            rank = {"revert": 0, "inject": 1, "benign": 2}
+            evs = [ScheduleEvent(f.start_s, "inject", f) for f in self.faults]
+            evs += [ScheduleEvent(f.planned_end_s, "revert", f) for f in self.faults]
+            evs += [ScheduleEvent(b.time_s, "benign", b) for b in self.benign]
+
+            def order(e: ScheduleEvent) -> tuple[int, int, str]:
+                name = e.item.fault_id if isinstance(e.item, ScheduledFault) else e.item.to_revision
+                return e.time_s, rank[e.kind], name
+
+            object.__setattr__(self, "_events", tuple(sorted(evs, key=order)))
+        return list(self._events)
+
+    def fault(self, fault_id: str) -> ScheduledFault:
+        for f in self.faults:
+            if f.fault_id == fault_id:
+                return f
+        raise UnknownNameError("scheduled fault", fault_id, [f.fault_id for f in self.faults])
+
+    # ---- statistics -----------------------------------------------------------------------------
+
+    def concurrency(self, t0: int = 0, t1: int | None = None, step_s: int = int(TICK_S)) -> np.ndarray:
+        """Number of faults active at ``t0, t0 + step_s, ... < t1`` assuming no repair."""
+        t1 = self.run_s if t1 is None else t1
+        ts = np.arange(t0, t1, step_s)
+        if not self.faults:
+            return np.zeros(len(ts), dtype=np.int64)
+        starts = np.array([f.start_s for f in self.faults])
+        ends = np.array([f.planned_end_s for f in self.faults])
+        return ((starts[None, :] <= ts[:, None]) & (ends[None, :] > ts[:, None])).sum(axis=1)
+
+    def stats(self) -> dict[str, Any]:
+        """Headline numbers comparable to SRE-Marathon §4.
+
+        ``mean_concurrency`` is the mean number of active faults over the injection window
+        ``[0, injection_s)``, sampled every 5 s (one tick), assuming no repair (every fault runs to
+        its planned end). Why: the schedule, not the agent, should be characterized; the injection
+        window is where the paper's "increasing intensity" applies, and including the 30-minute
+        observation tail would only dilute the mean with the drain-down. ``peak_concurrency`` is the
+        maximum over the whole run on the same 5 s grid. ``mean_concurrency_run`` (whole run) is
+        given for reference.
+        """
+        inj = self.concurrency(0, self.injection_s)
+        run = self.concurrency(0, self.run_s)
+        return {
+            "faults": len(self.faults),
+            "mean_concurrency": float(inj.mean()) if len(inj) else 0.0,
+            "peak_concurrency": int(run.max()) if len(run) else 0,
+            "mean_concurrency_run": float(run.mean()) if len(run) else 0.0,
+            "window": f"mean over [0, {self.injection_s}) s every {int(TICK_S)} s, no repair; peak over the whole run",
+            "categories": dict(sorted(Counter(f.category for f in self.faults).items())),
+            "benign": len(self.benign),
+            "clipped": sum(f.clipped for f in self.faults),
+        }
+
+    # ---- serialization --------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-able dict (ints, floats, strings, lists) that `from_dict` restores exactly."""
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "app": self.app,
+            "seed": self.seed,
+            "injection_s": self.injection_s,
+            "observation_s": self.observation_s,
+            "intensity": self.intensity,
+            "faults": [asdict(f) for f in self.faults],
+            "benign": [asdict(b) for b in self.benign],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> FaultSchedule:
+        version = data.get("schema_version")
+        if version != SCHEMA_VERSION:
+            raise ConfigurationError(f"fault schedule schema_version {version!r} is not {SCHEMA_VERSION}")
+        return cls(
+            app=str(data["app"]), seed=int(data["seed"]), injection_s=int(data["injection_s"]),
+            observation_s=int(data["observation_s"]), intensity=float(data.get("intensity", 1.0)),
+            faults=tuple(ScheduledFault(**f) for f in data["faults"]),
+            benign=tuple(BenignChange(**b) for b in data["benign"]),
+        )
+
+
+# --------------------------------------------------------------------------------------------------
+# report
+
+
+def leaderboard_schedules(catalog: Catalog | None = None) -> dict[str, FaultSchedule]:
+    """The schedule of each app for its leaderboard seed and the leaderboard's windows."""
+    if catalog is None:
+        from .catalog import load_catalog
+
+        catalog = load_catalog()
+    lb = catalog.leaderboard
+    return {
+        app: FaultSchedule.generate(catalog, app, lb.seed_for(app), injection_minutes=lb.injection_minutes,
+                                    observation_minutes=lb.observation_minutes)
+        for app in catalog.apps
+    }
+
+
+def schedule_stats_table(catalog: Catalog | None = None) -> str:
+    from .table import format_table
+
+    rows = []
+    for app, sched in leaderboard_schedules(catalog).items():
+        st = sched.stats()
+        cats = ", ".join(f"{k} {v}" for k, v in sorted(st["categories"].items(), key=lambda kv: (-kv[1], kv[0])))
+        rows.append([app, sched.seed, st["faults"], f"{st['mean_concurrency']:.2f}", st["peak_concurrency"],
+                     st["benign"], cats])
+    return format_table(["app", "seed", "faults", "mean", "peak", "benign", "categories"], rows,
+                        title="Leaderboard schedules (mean: injection window, 5 s grid, no repair)")
+
+
+def print_schedule_stats(catalog: Catalog | None = None) -> None:
+    print(schedule_stats_table(catalog))
+
+
+if __name__ == "__main__":
+    print_schedule_stats()
