@@ -177,7 +177,7 @@ def _report() -> None:  # pragma: no cover - exercised by hand / CI smoke
 
     from .catalog import load_catalog
     from .fault_schedule import FaultSchedule
-    from .sim.simulator import Simulator
+    from .backends.sim_run import SimulatedRun
 
     cat = load_catalog()
     paper = {n.app: n.value for n in cat.published.numbers if n.key == "ambiguous_alert_share"}
@@ -187,8 +187,8 @@ def _report() -> None:  # pragma: no cover - exercised by hand / CI smoke
     for run in cat.leaderboard.runs:
         app = run.app
         schedule = FaultSchedule.generate(cat, app, run.seed)
-        sim = Simulator(cat, app, run.seed, schedule=schedule)
-        engine = AlertEngine(cat.rules, sim.app, sim.store)
+        sim = SimulatedRun(cat, app, run.seed, schedule)
+        engine = AlertEngine(cat.rules, cat.app(app), sim.metric_store)
         spent = 0.0
         end = schedule.run_s
         t = 0.0
@@ -199,7 +199,7 @@ def _report() -> None:  # pragma: no cover - exercised by hand / CI smoke
             engine.evaluate_until(t)
             spent += time.process_time() - t0
         fired = engine.history()
-        comp = alert_compatibility(fired, schedule, cat, store=sim.store)
+        comp = alert_compatibility(fired, schedule, cat, store=sim.metric_store)
         amb = sum(len(c) > 1 for c in comp) / max(len(fired), 1)
         none = sum(len(c) == 0 for c in comp) / max(len(fired), 1)
         flap = flapping_share(fired)

@@ -128,7 +128,7 @@ def cmd_catalog_validate(args: argparse.Namespace) -> int:
     print(catalog_summary(cat))
     if not args.simulate:
         return 0
-    from .sim.validation import validate_catalog
+    from .backends.fault_check import validate_catalog
 
     if args.app:
         cat.app(args.app)

@@ -20,7 +20,7 @@ import re
 from sre_marathon_gym.catalog.apps import App
 from sre_marathon_gym.catalog.faults import Fault, SymptomProbe
 from sre_marathon_gym.sim.simulator import TICK_S, Simulator
-from sre_marathon_gym.sim.validation import check_fault
+from sre_marathon_gym.backends.fault_check import check_fault
 
 WARMUP_S = 120.0
 HOLD_S = 60.0  # the probe must stay failing this long (noise robustness, alert holds-for)

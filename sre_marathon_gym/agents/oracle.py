@@ -94,7 +94,7 @@ class OracleAgent:
             return None
         now = float(res.data["now"])
         alerts = res.data["alerts"]
-        pod_service = {p.name: p.service for p in u.sim.cluster.pods.values()}
+        pod_service = u.backend.pod_services()
         places: dict[str, set[str]] = {}
         for a in alerts:  # the same resolution the recorder uses for attribution
             place = a["labels"].get("node") or a["labels"].get("label_topology_kubernetes_io_zone")
@@ -167,27 +167,18 @@ class OracleAgent:
     # ------------------------------------------------------------ ground truth
     @staticmethod
     def _reverted(u: Any, fid: str) -> bool:
-        applied = u.sim.applied.get(fid)
-        return applied is not None and applied.reverted_s is not None
+        return u.run.reverted_s(fid) is not None
 
     @staticmethod
     def _landed(u: Any, fid: str) -> bool:
         """Whether the fault's bad artifact is live (a shipped change may still be in the pipeline)."""
-        applied = u.sim.applied.get(fid)
-        if applied is None:
-            return False
-        if applied.fault.change is None:  # a direct fault (no pipeline) is live once injected
-            return True
-        return not u.sim.mechanics.artifact_restored(applied)
+        return u.run.artifact_live(fid)
 
     @staticmethod
     def _revision_before(u: Any, service: str, start_s: float) -> int | None:
         """The newest revision created before the fault (None: plain `rollout undo`)."""
-        dep = u.sim.cluster.deployments.get(service)
-        if dep is None:
-            return None
-        before = [r.number for r in dep.revisions if r.time_s < start_s - TICK_S]  # a revision may predate start_s by one tick
-        return max(before) if before and before[-1] != dep.current.number else None
-
+        revisions, current = u.run.revisions(service)
+        before = [n for n, t in revisions if t < start_s - TICK_S]  # a revision may predate start_s by one tick
+        return max(before) if before and before[-1] != current else None
 
 __all__ = ["OracleAgent", "OracleLog", "remedy_call"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -23,8 +23,10 @@ from ..errors import ConfigurationError, SREMarathonError
 from ..run_record import RunRecord
 from ..tools.models import ToolResult
 from ..tools.runner import ToolRunner
-from .actions import VERBS, baseline_values, decode_slot, slot_mask
-from .observation import INCIDENT_FEATURES, SERVICE_FEATURES, env_spaces
+from .actions import baseline_values
+from .core import MarathonCore
+from .inputs import slot_array
+from .observation import cluster_features
 from .recorder import action_records, alert_records, incident_events
 
 
@@ -72,7 +74,7 @@ class _NoAlerts:
         return []
 
 
-class LiveMarathonEnv(gym.Env):
+class LiveMarathonEnv(MarathonCore):
     """
     ## Description
     The SRE-Marathon loop on a `Backend` that keeps its own time (a live Kubernetes cluster
@@ -114,8 +116,6 @@ class LiveMarathonEnv(gym.Env):
     - v0: initial release.
     """
 
-    metadata: ClassVar[dict] = {"render_modes": []}
-
     def __init__(self, backend: Any, catalog: Catalog | str | None = None, *, schedule: Any = None,
                  interval_s: int = 120, run_s: int | None = None, alert_engine: Any = None,
                  action_slots: int = 4, max_alerts: int = 64, max_incidents: int = 16):
@@ -129,11 +129,8 @@ class LiveMarathonEnv(gym.Env):
         self.run_s = run_s if run_s is not None else (schedule.run_s if schedule is not None else 5400)
         self.injection_s = schedule.injection_s if schedule is not None else self.run_s
         self._alert_engine_arg = alert_engine
-        self.max_alerts, self.max_incidents, self.action_slots = max_alerts, max_incidents, action_slots
-        sp = env_spaces(self.catalog, self.app, max_alerts, max_incidents, action_slots)
-        self.layout, self.service_index, self.rule_index = sp.layout, sp.service_index, sp.rule_index
-        self.observation_space, self.action_space = sp.observation_space, sp.action_space
-        self._baseline = baseline_values(self.app)
+        self._init_spaces(max_alerts, max_incidents, action_slots)
+        self.baseline_values = baseline_values(self.app)
         self.runner: ToolRunner | None = None
         self.fault_log: list[FaultLogEntry] = []
         self.alert_errors: list[AlertErrorEntry] = []
@@ -180,16 +177,9 @@ class LiveMarathonEnv(gym.Env):
             raise gym.error.ResetNeeded("call reset() before step()")
         if self.backend.now() >= self.run_s:
             raise gym.error.ResetNeeded("the episode is over; call reset()")
-        results = []
-        if action is not None:
-            arr = np.asarray(action, dtype=np.int64).reshape(-1)
-            if arr.size != self.action_slots * 5 or not self.action_space.contains(arr.reshape(self.action_slots, 5)):
-                results.append(ToolResult.fail("action", "invalid_arguments", f"action must be in {self.action_space}"))
-            else:
-                for slot in arr.reshape(self.action_slots, 5):
-                    call = decode_slot(self.layout, slot, self._view())
-                    if call is not None:
-                        results.append(self.runner.call(call))
+        arr, problem = slot_array(action, self.action_space)
+        results = [ToolResult.fail("action", "invalid_arguments", problem)] if problem is not None else []
+        results += self._run_slots(arr)
         overrun = self._next_grid_point()
         self.runner.invocation += 1
         self._advance(self._grid_t)
@@ -370,80 +360,12 @@ class LiveMarathonEnv(gym.Env):
         except SREMarathonError:
             return {}
 
-    def _view(self) -> dict:
-        runner = self.runner
-        assert runner is not None
-        open_ids = [i for i, inc in runner.incidents.incidents.items() if inc.resolved_s is None][-self.max_incidents:]
-        grouped = {a for i in open_ids for a in runner.incidents.incidents[i].alert_ids}
-        try:
-            pod_service = self.backend.pod_services()
-            policies = sorted(r["name"] for r in self.backend.k8s_state("networkpolicies", None, 10_000))
-        except SREMarathonError:
-            pod_service, policies = {}, []
-        ungrouped: dict[str, list[str]] = {}
-        for a in self.alert_engine.history():
-            if a.resolved_at is None and a.id not in grouped:
-                for s in sorted(self.app.label_services(a.labels, pod_service)):
-                    ungrouped.setdefault(s, []).append(a.id)
-        return {"incident_ids": open_ids, "ungrouped_alerts": ungrouped, "baseline_values": self._baseline,
-                "policies": policies}
+    def _extra_info(self) -> dict:
+        return {"alert_errors": len(self.alert_errors)}
 
-    def _info(self) -> dict:
-        assert self.runner is not None
-        return {"time_s": self.backend.now(), "invocation": self.runner.invocation,
-                "action_mask": slot_mask(self.layout, self._view()), "verbs": VERBS,
-                "alert_errors": len(self.alert_errors)}
-
-    def _observe(self) -> dict[str, np.ndarray]:
-        runner = self.runner
-        assert runner is not None
-        S, A, I = len(self.layout.services), self.max_alerts, self.max_incidents
-        now = self.backend.now()
-        try:
-            pod_service = self.backend.pod_services()
-            deployments = self.backend.k8s_state("deployments", None, 10_000)
-            pods = self.backend.k8s_state("pods", None, 10_000)
-        except SREMarathonError:
-            pod_service, deployments, pods = {}, [], []
-        grouped = {a for inc in runner.incidents.incidents.values() if inc.resolved_s is None for a in inc.alert_ids}
-        obs = {"alert_rule": np.zeros(A, np.int64), "alert_service": np.zeros(A, np.int64),
-               "alert_state": np.zeros(A, np.int64), "alert_age_min": np.zeros(A, np.float32),
-               "alert_in_incident": np.zeros(A, np.int8)}
-        for k, a in enumerate(self.alert_engine.history()[-A:]):
-            obs["alert_rule"][k] = self.rule_index.get(a.rule, 0)
-            svcs = sorted(self.app.label_services(a.labels, pod_service))
-            obs["alert_service"][k] = self.service_index[svcs[0]] + 1 if svcs else 0
-            obs["alert_state"][k] = 1 if a.resolved_at is None else 2
-            obs["alert_age_min"][k] = min(max((now - a.fired_at) / 60.0, 0.0), 1e4)
-            obs["alert_in_incident"][k] = a.id in grouped
-        feats = np.zeros((S, len(SERVICE_FEATURES)), np.float32)
-        col = {f: i for i, f in enumerate(SERVICE_FEATURES)}
-        feats[:, col["ready_ratio"]] = 1.0
-        for d in deployments:
-            i = self.service_index.get(d["name"])
-            if i is None:
-                continue
-            ready, _, desired = d["ready"].partition("/")
-            feats[i, col["ready_ratio"]] = int(ready) / int(desired) if int(desired or 0) > 0 else 1.0
-            feats[i, col["deploys"]] = sum(1 for h in d["history"] if h["time_s"] is not None
-                                           and h["time_s"] > now - self.interval_s)
-        seen = self._restarts_seen
-        for p in pods:
-            i = self.service_index.get(pod_service.get(p["name"], ""))
-            if i is None:
-                continue
-            feats[i, col["restarts"]] += max(p["restarts"] - seen.get(p["name"], 0), 0)
-            if p["status"] not in ("Running", "Terminating"):
-                feats[i, col["not_running_pods"]] += 1
-        self._restarts_seen = {p["name"]: p["restarts"] for p in pods}
-        obs["services"] = feats
-        incidents = np.zeros((I, len(INCIDENT_FEATURES)), np.float32)
-        for k, inc in enumerate(list(runner.incidents.incidents.values())[-I:]):
-            incidents[k] = (inc.resolved_s is None, len(inc.alert_ids), inc.artifact is not None,
-                            max((now - inc.opened_s) / 60.0, 0.0), inc.resolved_s is not None)
-        obs["incidents"] = incidents
-        obs["time"] = np.array([min(now / self.run_s, 1.0), float(now >= self.injection_s)], np.float32)
-        return obs
+    def _service_features(self) -> np.ndarray:
+        feats, self._restarts_seen = cluster_features(self, self._restarts_seen)
+        return feats
 
 
 __all__ = ["AlertErrorEntry", "FaultLogEntry", "LiveMarathonEnv"]

@@ -7,21 +7,21 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from ..backends.sim_run import SimulatedRun
 from ..catalog import Catalog, load_catalog
 from ..clock import METRIC_STEP_S
 from ..errors import ConfigurationError
 from ..fault_schedule import FaultSchedule
 from ..scoring import MarathonReward
-from ..sim.simulator import Simulator
 from ..tools.models import ToolResult
 from ..tools.runner import ToolRunner
-from .actions import VERBS, baseline_values, decode_slot, slot_mask
+from .actions import baseline_values
+from .core import MarathonCore
 from .inputs import check_reset_arguments, frozen_copy, slot_array
-from .observation import build_observation, env_spaces
 from .recorder import RunRecorder
 
 
-class MarathonEnv(gym.Env):
+class MarathonEnv(MarathonCore):
     """
     ## Description
     An agent operates a microservice app (Online Boutique, Astronomy Shop or Train Ticket) on the
@@ -69,8 +69,6 @@ class MarathonEnv(gym.Env):
     - v0: initial release (rules v1; still registered, with ``rules=1``).
     """
 
-    metadata = {"render_modes": []}
-
     def __init__(self, app: str = "online_boutique", mode: str = "train", intensity: float = 1.0,
                  injection_minutes: int | None = None, observation_minutes: int | None = None,
                  interval_s: int | None = None, action_slots: int = 4, max_alerts: int = 64,
@@ -103,11 +101,8 @@ class MarathonEnv(gym.Env):
         if self.injection_s <= 0 or self.interval_s < 15 or self.interval_s % 5:
             raise ConfigurationError("injection_minutes must be positive and interval_s a multiple of 5 >= 15")
         self.run_s = self.injection_s + self.observation_s
-        self.max_alerts, self.max_incidents, self.action_slots = max_alerts, max_incidents, action_slots
-        sp = env_spaces(self.catalog, self.app, max_alerts, max_incidents, action_slots)
-        self.layout, self.service_index, self.rule_index = sp.layout, sp.service_index, sp.rule_index
-        self.observation_space, self.action_space = sp.observation_space, sp.action_space
-        self.sim: Simulator | None = None
+        self._init_spaces(max_alerts, max_incidents, action_slots)
+        self.run: SimulatedRun | None = None
         self._actions_seen = 0
         self._init_kwargs = dict(app=app, mode=mode, intensity=intensity, injection_minutes=injection_minutes,
                                  observation_minutes=observation_minutes, interval_s=interval_s,
@@ -145,45 +140,57 @@ class MarathonEnv(gym.Env):
                                                injection_minutes=self.injection_s // 60,
                                                observation_minutes=self.observation_s // 60,
                                                intensity=self.intensity)
-        self.sim = Simulator(self.catalog, self.app.app, seed, schedule=self.schedule)
-        self.alert_engine = AlertEngine(self.catalog.rules, self.app, self.sim.store)
-        self.runner = ToolRunner(self.sim, self.alert_engine, metrics=self.metrics_source)
+        self.run = SimulatedRun(self.catalog, self.app.app, seed, self.schedule)
+        self.backend = self.run.backend
+        self.alert_engine = AlertEngine(self.catalog.rules, self.app, self.run.metric_store)
+        self.runner = ToolRunner(self.backend, self.alert_engine, metrics=self.metrics_source)
         self.recorder = RunRecorder(self)
         self._actions_seen = 0
         self.reward_fn = MarathonReward(self.scoring)
-        self._restarts_at_step = self.sim.restarts_total.copy()
+        self._restarts_at_step = self.run.restart_counts()
         self._advance(self.interval_s)
         return self._observe(), self._info()
 
     def step(self, action: Any):
-        if self.sim is None:
+        if self.run is None:
             raise gym.error.ResetNeeded("call reset() before step()")
-        if self.sim.now >= self.run_s:
+        if self.run.now >= self.run_s:
             raise gym.error.ResetNeeded("the episode is over; call reset()")
         arr, problem = slot_array(action, self.action_space)
         self._journal.append(("step", arr))
-        results = []
-        if problem is not None:
-            results.append(ToolResult.fail("action", "invalid_arguments", problem))
-        if arr is not None:
-            view = self._view()
-            for slot in arr:
-                call = decode_slot(self.layout, slot, view)
-                if call is not None:
-                    results.append(self.runner.call(call))
-                    view = self._view()
+        results = [ToolResult.fail("action", "invalid_arguments", problem)] if problem is not None else []
+        results += self._run_slots(arr)
         self.runner.invocation += 1
-        self.recorder.after_invocation(self.sim, acted=self._acted_since_last_step())
-        self._restarts_at_step = self.sim.restarts_total.copy()
-        self._advance(min(self.sim.now + self.interval_s, self.run_s))
-        terminated = self.sim.now >= self.run_s
+        self.recorder.after_invocation(self.run, acted=self._acted_since_last_step())
+        self._restarts_at_step = self.run.restart_counts()
+        self._advance(min(self.run.now + self.interval_s, self.run_s))
+        terminated = self.run.now >= self.run_s
         if terminated:
             self.recorder.fill_baseline()
-        reward = self.reward_fn.step(self.recorder.record(), self.sim.now)
+        reward = self.reward_fn.step(self.recorder.record(), self.run.now)
         info = self._info()
         info["tool_results"] = [r.model_dump() for r in results]
         info["score"] = self.reward_fn.value
         return self._observe(), float(reward), terminated, False, info
+
+    @property
+    def sim(self) -> Any:
+        """The embedded simulator of the current episode (tests and benchmarks; agents use tools)."""
+        return self.run.sim if self.run is not None else None
+
+    @property
+    def metric_store(self) -> Any:
+        """Every series the episode sampled (what a bundle stores); None before `reset`."""
+        return self.run.metric_store if self.run is not None else None
+
+    @property
+    def now(self) -> float:
+        """Simulated seconds since the episode started (0 before `reset`)."""
+        return self.run.now if self.run is not None else 0.0
+
+    def interval_traffic(self) -> tuple[float, float]:
+        """(entry-point requests, degraded requests) over the last interval."""
+        return self.run.interval_traffic()
 
     def record(self):
         """The run so far as a `RunRecord` (ground truth included: for scoring and bundles, not for agents)."""
@@ -209,9 +216,9 @@ class MarathonEnv(gym.Env):
         now, so a caller mutating its dict afterwards changes nothing."""
         tool = call.get("tool") if isinstance(call, dict) else None
         tool = tool if isinstance(tool, str) else "?"
-        if self.sim is None:
+        if self.run is None:
             return ToolResult.fail(tool[:100], "unavailable", "call reset() before using tools")
-        if self.sim.now >= self.run_s:
+        if self.run.now >= self.run_s:
             return ToolResult.fail(tool[:100], "unavailable", "the episode is over; call reset()")
         self._journal.append(("tool", frozen_copy(call)))
         return self.runner.call(call)
@@ -219,7 +226,7 @@ class MarathonEnv(gym.Env):
     # ------------------------------------------------------------ pickling: rebuild by deterministic replay
     def __getstate__(self) -> dict:
         return {"kwargs": self._init_kwargs, "catalog_root": str(self.catalog.root),
-                "seed": getattr(self, "seed_used", None) if self.sim is not None else None,
+                "seed": getattr(self, "seed_used", None) if self.run is not None else None,
                 "journal": list(self._journal)}
 
     def __setstate__(self, state: dict) -> None:
@@ -236,34 +243,14 @@ class MarathonEnv(gym.Env):
     # ------------------------------------------------------------ internals
     def _advance(self, t: float) -> None:
         """Advance on the metric grid (probe samples for scoring), then evaluate alerts up to now."""
-        self.sim.window.reset()
-        while self.sim.now + 1e-9 < t:
-            self.sim.advance_to(min(self.sim.now + METRIC_STEP_S, t))
-            self.recorder.sample(self.sim)
-        self.recorder.interval(self.sim)
-        self.alert_engine.evaluate_until(self.sim.now)
-        self.recorder.before_invocation(self.sim)
+        run = self.run
+        run.start_interval()
+        while run.now + 1e-9 < t:
+            run.advance_to(min(run.now + METRIC_STEP_S, t))
+            self.recorder.sample(run)
+        self.recorder.interval(run)
+        self.alert_engine.evaluate_until(run.now)
+        self.recorder.before_invocation(run)
 
-    def _observe(self) -> dict[str, np.ndarray]:
-        return build_observation(self)
-
-    def _view(self) -> dict:
-        runner = self.runner
-        open_ids = [i for i, inc in runner.incidents.incidents.items() if inc.resolved_s is None][-self.max_incidents:]
-        grouped = {a for i in open_ids for a in runner.incidents.incidents[i].alert_ids}
-        pod_service = {p.name: p.service for p in self.sim.cluster.pods.values()}
-        ungrouped: dict[str, list[str]] = {}
-        for a in self.alert_engine.history():
-            if a.resolved_at is None and a.id not in grouped:
-                for s in sorted(self.app.label_services(a.labels, pod_service)):
-                    ungrouped.setdefault(s, []).append(a.id)
-        return {"incident_ids": open_ids, "ungrouped_alerts": ungrouped,
-                "baseline_values": self.baseline_values, "policies": sorted(self.sim.cluster.network_policies)}
-
-    def _info(self) -> dict:
-        view = self._view()
-        ungrouped = np.array([bool(view["ungrouped_alerts"].get(s)) for s in self.layout.services])
-        return {"time_s": self.sim.now, "invocation": self.runner.invocation,
-                "action_mask": slot_mask(self.layout, view), "verbs": VERBS,
-                "services_with_ungrouped_alerts": ungrouped}
-
+    def _service_features(self) -> np.ndarray:
+        return self.run.service_features(self.interval_s, self._restarts_at_step)

@@ -8,14 +8,12 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ..detmath import log
 from .actions import ActionLayout
 
 ALERT_STATES = ("empty", "firing", "resolved")
 SERVICE_FEATURES = ("requests_per_s", "error_ratio", "mean_latency_log10_ms", "throttled_ratio",
                     "ready_ratio", "restarts", "not_running_pods", "deploys")
 INCIDENT_FEATURES = ("open", "alerts", "has_root_cause", "age_min", "resolved")
-_LN10 = 2.302585092994046  # ln 10
 
 
 def observation_space(n_services: int, n_rules: int, max_alerts: int, max_incidents: int) -> spaces.Dict:
@@ -46,58 +44,66 @@ def env_spaces(catalog: Any, app: Any, max_alerts: int, max_incidents: int, acti
     )
 
 
-def build_observation(env: Any) -> dict[str, np.ndarray]:
-    sim, runner = env.sim, env.runner
-    S, A, I = len(env.layout.services), env.max_alerts, env.max_incidents
-    now = sim.now
+def build_observation(env: Any, features: np.ndarray) -> dict[str, np.ndarray]:
+    """The observation of one invocation: the latest `max_alerts` alerts, the per-service
+    `features` (rows in `env.layout.services` order), the agent's incidents and time."""
+    runner = env.runner
+    A, I = env.max_alerts, env.max_incidents
+    now = env.backend.now()
     history = env.alert_engine.history()
     grouped = {a for inc in runner.incidents.incidents.values() if inc.resolved_s is None for a in inc.alert_ids}
-    pod_service = {p.name: p.service for p in sim.cluster.pods.values()}
-    recent = history[-A:]
+    pod_service = env._pod_services()
     obs = {
         "alert_rule": np.zeros(A, np.int64), "alert_service": np.zeros(A, np.int64), "alert_state": np.zeros(A, np.int64),
         "alert_age_min": np.zeros(A, np.float32), "alert_in_incident": np.zeros(A, np.int8),
     }
-    for k, a in enumerate(recent):
+    for k, a in enumerate(history[-A:]):
         obs["alert_rule"][k] = env.rule_index.get(a.rule, 0)
-        svcs = sorted(sim.app.label_services(a.labels, pod_service))
+        svcs = sorted(env.app.label_services(a.labels, pod_service))
         obs["alert_service"][k] = env.service_index[svcs[0]] + 1 if svcs else 0
         obs["alert_state"][k] = 1 if a.resolved_at is None else 2
-        obs["alert_age_min"][k] = (now - a.fired_at) / 60.0
+        obs["alert_age_min"][k] = min(max((now - a.fired_at) / 60.0, 0.0), 1e4)  # a live clock may lag
         obs["alert_in_incident"][k] = a.id in grouped
-    w = sim.window
-    ticks = max(w.ticks, 1)
-    seconds = ticks * 5.0
-    c = sim.compiled
-    cl = sim.cluster
-    desired = cl.desired.sum(axis=0)
-    ready = cl.ready.sum(axis=0)
-    not_running = np.zeros(S)
-    for p in cl.pods.values():
-        if cl.pod_status(p) not in ("Running", "Terminating"):
-            not_running[c.index[p.service]] += 1
-    deploys = np.zeros(S)
-    for r in sim.pipeline.history:
-        if r.submitted_s > now - env.interval_s and r.service in c.index:
-            deploys[c.index[r.service]] += 1
-    restarts = sim.restarts_total - env._restarts_at_step
-    feats = np.stack([
-        w.calls / seconds,
-        np.where(w.calls > 0, w.errors / np.maximum(w.calls, 1), 0.0),
-        # log10 without numpy's SIMD kernels (their last bits depend on the CPU)
-        log(np.maximum(np.where(w.calls > 0, w.latency_sum / np.maximum(w.calls, 1), 0.0), 1e-3) + 1.0)
-        / _LN10,
-        w.throttled_sum / ticks,
-        np.where(desired > 0, ready / np.maximum(desired, 1), 1.0),
-        restarts,
-        not_running,
-        deploys,
-    ], axis=1).astype(np.float32)
-    obs["services"] = feats
+    obs["services"] = features
     incidents = np.zeros((I, len(INCIDENT_FEATURES)), np.float32)
     for k, inc in enumerate(list(runner.incidents.incidents.values())[-I:]):
         incidents[k] = (inc.resolved_s is None, len(inc.alert_ids), inc.artifact is not None,
-                        (now - inc.opened_s) / 60.0, inc.resolved_s is not None)
+                        max((now - inc.opened_s) / 60.0, 0.0), inc.resolved_s is not None)
     obs["incidents"] = incidents
     obs["time"] = np.array([min(now / env.run_s, 1.0), float(now >= env.injection_s)], np.float32)
     return obs
+
+
+def cluster_features(env: Any, restarts_seen: dict[str, int]) -> tuple[np.ndarray, dict[str, int]]:
+    """Per-service features from the cluster API alone (any `Backend`): ready ratio, restarts since
+    `restarts_seen` (pod -> restarts at the previous observation), pods not running, rollouts in
+    the last interval. Traffic features stay 0: they need the metric source's query language.
+    Returns the features and the restart counts to pass next time."""
+    from ..errors import SREMarathonError
+
+    now = env.backend.now()
+    try:
+        pod_service = env.backend.pod_services()
+        deployments = env.backend.k8s_state("deployments", None, 10_000)
+        pods = env.backend.k8s_state("pods", None, 10_000)
+    except SREMarathonError:
+        pod_service, deployments, pods = {}, [], []
+    feats = np.zeros((len(env.layout.services), len(SERVICE_FEATURES)), np.float32)
+    col = {f: i for i, f in enumerate(SERVICE_FEATURES)}
+    feats[:, col["ready_ratio"]] = 1.0
+    for d in deployments:
+        i = env.service_index.get(d["name"])
+        if i is None:
+            continue
+        ready, _, desired = d["ready"].partition("/")
+        feats[i, col["ready_ratio"]] = int(ready) / int(desired) if int(desired or 0) > 0 else 1.0
+        feats[i, col["deploys"]] = sum(1 for h in d["history"] if h["time_s"] is not None
+                                       and h["time_s"] > now - env.interval_s)
+    for p in pods:
+        i = env.service_index.get(pod_service.get(p["name"], ""))
+        if i is None:
+            continue
+        feats[i, col["restarts"]] += max(p["restarts"] - restarts_seen.get(p["name"], 0), 0)
+        if p["status"] not in ("Running", "Terminating"):
+            feats[i, col["not_running_pods"]] += 1
+    return feats, {p["name"]: p["restarts"] for p in pods}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..run_record import (
@@ -16,7 +16,9 @@ from ..run_record import (
     RunManifest,
     RunRecord,
 )
-from ..sim.simulator import Simulator
+
+if TYPE_CHECKING:
+    from ..backends.sim_run import SimulatedRun
 
 
 class RunRecorder:
@@ -39,61 +41,52 @@ class RunRecorder:
                           planned_end_s=sf.planned_end_s, reverted_s=None,
                           probe=ProbeSpec(**f.probe.model_dump()))
 
-    def sample(self, sim: Simulator) -> None:
+    def sample(self, run: SimulatedRun) -> None:
         """Every 15 s: the probe of each fault that has started and is not long over."""
+        now = run.now
         for truth in self.faults:
-            if truth.start_s > sim.now or sim.now > truth.planned_end_s + 900:
+            if truth.start_s > now or now > truth.planned_end_s + 900:
                 continue
             fault = self._by_id[truth.fault_id]
             series = self.probes.setdefault(truth.fault_id, ProbeSeries(fault_id=truth.fault_id, times=[], failing=[]))
-            series.times.append(sim.now)
-            series.failing.append(bool(sim.probes.failing(fault.probe)))
+            series.times.append(now)
+            series.failing.append(run.probe_failing(fault.probe))
 
-    def before_invocation(self, sim: Simulator) -> None:
+    def before_invocation(self, run: SimulatedRun) -> None:
         """Which faults' artifacts are bad as the agent is invoked (a change still in the pipeline is
         not: its artifact was never bad, so the agent cannot have fixed it)."""
-        for fid, applied in sim.applied.items():
-            if fid not in self._seen_bad and applied.reverted_s is None \
-                    and not sim.mechanics.artifact_restored(applied):
+        for fid in run.applied_faults():
+            if fid not in self._seen_bad and run.reverted_s(fid) is None and not run.artifact_restored(fid):
                 self._seen_bad.add(fid)
 
-    def after_invocation(self, sim: Simulator, acted: bool) -> None:
+    def after_invocation(self, run: SimulatedRun, acted: bool) -> None:
         """Artifact checks after the agent's actions (a fix without a failing probe still counts)."""
         if not acted:
             return
-        for fid, applied in sim.applied.items():
-            if fid not in self.artifact_fixed and fid in self._seen_bad and applied.reverted_s is None \
-                    and sim.mechanics.artifact_restored(applied):
-                self.artifact_fixed[fid] = sim.now
+        for fid in run.applied_faults():
+            if fid not in self.artifact_fixed and fid in self._seen_bad and run.reverted_s(fid) is None \
+                    and run.artifact_restored(fid):
+                self.artifact_fixed[fid] = run.now
 
-    def interval(self, sim: Simulator) -> None:
-        w = sim.window
-        self.degradation.times.append(sim.now)
-        self.degradation.requests.append(float(w.requests))
-        self.degradation.degraded.append(float(w.degraded))
+    def interval(self, run: SimulatedRun) -> None:
+        requests, degraded = run.interval_traffic()
+        self.degradation.times.append(run.now)
+        self.degradation.requests.append(requests)
+        self.degradation.degraded.append(degraded)
 
     def fill_baseline(self) -> None:
         """The matched no-action run: same seed and schedule, nobody acting (computed exactly)."""
-        env = self.env
-        sim0 = Simulator(env.catalog, env.app.app, env.seed_used, schedule=env.schedule, telemetry=False)
-        requests, degraded = [], []
-        for t in self.degradation.times:
-            sim0.window.reset()
-            sim0.advance_to(t)
-            requests.append(float(sim0.window.requests))
-            degraded.append(float(sim0.window.degraded))
+        requests, degraded = self.env.run.no_action_traffic(self.degradation.times)
         self.degradation.baseline_requests = requests
         self.degradation.baseline_degraded = degraded
 
     def record(self, until_s: float | None = None) -> RunRecord:
-        env, sim = self.env, self.env.sim
-        pod_service = {p.name: p.service for p in sim.cluster.pods.values()}
-        alerts = alert_records(env.alert_engine.history(), sim.app, pod_service, self._alert_services)
+        env, run = self.env, self.env.run
+        alerts = alert_records(env.alert_engine.history(), env.app, env.backend.pod_services(), self._alert_services)
         for truth in self.faults:
-            applied = sim.applied.get(truth.fault_id)
-            truth.reverted_s = applied.reverted_s if applied is not None else None
+            truth.reverted_s = run.reverted_s(truth.fault_id)
         events, actions = incident_events(env.runner), action_records(env.runner)
-        manifest = RunManifest(app=sim.app.app, seed=env.seed_used, mode=env.mode, interval_s=env.interval_s,
+        manifest = RunManifest(app=env.app.app, seed=env.seed_used, mode=env.mode, interval_s=env.interval_s,
                                injection_s=env.injection_s, observation_s=env.observation_s,
                                package_version=__version__, catalog_version=env.catalog_version,
                                env_config=env.config())

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from ..catalog.artifacts import parse_artifact
 from ..errors import did_you_mean
+from ..quantities import parse_quantity
 
 if TYPE_CHECKING:
     from .simulator import Simulator
@@ -183,17 +184,3 @@ class Interventions:
         return DeployRecord(f"d{len(self.sim.pipeline.history) + 1:04d}", service, kind, artifact, message, "",
                             "agent", now, {"rollout-started": now}, revision, "deployed")
 
-
-def parse_quantity(text: str, resource: str) -> int:
-    """Kubernetes quantities: cpu `300m` -> 300, `1.5` -> 1500 (millicores); memory `256Mi` -> 256, `1Gi` -> 1024 (MiB)."""
-    t = str(text).strip()
-    try:
-        if resource == "cpu":
-            return int(float(t[:-1])) if t.endswith("m") else int(float(t) * 1000)
-        if t.endswith("Mi"):
-            return int(float(t[:-2]))
-        if t.endswith("Gi"):
-            return int(float(t[:-2]) * 1024)
-        return int(float(t) / (1024 * 1024))  # plain bytes
-    except ValueError:
-        raise _error(f"not a {resource} quantity: {text!r}") from None

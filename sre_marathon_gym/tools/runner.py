@@ -3,7 +3,7 @@
 `ToolRunner.call` never raises for anything the agent sends: malformed calls, unknown names,
 forbidden operations, failed guards and backend failures (a live cluster's 403, 409 or timeout)
 all come back as `ToolResult` errors and are recorded. Everything cluster-specific goes through a
-`Backend` (`backends/`); a `Simulator` passed in is wrapped in the default `SimBackend`.
+`Backend` (`backends/`): the embedded simulator's `SimBackend` or a live cluster's.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from ..errors import (
 )
 from ..metric_store import bucket_quantile
 from ..patterns import compile_label_regex
+from ..quantities import parse_quantity
 from ..run_record import ActionRecord
-from ..sim.simulator import Simulator
 from .models import TOOL_KIND, ToolResult, parse_call
 from .policy import check, incident_scope
 from .safe_json import json_safe
@@ -71,14 +71,11 @@ class ToolRunner:
     (the simulator's store) by default, or any object with its read interface (e.g.
     `PrometheusMetrics`, which also answers raw PromQL)."""
 
-    def __init__(self, sim: Simulator | Backend, alert_engine: Any, metrics: Any = None):
-        if isinstance(sim, Simulator):
-            from ..backends.sim import SimBackend
-
-            self.sim: Simulator | None = sim
-            self.backend: Backend = SimBackend(sim)
-        else:
-            self.sim, self.backend = None, sim
+    def __init__(self, backend: Backend, alert_engine: Any, metrics: Any = None):
+        if not isinstance(backend, Backend):
+            raise TypeError(f"ToolRunner needs a Backend (e.g. backends.SimBackend(simulator)), got "
+                            f"{type(backend).__name__}")
+        self.backend = backend
         self.alerts = alert_engine
         self._metrics = metrics
         self.incidents = IncidentStore()
@@ -212,9 +209,7 @@ class ToolRunner:
     def _query_metrics(self, m: Any) -> dict:
         store = self.metrics
         if store is None:
-            if self.sim is None:
-                raise BackendError("unavailable", "no metrics source configured for this backend")
-            raise ValueError("telemetry is disabled in this environment")
+            raise BackendError("unavailable", "no metrics source configured for this backend")
         start, end = self._window(m.start_s, m.end_s, 900.0)
         if m.promql is not None:
             return self._promql(store, m, start, end)
@@ -405,8 +400,6 @@ class ToolRunner:
 
     def _set_config(self, m: Any) -> dict:
         if m.key in ("resources.limits.cpu", "resources.limits.memory"):
-            from ..sim.interventions import parse_quantity
-
             resource = m.key.rsplit(".", 1)[1]
             qty = parse_quantity(m.value, resource)
             if resource == "cpu":

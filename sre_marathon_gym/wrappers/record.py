@@ -49,9 +49,9 @@ class RecordBundle(gym.Wrapper, gym.utils.RecordConstructorArgs):
             base = self.env.unwrapped
             path = self.directory / f"{self.prefix}-{base.seed_used}-{len(self.paths)}.bundle"
             cut = None  # a step limit (TimeLimit) that truncates before the run's end seals it INCOMPLETE
-            if base.sim.now < base.run_s:
-                cut = Incomplete(float(base.sim.now), "truncated before the end of the run")
-            write_bundle(path, base.record(), store=base.sim.store, catalog=base.catalog, extra=self.extra,
+            if base.now < base.run_s:
+                cut = Incomplete(float(base.now), "truncated before the end of the run")
+            write_bundle(path, base.record(), store=base.metric_store, catalog=base.catalog, extra=self.extra,
                          incomplete=cut)
             self.paths.append(path)
             info = dict(info)

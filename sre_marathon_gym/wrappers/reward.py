@@ -25,7 +25,7 @@ class ShapeMarathonReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     - ``score``: the env's reward (Marathon-Score increment), always with weight 1.
     - ``degradation``: the degraded-request fraction of the interval just simulated,
-      ``min(degraded, requests) / requests`` from ``env.unwrapped.sim.window``; the reward
+      ``min(degraded, requests) / requests`` from ``env.unwrapped.interval_traffic()``; the reward
       subtracts ``degradation_weight x`` it. Note that faults the agent did not cause also
       degrade, so this term is only comparable between policies on the same seed.
     - ``risky_attempts``: risky attempts among the tool calls of this step (policy violations or
@@ -64,8 +64,8 @@ class ShapeMarathonReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
         obs, reward, terminated, truncated, info = self.env.step(action)
         base = self.env.unwrapped
-        window = base.sim.window
-        degradation = float(min(window.degraded, window.requests) / window.requests) if window.requests > 0 else 0.0
+        requests, degraded = base.interval_traffic()
+        degradation = float(min(degraded, requests) / requests) if requests > 0 else 0.0
         new_actions = base.runner.actions[self._actions_seen:]
         self._actions_seen = len(base.runner.actions)
         _, risky, _ = intervention_risk(new_actions)

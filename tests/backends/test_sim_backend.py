@@ -15,11 +15,12 @@ class _NoAlerts:
         return []
 
 
-def test_tool_runner_wraps_a_simulator_in_the_sim_backend(catalog):
+def test_tool_runner_runs_on_the_sim_backend_and_refuses_a_bare_simulator(catalog):
     sim = Simulator(catalog, "online_boutique", seed=1)
-    runner = ToolRunner(sim, _NoAlerts())
-    assert isinstance(runner.backend, SimBackend) and isinstance(runner.backend, Backend)
-    assert runner.sim is sim
+    with pytest.raises(TypeError, match="needs a Backend"):
+        ToolRunner(sim, _NoAlerts())
+    runner = ToolRunner(SimBackend(sim), _NoAlerts())
+    assert isinstance(runner.backend, Backend) and runner.backend.sim is sim
     r = runner.call({"tool": "get_k8s_state", "resource": "deployments", "service": "emailservice"})
     assert r.ok and r.data["items"][0]["name"] == "emailservice"
 

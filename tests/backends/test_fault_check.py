@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sre_marathon_gym.sim.validation import validate_catalog
+from sre_marathon_gym.backends.fault_check import validate_catalog
 
 
 @pytest.mark.slow

@@ -4,6 +4,9 @@ For each fault: (1) its symptom probe fails within its window while the entry po
 serving (unless it is a full outage by design); (2) the probe recovers after the revert;
 (3) at least one of its valid remedies repairs it (the probe is healthy again and stays so,
 or, for faults that never fail a probe, the responsible artifact is back to its good state).
+
+It lives with the backends because it drives its own simulators, which only `sim/` and
+`backends/` may build (`docs/ARCHITECTURE.md`).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from dataclasses import dataclass
 from ..catalog import App, Catalog
 from ..catalog.faults import Fault
 from ..clock import TICK_S
-from .simulator import Simulator, SimulatorError
+from ..sim.simulator import Simulator, SimulatorError
 
 WARMUP_S = 120.0
 RECOVERY_S = 600.0
