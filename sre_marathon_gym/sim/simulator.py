@@ -105,7 +105,7 @@ class Simulator:
         from .exporter import TelemetryExporter
 
         self.exporter = TelemetryExporter(self) if telemetry else None
-        from .logs import LogContextRecorder
+        from .log_context import LogContextRecorder
 
         self.logctx = LogContextRecorder(self) if telemetry else None
         self._events = list(schedule.events()) if schedule is not None else []
