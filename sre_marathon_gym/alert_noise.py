@@ -175,9 +175,9 @@ def _report() -> None:  # pragma: no cover - exercised by hand / CI smoke
     """Run the leaderboard schedules for 90 minutes and print the alert noise figures."""
     import time
 
+    from .backends.sim_run import SimulatedRun
     from .catalog import load_catalog
     from .fault_schedule import FaultSchedule
-    from .backends.sim_run import SimulatedRun
 
     cat = load_catalog()
     paper = {n.app: n.value for n in cat.published.numbers if n.key == "ambiguous_alert_share"}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from import_graph import PACKAGE, closure, imports, in_layer, modules, third_party, under
 
 FOUNDATION = ("errors", "clock", "patterns", "detmath", "quantities", "table", "logquery", "run_record", "_moved")

@@ -110,7 +110,7 @@ class SimBackend:
 
     def search_logs(self, service: str | None, start_s: float, end_s: float, query: str | None,
                     level: str | None, limit: int) -> list[dict]:
-        from ..sim.logs import search_logs
+        from ..sim.log_search import search_logs
 
         if self.sim.logctx is None:
             raise ValueError("logs are disabled in this environment")

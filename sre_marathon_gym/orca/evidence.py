@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import PatternError, SREMarathonError
 from ..sim.effects import FLAG_BEHAVIOUR
-from ..sim.logs import FLAG_ADDRESS, FLAG_CALLER_PREFIX, FLAG_ERROR, FLAG_LINES
+from ..sim.log_text import FLAG_ADDRESS, FLAG_CALLER_PREFIX, FLAG_ERROR, FLAG_LINES
 from ..tools.runner import parse_matchers
 from .flags import signal_kinds
 from .logsearch import resolve_log

@@ -1,6 +1,6 @@
 """Log search with citable ids: ORCA reports cite log lines, and the judge must find them again.
 
-The search itself is `sim.logs.search_logs(..., with_positions=True)`; this module turns a line's
+The search itself is `sim.log_search.search_logs(..., with_positions=True)`; this module turns a line's
 position (sample, service, index among that sample's lines) plus a checksum of its text into an id,
 so an id resolves by regenerating one sample's lines, and an invented or edited id resolves to nothing.
 """
@@ -10,7 +10,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 
-from ..sim.logs import LogContextRecorder, LogRecord, search_logs
+from ..sim.log_context import LogContextRecorder
+from ..sim.log_lines import LogRecord
+from ..sim.log_search import search_logs
 
 
 def log_id(k: int, s: int, i: int, rec: LogRecord) -> str:
@@ -38,6 +40,6 @@ def resolve_log(recorder: LogContextRecorder, ident: str) -> LogRecord | None:
 
 def search_logs_with_ids(recorder: LogContextRecorder, app: object, service: str | None, start_s: float, end_s: float,
                          query: str | None, level: str | None, limit: int) -> list[dict]:
-    """`sim.logs.search_logs` (newest `limit` matches in time order), each line with its citable `id`."""
+    """`sim.log_search.search_logs` (newest `limit` matches in time order), each with its citable `id`."""
     pairs = search_logs(recorder, app, service, start_s, end_s, query, level, limit, with_positions=True)
     return [{"id": log_id(k, s, i, r), **dataclasses.asdict(r)} for r, (k, s, i) in pairs]

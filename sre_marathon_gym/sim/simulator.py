@@ -104,7 +104,7 @@ class Simulator:
         from .metric_exporter import MetricExporter
 
         self.exporter = MetricExporter(self) if telemetry else None
-        from .logs import LogContextRecorder
+        from .log_context import LogContextRecorder
 
         self.logctx = LogContextRecorder(self) if telemetry else None
         self._events = list(schedule.events()) if schedule is not None else []

@@ -5,6 +5,7 @@ seed-keyed checksum, so `get_trace` regenerates exactly the trace `find_traces` 
 pointed at. Span durations follow the recorded per-service latencies (log-normal own time plus
 the network hop, calls in sequence), failures follow the recorded failure shares per call, and a
 *forced* trace (the kind error log lines point at) fails exactly at the call the log line names.
+Failure causes and forced kinds (the fields an id packs) are `causes`, shared with the log lines.
 
 Spans: one SERVER span per call that reached its callee; a CLIENT span on the caller when the call
 failed before or while reaching the callee (refused, unresolvable, blocked, reset, deadline).
@@ -20,26 +21,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import UnknownNameError
+from .causes import DNS, F_EDGE, F_NONE, F_OWN, REFUSED, RESET, SATURATED, TIMEOUT, UPSTREAM
 
 if TYPE_CHECKING:
-    from .logs import LogContextRecorder
+    from .log_context import LogContextRecorder
 
 SIGMA = 0.5  # log-normal shape of own processing time (same as the traffic model)
 MAX_SPANS = 250
-
-# outcome causes (4 bits in a trace id)
-OWN_APP, BAD_VALUE, DEP_UNAVAIL, SATURATED, FLAG, TIMEOUT, REFUSED, DNS, BLOCKED, RESET, UPSTREAM = range(11)
-CAUSE_NAMES = ("app_error", "bad_value", "unavailable", "saturated", "flag", "timeout", "refused", "dns",
-               "blocked", "reset", "upstream")
-OWN_CAUSES = frozenset({OWN_APP, BAD_VALUE, DEP_UNAVAIL, SATURATED, FLAG})
-# forced kinds (2 bits)
-F_NONE, F_EDGE, F_OWN, F_OK = range(4)
-
-GRPC_CODE = {TIMEOUT: "DeadlineExceeded", REFUSED: "Unavailable", DNS: "Unavailable", BLOCKED: "DeadlineExceeded",
-             RESET: "Unavailable", OWN_APP: "Unknown", BAD_VALUE: "InvalidArgument", DEP_UNAVAIL: "Unavailable",
-             SATURATED: "ResourceExhausted", FLAG: "Internal"}
-HTTP_STATUS = {TIMEOUT: 504, REFUSED: 503, DNS: 502, BLOCKED: 504, RESET: 502, OWN_APP: 500, BAD_VALUE: 500,
-               DEP_UNAVAIL: 503, SATURATED: 503, FLAG: 500}
 
 
 @dataclass(frozen=True)

@@ -611,7 +611,7 @@ def test_drain_uses_the_eviction_api_and_honours_disruption_budgets(ob):
 def test_search_logs_has_the_simulators_semantics_on_the_live_backend(ob):
     import dataclasses
 
-    from sre_marathon_gym.sim.logs import LogRecord
+    from sre_marathon_gym.sim.log_lines import LogRecord
 
     ob.stub.log_lines = ["DEBUG cache warm", "INFO serving requests",
                          '{"level": "warning", "message": "slow checkout", "order_id": "o-123"}',
@@ -638,7 +638,7 @@ def test_search_logs_has_the_simulators_semantics_on_the_live_backend(ob):
 
 def test_log_query_functions_are_shared_with_the_simulator():
     import sre_marathon_gym.backends.kubernetes as kube
-    import sre_marathon_gym.sim.logs as simlogs
+    import sre_marathon_gym.sim.log_search as simlogs
     from sre_marathon_gym import logquery
 
     assert simlogs.logquery is logquery and kube.logquery is logquery

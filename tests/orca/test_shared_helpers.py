@@ -17,7 +17,7 @@ from sre_marathon_gym.orca.flags import (
 from sre_marathon_gym.orca.logsearch import resolve_log, search_logs_with_ids
 from sre_marathon_gym.orca.world import orca_world
 from sre_marathon_gym.sim.effects import FLAG_BEHAVIOUR
-from sre_marathon_gym.sim.logs import search_logs
+from sre_marathon_gym.sim.log_search import search_logs
 from sre_marathon_gym.tools.runner import parse_matchers
 
 

@@ -8,7 +8,8 @@ import pytest
 
 from sre_marathon_gym.errors import UnknownNameError
 from sre_marathon_gym.fault_schedule import FaultSchedule
-from sre_marathon_gym.sim.logs import LogContextRecorder, search_logs
+from sre_marathon_gym.sim.log_context import LogContextRecorder
+from sre_marathon_gym.sim.log_search import search_logs
 from sre_marathon_gym.sim.simulator import Simulator
 from sre_marathon_gym.sim.traces import find_traces, get_trace
 
