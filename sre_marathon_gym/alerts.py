@@ -34,19 +34,19 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from .alert_templates import compile_template, render_parts, render_template
-from .errors import AlertEvaluationError, AlertRuleError, PatternError, UnknownNameError
+from .alert_rules import COMPARISONS, CompiledRule, Operand, OperandBatch, SeriesView, labels_match
+from .alert_templates import render_template
+from .errors import AlertEvaluationError, AlertRuleError, UnknownNameError
 from .metric_store import MetricStore, bucket_quantile
-from .patterns import compile_label_regex
 
 if TYPE_CHECKING:
-    from .catalog.alerts import AlertRule, RulePack
+    from .catalog.alerts import RulePack
     from .catalog.apps import App
 
 __all__ = [
@@ -59,17 +59,6 @@ __all__ = [
 
 AlertState = Literal["pending", "firing", "resolved"]
 
-_KINDS = ("value", "ratio", "difference", "quantile")
-_FNS = ("rate", "increase", "last")
-_AGGS = ("sum", "max", "min")
-_OPS: dict[str, Callable[[np.ndarray, float], np.ndarray]] = {
-    ">": np.greater, ">=": np.greater_equal, "<": np.less, "<=": np.less_equal,
-    "==": np.equal, "!=": np.not_equal,
-}
-_MATCH_KEYS = {"match": "=", "match_ne": "!=", "match_re": "=~", "match_nre": "!~"}
-_OPERAND_FIELDS = {"metric", "fn", "window_s", "offset_s", "agg", "op", "threshold",
-                   "join_metric", "join_on", "join_labels"}
-_RULE_FIELDS = {"kind", "group_by", "op", "threshold", "quantile"}
 _ID_WIDTH = 4
 
 
@@ -106,7 +95,7 @@ class _Episode:
     __slots__ = ("rule", "group", "pending_id", "alert_id", "pending_at", "fired_at", "ended_at",
                  "value", "seen_at", "_snap")
 
-    def __init__(self, rule: _Rule, group: int, pending_id: str, t: float):
+    def __init__(self, rule: CompiledRule, group: int, pending_id: str, t: float):
         self.rule = rule
         self.group = group
         self.pending_id = pending_id
@@ -143,256 +132,6 @@ class _Episode:
 
 
 # --------------------------------------------------------------------------------------------------
-# compiled rules
-
-
-class _View:
-    """All series of one metric name (ascending ids) and their labels, grown incrementally.
-
-    Why incremental: the engine learns about new series by walking the ids created since its last
-    evaluation (`MetricStore.series_count`, `name`, `labels`), so pod churn costs O(new series)
-    instead of re-selecting (and re-indexing) whole metrics.
-    """
-
-    __slots__ = ("metric", "_ids", "ids", "labels", "churns")
-
-    def __init__(self, metric: str):
-        self.metric = metric
-        self._ids: list[int] = []
-        self.ids = np.empty(0, dtype=np.intp)
-        self.labels: list[dict[str, str]] = []
-        self.churns = False  # per-pod series (they start and stop with pods)
-
-    def add(self, sid: int, labels: dict[str, str]) -> None:
-        if not self._ids:
-            self.churns = "pod" in labels
-        self._ids.append(sid)
-        self.labels.append(labels)
-
-    def sync(self) -> None:
-        if len(self._ids) != self.ids.size:
-            self.ids = np.asarray(self._ids, dtype=np.intp)
-
-
-_Matcher = tuple[str, str, str, "Any"]  # (label, op, value, compiled RE2 regex or None)
-
-
-def _compile_matchers(matchers: Mapping[str, tuple[str, str]], where: str) -> list[_Matcher]:
-    out = []
-    for label, (op, value) in sorted(matchers.items()):
-        rx = None
-        if op in ("=~", "!~"):  # the same engine as agents' matchers: RE2, PromQL's own syntax
-            try:
-                rx = compile_label_regex(value, f"label {label!r}")
-            except PatternError as exc:
-                raise AlertRuleError(f"{where}: {exc}") from None
-        out.append((label, op, value, rx))
-    return out
-
-
-def _matches(labels: Mapping[str, str], matchers: list[_Matcher]) -> bool:
-    """PromQL label matchers (regexes fully anchored; an absent label compares as "")."""
-    for label, op, value, rx in matchers:
-        v = labels.get(label, "")
-        if op == "=":
-            ok = v == value
-        elif op == "!=":
-            ok = v != value
-        elif op == "=~":
-            ok = rx.fullmatch(v) is not None  # type: ignore[union-attr]
-        else:
-            ok = rx.fullmatch(v) is None  # type: ignore[union-attr]
-        if not ok:
-            return False
-    return True
-
-
-class _Batch:
-    """The series read with one (function, window, offset): few store calls per evaluation.
-
-    Why: the store's query functions work per series, so querying the union of the series every
-    operand of that kind selects gives exactly the per-operand results at a fraction of the
-    per-call overhead. Pod series (which come and go, so their windows have gaps) are queried apart
-    from the stable ones: the store has a much faster path for windows without gaps.
-    """
-
-    __slots__ = ("fn", "window_s", "offset_s", "operands", "stable", "churn", "version")
-
-    def __init__(self, fn: str, window_s: float, offset_s: float):
-        self.fn, self.window_s, self.offset_s = fn, window_s, offset_s
-        self.operands: list[_Operand] = []
-        self.stable = np.empty(0, dtype=np.intp)
-        self.churn = np.empty(0, dtype=np.intp)
-        self.version: tuple[int, ...] = ()
-
-    def refresh(self) -> None:
-        """Recompute the union and every operand's positions in it after an operand was rebuilt."""
-        version = tuple(o.built for o in self.operands)
-        if version == self.version:
-            return
-        self.version = version
-
-        def union(ops: list[_Operand]) -> np.ndarray:
-            return np.unique(np.concatenate([o.sel for o in ops])) if ops else np.empty(0, dtype=np.intp)
-
-        stable_ops = [o for o in self.operands if not o.view.churns]  # type: ignore[union-attr]
-        churn_ops = [o for o in self.operands if o.view.churns]  # type: ignore[union-attr]
-        self.stable, self.churn = union(stable_ops), union(churn_ops)
-        for o in stable_ops:
-            o.idx = np.searchsorted(self.stable, o.sel)
-        for o in churn_ops:
-            o.idx = self.stable.size + np.searchsorted(self.churn, o.sel)
-
-    def values(self, store: MetricStore, t: float) -> np.ndarray:
-        te = t - self.offset_s
-        parts = [self._query(store, ids, te) for ids in (self.stable, self.churn) if ids.size]
-        return np.concatenate(parts) if parts else np.empty(0)
-
-    def _query(self, store: MetricStore, ids: np.ndarray, te: float) -> np.ndarray:
-        if self.fn == "rate":
-            return store.rate(ids, te, self.window_s)
-        if self.fn == "increase":
-            return store.increase(ids, te, self.window_s)
-        return store.at(ids, te)
-
-
-class _Operand:
-    """One of A / B / guard: selection, function, aggregation and the cached group codes."""
-
-    __slots__ = ("prefix", "metric", "fn", "window_s", "offset_s", "agg", "matchers", "op", "threshold",
-                 "join", "view", "batch", "built", "seen", "compiled", "sel", "idx", "pos", "identity",
-                 "gidx", "lei", "les", "join_view", "_where")
-
-    def __init__(self, rule_name: str, prefix: str, fields: dict[str, object],
-                 matchers: dict[str, tuple[str, str]]):
-        where = f"rule {rule_name}: {prefix}"
-        self._where = where
-        self.prefix = prefix
-        unknown = set(fields) - _OPERAND_FIELDS
-        if unknown:
-            raise AlertRuleError(f"{where}*: unknown param(s) {sorted(prefix + k for k in unknown)}")
-        if "metric" not in fields:
-            raise AlertRuleError(f"{where}metric is missing")
-        self.metric = str(fields["metric"])
-        self.fn = str(fields.get("fn", "last"))
-        if self.fn not in _FNS:
-            raise UnknownNameError(f"function ({where}fn)", self.fn, _FNS)
-        self.window_s = float(fields.get("window_s", 0) or 0)  # type: ignore[arg-type]
-        if self.fn != "last" and self.window_s <= 0:
-            raise AlertRuleError(f"{where}window_s must be > 0 for {self.fn}()")
-        self.offset_s = float(fields.get("offset_s", 0) or 0)  # type: ignore[arg-type]
-        self.agg = str(fields.get("agg", "sum"))
-        if self.agg not in _AGGS:
-            raise UnknownNameError(f"aggregation ({where}agg)", self.agg, _AGGS)
-        self.matchers = matchers
-        self.op = str(fields["op"]) if "op" in fields else None
-        if self.op is not None and self.op not in _OPS:
-            raise UnknownNameError(f"comparison ({where}op)", self.op, _OPS)
-        thr = fields.get("threshold")
-        self.threshold = math.nan if thr is None else float(thr)  # type: ignore[arg-type]
-        self.join: tuple[str, str, tuple[str, ...]] | None = None
-        if "join_metric" in fields:
-            if "join_on" not in fields or "join_labels" not in fields:
-                raise AlertRuleError(f"{where}join_metric needs join_on and join_labels")
-            labels = tuple(x.strip() for x in str(fields["join_labels"]).split(",") if x.strip())
-            self.join = (str(fields["join_metric"]), str(fields["join_on"]), labels)
-        self.view: _View | None = None
-        self.batch: _Batch | None = None
-        self.join_view: _View | None = None
-        self.compiled = _compile_matchers(matchers, where.rstrip("_"))
-        self.seen = 0  # series of the view already matched
-        self.built = 0  # bumped when the selection changes (tells the batch to re-index)
-        self.sel = np.empty(0, dtype=np.intp)  # selected series ids (ascending)
-        self.idx = np.empty(0, dtype=np.intp)  # their positions in the batch's values
-        self.identity = False
-        self.pos = np.empty(0, dtype=np.intp)
-        self.gidx = np.empty(0, dtype=np.intp)
-        self.lei = np.empty(0, dtype=np.intp)
-        self.les = np.empty(0)
-
-
-class _Rule:
-    """A rule of the pack, compiled for one app (placeholders rendered), with its alert state."""
-
-    def __init__(self, rule: AlertRule, namespace: str, entry: str):
-        def rend(s: str) -> str:
-            return s.replace("{namespace}", namespace).replace("{entry}", entry)
-
-        self.name = rule.name
-        self.template = rule.template
-        self.severity = rule.severity
-        self.for_s = float(rule.for_s)
-        p = {k: (rend(v) if isinstance(v, str) else v) for k, v in rule.params.items()}
-        where = f"rule {rule.name}"
-        self.kind = str(p.get("kind", ""))
-        if self.kind not in _KINDS:
-            raise UnknownNameError(f"rule kind ({where}: kind)", self.kind, _KINDS)
-        if "group_by" not in p or "op" not in p or "threshold" not in p:
-            raise AlertRuleError(f"{where}: params need group_by, op and threshold")
-        self.group_by = tuple(x.strip() for x in str(p["group_by"]).split(",") if x.strip())
-        self.op = str(p["op"])
-        if self.op not in _OPS:
-            raise UnknownNameError(f"comparison ({where}: op)", self.op, _OPS)
-        self.threshold = float(p["threshold"])  # type: ignore[arg-type]
-        self.quantile = float(p["quantile"]) if "quantile" in p else math.nan  # type: ignore[arg-type]
-        if self.kind == "quantile" and math.isnan(self.quantile):
-            raise AlertRuleError(f"{where}: a quantile rule needs `quantile`")
-        fields: dict[str, dict[str, object]] = defaultdict(dict)
-        matchers: dict[str, dict[str, tuple[str, str]]] = defaultdict(dict)
-        for k, v in p.items():
-            if k in _RULE_FIELDS:
-                continue
-            prefix, _, rest = k.partition("_")
-            if prefix not in ("a", "b", "guard"):
-                raise AlertRuleError(f"{where}: unknown param {k!r} (operands are a_, b_, guard_)")
-            if "." in rest:
-                mkind, _, label = rest.partition(".")
-                if mkind not in _MATCH_KEYS:
-                    raise UnknownNameError(f"matcher ({where}: {k})", mkind, _MATCH_KEYS)
-                matchers[prefix][label] = (_MATCH_KEYS[mkind], str(v))
-            else:
-                fields[prefix][rest] = v
-        if "a" not in fields:
-            raise AlertRuleError(f"{where}: operand a_ is missing")
-        self.a = _Operand(rule.name, "a_", fields["a"], matchers["a"])
-        self.b = _Operand(rule.name, "b_", fields["b"], matchers["b"]) if "b" in fields else None
-        self.guard = (_Operand(rule.name, "guard_", fields["guard"], matchers["guard"])
-                      if "guard" in fields else None)
-        if self.kind in ("ratio", "difference") and self.b is None:
-            raise AlertRuleError(f"{where}: kind {self.kind} needs a b_ operand")
-        if self.guard is not None and self.guard.op is None:
-            raise AlertRuleError(f"{where}: the guard needs guard_op and guard_threshold")
-        if self.kind == "quantile" and (self.a.fn != "rate" or self.a.agg != "sum" or self.a.join):
-            raise AlertRuleError(f"{where}: a quantile rule reads sum(rate(<histogram>_bucket))")
-        self.operands = [o for o in (self.a, self.b, self.guard) if o is not None]
-        self.rule_labels = {k: rend(v) for k, v in rule.labels.items()}
-        self.annotation_parts = {k: compile_template(rend(v), f"{where}: annotation {k}")
-                                 for k, v in rule.annotations.items()}
-        # group space shared by the operands: key tuple -> index
-        self.groups: dict[tuple[str, ...], int] = {}
-        self.series_labels: list[dict[str, str]] = []
-        self.alert_labels: list[dict[str, str]] = []
-        self.sort_keys: list[tuple[tuple[str, str], ...]] = []
-        self.active: dict[int, _Episode] = {}
-
-    def group_index(self, key: tuple[str, ...]) -> int:
-        g = self.groups.get(key)
-        if g is None:
-            g = self.groups[key] = len(self.groups)
-            series = {k: v for k, v in zip(self.group_by, key) if v != ""}
-            labels = {**series, **{k: v for k, v in self.rule_labels.items()}, "alertname": self.name}
-            labels = {k: v for k, v in sorted(labels.items()) if v != ""}
-            self.series_labels.append(series)
-            self.alert_labels.append(labels)
-            self.sort_keys.append(tuple(labels.items()))
-        return g
-
-    def annotations_for(self, group: int, value: float) -> dict[str, str]:
-        labels = self.series_labels[group]
-        return {k: render_parts(parts, labels, value) for k, parts in self.annotation_parts.items()}
-
-
-# --------------------------------------------------------------------------------------------------
 # the engine
 
 
@@ -410,17 +149,17 @@ class AlertEngine:
         self.app = app
         self.store = store
         self.interval_s = float(interval_s)
-        self.rules = [_Rule(r, app.namespace, app.entry_point) for r in rules.rules if r.applies_to(app.app)]
-        self._views: dict[str, _View] = {}
-        self._batches: dict[tuple[str, float, float], _Batch] = {}
+        self.rules = [CompiledRule(r, app.namespace, app.entry_point) for r in rules.rules if r.applies_to(app.app)]
+        self._views: dict[str, SeriesView] = {}
+        self._batches: dict[tuple[str, float, float], OperandBatch] = {}
         for r in self.rules:
             for o in r.operands:
-                o.view = self._views.setdefault(o.metric, _View(o.metric))
+                o.view = self._views.setdefault(o.metric, SeriesView(o.metric))
                 o.batch = self._batches.setdefault((o.fn, o.window_s, o.offset_s),
-                                                   _Batch(o.fn, o.window_s, o.offset_s))
+                                                   OperandBatch(o.fn, o.window_s, o.offset_s))
                 o.batch.operands.append(o)
                 if o.join is not None:
-                    o.join_view = self._views.setdefault(o.join[0], _View(o.join[0]))
+                    o.join_view = self._views.setdefault(o.join[0], SeriesView(o.join[0]))
         self._quantile_rules = [r for r in self.rules if r.kind == "quantile"]
         self._seen = 0  # store series ids already routed to the views
         self.last_eval: float | None = None
@@ -480,7 +219,7 @@ class AlertEngine:
                 out.append((dict(r.alert_labels[ep.group]), r.annotations_for(ep.group, value)))
         return out
 
-    def _prepare(self, t: float, batches: Iterable[_Batch]) -> dict[_Batch, np.ndarray]:
+    def _prepare(self, t: float, batches: Iterable[OperandBatch]) -> dict[OperandBatch, np.ndarray]:
         """Pick up new series (re-select operands whose metric grew) and query every batch at `t`."""
         n = self.store.series_count
         if n != self._seen:
@@ -496,7 +235,7 @@ class AlertEngine:
                 for o in r.operands:
                     if o.seen != o.view.ids.size:  # type: ignore[union-attr]
                         self._extend(r, o)
-        cache: dict[_Batch, np.ndarray] = {}
+        cache: dict[OperandBatch, np.ndarray] = {}
         for b in batches:
             b.refresh()
             cache[b] = b.values(self.store, t)
@@ -547,16 +286,16 @@ class AlertEngine:
         return changed
 
     @staticmethod
-    def _values(o: _Operand, cache: dict[_Batch, np.ndarray]) -> np.ndarray:
+    def _values(o: Operand, cache: dict[OperandBatch, np.ndarray]) -> np.ndarray:
         """Function values at ``t - offset`` of the operand's selected series (selection order)."""
         return cache[o.batch][o.idx]  # type: ignore[index]
 
-    def _extend(self, r: _Rule, o: _Operand) -> None:
+    def _extend(self, r: CompiledRule, o: Operand) -> None:
         """Match the series the operand's metric gained and extend its selection and group codes."""
         view = o.view
         assert view is not None
         labels = view.labels
-        new = [p for p in range(o.seen, view.ids.size) if _matches(labels[p], o.compiled)]
+        new = [p for p in range(o.seen, view.ids.size) if labels_match(labels[p], o.compiled)]
         o.seen = view.ids.size
         quantile = r.kind == "quantile" and o is r.a
         if quantile:  # series without a parsable `le` are ignored, as Prometheus does
@@ -578,7 +317,7 @@ class AlertEngine:
         o.gidx = np.concatenate([o.gidx, np.asarray(codes, dtype=np.intp)])
         o.identity = not quantile and np.unique(o.gidx).size == o.gidx.size
 
-    def _join_groups(self, r: _Rule, o: _Operand, vals: np.ndarray,
+    def _join_groups(self, r: CompiledRule, o: Operand, vals: np.ndarray,
                      t: float) -> tuple[np.ndarray, np.ndarray]:
         """``x * on(L) group_left(labels) join_metric``: per-evaluation group codes and values."""
         assert o.join is not None and o.join_view is not None and o.view is not None
@@ -609,7 +348,7 @@ class AlertEngine:
             out.append(v * hit[1])
         return np.asarray(gidx, dtype=np.intp), np.asarray(out, dtype=np.float64)
 
-    def _aggregate(self, r: _Rule, o: _Operand, t: float, cache: dict) -> np.ndarray:
+    def _aggregate(self, r: CompiledRule, o: Operand, t: float, cache: dict) -> np.ndarray:
         """``agg by (group_by) (fn(metric{...}))`` as a dense vector over the rule's groups (NaN = absent)."""
         vals = self._values(o, cache)
         G = len(r.groups)
@@ -637,7 +376,7 @@ class AlertEngine:
         out[~present] = np.nan
         return out
 
-    def _quantiles(self, cache: dict[_Batch, np.ndarray], rules: Iterable[_Rule]) -> dict[str, np.ndarray]:
+    def _quantiles(self, cache: dict[OperandBatch, np.ndarray], rules: Iterable[CompiledRule]) -> dict[str, np.ndarray]:
         """histogram_quantile of the quantile `rules`; one bucketQuantile call per (q, les)."""
         todo: dict[tuple[float, bytes], list[tuple[str, np.ndarray, np.ndarray]]] = defaultdict(list)
         out: dict[str, np.ndarray] = {}
@@ -666,7 +405,7 @@ class AlertEngine:
                 k += len(rows)
         return out
 
-    def _condition(self, r: _Rule, t: float, cache: dict[_Batch, np.ndarray],
+    def _condition(self, r: CompiledRule, t: float, cache: dict[OperandBatch, np.ndarray],
                    quantile: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """Boolean vector over the rule's groups (condition holds) and the expression's value."""
         b = None
@@ -731,7 +470,7 @@ class AlertEngine:
 
 def _compare(op: str, v: np.ndarray, threshold: float) -> np.ndarray:
     """PromQL comparison filter: True where the sample is kept (NaN samples are absent)."""
-    out = _OPS[op](v, threshold)
+    out = COMPARISONS[op](v, threshold)
     if op == "!=":
         out &= v == v
     return out

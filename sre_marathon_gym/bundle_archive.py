@@ -1,4 +1,5 @@
-"""A bundle's ZIP container, read with bounded cost: nothing in its headers is trusted.
+"""A bundle's container at the byte level: members as canonical JSON, and the ZIP archive read
+with bounded cost (nothing in its headers is trusted).
 
 Why its own module: zipfile believes whatever an archive declares (sizes, entry counts, flags), so a
 1 MB file can ask for gigabytes and `/dev/zero` never ends. Every function here checks before it
@@ -9,6 +10,7 @@ format itself (members, manifest, seal) is `bundle.py`'s.
 from __future__ import annotations
 
 import io
+import json
 import os
 import stat
 import struct
@@ -17,6 +19,15 @@ import zlib
 from pathlib import Path
 
 from .errors import BundleError
+
+
+def canonical_json(obj: object, what: str) -> bytes:
+    """Sorted keys, no whitespace, no NaN: the same value always gives the same bytes."""
+    try:
+        return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                          allow_nan=False).encode("utf-8")
+    except (TypeError, ValueError) as exc:
+        raise BundleError(f"{what} cannot be stored as canonical JSON: {exc}") from exc
 
 MAX_BUNDLE_BYTES = 512 << 20
 """Largest bundle file read (a full 90-minute run with telemetry takes a few MB)."""

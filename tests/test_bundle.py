@@ -223,7 +223,7 @@ def _rebuild(src: Path, dst: Path, *, record_edit=None, manifest_edit=None, rese
     if record_edit is not None:
         rec = json.loads(members["record.json"])
         record_edit(rec)
-        members["record.json"] = bundle_mod._canonical_json(rec, "record")
+        members["record.json"] = bundle_mod.canonical_json(rec, "record")
     if reseal:
         manifest = json.loads(members["manifest.json"])
         for m in manifest["members"]:
@@ -231,7 +231,7 @@ def _rebuild(src: Path, dst: Path, *, record_edit=None, manifest_edit=None, rese
             m["size"] = len(members[m["name"]])
         if manifest_edit is not None:
             manifest_edit(manifest)
-        members["manifest.json"] = bundle_mod._canonical_json(manifest, "manifest")
+        members["manifest.json"] = bundle_mod.canonical_json(manifest, "manifest")
         members["seal"] = bundle_mod._seal_bytes(members["manifest.json"], bundle_mod._resolve_key(key))
     dst.write_bytes(bundle_mod._zip_bytes(list(members.items())))
     return dst
@@ -455,7 +455,7 @@ def test_completeness_cannot_be_edited_without_resealing(run, tmp_path):
     members = dict(_members(partial))
     manifest = json.loads(members["manifest.json"])
     manifest["completeness"] = {"complete": True}
-    members["manifest.json"] = bundle_mod._canonical_json(manifest, "manifest")
+    members["manifest.json"] = bundle_mod.canonical_json(manifest, "manifest")
     edited = tmp_path / "edited.bundle"
     edited.write_bytes(bundle_mod._zip_bytes(list(members.items())))
     with pytest.raises(BundleError, match="seal mismatch"):

@@ -130,7 +130,7 @@ def test_orca_evidence_with_refused_regexes_earns_nothing(astro):
 
 
 def test_alert_rule_regexes_use_the_same_engine():
-    from sre_marathon_gym.alerts import _compile_matchers
+    from sre_marathon_gym.alert_rules import _compile_matchers
     from sre_marathon_gym.errors import AlertRuleError
 
     (label, op, value, rx), = _compile_matchers({"reason": ("=~", "ImagePullBackOff|ErrImagePull")}, "rule")
