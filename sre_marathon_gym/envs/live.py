@@ -19,6 +19,7 @@ import numpy as np
 
 from ..backends.base import ALREADY_REPAIRED
 from ..catalog import Catalog, load_catalog
+from ..clock import DEFAULT_INVOCATION_S
 from ..errors import ConfigurationError, SREMarathonError
 from ..run_record import RunRecord
 from ..tools.models import ToolResult
@@ -117,7 +118,7 @@ class LiveMarathonEnv(MarathonCore):
     """
 
     def __init__(self, backend: Any, catalog: Catalog | str | None = None, *, schedule: Any = None,
-                 interval_s: int = 120, run_s: int | None = None, alert_engine: Any = None,
+                 interval_s: int = DEFAULT_INVOCATION_S, run_s: int | None = None, alert_engine: Any = None,
                  action_slots: int = 4, max_alerts: int = 64, max_incidents: int = 16):
         self.catalog = catalog if isinstance(catalog, Catalog) else load_catalog(catalog)
         self.backend = backend
