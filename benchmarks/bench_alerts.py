@@ -32,10 +32,14 @@ def bench(app: str) -> None:
         t0 = time.process_time()
         engine.evaluate_until(t)
         spent += time.process_time() - t0
-    label = (f"{app}: {len(engine.rules)} rules x {engine.evaluations} evaluations "
-             f"({sim.store.series_count} series)")
-    print(f"{label:<70} {spent:>7.3f} s  target < {TARGET_S:g} s  ratio {spent / TARGET_S:6.3f}"
-          f"  ({1000 * spent / engine.evaluations:.2f} ms/evaluation, {len(engine.history())} alerts fired)")
+    label = (
+        f"{app}: {len(engine.rules)} rules x {engine.evaluations} evaluations "
+        f"({sim.store.series_count} series)"
+    )
+    print(
+        f"{label:<70} {spent:>7.3f} s  target < {TARGET_S:g} s  ratio {spent / TARGET_S:6.3f}"
+        f"  ({1000 * spent / engine.evaluations:.2f} ms/evaluation, {len(engine.history())} alerts fired)"
+    )
 
 
 if __name__ == "__main__":

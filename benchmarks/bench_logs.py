@@ -47,10 +47,16 @@ def main() -> None:
         print(f"{app}: {rec.n} samples, record() hook {1000 * hook / rec.n:.3f} ms/sample")
         rows = [
             ("logs 1 service, 5 min, limit 200", lambda: search_logs(rec, app, svc, 3300, 3600)),
-            ("logs entry, 60 min, ERROR, limit 200", lambda: search_logs(rec, app, entry, 0, 3600, level="ERROR")),
+            (
+                "logs entry, 60 min, ERROR, limit 200",
+                lambda: search_logs(rec, app, entry, 0, 3600, level="ERROR"),
+            ),
             ("logs 1 service, 60 min, all lines", lambda: search_logs(rec, app, svc, 0, 3600, limit=10**6)),
             ("logs all services, 5 min, limit 200", lambda: search_logs(rec, app, None, 3300, 3600)),
-            ("logs all services, 15 min, query 'refused'", lambda: search_logs(rec, app, None, 2700, 3600, query="refused")),
+            (
+                "logs all services, 15 min, query 'refused'",
+                lambda: search_logs(rec, app, None, 2700, 3600, query="refused"),
+            ),
             ("traces 15 min, limit 20", lambda: find_traces(rec, app, 2700, 3600)),
             ("traces 60 min, status=error, limit 20", lambda: find_traces(rec, app, 0, 3600, status="error")),
         ]
@@ -60,7 +66,9 @@ def main() -> None:
         trs = find_traces(rec, app, 0, 3600, limit=20)
         if trs:
             ms = _median_ms(lambda: [get_trace(rec, tr.trace_id) for tr in trs]) / len(trs)
-            print(f"  {'get_trace (regenerate one)':<46} {ms:8.3f} ms  ({np.mean([len(t.spans) for t in trs]):.1f} spans)")
+            print(
+                f"  {'get_trace (regenerate one)':<46} {ms:8.3f} ms  ({np.mean([len(t.spans) for t in trs]):.1f} spans)"
+            )
 
 
 if __name__ == "__main__":

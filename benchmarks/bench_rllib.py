@@ -34,6 +34,7 @@ def _timed(bucket: dict[str, float], key: str, fn: Callable[..., Any]) -> Callab
             return fn(*a, **k)
         finally:
             bucket[key] += time.perf_counter() - t
+
     return wrapper
 
 
@@ -108,19 +109,27 @@ def main() -> None:
     p.add_argument("--skip-ray", action="store_true")
     args = p.parse_args()
 
-    print(f"schedule: Online Boutique, {ENV_CONFIG}; one step = one 120 s invocation; random masked actions\n")
+    print(
+        f"schedule: Online Boutique, {ENV_CONFIG}; one step = one 120 s invocation; random masked actions\n"
+    )
     raw_step, parts = env_cost(args.steps, wrapped=False)
     wrapped_step, _ = env_cost(args.steps, wrapped=True)
     sim = parts.get("simulator advance", 0.0)
     print(f"{'part of one env step':34s} {'ms/step':>9s} {'share':>7s}")
     for k, v in sorted(parts.items(), key=lambda kv: -kv[1]):
         print(f"{k:34s} {1e3 * v:9.2f} {v / raw_step:7.1%}")
-    print(f"{'other (decode, tool calls, ...)':34s} {1e3 * (raw_step - sum(parts.values())):9.2f} "
-          f"{(raw_step - sum(parts.values())) / raw_step:7.1%}")
+    print(
+        f"{'other (decode, tool calls, ...)':34s} {1e3 * (raw_step - sum(parts.values())):9.2f} "
+        f"{(raw_step - sum(parts.values())) / raw_step:7.1%}"
+    )
     print(f"\n{'simulator only':34s} {1e3 * sim:9.2f} ms/step")
-    print(f"{'raw env step (MarathonEnv)':34s} {1e3 * raw_step:9.2f} ms/step   = {raw_step / sim:.2f} x simulator")
-    print(f"{'RL stack step (all wrappers)':34s} {1e3 * wrapped_step:9.2f} ms/step   = {wrapped_step / sim:.2f} x simulator, "
-          f"wrappers add {1e3 * (wrapped_step - raw_step):+.2f} ms ({wrapped_step / raw_step - 1:+.1%})")
+    print(
+        f"{'raw env step (MarathonEnv)':34s} {1e3 * raw_step:9.2f} ms/step   = {raw_step / sim:.2f} x simulator"
+    )
+    print(
+        f"{'RL stack step (all wrappers)':34s} {1e3 * wrapped_step:9.2f} ms/step   = {wrapped_step / sim:.2f} x simulator, "
+        f"wrappers add {1e3 * (wrapped_step - raw_step):+.2f} ms ({wrapped_step / raw_step - 1:+.1%})"
+    )
     print(f"{'env-only ceiling':34s} {1 / raw_step:9.1f} steps/s per core")
 
     if args.skip_ray:

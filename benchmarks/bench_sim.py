@@ -22,7 +22,9 @@ from sre_marathon_gym.sim.simulator import Simulator
 def main() -> None:
     cat = load_catalog()
     run_s = (cat.leaderboard.injection_minutes + cat.leaderboard.observation_minutes) * 60
-    print(f"{'app':16} {'telemetry':>9} {'wall s':>7} {'x real time':>12} {'us/tick':>8} {'series':>7} {'MiB':>6}")
+    print(
+        f"{'app':16} {'telemetry':>9} {'wall s':>7} {'x real time':>12} {'us/tick':>8} {'series':>7} {'MiB':>6}"
+    )
     for app in ("online_boutique", "astronomy_shop", "train_ticket"):
         sched = FaultSchedule.generate(cat, app, cat.leaderboard.seed_for(app))
         for telemetry in (True, False):
@@ -34,8 +36,10 @@ def main() -> None:
                 best = min(best, time.perf_counter() - t0)
             series = sim.store.series_count if sim.store else 0
             mib = sim.store.nbytes / 2**20 if sim.store else 0.0
-            print(f"{app:16} {'on' if telemetry else 'off':>9} {best:7.2f} {run_s / best:12,.0f} "
-                  f"{best / (run_s / TICK_S) * 1e6:8.0f} {series:7d} {mib:6.1f}")
+            print(
+                f"{app:16} {'on' if telemetry else 'off':>9} {best:7.2f} {run_s / best:12,.0f} "
+                f"{best / (run_s / TICK_S) * 1e6:8.0f} {series:7d} {mib:6.1f}"
+            )
 
 
 if __name__ == "__main__":

@@ -20,8 +20,10 @@ def main() -> None:
     wall = time.perf_counter() - t0
     _, peak = tracemalloc.get_traced_memory()
     print(f"astronomy_shop, {DAYS} simulated days: {wall:.1f} s wall ({DAYS * 86400 / wall:,.0f}x real time)")
-    print(f"  series {sim.store.series_count}, metric values {sim.store.nbytes / 2**20:.1f} MiB, "
-          f"peak Python heap {peak / 2**20:.1f} MiB")
+    print(
+        f"  series {sim.store.series_count}, metric values {sim.store.nbytes / 2**20:.1f} MiB, "
+        f"peak Python heap {peak / 2**20:.1f} MiB"
+    )
 
 
 if __name__ == "__main__":

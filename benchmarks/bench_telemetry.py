@@ -62,19 +62,39 @@ def bench_queries(store: MetricStore) -> None:
     """PromQL-style reads at one evaluation time over 1,000 series, as the alert engine does them."""
     ids = np.arange(1000)
     t = store.last_time
-    _report("rate over 1000 series, 5 min window (median)",
-            _median_time(lambda: store.rate(ids, t, 300), 200) * 1e3, 1.0, "ms")
-    _report("rate over 1000 series, 1 h window (median)",
-            _median_time(lambda: store.rate(ids, t, 3600), 50) * 1e3, 10.0, "ms")
+    _report(
+        "rate over 1000 series, 5 min window (median)",
+        _median_time(lambda: store.rate(ids, t, 300), 200) * 1e3,
+        1.0,
+        "ms",
+    )
+    _report(
+        "rate over 1000 series, 1 h window (median)",
+        _median_time(lambda: store.rate(ids, t, 3600), 50) * 1e3,
+        10.0,
+        "ms",
+    )
     _report("at() over 1000 series (median)", _median_time(lambda: store.at(ids, t), 200) * 1e3, 1.0, "ms")
-    _report("avg_over_time over 1000 series, 5 min (median)",
-            _median_time(lambda: store.avg_over_time(ids, t, 300), 200) * 1e3, 1.0, "ms")
+    _report(
+        "avg_over_time over 1000 series, 5 min (median)",
+        _median_time(lambda: store.avg_over_time(ids, t, 300), 200) * 1e3,
+        1.0,
+        "ms",
+    )
     groups = ids[: 12 * 80].reshape(80, 12)
     les = np.array([5, 10, 25, 50, 75, 100, 250, 500, 750, 1000, 2500, np.inf], dtype=float)
-    _report("histogram_quantile 80 groups x 12 buckets (median)",
-            _median_time(lambda: store.histogram_quantile(0.95, groups, les, t, 300), 200) * 1e3, 1.0, "ms")
-    _report("select() with regex matcher, 4000 series (median, cached)",
-            _median_time(lambda: store.select("m", {"i": ("=~", "1.*")}), 200) * 1e3, 1.0, "ms")
+    _report(
+        "histogram_quantile 80 groups x 12 buckets (median)",
+        _median_time(lambda: store.histogram_quantile(0.95, groups, les, t, 300), 200) * 1e3,
+        1.0,
+        "ms",
+    )
+    _report(
+        "select() with regex matcher, 4000 series (median, cached)",
+        _median_time(lambda: store.select("m", {"i": ("=~", "1.*")}), 200) * 1e3,
+        1.0,
+        "ms",
+    )
 
 
 if __name__ == "__main__":

@@ -40,22 +40,47 @@ def sim_fingerprint(cat, app: str) -> dict[str, str]:
     sim = Simulator(cat, app, seed, schedule=sched, telemetry=True)
     sim.advance_to(run_s)
     st = sim.store
-    out = {"series": _h(st._sid_name, st._sid_labels),
-           "chunks": _h(*[st._chunks[k] for k in sorted(st._chunks)])}
+    out = {
+        "series": _h(st._sid_name, st._sid_labels),
+        "chunks": _h(*[st._chunks[k] for k in sorted(st._chunks)]),
+    }
     lc = sim.logctx
     n = lc.n
-    out["logctx"] = _h(lc.times[:n], *[d[k][:n] for d in (lc._svc, lc._edge, lc._rt) for k in sorted(d)],
-                       lc.svc_bits[:n], lc.edge_bits[:n], lc.ctx_ref[:n], sorted(lc.events.items()),
-                       [repr(sorted((k, sorted(v) if isinstance(v, frozenset) else v) for k, v in vars(c).items()))
-                        for c in lc.contexts])
+    out["logctx"] = _h(
+        lc.times[:n],
+        *[d[k][:n] for d in (lc._svc, lc._edge, lc._rt) for k in sorted(d)],
+        lc.svc_bits[:n],
+        lc.edge_bits[:n],
+        lc.ctx_ref[:n],
+        sorted(lc.events.items()),
+        [
+            repr(sorted((k, sorted(v) if isinstance(v, frozenset) else v) for k, v in vars(c).items()))
+            for c in lc.contexts
+        ],
+    )
     ticks = list(sim.probes.ticks)
-    out["probes"] = _h(*[getattr(t, f) for t in ticks for f in t.__dataclass_fields__], *list(sim.probes.restarts),
-                       sim.probes.ready_ratio, sim.probes.kafka_lag)
-    out["state"] = _h(sim.degraded, sim.kafka_lag, sim.restarts_total, sim.window.calls, sim.window.errors,
-                      sim.window.latency_sum, sim.window.throttled_sum, sim.window.requests, sim.window.degraded,
-                      sim.rng.bit_generator.state)
-    out["cluster"] = _h([(e.__dict__ if hasattr(e, "__dict__") else e) for e in getattr(sim.cluster, "events", [])],
-                        sorted((p.name, p.phase, p.ready, p.restarts, p.revision) for p in sim.cluster.pods.values()))
+    out["probes"] = _h(
+        *[getattr(t, f) for t in ticks for f in t.__dataclass_fields__],
+        *list(sim.probes.restarts),
+        sim.probes.ready_ratio,
+        sim.probes.kafka_lag,
+    )
+    out["state"] = _h(
+        sim.degraded,
+        sim.kafka_lag,
+        sim.restarts_total,
+        sim.window.calls,
+        sim.window.errors,
+        sim.window.latency_sum,
+        sim.window.throttled_sum,
+        sim.window.requests,
+        sim.window.degraded,
+        sim.rng.bit_generator.state,
+    )
+    out["cluster"] = _h(
+        [(e.__dict__ if hasattr(e, "__dict__") else e) for e in getattr(sim.cluster, "events", [])],
+        sorted((p.name, p.phase, p.ready, p.restarts, p.revision) for p in sim.cluster.pods.values()),
+    )
     return out
 
 

@@ -58,12 +58,19 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--injection-minutes", type=int, default=15)
     p.add_argument("--observation-minutes", type=int, default=5)
     p.add_argument("--action-slots", type=int, default=4)
-    p.add_argument("--action-encoding", choices=("discrete", "flat"), default="discrete",
-                   help="discrete: one row per meaningful (verb, service, artifact) per slot, masked (EncodeActionSlots); "
-                        "flat: the factorised MultiDiscrete (FlattenActions)")
-    p.add_argument("--verbs", default="open_incident,resolve_incident",
-                   help="with --action-encoding discrete: the verbs the policy may use (comma-separated; "
-                        "'all' for every verb)")
+    p.add_argument(
+        "--action-encoding",
+        choices=("discrete", "flat"),
+        default="discrete",
+        help="discrete: one row per meaningful (verb, service, artifact) per slot, masked (EncodeActionSlots); "
+        "flat: the factorised MultiDiscrete (FlattenActions)",
+    )
+    p.add_argument(
+        "--verbs",
+        default="open_incident,resolve_incident",
+        help="with --action-encoding discrete: the verbs the policy may use (comma-separated; "
+        "'all' for every verb)",
+    )
     p.add_argument("--lr", type=float, default=3e-4)
     p.add_argument("--entropy-coeff", type=float, default=0.003)
     p.add_argument("--eval-seeds", type=int, default=16, help="held-out seeds (test split)")
@@ -73,8 +80,13 @@ def parse_args() -> argparse.Namespace:
     return p.parse_args()
 
 
-def plot_curve(history: list[dict], ppo_score: float, random_score: float, path: Path,
-               untrained_score: float | None = None) -> None:
+def plot_curve(
+    history: list[dict],
+    ppo_score: float,
+    random_score: float,
+    path: Path,
+    untrained_score: float | None = None,
+) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -82,12 +94,20 @@ def plot_curve(history: list[dict], ppo_score: float, random_score: float, path:
 
     fig, ax = plt.subplots(figsize=(7, 4))
     xs = [h["env_steps"] for h in history]
-    ax.plot(xs, [h["episode_return_mean"] for h in history], marker="o", label="PPO training return (train seeds)")
+    ax.plot(
+        xs, [h["episode_return_mean"] for h in history], marker="o", label="PPO training return (train seeds)"
+    )
     ax.axhline(ppo_score, color="C0", linestyle="--", label=f"PPO, held-out test seeds: {ppo_score:.1f}")
-    ax.axhline(random_score, color="C3", linestyle=":", label=f"random, held-out test seeds: {random_score:.1f}")
+    ax.axhline(
+        random_score, color="C3", linestyle=":", label=f"random, held-out test seeds: {random_score:.1f}"
+    )
     if untrained_score is not None:
-        ax.axhline(untrained_score, color="C7", linestyle="-.",
-                   label=f"PPO before training, held-out: {untrained_score:.1f}")
+        ax.axhline(
+            untrained_score,
+            color="C7",
+            linestyle="-.",
+            label=f"PPO before training, held-out: {untrained_score:.1f}",
+        )
     ax.set_xlabel("env steps (invocations)")
     ax.set_ylabel("Marathon-Score before clipping (episode return)")
     ax.set_title("PPO on SRE-Marathon, short schedule")
@@ -113,17 +133,31 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     ray.init(address=args.address, include_dashboard=False, log_to_driver=False)
 
-    env_config = {"intensity": args.intensity, "injection_minutes": args.injection_minutes,
-                  "observation_minutes": args.observation_minutes, "action_slots": args.action_slots,
-                  "action_encoding": args.action_encoding, "slots_per_step": args.action_slots}
+    env_config = {
+        "intensity": args.intensity,
+        "injection_minutes": args.injection_minutes,
+        "observation_minutes": args.observation_minutes,
+        "action_slots": args.action_slots,
+        "action_encoding": args.action_encoding,
+        "slots_per_step": args.action_slots,
+    }
     if args.action_encoding == "discrete" and args.verbs != "all":
         env_config["verbs"] = [v.strip() for v in args.verbs.split(",") if v.strip()]
-    steps_per_episode = (args.injection_minutes + args.observation_minutes) * 60 // 120 - 1  # reset runs the first
+    steps_per_episode = (
+        args.injection_minutes + args.observation_minutes
+    ) * 60 // 120 - 1  # reset runs the first
     batch = args.batch_episodes * steps_per_episode
-    config = ppo_config(args.app, env_config, num_env_runners=args.env_runners,
-                        num_envs_per_env_runner=args.envs_per_runner, seed=args.seed,
-                        train_batch_size_per_learner=batch, minibatch_size=max(batch // 4, 16),
-                        lr=args.lr, entropy_coeff=args.entropy_coeff)
+    config = ppo_config(
+        args.app,
+        env_config,
+        num_env_runners=args.env_runners,
+        num_envs_per_env_runner=args.envs_per_runner,
+        seed=args.seed,
+        train_batch_size_per_learner=batch,
+        minibatch_size=max(batch // 4, 16),
+        lr=args.lr,
+        entropy_coeff=args.entropy_coeff,
+    )
     algo = config.build_algo()
     untrained = save_checkpoint(algo, out / "checkpoint_0000")  # the same network before any update
     history: list[dict] = []
@@ -132,11 +166,22 @@ def main() -> None:
     try:
         for it in range(1, args.iterations + 1):
             r = algo.train()
-            steps = r.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, r[ENV_RUNNER_RESULTS].get(NUM_ENV_STEPS_SAMPLED_LIFETIME))
+            steps = r.get(
+                NUM_ENV_STEPS_SAMPLED_LIFETIME, r[ENV_RUNNER_RESULTS].get(NUM_ENV_STEPS_SAMPLED_LIFETIME)
+            )
             ret = r[ENV_RUNNER_RESULTS].get(EPISODE_RETURN_MEAN, float("nan"))
-            history.append({"iteration": it, "env_steps": int(steps), "episode_return_mean": float(ret),
-                            "wall_s": round(time.time() - t0, 1)})
-            print(f"iter {it:3d}  env steps {int(steps):6d}  return {ret:6.2f}  ({time.time() - t0:.0f} s)", flush=True)
+            history.append(
+                {
+                    "iteration": it,
+                    "env_steps": int(steps),
+                    "episode_return_mean": float(ret),
+                    "wall_s": round(time.time() - t0, 1),
+                }
+            )
+            print(
+                f"iter {it:3d}  env steps {int(steps):6d}  return {ret:6.2f}  ({time.time() - t0:.0f} s)",
+                flush=True,
+            )
             if it % args.checkpoint_every == 0 or it == args.iterations:
                 ckpt = save_checkpoint(algo, out / f"checkpoint_{it:04d}")
     finally:
@@ -147,20 +192,35 @@ def main() -> None:
     before = evaluate_policy(untrained, args.app, seeds, num_workers=args.eval_workers, env_config=env_config)
     rnd = evaluate_policy("random", args.app, seeds, num_workers=args.eval_workers, env_config=env_config)
     s_ppo, s_before, s_rnd = summarize(ppo), summarize(before), summarize(rnd)
-    plot_curve(history, s_ppo["marathon_score_unclipped"], s_rnd["marathon_score_unclipped"],
-               out / "learning_curve.png", untrained_score=s_before["marathon_score_unclipped"])
-    results = {"env_config": env_config, "env_steps": history[-1]["env_steps"], "history": history,
-               "checkpoint": str(ckpt), "test_seeds": seeds, "ppo": s_ppo, "ppo_untrained": s_before,
-               "random": s_rnd, "ppo_scores": [r.marathon_score for r in ppo],
-               "ppo_untrained_scores": [r.marathon_score for r in before],
-               "random_scores": [r.marathon_score for r in rnd]}
+    plot_curve(
+        history,
+        s_ppo["marathon_score_unclipped"],
+        s_rnd["marathon_score_unclipped"],
+        out / "learning_curve.png",
+        untrained_score=s_before["marathon_score_unclipped"],
+    )
+    results = {
+        "env_config": env_config,
+        "env_steps": history[-1]["env_steps"],
+        "history": history,
+        "checkpoint": str(ckpt),
+        "test_seeds": seeds,
+        "ppo": s_ppo,
+        "ppo_untrained": s_before,
+        "random": s_rnd,
+        "ppo_scores": [r.marathon_score for r in ppo],
+        "ppo_untrained_scores": [r.marathon_score for r in before],
+        "random_scores": [r.marathon_score for r in rnd],
+    }
     (out / "results.json").write_text(json.dumps(results, indent=2))
     print(f"\ntrained on {history[-1]['env_steps']} env steps in {time.time() - t0:.0f} s; checkpoint {ckpt}")
     for key, label in (("marathon_score", "Marathon-Score"), ("marathon_score_unclipped", "before clipping")):
         half = "ci95" if key == "marathon_score" else "ci95_unclipped"
-        print(f"held-out test seeds ({len(seeds)}), {label}: PPO {s_ppo[key]:.1f} ± {s_ppo[half]:.1f}   "
-              f"same network untrained {s_before[key]:.1f} ± {s_before[half]:.1f}   "
-              f"random {s_rnd[key]:.1f} ± {s_rnd[half]:.1f}")
+        print(
+            f"held-out test seeds ({len(seeds)}), {label}: PPO {s_ppo[key]:.1f} ± {s_ppo[half]:.1f}   "
+            f"same network untrained {s_before[key]:.1f} ± {s_before[half]:.1f}   "
+            f"random {s_rnd[key]:.1f} ± {s_rnd[half]:.1f}"
+        )
     print(f"learning curve: {out / 'learning_curve.png'}")
     ray.shutdown()
 

@@ -17,7 +17,9 @@ def moved_to(old: str, new: str) -> Callable[[str], Any]:
             raise AttributeError(name)
         target = importlib.import_module(new)
         value = getattr(target, name)  # AttributeError names `new`'s missing attribute
-        warnings.warn(f"{old}.{name} moved to {new}.{name}; {old} will be removed", DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            f"{old}.{name} moved to {new}.{name}; {old} will be removed", DeprecationWarning, stacklevel=2
+        )
         return value
 
     return __getattr__

@@ -182,8 +182,10 @@ def _report() -> None:  # pragma: no cover - exercised by hand / CI smoke
     cat = load_catalog()
     paper = {n.app: n.value for n in cat.published.numbers if n.key == "ambiguous_alert_share"}
     interval = cat.leaderboard.interval_s
-    print(f"{'app':<16} {'seed':>4} {'rules':>5} {'fired':>5} {'pend.only':>9} {'ambiguous':>9} "
-          f"{'paper':>6} {'no fault':>8} {'flapping':>8} {'evals':>5} {'cpu s':>7} {'ms/eval':>7}")
+    print(
+        f"{'app':<16} {'seed':>4} {'rules':>5} {'fired':>5} {'pend.only':>9} {'ambiguous':>9} "
+        f"{'paper':>6} {'no fault':>8} {'flapping':>8} {'evals':>5} {'cpu s':>7} {'ms/eval':>7}"
+    )
     for run in cat.leaderboard.runs:
         app = run.app
         schedule = FaultSchedule.generate(cat, app, run.seed)
@@ -203,10 +205,12 @@ def _report() -> None:  # pragma: no cover - exercised by hand / CI smoke
         amb = sum(len(c) > 1 for c in comp) / max(len(fired), 1)
         none = sum(len(c) == 0 for c in comp) / max(len(fired), 1)
         flap = flapping_share(fired)
-        print(f"{app:<16} {run.seed:>4} {len(engine.rules):>5} {len(fired):>5} "
-              f"{len(engine.pending_history()):>9} {amb:>9.1%} {paper.get(app, math.nan):>6.0%} "
-              f"{none:>8.1%} {flap:>8.1%} {engine.evaluations:>5} "
-              f"{spent:>7.3f} {1000 * spent / max(engine.evaluations, 1):>7.2f}")
+        print(
+            f"{app:<16} {run.seed:>4} {len(engine.rules):>5} {len(fired):>5} "
+            f"{len(engine.pending_history()):>9} {amb:>9.1%} {paper.get(app, math.nan):>6.0%} "
+            f"{none:>8.1%} {flap:>8.1%} {engine.evaluations:>5} "
+            f"{spent:>7.3f} {1000 * spent / max(engine.evaluations, 1):>7.2f}"
+        )
         by_rule: dict[str, int] = defaultdict(int)
         for a in fired:
             by_rule[a.rule] += 1
@@ -214,8 +218,15 @@ def _report() -> None:  # pragma: no cover - exercised by hand / CI smoke
         print("    fired per rule: " + ", ".join(f"{k} {v}" for k, v in ranked))
 
 
-__all__ = ["Placement", "alert_ambiguity", "alert_compatibility", "alert_services", "flapping_share",
-           "static_placement", "store_placement"]
+__all__ = [
+    "Placement",
+    "alert_ambiguity",
+    "alert_compatibility",
+    "alert_services",
+    "flapping_share",
+    "static_placement",
+    "store_placement",
+]
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -26,12 +26,26 @@ _KINDS = ("value", "ratio", "difference", "quantile")
 _FNS = ("rate", "increase", "last")
 _AGGS = ("sum", "max", "min")
 COMPARISONS: dict[str, Callable[[np.ndarray, float], np.ndarray]] = {
-    ">": np.greater, ">=": np.greater_equal, "<": np.less, "<=": np.less_equal,
-    "==": np.equal, "!=": np.not_equal,
+    ">": np.greater,
+    ">=": np.greater_equal,
+    "<": np.less,
+    "<=": np.less_equal,
+    "==": np.equal,
+    "!=": np.not_equal,
 }
 _MATCH_KEYS = {"match": "=", "match_ne": "!=", "match_re": "=~", "match_nre": "!~"}
-_OPERAND_FIELDS = {"metric", "fn", "window_s", "offset_s", "agg", "op", "threshold",
-                   "join_metric", "join_on", "join_labels"}
+_OPERAND_FIELDS = {
+    "metric",
+    "fn",
+    "window_s",
+    "offset_s",
+    "agg",
+    "op",
+    "threshold",
+    "join_metric",
+    "join_on",
+    "join_labels",
+}
 _RULE_FIELDS = {"kind", "group_by", "op", "threshold", "quantile"}
 
 
@@ -152,12 +166,36 @@ class OperandBatch:
 class Operand:
     """One of A / B / guard: selection, function, aggregation and the cached group codes."""
 
-    __slots__ = ("prefix", "metric", "fn", "window_s", "offset_s", "agg", "matchers", "op", "threshold",
-                 "join", "view", "batch", "built", "seen", "compiled", "sel", "idx", "pos", "identity",
-                 "gidx", "lei", "les", "join_view", "_where")
+    __slots__ = (
+        "prefix",
+        "metric",
+        "fn",
+        "window_s",
+        "offset_s",
+        "agg",
+        "matchers",
+        "op",
+        "threshold",
+        "join",
+        "view",
+        "batch",
+        "built",
+        "seen",
+        "compiled",
+        "sel",
+        "idx",
+        "pos",
+        "identity",
+        "gidx",
+        "lei",
+        "les",
+        "join_view",
+        "_where",
+    )
 
-    def __init__(self, rule_name: str, prefix: str, fields: dict[str, object],
-                 matchers: dict[str, tuple[str, str]]):
+    def __init__(
+        self, rule_name: str, prefix: str, fields: dict[str, object], matchers: dict[str, tuple[str, str]]
+    ):
         where = f"rule {rule_name}: {prefix}"
         self._where = where
         self.prefix = prefix
@@ -249,8 +287,9 @@ class CompiledRule:
             raise AlertRuleError(f"{where}: operand a_ is missing")
         self.a = Operand(rule.name, "a_", fields["a"], matchers["a"])
         self.b = Operand(rule.name, "b_", fields["b"], matchers["b"]) if "b" in fields else None
-        self.guard = (Operand(rule.name, "guard_", fields["guard"], matchers["guard"])
-                      if "guard" in fields else None)
+        self.guard = (
+            Operand(rule.name, "guard_", fields["guard"], matchers["guard"]) if "guard" in fields else None
+        )
         if self.kind in ("ratio", "difference") and self.b is None:
             raise AlertRuleError(f"{where}: kind {self.kind} needs a b_ operand")
         if self.guard is not None and self.guard.op is None:
@@ -259,8 +298,9 @@ class CompiledRule:
             raise AlertRuleError(f"{where}: a quantile rule reads sum(rate(<histogram>_bucket))")
         self.operands = [o for o in (self.a, self.b, self.guard) if o is not None]
         self.rule_labels = {k: rend(v) for k, v in rule.labels.items()}
-        self.annotation_parts = {k: compile_template(rend(v), f"{where}: annotation {k}")
-                                 for k, v in rule.annotations.items()}
+        self.annotation_parts = {
+            k: compile_template(rend(v), f"{where}: annotation {k}") for k, v in rule.annotations.items()
+        }
         # group space shared by the operands: key tuple -> index
         self.groups: dict[tuple[str, ...], int] = {}
         self.series_labels: list[dict[str, str]] = []

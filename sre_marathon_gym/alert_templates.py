@@ -90,7 +90,7 @@ def compile_template(text: str, where: str) -> list[_Part]:
     pos = 0
     for m in _TEMPLATE_RE.finditer(text):
         if m.start() > pos:
-            parts.append(text[pos:m.start()])
+            parts.append(text[pos : m.start()])
         action = _ACTION_RE.match(m.group(1))
         if action is None or (action.group(2) is not None and action.group(2) not in _FILTERS):
             raise AlertRuleError(
@@ -130,5 +130,11 @@ def render_template(text: str, labels: Mapping[str, str], value: float) -> str:
     return render_parts(compile_template(text, "template"), labels, value)
 
 
-__all__ = ["compile_template", "go_float", "humanize", "humanize_percentage", "render_parts",
-           "render_template"]
+__all__ = [
+    "compile_template",
+    "go_float",
+    "humanize",
+    "humanize_percentage",
+    "render_parts",
+    "render_template",
+]

@@ -92,8 +92,18 @@ class Alert(BaseModel):
 class _Episode:
     """Mutable lifecycle of one (rule, label set) episode inside the engine."""
 
-    __slots__ = ("rule", "group", "pending_id", "alert_id", "pending_at", "fired_at", "ended_at",
-                 "value", "seen_at", "_snap")
+    __slots__ = (
+        "rule",
+        "group",
+        "pending_id",
+        "alert_id",
+        "pending_at",
+        "fired_at",
+        "ended_at",
+        "value",
+        "seen_at",
+        "_snap",
+    )
 
     def __init__(self, rule: CompiledRule, group: int, pending_id: str, t: float):
         self.rule = rule
@@ -118,10 +128,13 @@ class _Episode:
         r = self.rule
         snap = Alert(
             id=self.alert_id if fired and self.alert_id else self.pending_id,
-            rule=r.name, template=r.template, severity=r.severity,
+            rule=r.name,
+            template=r.template,
+            severity=r.severity,
             labels=dict(r.alert_labels[self.group]),
             annotations=r.annotations_for(self.group, self.value),
-            state=state, pending_at=self.pending_at,
+            state=state,
+            pending_at=self.pending_at,
             fired_at=self.fired_at if fired else None,
             resolved_at=self.ended_at if ended else None,
             value=self.value,
@@ -149,14 +162,17 @@ class AlertEngine:
         self.app = app
         self.store = store
         self.interval_s = float(interval_s)
-        self.rules = [CompiledRule(r, app.namespace, app.entry_point) for r in rules.rules if r.applies_to(app.app)]
+        self.rules = [
+            CompiledRule(r, app.namespace, app.entry_point) for r in rules.rules if r.applies_to(app.app)
+        ]
         self._views: dict[str, SeriesView] = {}
         self._batches: dict[tuple[str, float, float], OperandBatch] = {}
         for r in self.rules:
             for o in r.operands:
                 o.view = self._views.setdefault(o.metric, SeriesView(o.metric))
-                o.batch = self._batches.setdefault((o.fn, o.window_s, o.offset_s),
-                                                   OperandBatch(o.fn, o.window_s, o.offset_s))
+                o.batch = self._batches.setdefault(
+                    (o.fn, o.window_s, o.offset_s), OperandBatch(o.fn, o.window_s, o.offset_s)
+                )
                 o.batch.operands.append(o)
                 if o.join is not None:
                     o.join_view = self._views.setdefault(o.join[0], SeriesView(o.join[0]))
@@ -200,8 +216,9 @@ class AlertEngine:
         with np.errstate(divide="ignore", invalid="ignore"):
             q = self._quantiles(cache, [r]) if r.kind == "quantile" else {}
             cond, val = self._condition(r, float(t), cache, q.get(r.name))
-        return {tuple(sorted(r.series_labels[g].items())): float(val[g])
-                for g in np.flatnonzero(cond).tolist()}
+        return {
+            tuple(sorted(r.series_labels[g].items())): float(val[g]) for g in np.flatnonzero(cond).tolist()
+        }
 
     def firing_as_prometheus(self, t: float) -> list[tuple[dict[str, str], dict[str, str]]]:
         """(labels, annotations) of every alert firing at evaluation `t`, annotations rendered
@@ -209,8 +226,13 @@ class AlertEngine:
         them; labels include ``alertname``. For checking the engine against real Prometheus."""
         out = []
         for r in self.rules:
-            eps = [ep for ep in self._fired if ep.rule is r and ep.fired_at <= t  # type: ignore[operator]
-                   and (ep.ended_at is None or ep.ended_at > t)]
+            eps = [
+                ep
+                for ep in self._fired
+                if ep.rule is r
+                and ep.fired_at <= t  # type: ignore[operator]
+                and (ep.ended_at is None or ep.ended_at > t)
+            ]
             if not eps:
                 continue
             values = self.vector(r.name, t)
@@ -317,8 +339,9 @@ class AlertEngine:
         o.gidx = np.concatenate([o.gidx, np.asarray(codes, dtype=np.intp)])
         o.identity = not quantile and np.unique(o.gidx).size == o.gidx.size
 
-    def _join_groups(self, r: CompiledRule, o: Operand, vals: np.ndarray,
-                     t: float) -> tuple[np.ndarray, np.ndarray]:
+    def _join_groups(
+        self, r: CompiledRule, o: Operand, vals: np.ndarray, t: float
+    ) -> tuple[np.ndarray, np.ndarray]:
         """``x * on(L) group_left(labels) join_metric``: per-evaluation group codes and values."""
         assert o.join is not None and o.join_view is not None and o.view is not None
         metric, on, copy = o.join
@@ -376,7 +399,9 @@ class AlertEngine:
         out[~present] = np.nan
         return out
 
-    def _quantiles(self, cache: dict[OperandBatch, np.ndarray], rules: Iterable[CompiledRule]) -> dict[str, np.ndarray]:
+    def _quantiles(
+        self, cache: dict[OperandBatch, np.ndarray], rules: Iterable[CompiledRule]
+    ) -> dict[str, np.ndarray]:
         """histogram_quantile of the quantile `rules`; one bucketQuantile call per (q, les)."""
         todo: dict[tuple[float, bytes], list[tuple[str, np.ndarray, np.ndarray]]] = defaultdict(list)
         out: dict[str, np.ndarray] = {}
@@ -401,12 +426,13 @@ class AlertEngine:
             res = bucket_quantile(q, np.concatenate([m for _, _, m in parts]), np.frombuffer(les))
             k = 0
             for name, rows, m in parts:
-                out[name][rows] = res[k:k + len(rows)]
+                out[name][rows] = res[k : k + len(rows)]
                 k += len(rows)
         return out
 
-    def _condition(self, r: CompiledRule, t: float, cache: dict[OperandBatch, np.ndarray],
-                   quantile: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    def _condition(
+        self, r: CompiledRule, t: float, cache: dict[OperandBatch, np.ndarray], quantile: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Boolean vector over the rule's groups (condition holds) and the expression's value."""
         b = None
         if r.kind == "quantile":
@@ -433,8 +459,7 @@ class AlertEngine:
     # ---------------------------------------------------------------- history
     def history(self, until: float | None = None) -> list[Alert]:
         """Every alert that fired (by `until`), in firing order, with its state as of `until`."""
-        return [ep.snapshot(until) for ep in self._fired
-                if until is None or ep.fired_at <= until]  # type: ignore[operator]
+        return [ep.snapshot(until) for ep in self._fired if until is None or ep.fired_at <= until]  # type: ignore[operator]
 
     def pending_history(self, until: float | None = None) -> list[Alert]:
         """Episodes that were pending and never fired (by `until`): dropped or still pending."""
@@ -451,8 +476,11 @@ class AlertEngine:
         t = self.last_eval if t is None else t
         if t is None:
             return []
-        return [ep.snapshot(t) for ep in self._fired
-                if ep.fired_at <= t and (ep.ended_at is None or ep.ended_at > t)]  # type: ignore[operator]
+        return [
+            ep.snapshot(t)
+            for ep in self._fired
+            if ep.fired_at <= t and (ep.ended_at is None or ep.ended_at > t)
+        ]  # type: ignore[operator]
 
     def pending(self, t: float | None = None) -> list[Alert]:
         """Alerts pending at `t` (default: the last evaluation), in order of becoming pending."""

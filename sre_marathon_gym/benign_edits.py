@@ -27,12 +27,31 @@ _LOG_LEVELS = ("debug", "info", "warn")
 _RE_LOG_LEVEL = re.compile(r"(?i)log.?level|^level$|verbosity")
 _RE_TOGGLE = re.compile(r"(?i)profil|pprof|debug|verbose|stats|tracing|telemetry|metrics")
 _RE_KNOB_INT = re.compile(r"(?i)pool|thread|worker|cache|buffer|batch|capacity|size|interval|idle|keepalive")
-_RE_UNSAFE = re.compile(r"(?i)port|addr|host|url|endpoint|secret|password|token|key|credential|retr|replica|flag")
+_RE_UNSAFE = re.compile(
+    r"(?i)port|addr|host|url|endpoint|secret|password|token|key|credential|retr|replica|flag"
+)
 _RE_SEMVER = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 _RE_DECLARATION = re.compile(
-    r"^\s*(func |def |class |fn |pub |public |private |protected |static |const |let |var |function |async |type )")
-_HASH_COMMENT = (".py", ".rb", ".yaml", ".yml", ".conf", ".toml", ".sh", ".ex", ".exs", ".properties",
-                 ".cfg", ".ini", ".r", "dockerfile", "makefile", ".tf")
+    r"^\s*(func |def |class |fn |pub |public |private |protected |static |const |let |var |function |async |type )"
+)
+_HASH_COMMENT = (
+    ".py",
+    ".rb",
+    ".yaml",
+    ".yml",
+    ".conf",
+    ".toml",
+    ".sh",
+    ".ex",
+    ".exs",
+    ".properties",
+    ".cfg",
+    ".ini",
+    ".r",
+    "dockerfile",
+    "makefile",
+    ".tf",
+)
 _DASH_COMMENT = (".sql", ".lua", ".hs")
 _NO_COMMENT = (".json", ".xml", ".html", ".md", ".txt", ".csv", ".proto.bin")
 
@@ -72,9 +91,13 @@ def config_diff(service: str, entry: ConfigEntry, new: str) -> str:
     """Same shape as the catalog's config-fault diffs: the Deployment env entry or the ConfigMap key."""
     if entry.source == "configmap":
         old_lines = ["data:", f"  {entry.key}: {_quote(entry.value)}"]
-        return _unified_diff(f"kubernetes/{entry.configmap}.yaml", old_lines, ["data:", f"  {entry.key}: {_quote(new)}"])
+        return _unified_diff(
+            f"kubernetes/{entry.configmap}.yaml", old_lines, ["data:", f"  {entry.key}: {_quote(new)}"]
+        )
     old_lines = ["        env:", f"        - name: {entry.key}", f"          value: {_quote(entry.value)}"]
-    return _unified_diff(f"kubernetes/{service}.yaml", old_lines, old_lines[:2] + [f"          value: {_quote(new)}"])
+    return _unified_diff(
+        f"kubernetes/{service}.yaml", old_lines, old_lines[:2] + [f"          value: {_quote(new)}"]
+    )
 
 
 def _scaled(value: str, rng: np.random.Generator) -> str | None:
@@ -117,7 +140,7 @@ def benign_config_value(entry: ConfigEntry, rng: np.random.Generator) -> tuple[s
         m = _RE_SEMVER.search(value)
         if m:
             bumped = f"{m.group(1)}.{m.group(2)}.{int(m.group(3)) + 1}"
-            new = value[: m.start()] + bumped + value[m.end():]
+            new = value[: m.start()] + bumped + value[m.end() :]
             return new, f"chore: bump {key} to {bumped}"
     return None
 
@@ -126,7 +149,9 @@ def _comment_prefix(path: str, lines: list[str] | None = None) -> str | None:
     """The line-comment marker: the one the excerpt already uses, else the file type's."""
     for ln in lines or []:
         for marker in ("//", "#", "--"):
-            if ln.strip().startswith(marker) and not ln.strip().startswith(("#!", "#include", "#define", "#if")):
+            if ln.strip().startswith(marker) and not ln.strip().startswith(
+                ("#!", "#include", "#define", "#if")
+            ):
                 return marker
     low = re.sub(r"\.(template|tmpl|tpl|j2|in)$", "", path.lower())
     if low.endswith(_NO_COMMENT):
@@ -140,9 +165,18 @@ def _comment_prefix(path: str, lines: list[str] | None = None) -> str | None:
 
 _COMMENTS = (
     ("docs: explain why {name} is kept small", "keep this small: it runs on every request"),
-    ("docs: clarify the error handling in {name}", "errors are returned to the caller, which decides whether to retry"),
-    ("docs: note the units used in {name}", "durations below are in milliseconds unless the name says otherwise"),
-    ("refactor: document the invariant relied on in {name}", "invariant: inputs were validated by the caller"),
+    (
+        "docs: clarify the error handling in {name}",
+        "errors are returned to the caller, which decides whether to retry",
+    ),
+    (
+        "docs: note the units used in {name}",
+        "durations below are in milliseconds unless the name says otherwise",
+    ),
+    (
+        "refactor: document the invariant relied on in {name}",
+        "invariant: inputs were validated by the caller",
+    ),
     ("docs: link the runbook from {name}", "see the service runbook for the on-call procedure"),
     ("style: add a section comment in {name}", "--- request handling ---"),
 )
@@ -163,15 +197,43 @@ def benign_code_change(path: str, excerpt: str, rng: np.random.Generator) -> tup
         m = _RE_SEMVER.search(ln)
         if m and "version" in ln.lower() and rng.random() < 0.5:
             bumped = f"{m.group(1)}.{m.group(2)}.{int(m.group(3)) + 1}"
-            new = lines[:i] + [ln[: m.start()] + bumped + ln[m.end():]] + lines[i + 1:]
+            new = lines[:i] + [ln[: m.start()] + bumped + ln[m.end() :]] + lines[i + 1 :]
             return f"chore: bump version to {bumped}", _unified_diff(path, lines, new)
     prefix = _comment_prefix(path, lines)
     if prefix is None:
         return None
-    skip = ("#", "//", "--", "*", "/*", "package ", "import ", "from ", "using ", "require", "namespace ", "<?",
-            "}", ")", "]", "end", "else", "elif", "except", "catch", "finally", "@")
-    candidates = [i for i, ln in enumerate(lines) if i > 0 and ln.strip() and not ln.strip().startswith(skip)
-                  and not lines[i - 1].strip().startswith("@")]  # not between an annotation and its target
+    skip = (
+        "#",
+        "//",
+        "--",
+        "*",
+        "/*",
+        "package ",
+        "import ",
+        "from ",
+        "using ",
+        "require",
+        "namespace ",
+        "<?",
+        "}",
+        ")",
+        "]",
+        "end",
+        "else",
+        "elif",
+        "except",
+        "catch",
+        "finally",
+        "@",
+    )
+    candidates = [
+        i
+        for i, ln in enumerate(lines)
+        if i > 0
+        and ln.strip()
+        and not ln.strip().startswith(skip)
+        and not lines[i - 1].strip().startswith("@")
+    ]  # not between an annotation and its target
     headers = [i for i in candidates if _RE_DECLARATION.search(lines[i])]
     candidates = headers or candidates  # prefer a comment above a declaration, as people write them
     if not candidates:

@@ -109,9 +109,22 @@ if TYPE_CHECKING:
     from .metric_store import MetricStore
 
 __all__ = [
-    "BUNDLE_FORMAT", "BUNDLE_FORMAT_VERSION", "KEY_ENV", "MAX_BUNDLE_BYTES", "MAX_CONTENT_BYTES",
-    "MAX_MEMBERS", "STALE_TMP_AGE_S", "Bundle", "BundleError", "BundleInfo", "Incomplete", "RecordedMetrics",
-    "catalog_digest", "load_bundle", "verify_bundle", "write_bundle",
+    "BUNDLE_FORMAT",
+    "BUNDLE_FORMAT_VERSION",
+    "KEY_ENV",
+    "MAX_BUNDLE_BYTES",
+    "MAX_CONTENT_BYTES",
+    "MAX_MEMBERS",
+    "STALE_TMP_AGE_S",
+    "Bundle",
+    "BundleError",
+    "BundleInfo",
+    "Incomplete",
+    "RecordedMetrics",
+    "catalog_digest",
+    "load_bundle",
+    "verify_bundle",
+    "write_bundle",
 ]
 
 BUNDLE_FORMAT = "sre-marathon-bundle"
@@ -172,10 +185,13 @@ def catalog_digest(catalog: Catalog | str | os.PathLike[str]) -> str:
     root = Path(catalog) if isinstance(catalog, (str, os.PathLike)) else Path(catalog.root)
     if not root.is_dir():
         raise BundleError(f"catalog directory {root} does not exist")
-    files = sorted(p for p in root.rglob("*")
-                   if p.is_file() and p.suffix in (".yaml", ".yml", ".json")
-                   and not any(part.startswith(".") or part == "__pycache__"
-                               for part in p.relative_to(root).parts))
+    files = sorted(
+        p
+        for p in root.rglob("*")
+        if p.is_file()
+        and p.suffix in (".yaml", ".yml", ".json")
+        and not any(part.startswith(".") or part == "__pycache__" for part in p.relative_to(root).parts)
+    )
     h = hashlib.sha256()
     for p in files:
         rel = p.relative_to(root).as_posix().encode("utf-8")
@@ -252,8 +268,10 @@ class BundleInfo:
     def catalog_digest(self) -> str | None:
         """The digest of the catalog the run used: the manifest's, else the record's own copy."""
         run = self.manifest.get("run")
-        for value in (self.manifest.get("catalog_version"),
-                      run.get("catalog_schema_version") if isinstance(run, dict) else None):
+        for value in (
+            self.manifest.get("catalog_version"),
+            run.get("catalog_schema_version") if isinstance(run, dict) else None,
+        ):
             if isinstance(value, str) and value.startswith("sha256:"):
                 return value
         return None
@@ -311,7 +329,7 @@ def _write_all(fh: Any, data: bytes) -> None:
     """Write in blocks (a seam for tests that interrupt a write half-way)."""
     view = memoryview(data)
     for off in range(0, len(view), _WRITE_BLOCK):
-        fh.write(view[off: off + _WRITE_BLOCK])
+        fh.write(view[off : off + _WRITE_BLOCK])
 
 
 def _remove_stale_temps(directory: Path, now: float | None = None) -> list[Path]:
@@ -391,14 +409,22 @@ def _checked_catalog_digest(record: RunRecord, catalog: Catalog | None) -> str |
     digest = catalog_digest(catalog)
     used = record.manifest.catalog_version
     if used.startswith("sha256:") and used != digest:
-        raise BundleError(f"cannot seal the run with catalog {catalog.root} ({digest[:19]}...): the run used "
-                          f"catalog {used[:19]}...; pass the catalog the run was made with")
+        raise BundleError(
+            f"cannot seal the run with catalog {catalog.root} ({digest[:19]}...): the run used "
+            f"catalog {used[:19]}...; pass the catalog the run was made with"
+        )
     return digest
 
 
-def build_bundle_bytes(record: RunRecord, store: MetricStore | RecordedMetrics | None = None,
-                       catalog: Catalog | None = None, extra: Mapping[str, Any] | None = None,
-                       key: str | bytes | None = None, *, incomplete: Incomplete | None = None) -> bytes:
+def build_bundle_bytes(
+    record: RunRecord,
+    store: MetricStore | RecordedMetrics | None = None,
+    catalog: Catalog | None = None,
+    extra: Mapping[str, Any] | None = None,
+    key: str | bytes | None = None,
+    *,
+    incomplete: Incomplete | None = None,
+) -> bytes:
     """The bundle's bytes (what `write_bundle` writes); pure, so equal inputs give equal bytes."""
     from . import __version__
 
@@ -425,11 +451,23 @@ def build_bundle_bytes(record: RunRecord, store: MetricStore | RecordedMetrics |
         "catalog_version": digest,
         "completeness": {"complete": True} if incomplete is None else incomplete.to_json(),
         "record_schema_version": record.schema_version,
-        "run": {"app": m.app, "seed": m.seed, "mode": m.mode, "interval_s": m.interval_s,
-                "injection_s": m.injection_s, "observation_s": m.observation_s,
-                "env_config": m.env_config, "catalog_schema_version": m.catalog_version},
-        "counts": {"faults": len(record.faults), "alerts": len(record.alerts), "actions": len(record.actions),
-                   "incident_events": len(record.incident_events), "probes": len(record.probes)},
+        "run": {
+            "app": m.app,
+            "seed": m.seed,
+            "mode": m.mode,
+            "interval_s": m.interval_s,
+            "injection_s": m.injection_s,
+            "observation_s": m.observation_s,
+            "env_config": m.env_config,
+            "catalog_schema_version": m.catalog_version,
+        },
+        "counts": {
+            "faults": len(record.faults),
+            "alerts": len(record.alerts),
+            "actions": len(record.actions),
+            "incident_events": len(record.incident_events),
+            "probes": len(record.probes),
+        },
         "telemetry": telemetry_summary,
         "seal": "sha256" if resolved is None else "hmac-sha256",
         "members": [{"name": n, "sha256": _sha256(d), "size": len(d)} for n, d in members],
@@ -439,10 +477,16 @@ def build_bundle_bytes(record: RunRecord, store: MetricStore | RecordedMetrics |
     return _zip_bytes([(MANIFEST, manifest_bytes), *members, (SEAL, _seal_bytes(manifest_bytes, resolved))])
 
 
-def write_bundle(path: str | os.PathLike[str], record: RunRecord,
-                 store: MetricStore | RecordedMetrics | None = None,
-                 catalog: Catalog | None = None, extra: Mapping[str, Any] | None = None,
-                 key: str | bytes | None = None, *, incomplete: Incomplete | None = None) -> Path:
+def write_bundle(
+    path: str | os.PathLike[str],
+    record: RunRecord,
+    store: MetricStore | RecordedMetrics | None = None,
+    catalog: Catalog | None = None,
+    extra: Mapping[str, Any] | None = None,
+    key: str | bytes | None = None,
+    *,
+    incomplete: Incomplete | None = None,
+) -> Path:
     """Write a sealed bundle atomically and return its path.
 
     `store` adds the run's metric series; `catalog` (the one the run used) adds its digest and
@@ -472,25 +516,40 @@ def _check_container(path: Path, fh: io.BufferedReader, size: int) -> tuple[int,
     if read_at(fh, 0, len(_ZIP_MAGIC)) != _ZIP_MAGIC:
         raise BundleError(f"{path} is not a bundle: not a ZIP archive (a bundle starts with PK\\x03\\x04)")
     tail = read_at(fh, max(0, size - _TAIL_LEN), _TAIL_LEN)
-    if (size < _TAIL_LEN or not tail.startswith(EOCD_MAGIC)
-            or int.from_bytes(tail[20:22], "little") != len(_COMMENT_PREFIX) + _HEX_LEN):
+    if (
+        size < _TAIL_LEN
+        or not tail.startswith(EOCD_MAGIC)
+        or int.from_bytes(tail[20:22], "little") != len(_COMMENT_PREFIX) + _HEX_LEN
+    ):
         names = foreign_zip_names(fh, size)
         if names is not None and MANIFEST not in names:
             raise BundleError(f"{path} is not a bundle: ZIP archive without {MANIFEST}")
-        raise BundleError(f"{path} is truncated or has trailing data: its end-of-archive record with the "
-                          f"bundle checksum is missing ({size} bytes)")
+        raise BundleError(
+            f"{path} is truncated or has trailing data: its end-of-archive record with the "
+            f"bundle checksum is missing ({size} bytes)"
+        )
     comment = tail[EOCD_LEN:]
     if not comment.startswith(_COMMENT_PREFIX):
         if comment.startswith(BUNDLE_FORMAT.encode("ascii")):
-            raise BundleError(f"{path}: bundle format {comment[:-_HEX_LEN - 8].decode('ascii', 'replace')!r} "
-                              f"is unsupported (this package reads version {BUNDLE_FORMAT_VERSION})")
+            raise BundleError(
+                f"{path}: bundle format {comment[: -_HEX_LEN - 8].decode('ascii', 'replace')!r} "
+                f"is unsupported (this package reads version {BUNDLE_FORMAT_VERSION})"
+            )
         raise BundleError(f"{path} is not a bundle: ZIP archive without the {BUNDLE_FORMAT} checksum comment")
     disk, cd_disk, n_disk, n_total, cd_size, cd_offset = struct.unpack("<HHHHII", tail[4:20])
     eocd = size - _TAIL_LEN
-    if (disk or cd_disk or n_disk != n_total or not 0 < n_total <= MAX_MEMBERS
-            or cd_size > MAX_CENTRAL_DIRECTORY or cd_offset + cd_size != eocd):
-        raise BundleError(f"{path} is damaged: inconsistent end-of-archive record ({n_total} entries, a "
-                          f"central directory of {cd_size} bytes at {cd_offset}, end record at {eocd})")
+    if (
+        disk
+        or cd_disk
+        or n_disk != n_total
+        or not 0 < n_total <= MAX_MEMBERS
+        or cd_size > MAX_CENTRAL_DIRECTORY
+        or cd_offset + cd_size != eocd
+    ):
+        raise BundleError(
+            f"{path} is damaged: inconsistent end-of-archive record ({n_total} entries, a "
+            f"central directory of {cd_size} bytes at {cd_offset}, end record at {eocd})"
+        )
     if eocd >= 20 and read_at(fh, eocd - 20, 4) == ZIP64_LOCATOR:
         raise BundleError(f"{path} is damaged: it has ZIP64 records, which a bundle never needs")
     return n_total, cd_offset
@@ -506,8 +565,10 @@ def _parse_manifest(path: Path, body: bytes | bytearray) -> dict[str, Any]:
         raise BundleError(f"{path} is not a bundle: {MANIFEST} does not declare format {BUNDLE_FORMAT!r}")
     version = manifest.get("format_version")
     if type(version) is not int or version not in SUPPORTED_FORMAT_VERSIONS:
-        raise BundleError(f"{path}: bundle format version {version!r:.40} is unsupported "
-                          f"(this package reads {sorted(SUPPORTED_FORMAT_VERSIONS)})")
+        raise BundleError(
+            f"{path}: bundle format version {version!r:.40} is unsupported "
+            f"(this package reads {sorted(SUPPORTED_FORMAT_VERSIONS)})"
+        )
     for name in ("run", "extra"):
         if manifest.get(name) is not None and not isinstance(manifest[name], dict):
             raise BundleError(f"{path}: {MANIFEST} field {name!r} is not an object")
@@ -518,8 +579,13 @@ def _listed_members(path: Path, manifest: dict[str, Any]) -> dict[str, tuple[str
     """name -> (sha256, size) from the manifest's member list, in its order."""
     listed = manifest.get("members")
     if not isinstance(listed, list) or not all(
-            isinstance(m, dict) and isinstance(m.get("name"), str) and isinstance(m.get("sha256"), str)
-            and type(m.get("size")) is int and m["size"] >= 0 for m in listed):
+        isinstance(m, dict)
+        and isinstance(m.get("name"), str)
+        and isinstance(m.get("sha256"), str)
+        and type(m.get("size")) is int
+        and m["size"] >= 0
+        for m in listed
+    ):
         raise BundleError(f"{path}: {MANIFEST} has a malformed member list")
     expected = {m["name"]: (m["sha256"], m["size"]) for m in listed}
     if len(expected) != len(listed) or {MANIFEST, SEAL} & set(expected):
@@ -536,18 +602,26 @@ def _read_seal(path: Path, zf: zipfile.ZipFile, zi: zipfile.ZipInfo) -> str:
         raise BundleError(f"{path}: seal mismatch ({SEAL} is not ASCII text)") from None
 
 
-def _check_seal(path: Path, manifest: dict[str, Any], manifest_bytes: bytes | bytearray, seal: str,
-                key: str | bytes | None) -> str:
+def _check_seal(
+    path: Path,
+    manifest: dict[str, Any],
+    manifest_bytes: bytes | bytearray,
+    seal: str,
+    key: str | bytes | None,
+) -> str:
     """The seal's kind, once the seal matches the manifest (and the key, for an HMAC seal)."""
     kind, _, got = seal.partition(":")
     resolved = _resolve_key(key)
     if kind != manifest.get("seal"):
-        raise BundleError(f"{path}: seal mismatch (seal is {kind!r:.40} but the manifest says "
-                          f"{manifest.get('seal')!r:.40})")
+        raise BundleError(
+            f"{path}: seal mismatch (seal is {kind!r:.40} but the manifest says {manifest.get('seal')!r:.40})"
+        )
     if kind == "sha256":
         if resolved is not None:
-            raise BundleError(f"{path}: seal mismatch: a key was given but the bundle has only a plain "
-                              "sha256 seal (it was written without a key, or its HMAC seal was replaced)")
+            raise BundleError(
+                f"{path}: seal mismatch: a key was given but the bundle has only a plain "
+                "sha256 seal (it was written without a key, or its HMAC seal was replaced)"
+            )
         want = _sha256(manifest_bytes)
     elif kind == "hmac-sha256":
         if resolved is None:
@@ -583,8 +657,9 @@ def _verify(path: Path, key: str | bytes | None) -> tuple[BundleInfo, dict[str, 
             raise BundleError(f"cannot read bundle {path}: {exc}") from exc
 
 
-def _verify_open(path: Path, fh: io.BufferedReader, size: int,
-                 key: str | bytes | None) -> tuple[BundleInfo, dict[str, bytearray]]:
+def _verify_open(
+    path: Path, fh: io.BufferedReader, size: int, key: str | bytes | None
+) -> tuple[BundleInfo, dict[str, bytearray]]:
     n_entries, cd_offset = _check_container(path, fh, size)
     with open_zip(path, fh, n_entries) as zf:
         infos = check_entries(path, zf, cd_offset)
@@ -598,13 +673,17 @@ def _verify_open(path: Path, fh: io.BufferedReader, size: int,
         if names != order:
             missing = sorted(set(order) - set(names))
             unexpected = sorted(set(names) - set(order))
-            raise BundleError(f"{path}: members differ from the manifest (missing {missing}, unexpected "
-                              f"{unexpected}, or duplicated/reordered: {names})"[:500])
+            raise BundleError(
+                f"{path}: members differ from the manifest (missing {missing}, unexpected "
+                f"{unexpected}, or duplicated/reordered: {names})"[:500]
+            )
         contents: dict[str, bytearray] = {}
         for name, (digest, member_size) in expected.items():
             if infos[name].file_size != member_size:
-                raise BundleError(f"{path}: member {name!r} hash mismatch (its size differs from the sealed "
-                                  "one: it was changed after sealing)")
+                raise BundleError(
+                    f"{path}: member {name!r} hash mismatch (its size differs from the sealed "
+                    "one: it was changed after sealing)"
+                )
             body = read_member(path, zf, infos[name])
             if _sha256(body) != digest:
                 raise BundleError(f"{path}: member {name!r} hash mismatch (it was changed after sealing)")
@@ -612,11 +691,18 @@ def _verify_open(path: Path, fh: io.BufferedReader, size: int,
         seal = _read_seal(path, zf, infos[SEAL])
     kind = _check_seal(path, manifest, manifest_bytes, seal, key)
     if not _checksum_matches(fh, size):
-        raise BundleError(f"{path}: container checksum mismatch: ZIP headers were altered "
-                          "(the members themselves verify)")
-    info = BundleInfo(path=path, format_version=manifest["format_version"], manifest=manifest, seal_kind=kind,
-                      size=size, members={n: d for n, (d, _) in expected.items()},
-                      incomplete=_completeness(path, manifest))
+        raise BundleError(
+            f"{path}: container checksum mismatch: ZIP headers were altered (the members themselves verify)"
+        )
+    info = BundleInfo(
+        path=path,
+        format_version=manifest["format_version"],
+        manifest=manifest,
+        seal_kind=kind,
+        size=size,
+        members={n: d for n, (d, _) in expected.items()},
+        incomplete=_completeness(path, manifest),
+    )
     return info, contents
 
 
@@ -645,8 +731,9 @@ def load_bundle(path: str | os.PathLike[str], key: str | bytes | None = None) ->
     except KeyError:
         raise BundleError(f"{path}: bundle has no {RECORD}") from None
     except ValidationError as exc:
-        raise BundleError(f"{path}: {RECORD} does not validate as a RunRecord: "
-                          f"{_validation_summary(exc)}") from exc
+        raise BundleError(
+            f"{path}: {RECORD} does not validate as a RunRecord: {_validation_summary(exc)}"
+        ) from exc
     telemetry = None
     if TELEMETRY_INDEX in contents and TELEMETRY_VALUES in contents:
         telemetry = RecordedMetrics.decode(contents[TELEMETRY_INDEX], contents[TELEMETRY_VALUES])

@@ -24,10 +24,12 @@ from .errors import BundleError
 def canonical_json(obj: object, what: str) -> bytes:
     """Sorted keys, no whitespace, no NaN: the same value always gives the same bytes."""
     try:
-        return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                          allow_nan=False).encode("utf-8")
+        return json.dumps(
+            obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        ).encode("utf-8")
     except (TypeError, ValueError) as exc:
         raise BundleError(f"{what} cannot be stored as canonical JSON: {exc}") from exc
+
 
 MAX_BUNDLE_BYTES = 512 << 20
 """Largest bundle file read (a full 90-minute run with telemetry takes a few MB)."""
@@ -43,8 +45,21 @@ ZIP64_LOCATOR = b"PK\x06\x07"
 _ALLOWED_FLAGS = 0x800  # UTF-8 names; encryption, data descriptors and the rest are never written
 _MAX_EXTRACT_VERSION = 20  # zipfile writes 2.0 for DEFLATE without ZIP64
 
-ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, ValueError, EOFError, KeyError,
-               IndexError, NotImplementedError, RuntimeError, OSError, struct.error, OverflowError, TypeError)
+ZIP_ERRORS = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    zlib.error,
+    ValueError,
+    EOFError,
+    KeyError,
+    IndexError,
+    NotImplementedError,
+    RuntimeError,
+    OSError,
+    struct.error,
+    OverflowError,
+    TypeError,
+)
 """What the zipfile module raises on a malformed archive (encrypted: RuntimeError; method or version:
 NotImplementedError; structure: BadZipFile, struct.error...); each becomes a `BundleError`."""
 
@@ -64,8 +79,10 @@ def open_regular(path: Path) -> io.BufferedReader:
         if not stat.S_ISREG(st.st_mode):
             raise BundleError(f"{path} is not a bundle: not a regular file (a directory, device or pipe)")
         if st.st_size > MAX_BUNDLE_BYTES:
-            raise BundleError(f"{path} is not a bundle: {st.st_size} bytes, more than the "
-                              f"{MAX_BUNDLE_BYTES} a bundle may have")
+            raise BundleError(
+                f"{path} is not a bundle: {st.st_size} bytes, more than the "
+                f"{MAX_BUNDLE_BYTES} a bundle may have"
+            )
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
@@ -85,8 +102,10 @@ def foreign_zip_names(fh: io.BufferedReader, size: int) -> list[str] | None:
     pos = window.rfind(EOCD_MAGIC)  # where zipfile looks too
     if pos < 20 or len(window) - pos < EOCD_LEN:
         return None
-    if (int.from_bytes(window[pos + 12: pos + 16], "little") > MAX_CENTRAL_DIRECTORY
-            or window[pos - 20: pos - 16] == ZIP64_LOCATOR):
+    if (
+        int.from_bytes(window[pos + 12 : pos + 16], "little") > MAX_CENTRAL_DIRECTORY
+        or window[pos - 20 : pos - 16] == ZIP64_LOCATOR
+    ):
         return None
     try:
         fh.seek(0)
@@ -104,8 +123,10 @@ def open_zip(path: Path, fh: io.BufferedReader, n_entries: int) -> zipfile.ZipFi
         raise BundleError(f"{path} is damaged: ZIP structure unreadable ({exc})") from exc
     if len(zf.infolist()) != n_entries:
         zf.close()
-        raise BundleError(f"{path} is damaged: the end-of-archive record counts {n_entries} entries, the "
-                          f"central directory holds {len(zf.infolist())}")
+        raise BundleError(
+            f"{path} is damaged: the end-of-archive record counts {n_entries} entries, the "
+            f"central directory holds {len(zf.infolist())}"
+        )
     return zf
 
 
@@ -127,8 +148,10 @@ def check_entries(path: Path, zf: zipfile.ZipFile, cd_offset: int) -> dict[str, 
             raise BundleError(f"{what} is damaged: its data would extend past the central directory")
         total += zi.file_size
         if total > MAX_CONTENT_BYTES:
-            raise BundleError(f"{path} is refused: its members declare more than {MAX_CONTENT_BYTES} bytes "
-                              "uncompressed (the most a bundle may hold; a ZIP bomb?)")
+            raise BundleError(
+                f"{path} is refused: its members declare more than {MAX_CONTENT_BYTES} bytes "
+                "uncompressed (the most a bundle may hold; a ZIP bomb?)"
+            )
     return {zi.filename: zi for zi in zf.infolist()}
 
 
@@ -140,20 +163,38 @@ def read_member(path: Path, zf: zipfile.ZipFile, zi: zipfile.ZipInfo) -> bytearr
         with zf.open(zi) as member:
             while chunk := member.read(min(READ_CHUNK, zi.file_size - n + 1)):
                 if n + len(chunk) > zi.file_size:
-                    raise BundleError(f"{path}: member {zi.filename!r} is damaged (inflates past its "
-                                      f"declared {zi.file_size} bytes)")
-                view[n: n + len(chunk)] = chunk
+                    raise BundleError(
+                        f"{path}: member {zi.filename!r} is damaged (inflates past its "
+                        f"declared {zi.file_size} bytes)"
+                    )
+                view[n : n + len(chunk)] = chunk
                 n += len(chunk)
     except ZIP_ERRORS as exc:
         raise BundleError(f"{path}: member {zi.filename!r} is damaged ({exc})") from exc
     finally:
         view.release()
     if n != zi.file_size:
-        raise BundleError(f"{path}: member {zi.filename!r} is damaged (inflates to {n} of its declared "
-                          f"{zi.file_size} bytes)")
+        raise BundleError(
+            f"{path}: member {zi.filename!r} is damaged (inflates to {n} of its declared "
+            f"{zi.file_size} bytes)"
+        )
     return buf
 
 
-__all__ = ["EOCD_LEN", "EOCD_MAGIC", "MAX_BUNDLE_BYTES", "MAX_CENTRAL_DIRECTORY", "MAX_CONTENT_BYTES",
-           "MAX_MEMBERS", "READ_CHUNK", "ZIP64_LOCATOR", "ZIP_ERRORS", "check_entries", "foreign_zip_names",
-           "open_regular", "open_zip", "read_at", "read_member"]
+__all__ = [
+    "EOCD_LEN",
+    "EOCD_MAGIC",
+    "MAX_BUNDLE_BYTES",
+    "MAX_CENTRAL_DIRECTORY",
+    "MAX_CONTENT_BYTES",
+    "MAX_MEMBERS",
+    "READ_CHUNK",
+    "ZIP64_LOCATOR",
+    "ZIP_ERRORS",
+    "check_entries",
+    "foreign_zip_names",
+    "open_regular",
+    "open_zip",
+    "read_at",
+    "read_member",
+]

@@ -51,8 +51,9 @@ class RecordedMetrics:
         """A `MetricStore` holding the same samples, for PromQL-style queries over a bundle."""
         from .metric_store import MetricStore
 
-        store = MetricStore(step_s=self.step_s, dtype=self.values.dtype,
-                            initial_series_capacity=max(1, len(self.names)))
+        store = MetricStore(
+            step_s=self.step_s, dtype=self.values.dtype, initial_series_capacity=max(1, len(self.names))
+        )
         ids = np.asarray([store.series_id(n, lab) for n, lab in zip(self.names, self.labels)], dtype=np.intp)
         for j, t in enumerate(self.times.tolist()):
             col = self.values[:, j]
@@ -100,14 +101,26 @@ class RecordedMetrics:
                 raise ValueError(f"dtype {dtype} is not a float type")
             n_series, n_samples = len(index["series"]), int(index["n_samples"])
             if len(values_bytes) != n_series * n_samples * dtype.itemsize:
-                raise ValueError(f"{len(values_bytes)} value bytes for {n_series} series x "
-                                 f"{n_samples} samples")
+                raise ValueError(
+                    f"{len(values_bytes)} value bytes for {n_series} series x {n_samples} samples"
+                )
             values = np.frombuffer(values_bytes, dtype=dtype).reshape(n_series, n_samples)
-            return cls(int(index["step_s"]), float(index["start_s"]),
-                       [str(s[0]) for s in index["series"]], [dict(s[1]) for s in index["series"]],
-                       values.astype(dtype.newbyteorder("=")))
-        except (ValueError, KeyError, TypeError, IndexError, AttributeError, OverflowError,
-                RecursionError) as exc:  # whatever a forged index holds
+            return cls(
+                int(index["step_s"]),
+                float(index["start_s"]),
+                [str(s[0]) for s in index["series"]],
+                [dict(s[1]) for s in index["series"]],
+                values.astype(dtype.newbyteorder("=")),
+            )
+        except (
+            ValueError,
+            KeyError,
+            TypeError,
+            IndexError,
+            AttributeError,
+            OverflowError,
+            RecursionError,
+        ) as exc:  # whatever a forged index holds
             raise BundleError(f"telemetry members are inconsistent: {str(exc)[:200]}") from exc
 
 

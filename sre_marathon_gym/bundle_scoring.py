@@ -32,17 +32,28 @@ def _check_same_catalog(bundle: Bundle, catalog: Catalog, given: bool) -> None:
     if sealed is None or used == sealed:
         return
     if given:
-        what = (f"the catalog given to score it ({catalog.root}) is {used[:19]}...; drop it to score with "
-                "the weights sealed in the bundle, or give the catalog the run used")
+        what = (
+            f"the catalog given to score it ({catalog.root}) is {used[:19]}...; drop it to score with "
+            "the weights sealed in the bundle, or give the catalog the run used"
+        )
     else:
-        what = (f"the bundle seals no scoring weights and the shipped catalog is {used[:19]}...; give the "
-                "catalog the run used (--catalog DIR)")
-    raise CatalogMismatchError(f"{bundle.info.path}: the run used catalog {sealed[:19]}... but {what}, or "
-                               "rescore deliberately with rescore_with_catalog=True (--rescore-with-catalog)")
+        what = (
+            f"the bundle seals no scoring weights and the shipped catalog is {used[:19]}...; give the "
+            "catalog the run used (--catalog DIR)"
+        )
+    raise CatalogMismatchError(
+        f"{bundle.info.path}: the run used catalog {sealed[:19]}... but {what}, or "
+        "rescore deliberately with rescore_with_catalog=True (--rescore-with-catalog)"
+    )
 
 
-def bundle_scoring(bundle: Bundle, catalog: Catalog | None = None, rules: int | None = None, *,
-                   rescore_with_catalog: bool = False) -> Scoring:
+def bundle_scoring(
+    bundle: Bundle,
+    catalog: Catalog | None = None,
+    rules: int | None = None,
+    *,
+    rescore_with_catalog: bool = False,
+) -> Scoring:
     """The scoring a bundle is rescored under, and why it is that one.
 
     Weights and rules: `catalog`'s when given, else the ones sealed in the bundle (a bundle sealed
@@ -70,29 +81,52 @@ def bundle_scoring(bundle: Bundle, catalog: Catalog | None = None, rules: int | 
     return scoring
 
 
-def score_bundle(path: str | os.PathLike[str], catalog: Catalog | None = None, key: str | bytes | None = None,
-                 rules: int | None = None, *, allow_incomplete: bool = False,
-                 rescore_with_catalog: bool = False) -> tuple[Bundle, ScoreCard]:
+def score_bundle(
+    path: str | os.PathLike[str],
+    catalog: Catalog | None = None,
+    key: str | bytes | None = None,
+    rules: int | None = None,
+    *,
+    allow_incomplete: bool = False,
+    rescore_with_catalog: bool = False,
+) -> tuple[Bundle, ScoreCard]:
     """Verify, load and score one bundle; see `bundle_scoring` for which weights and rules.
 
     A bundle sealed as incomplete raises `IncompleteBundleError` unless `allow_incomplete`: a run
     that stopped early scores its unreached faults as missed, which is not its Marathon-Score."""
     bundle = load_bundle(path, key)
     if not bundle.info.complete and not allow_incomplete:
-        raise IncompleteBundleError(f"{path}: INCOMPLETE ({bundle.info.describe_incomplete()}): a run that "
-                                    "stopped early has no Marathon-Score; pass allow_incomplete=True "
-                                    "(--allow-incomplete) to score what it recorded")
+        raise IncompleteBundleError(
+            f"{path}: INCOMPLETE ({bundle.info.describe_incomplete()}): a run that "
+            "stopped early has no Marathon-Score; pass allow_incomplete=True "
+            "(--allow-incomplete) to score what it recorded"
+        )
     scoring = bundle_scoring(bundle, catalog, rules, rescore_with_catalog=rescore_with_catalog)
     return bundle, score_run(bundle.record, scoring)
 
 
-def score_bundles(paths: Iterable[str | os.PathLike[str]], catalog: Catalog | None = None,
-                  key: str | bytes | None = None, rules: int | None = None, *, allow_incomplete: bool = False,
-                  rescore_with_catalog: bool = False) -> list[ScoreCard]:
+def score_bundles(
+    paths: Iterable[str | os.PathLike[str]],
+    catalog: Catalog | None = None,
+    key: str | bytes | None = None,
+    rules: int | None = None,
+    *,
+    allow_incomplete: bool = False,
+    rescore_with_catalog: bool = False,
+) -> list[ScoreCard]:
     """Verify and score each bundle (see `score_bundle`). The first bundle that fails verification,
     is incomplete or was run with another catalog raises a `BundleError`."""
-    return [score_bundle(p, catalog, key, rules, allow_incomplete=allow_incomplete,
-                         rescore_with_catalog=rescore_with_catalog)[1] for p in paths]
+    return [
+        score_bundle(
+            p,
+            catalog,
+            key,
+            rules,
+            allow_incomplete=allow_incomplete,
+            rescore_with_catalog=rescore_with_catalog,
+        )[1]
+        for p in paths
+    ]
 
 
 __all__ = ["bundle_scoring", "score_bundle", "score_bundles"]

@@ -18,8 +18,15 @@ from .catalog.settings import RULES_VERSIONS
 from .envs.inputs import MAX_SEED
 
 # agents/adversarial.py (spelled out so building the parser imports no agent; a test keeps them equal)
-ADVERSARIAL_NAMES = ("one_incident", "incident_per_alert", "shotgun", "cycle_guesses", "guess_per_incident",
-                     "act_on_everything", "single_guess")
+ADVERSARIAL_NAMES = (
+    "one_incident",
+    "incident_per_alert",
+    "shotgun",
+    "cycle_guesses",
+    "guess_per_incident",
+    "act_on_everything",
+    "single_guess",
+)
 from .errors import ConfigurationError, RunInterrupted, SREMarathonError, UnknownNameError
 from .table import format_table
 
@@ -60,6 +67,7 @@ def _whole_number_at_least(minimum: int) -> Callable[[str], int]:
         if n < minimum:
             raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {n}")
         return n
+
     return parse
 
 
@@ -78,8 +86,11 @@ def check_out_dir(out: str | os.PathLike[str], option: str = "--out") -> Path:
     while not os.path.lexists(probe) and probe != probe.parent:
         probe = probe.parent
     if not os.path.isdir(probe):
-        where = ("exists and is not a directory" if probe == path
-                 else f"cannot be created: {probe} is not a directory")
+        where = (
+            "exists and is not a directory"
+            if probe == path
+            else f"cannot be created: {probe} is not a directory"
+        )
         raise ConfigurationError(f"{option} {out} {where}")
     try:
         fd, name = tempfile.mkstemp(dir=probe, prefix=".sre-marathon-probe-")
@@ -114,13 +125,15 @@ def catalog_summary(cat: Catalog) -> str:
     only = Counter(tuple(r.apps) for r in pack.rules if r.apps != "all")
     only_text = ", ".join(f"{n} {' '.join(a)} only" for a, n in only.items()) or "none app-specific"
     apps = ", ".join(f"{a} ({len(cat.apps[a].services)} services)" for a in APPS)
-    return "\n".join([
-        f"catalog {cat.root}: valid",
-        f"apps: {apps}",
-        f"{len(faults)} faults ({code_config:.1%} code or config)",
-        format_table(["app", *CATEGORIES, "total"], rows),
-        f"{len(pack.rules)} rules from {len(pack.templates)} templates ({only_text}); {len(cat.metrics.metrics)} metrics",
-    ])
+    return "\n".join(
+        [
+            f"catalog {cat.root}: valid",
+            f"apps: {apps}",
+            f"{len(faults)} faults ({code_config:.1%} code or config)",
+            format_table(["app", *CATEGORIES, "total"], rows),
+            f"{len(pack.rules)} rules from {len(pack.templates)} templates ({only_text}); {len(cat.metrics.metrics)} metrics",
+        ]
+    )
 
 
 def cmd_catalog_validate(args: argparse.Namespace) -> int:
@@ -136,15 +149,52 @@ def cmd_catalog_validate(args: argparse.Namespace) -> int:
     by: dict[tuple[str, str], list] = {}
     for c in checks:
         by.setdefault((c.app, c.mechanism), []).append(c)
-    rows = [[app, mech, len(cs), sum(c.fails for c in cs), sum(c.entry_serves for c in cs), sum(c.recovers for c in cs),
-             sum(c.repaired_by is not None for c in cs), sum(c.passed for c in cs)] for (app, mech), cs in sorted(by.items())]
+    rows = [
+        [
+            app,
+            mech,
+            len(cs),
+            sum(c.fails for c in cs),
+            sum(c.entry_serves for c in cs),
+            sum(c.recovers for c in cs),
+            sum(c.repaired_by is not None for c in cs),
+            sum(c.passed for c in cs),
+        ]
+        for (app, mech), cs in sorted(by.items())
+    ]
     passed = sum(c.passed for c in checks)
-    rows.append(["total", "", len(checks), sum(r[3] for r in rows), sum(r[4] for r in rows), sum(r[5] for r in rows),
-                 sum(r[6] for r in rows), passed])
-    print(format_table(["app", "mechanism", "faults", "probe fails", "entry serves", "recovers", "remedy repairs", "pass"], rows))
+    rows.append(
+        [
+            "total",
+            "",
+            len(checks),
+            sum(r[3] for r in rows),
+            sum(r[4] for r in rows),
+            sum(r[5] for r in rows),
+            sum(r[6] for r in rows),
+            passed,
+        ]
+    )
+    print(
+        format_table(
+            [
+                "app",
+                "mechanism",
+                "faults",
+                "probe fails",
+                "entry serves",
+                "recovers",
+                "remedy repairs",
+                "pass",
+            ],
+            rows,
+        )
+    )
     for c in checks:
         if not c.passed and args.verbose:
-            print(f"  {c.fault_id}: fails={c.fails} serves={c.entry_serves} recovers={c.recovers} repaired_by={c.repaired_by} {c.note}")
+            print(
+                f"  {c.fault_id}: fails={c.fails} serves={c.entry_serves} recovers={c.recovers} repaired_by={c.repaired_by} {c.note}"
+            )
     return 0 if passed == len(checks) else 1
 
 
@@ -154,8 +204,11 @@ def cmd_catalog_list(args: argparse.Namespace) -> int:
         cat.app(args.app)
     if args.category and args.category not in CATEGORIES:
         raise UnknownNameError("category", args.category, CATEGORIES)
-    faults = [f for f in cat.all_faults() if (not args.app or f.app == args.app)
-              and (not args.category or f.category == args.category)]
+    faults = [
+        f
+        for f in cat.all_faults()
+        if (not args.app or f.app == args.app) and (not args.category or f.category == args.category)
+    ]
     rows = [[f.id, f.category, f.mechanism, f.target, f.probe.kind, f.title] for f in faults]
     print(format_table(["id", "category", "mechanism", "target", "probe", "title"], rows))
     print(f"{len(faults)} faults")
@@ -167,13 +220,22 @@ def cmd_catalog_show(args: argparse.Namespace) -> int:
 
     cat = load_catalog(args.catalog)
     fault = cat.fault(args.id)
-    print(yaml.safe_dump(fault.model_dump(mode="json", exclude_none=True), sort_keys=False, width=110).rstrip())
+    print(
+        yaml.safe_dump(fault.model_dump(mode="json", exclude_none=True), sort_keys=False, width=110).rstrip()
+    )
     return 0
 
 
-def _run_episode(cat: Catalog, app: str, agent_name: str, mode: str, seed: int | None,
-                 agent_options: dict | None = None, out: str | None = None,
-                 **train: object) -> tuple[object, object, object]:
+def _run_episode(
+    cat: Catalog,
+    app: str,
+    agent_name: str,
+    mode: str,
+    seed: int | None,
+    agent_options: dict | None = None,
+    out: str | None = None,
+    **train: object,
+) -> tuple[object, object, object]:
     """Run one episode with a progress bar; returns (env, record, agent). An LLM agent's endpoint
     is checked first (`LLMAgent.preflight`) and its HTTP client closed at the end; a run that
     fails leaves `<out>/<app>-<agent>-<seed>.incomplete.bundle` when `out` is given."""
@@ -190,7 +252,9 @@ def _run_episode(cat: Catalog, app: str, agent_name: str, mode: str, seed: int |
         kwargs.update(train)
     lb_seed = cat.leaderboard.seed_for(app)
     if mode == "eval" and seed is not None and seed != lb_seed:
-        raise ConfigurationError(f"--mode eval runs the leaderboard seed {lb_seed}; use --mode train for seed {seed}")
+        raise ConfigurationError(
+            f"--mode eval runs the leaderboard seed {lb_seed}; use --mode train for seed {seed}"
+        )
     agent = make_agent(agent_name, **(agent_options or {}))
     try:
         if is_llm_agent(agent_name):
@@ -224,8 +288,11 @@ def _interrupted(env: object, saved: Path | None) -> str:
     t = reached_time(env)
     run_s = env.unwrapped.run_s  # type: ignore[attr-defined]
     at = "before it started" if t is None else f"at t={t:.0f} s of {run_s} s"
-    where = (f"its partial recording is sealed as INCOMPLETE in {saved}" if saved is not None
-             else "nothing was recorded (no --out, or the partial bundle could not be written)")
+    where = (
+        f"its partial recording is sealed as INCOMPLETE in {saved}"
+        if saved is not None
+        else "nothing was recorded (no --out, or the partial bundle could not be written)"
+    )
     return f"run interrupted {at}; {where}"
 
 
@@ -234,14 +301,23 @@ def _schedule_options(args: argparse.Namespace, cat: Catalog) -> dict[str, objec
 
     Why refuse: eval mode runs the leaderboard protocol as published; silently ignoring the options
     would label a run that the user believes is shorter or harder as a leaderboard run."""
-    given = {k: v for k, v in (("intensity", args.intensity), ("injection_minutes", args.injection_minutes),
-                               ("observation_minutes", args.observation_minutes)) if v is not None}
+    given = {
+        k: v
+        for k, v in (
+            ("intensity", args.intensity),
+            ("injection_minutes", args.injection_minutes),
+            ("observation_minutes", args.observation_minutes),
+        )
+        if v is not None
+    }
     if given and args.mode != "train":
         lb = cat.leaderboard
         flags = ", ".join("--" + k.replace("_", "-") for k in given)
         protocol = f"{lb.injection_minutes} + {lb.observation_minutes} min, intensity 1"
-        raise ConfigurationError(f"{flags}: only with --mode train; --mode eval (the default) runs the "
-                                 f"leaderboard protocol ({protocol})")
+        raise ConfigurationError(
+            f"{flags}: only with --mode train; --mode eval (the default) runs the "
+            f"leaderboard protocol ({protocol})"
+        )
     return given
 
 
@@ -255,22 +331,30 @@ def cmd_run(args: argparse.Namespace) -> int:
     if is_llm_agent(args.agent):
         options = _llm_options(args, cat)
     elif any((args.model, args.base_url, args.pricing, args.price)):
-        raise ConfigurationError(f"--model, --base-url, --pricing and --price are for the LLM agents "
-                                 f"(react, rag, keep), not {args.agent!r}")
+        raise ConfigurationError(
+            f"--model, --base-url, --pricing and --price are for the LLM agents "
+            f"(react, rag, keep), not {args.agent!r}"
+        )
     else:
         options = {}
     schedule = _schedule_options(args, cat)
     if args.out:
         check_out_dir(args.out)
-    env, record, agent = _run_episode(cat, args.app, args.agent, args.mode, args.seed, agent_options=options,
-                                      out=args.out, **schedule)
+    env, record, agent = _run_episode(
+        cat, args.app, args.agent, args.mode, args.seed, agent_options=options, out=args.out, **schedule
+    )
     card = score_run(record, cat.scoring)
     print(card.first_line())
     print(card.as_table().split("\n", 2)[2])
     if args.out:
         Path(args.out).mkdir(parents=True, exist_ok=True)
-        path = write_bundle(Path(args.out) / f"{args.app}-{args.agent}-{record.manifest.seed}.bundle", record,
-                            store=env.unwrapped.sim.store, catalog=cat, extra=getattr(agent, "bundle_extra", dict)())
+        path = write_bundle(
+            Path(args.out) / f"{args.app}-{args.agent}-{record.manifest.seed}.bundle",
+            record,
+            store=env.unwrapped.sim.store,
+            catalog=cat,
+            extra=getattr(agent, "bundle_extra", dict)(),
+        )
         print(f"bundle: {path}")
     return 0
 
@@ -298,14 +382,18 @@ def cmd_export_prometheus(args: argparse.Namespace) -> int:
         source, app = env.unwrapped.sim.store, args.app
     summary = export_run(source, args.out, origin_s=args.origin, overwrite=args.overwrite)
     print(f"{summary['series']} series, {summary['samples']} samples -> {summary['openmetrics']}")
-    print(f"backfilled {len(summary['blocks'])} block(s) into {summary['data_dir']} "
-          f"(Prometheus time {summary['start']}..{summary['end']}: simulated t=0 is {summary['origin_s']})")
+    print(
+        f"backfilled {len(summary['blocks'])} block(s) into {summary['data_dir']} "
+        f"(Prometheus time {summary['start']}..{summary['end']}: simulated t=0 is {summary['origin_s']})"
+    )
     if args.rule_tests:
         path, stats = write_rule_tests(Path(args.out) / "rule-tests", cat, cat.app(app), source)
         ok, output = run_promtool_tests(path)
-        print(f"promtool test rules {path}: {'PASS' if ok else 'FAIL'} ({stats['alert_checks']} alert checks at "
-              f"{stats['checked_times']} evaluations; {stats['alerts_fired']} alerts fired, "
-              f"{stats['alerts_resolved']} resolved, {stats['pending_expected']} pending samples)")
+        print(
+            f"promtool test rules {path}: {'PASS' if ok else 'FAIL'} ({stats['alert_checks']} alert checks at "
+            f"{stats['checked_times']} evaluations; {stats['alerts_fired']} alerts fired, "
+            f"{stats['alerts_resolved']} resolved, {stats['pending_expected']} pending samples)"
+        )
         if not ok:
             print(output[-5000:])
             return 1
@@ -314,8 +402,10 @@ def cmd_export_prometheus(args: argparse.Namespace) -> int:
 
         with PrometheusServer(summary["data_dir"], port=args.port) as prom:
             print(f"Prometheus (pid {prom.pid}) serving the run at {prom.url}  (Ctrl-C stops it)")
-            print(f"  e.g. {prom.url}/graph?g0.expr=sum%20by%20(service_name)%20(rate(traces_span_metrics_calls_total[2m]))"
-                  f"&g0.range_input=2h&g0.end_input={summary['end']}")
+            print(
+                f"  e.g. {prom.url}/graph?g0.expr=sum%20by%20(service_name)%20(rate(traces_span_metrics_calls_total[2m]))"
+                f"&g0.range_input=2h&g0.end_input={summary['end']}"
+            )
             try:
                 while prom.process.poll() is None:
                     time.sleep(1)
@@ -334,7 +424,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
     llm_options = _llm_options(args, cat) if any(is_llm_agent(a) for a in agents) else {}
     for a in agents:
-        make_agent(a, **(llm_options if is_llm_agent(a) else {}))  # unknown names, missing model/extra fail here
+        make_agent(
+            a, **(llm_options if is_llm_agent(a) else {})
+        )  # unknown names, missing model/extra fail here
     apps = [a.strip() for a in args.apps.split(",")] if args.apps else None
     for a in apps or []:
         cat.app(a)
@@ -345,8 +437,15 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
         results = evaluate_checkpoint_on_leaderboard(args.checkpoint, out=args.out, catalog=cat)
     else:
-        results = evaluate(agents, apps, extra_seeds=args.seeds, out=args.out, workers=args.workers, catalog=cat,
-                           agent_options=llm_options)
+        results = evaluate(
+            agents,
+            apps,
+            extra_seeds=args.seeds,
+            out=args.out,
+            workers=args.workers,
+            catalog=cat,
+            agent_options=llm_options,
+        )
     print(leaderboard_table(results, cat))
     if llm_options:
         print()
@@ -355,7 +454,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     print()
     print(outcome_table(labelled))
     if args.out:
-        print(f"\nbundles and figure in {args.out}: {outcome_chart(labelled, Path(args.out) / 'outcomes.png')}")
+        print(
+            f"\nbundles and figure in {args.out}: {outcome_chart(labelled, Path(args.out) / 'outcomes.png')}"
+        )
     return 0
 
 
@@ -395,14 +496,36 @@ def _llm_accounting(results: list, cat: Catalog) -> str:
         usage = bundle.record.usage if bundle else None
         agent = bundle.extra.get("agent", {}) if bundle else {}
         used[(agent.get("model"), _price_note(agent) if bundle else "no bundle, price unknown")] = None
-        rows.append([spec.agent, spec.app, spec.seed, card.model_calls,
-                     usage.failed_model_calls if usage else "-",
-                     len(usage.timed_out_invocations) if usage else "-",
-                     card.input_tokens, card.output_tokens, f"{card.cost_usd:.2f}"])
+        rows.append(
+            [
+                spec.agent,
+                spec.app,
+                spec.seed,
+                card.model_calls,
+                usage.failed_model_calls if usage else "-",
+                len(usage.timed_out_invocations) if usage else "-",
+                card.input_tokens,
+                card.output_tokens,
+                f"{card.cost_usd:.2f}",
+            ]
+        )
     runs = "; ".join(f"model {model}; {note}" for model, note in used) or "no runs"
     title = f"LLM runs: {runs}; budget {cat.leaderboard.agent_budget_s} s per invocation"
-    return format_table(["agent", "app", "seed", "calls", "failed calls", "timeouts", "input tokens",
-                         "output tokens", "cost $"], rows, title=title)
+    return format_table(
+        [
+            "agent",
+            "app",
+            "seed",
+            "calls",
+            "failed calls",
+            "timeouts",
+            "input tokens",
+            "output tokens",
+            "cost $",
+        ],
+        rows,
+        title=title,
+    )
 
 
 def _price_note(agent: dict) -> str:
@@ -411,8 +534,9 @@ def _price_note(agent: dict) -> str:
     if not price:
         return f"no price for model {agent.get('model')!r} in the pricing table: cost shows 0 (pass --price IN OUT)"
     source = agent.get("price_source")
-    return (f"priced at ${price['input']:g} / ${price['output']:g} per million input / output tokens"
-            + (f" ({source})" if source else ""))
+    return f"priced at ${price['input']:g} / ${price['output']:g} per million input / output tokens" + (
+        f" ({source})" if source else ""
+    )
 
 
 def cmd_score(args: argparse.Namespace) -> int:
@@ -428,17 +552,30 @@ def cmd_score(args: argparse.Namespace) -> int:
 
     rules = None if args.rules is None else int(args.rules.lstrip("v"))
     cat = load_catalog(args.catalog) if args.catalog else None
-    scored = [score_bundle(Path(p), cat, rules=rules, allow_incomplete=args.allow_incomplete,
-                           rescore_with_catalog=args.rescore_with_catalog) for p in args.bundles]
+    scored = [
+        score_bundle(
+            Path(p),
+            cat,
+            rules=rules,
+            allow_incomplete=args.allow_incomplete,
+            rescore_with_catalog=args.rescore_with_catalog,
+        )
+        for p in args.bundles
+    ]
     for path, (bundle, card) in zip(args.bundles, scored):
-        status = ("verified" if bundle.info.complete
-                  else f"verified; INCOMPLETE ({bundle.info.describe_incomplete()})")
+        status = (
+            "verified"
+            if bundle.info.complete
+            else f"verified; INCOMPLETE ({bundle.info.describe_incomplete()})"
+        )
         source = _scoring_source(bundle, cat, rules)
         print(f"{path}: {status}; scored under rules v{card.rules_version} ({source})")
         print(card.as_table())
         print()
-    labelled = [(Path(p).stem + ("" if b.info.complete else " (INCOMPLETE)"), c)
-                for p, (b, c) in zip(args.bundles, scored)]
+    labelled = [
+        (Path(p).stem + ("" if b.info.complete else " (INCOMPLETE)"), c)
+        for p, (b, c) in zip(args.bundles, scored)
+    ]
     print(outcome_table(labelled))
     if args.png:
         print(f"figure: {outcome_chart(labelled, args.png)}")
@@ -468,11 +605,21 @@ def _scoring_source(bundle: Bundle, cat: Catalog | None, rules: int | None) -> s
 def _add_llm_arguments(p: argparse.ArgumentParser) -> None:
     """The LLM agents' endpoint and price options (`run` and `evaluate` alike; parsed by `_llm_options`)."""
     p.add_argument("--model", help="LLM agents: model name (default: $SRE_MARATHON_MODEL)")
-    p.add_argument("--base-url", help="LLM agents: OpenAI-compatible endpoint (default: $OPENAI_BASE_URL; "
-                   "the key is read from $OPENAI_API_KEY)")
-    p.add_argument("--pricing", metavar="FILE", help="LLM agents: a price table (catalog/pricing.yaml's schema)")
-    p.add_argument("--price", nargs=2, type=float, metavar=("IN", "OUT"),
-                   help="LLM agents: USD per million input and output tokens (overrides the table)")
+    p.add_argument(
+        "--base-url",
+        help="LLM agents: OpenAI-compatible endpoint (default: $OPENAI_BASE_URL; "
+        "the key is read from $OPENAI_API_KEY)",
+    )
+    p.add_argument(
+        "--pricing", metavar="FILE", help="LLM agents: a price table (catalog/pricing.yaml's schema)"
+    )
+    p.add_argument(
+        "--price",
+        nargs=2,
+        type=float,
+        metavar=("IN", "OUT"),
+        help="LLM agents: USD per million input and output tokens (overrides the table)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -497,63 +644,106 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run one episode with an agent and write its sealed bundle")
     run.add_argument("--app", required=True, choices=APPS)
-    run.add_argument("--agent", default="runbook",
-                     help="noop, random, runbook or oracle; LLM methods: react, rag, keep; or an adversarial "
-                          "policy: " + ", ".join(ADVERSARIAL_NAMES))
-    run.add_argument("--seed", type=seed_int,
-                     help="train mode: the schedule's seed, in [0, 2**63) (default: drawn)")
-    run.add_argument("--mode", choices=("eval", "train"), default="eval",
-                     help="eval: the leaderboard protocol (default); train: any seed and schedule settings")
+    run.add_argument(
+        "--agent",
+        default="runbook",
+        help="noop, random, runbook or oracle; LLM methods: react, rag, keep; or an adversarial "
+        "policy: " + ", ".join(ADVERSARIAL_NAMES),
+    )
+    run.add_argument(
+        "--seed", type=seed_int, help="train mode: the schedule's seed, in [0, 2**63) (default: drawn)"
+    )
+    run.add_argument(
+        "--mode",
+        choices=("eval", "train"),
+        default="eval",
+        help="eval: the leaderboard protocol (default); train: any seed and schedule settings",
+    )
     run.add_argument("--intensity", type=float, help="train mode only: fault-rate multiplier (default 1)")
     run.add_argument("--injection-minutes", type=int, help="train mode only (default: the leaderboard's, 60)")
-    run.add_argument("--observation-minutes", type=int,
-                     help="train mode only (default: the leaderboard's, 30)")
-    run.add_argument("--out", metavar="DIR", default="runs",
-                     help="where the bundle goes (default: runs/); checked before the run starts")
+    run.add_argument(
+        "--observation-minutes", type=int, help="train mode only (default: the leaderboard's, 30)"
+    )
+    run.add_argument(
+        "--out",
+        metavar="DIR",
+        default="runs",
+        help="where the bundle goes (default: runs/); checked before the run starts",
+    )
     _add_llm_arguments(run)
     run.set_defaults(func=cmd_run)
 
     ev = sub.add_parser("evaluate", help="leaderboard mode: agents x apps on the leaderboard seeds")
-    ev.add_argument("--agents", "--agent", default="noop,random,runbook,oracle",
-                    help="comma-separated agent names; LLM methods: react, rag, keep; the adversarial suite "
-                         "(benchmark-health checks): " + ", ".join(ADVERSARIAL_NAMES))
+    ev.add_argument(
+        "--agents",
+        "--agent",
+        default="noop,random,runbook,oracle",
+        help="comma-separated agent names; LLM methods: react, rag, keep; the adversarial suite "
+        "(benchmark-health checks): " + ", ".join(ADVERSARIAL_NAMES),
+    )
     ev.add_argument("--apps", help="comma-separated apps (default: all three)")
-    ev.add_argument("--seeds", type=non_negative_int, default=0,
-                    help="extra seeds per app for a mean and 95%% interval")
+    ev.add_argument(
+        "--seeds", type=non_negative_int, default=0, help="extra seeds per app for a mean and 95%% interval"
+    )
     ev.add_argument("--workers", type=positive_int, help="parallel processes (default: one per core)")
-    ev.add_argument("--checkpoint", metavar="PATH", help="evaluate a trained RLlib checkpoint instead of --agents")
+    ev.add_argument(
+        "--checkpoint", metavar="PATH", help="evaluate a trained RLlib checkpoint instead of --agents"
+    )
     ev.add_argument("--out", metavar="DIR", default="runs/leaderboard", help="bundles and the outcome figure")
     _add_llm_arguments(ev)
     ev.set_defaults(func=cmd_evaluate)
 
-    ex = sub.add_parser("export-prometheus", help="backfill a run's metrics into a Prometheus TSDB (and serve it)")
+    ex = sub.add_parser(
+        "export-prometheus", help="backfill a run's metrics into a Prometheus TSDB (and serve it)"
+    )
     ex.add_argument("bundle", nargs="?", help="a sealed run bundle (or use --app)")
     ex.add_argument("--app", choices=APPS, help="simulate this app instead of reading a bundle")
-    ex.add_argument("--seed", type=seed_int,
-                    help="with --app: the schedule seed (default: the leaderboard seed)")
+    ex.add_argument(
+        "--seed", type=seed_int, help="with --app: the schedule seed (default: the leaderboard seed)"
+    )
     ex.add_argument("--agent", default="noop", help="with --app: who operates the run (default: noop)")
-    ex.add_argument("--out", metavar="DIR", required=True, help="gets metrics.om, data/ (the TSDB) and prometheus.yml")
-    ex.add_argument("--origin", type=int, default=1_767_225_600,
-                    help="Unix seconds of simulated t=0 (default 1767225600 = 2026-01-01T00:00:00Z)")
+    ex.add_argument(
+        "--out", metavar="DIR", required=True, help="gets metrics.om, data/ (the TSDB) and prometheus.yml"
+    )
+    ex.add_argument(
+        "--origin",
+        type=int,
+        default=1_767_225_600,
+        help="Unix seconds of simulated t=0 (default 1767225600 = 2026-01-01T00:00:00Z)",
+    )
     ex.add_argument("--overwrite", action="store_true", help="replace an existing DIR/data")
-    ex.add_argument("--rule-tests", action="store_true",
-                    help="also generate promtool rule unit tests from the run and run them")
-    ex.add_argument("--serve", action="store_true", help="start prometheus on 127.0.0.1 over the TSDB until Ctrl-C")
+    ex.add_argument(
+        "--rule-tests",
+        action="store_true",
+        help="also generate promtool rule unit tests from the run and run them",
+    )
+    ex.add_argument(
+        "--serve", action="store_true", help="start prometheus on 127.0.0.1 over the TSDB until Ctrl-C"
+    )
     ex.add_argument("--port", type=int, help="with --serve (default: a free port)")
     ex.set_defaults(func=cmd_export_prometheus)
 
     sc = sub.add_parser("score", help="verify sealed bundles and recompute every metric offline")
     sc.add_argument("bundles", nargs="+")
     sc.add_argument("--png", help="also write the per-fault outcome chart (Figure 9) here")
-    sc.add_argument("--allow-incomplete", action="store_true",
-                    help="also score bundles sealed as INCOMPLETE (a run that stopped early: its unreached "
-                         "faults count as missed, so the number is not the run's Marathon-Score)")
-    sc.add_argument("--rescore-with-catalog", action="store_true",
-                    help="score with --catalog DIR (or, for a bundle that seals no weights, the shipped "
-                         "catalog) even though the run used another catalog (different digest)")
-    sc.add_argument("--rules", choices=[f"v{v}" for v in RULES_VERSIONS],
-                    help="rescore under this Marathon-Score rule set (default: the one sealed in the bundle; "
-                         "v1 is the literal reading of the paper, v2 the sound one)")
+    sc.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="also score bundles sealed as INCOMPLETE (a run that stopped early: its unreached "
+        "faults count as missed, so the number is not the run's Marathon-Score)",
+    )
+    sc.add_argument(
+        "--rescore-with-catalog",
+        action="store_true",
+        help="score with --catalog DIR (or, for a bundle that seals no weights, the shipped "
+        "catalog) even though the run used another catalog (different digest)",
+    )
+    sc.add_argument(
+        "--rules",
+        choices=[f"v{v}" for v in RULES_VERSIONS],
+        help="rescore under this Marathon-Score rule set (default: the one sealed in the bundle; "
+        "v1 is the literal reading of the paper, v2 the sound one)",
+    )
     sc.set_defaults(func=cmd_score)
 
     from .orca.cli import add_orca_parser

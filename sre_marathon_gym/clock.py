@@ -39,7 +39,9 @@ class Epoch:
         return self.origin_s + float(t)
 
     def utc(self, t: float) -> dt.datetime:
-        return dt.datetime.fromtimestamp(self.origin_s, dt.UTC) + dt.timedelta(milliseconds=int(round(t * 1000)))
+        return dt.datetime.fromtimestamp(self.origin_s, dt.UTC) + dt.timedelta(
+            milliseconds=int(round(t * 1000))
+        )
 
     def iso(self, t: float) -> str:
         """`2026-01-01T00:02:05.250Z` (RFC 3339, what OpenTelemetry and envoy print)."""
@@ -98,5 +100,13 @@ class ManualClock:
                 self.on_advance(self.t)
 
 
-__all__ = ["DEFAULT_INVOCATION_S", "DEFAULT_ORIGIN_S", "METRIC_STEP_S", "TICK_S", "Clock", "Epoch",
-           "ManualClock", "WallClock"]
+__all__ = [
+    "DEFAULT_INVOCATION_S",
+    "DEFAULT_ORIGIN_S",
+    "METRIC_STEP_S",
+    "TICK_S",
+    "Clock",
+    "Epoch",
+    "ManualClock",
+    "WallClock",
+]

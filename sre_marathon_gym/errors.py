@@ -40,38 +40,49 @@ class ConfigurationError(SREMarathonError, ValueError):
 class SimulatorError(SREMarathonError):
     """An operation on the simulated cluster was invalid (unknown object, bad value)."""
 
+
 class TelemetryError(SREMarathonError, ValueError):
     """A metric write or query is invalid (off-grid time, time going backwards, unknown id...)."""
+
 
 class RetentionError(TelemetryError):
     """A query needs samples that retention has already dropped."""
 
+
 class BundleError(SREMarathonError):
     """A bundle cannot be written, or is not a bundle, or fails verification; the message says what failed."""
+
 
 class BundleWriteError(BundleError, OSError):
     """The file system refused a bundle write (full disk, permissions, a directory in the way).
 
     Also an `OSError`, so callers that handled the raw error keep working."""
 
+
 class IncompleteBundleError(BundleError):
     """The bundle seals a run that stopped early: it has no Marathon-Score unless explicitly allowed."""
+
 
 class CatalogMismatchError(BundleError):
     """The bundle's run used another catalog than the one asked to score it (a silent rescore)."""
 
+
 class RunInterrupted(SREMarathonError):
     """A run was stopped (Ctrl-C); the message says how far it got and where its partial recording is."""
 
+
 class AlertRuleError(SREMarathonError, ValueError):
     """A rule's params cannot be evaluated (unknown kind, function, operator, template...)."""
+
 
 class AlertEvaluationError(SREMarathonError, ValueError):
     """An evaluation request is invalid (time going backwards) or a rule fails like in Prometheus
     (a join with several partners for one match group)."""
 
+
 class OptionalDependencyError(SREMarathonError, ImportError):
     """A feature needs an optional extra that is not installed; the message says what to install."""
+
 
 class ModelEndpointError(SREMarathonError):
     """An LLM endpoint gave no usable answer (after retries, or a non-retryable HTTP error).
@@ -81,6 +92,7 @@ class ModelEndpointError(SREMarathonError):
     def __init__(self, message: str, status_code: int | None = None):
         super().__init__(message)
         self.status_code = status_code
+
 
 class BudgetExceededError(SREMarathonError):
     """An LLM agent's invocation ran out of its wall-clock or token budget (recorded, never fatal)."""

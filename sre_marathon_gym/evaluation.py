@@ -18,9 +18,22 @@ from .catalog import APPS, Catalog, load_catalog
 from .scoring import ScoreCard, score_run
 from .table import format_table
 
-COLUMNS = ("Marathon-Score", "correlated", "localized", "repaired", "incident precision", "guess penalty",
-           "intervention risk", "degradation",
-           "MTTD s", "MTTL s", "MTTR s", "calls", "tokens", "cost $")
+COLUMNS = (
+    "Marathon-Score",
+    "correlated",
+    "localized",
+    "repaired",
+    "incident precision",
+    "guess penalty",
+    "intervention risk",
+    "degradation",
+    "MTTD s",
+    "MTTL s",
+    "MTTR s",
+    "calls",
+    "tokens",
+    "cost $",
+)
 EXTRA_SEED_BASE = 10_000  # extra seeds for --seeds N: 10000, 10001, ... (disjoint from leaderboard seeds)
 
 
@@ -35,7 +48,9 @@ class RunSpec:
     agent_options: dict[str, Any] = field(default_factory=dict)  # LLM agents: model, base_url, price...
 
 
-def run_one(spec: RunSpec, progress: Callable[[], None] | None = None) -> tuple[RunSpec, ScoreCard, str | None]:
+def run_one(
+    spec: RunSpec, progress: Callable[[], None] | None = None
+) -> tuple[RunSpec, ScoreCard, str | None]:
     """One episode: make the env and agent, run, score, write the bundle."""
     import gymnasium as gym
 
@@ -51,7 +66,9 @@ def run_one(spec: RunSpec, progress: Callable[[], None] | None = None) -> tuple[
         extra = getattr(agent, "bundle_extra", dict)
         name = f"{spec.app}-{spec.agent}-{spec.seed}"
         try:
-            record = run_episode(env, agent, seed=spec.seed if spec.mode == "train" else None, progress=progress)
+            record = run_episode(
+                env, agent, seed=spec.seed if spec.mode == "train" else None, progress=progress
+            )
         except BaseException as exc:  # keep the recording of what happened so far, then fail loudly
             if spec.out:
                 save_incomplete(env, agent, catalog, Path(spec.out) / f"{name}.incomplete.bundle", exc)
@@ -60,8 +77,15 @@ def run_one(spec: RunSpec, progress: Callable[[], None] | None = None) -> tuple[
         path = None
         if spec.out:
             Path(spec.out).mkdir(parents=True, exist_ok=True)
-            path = str(write_bundle(Path(spec.out) / f"{name}.bundle", record,
-                                    store=env.unwrapped.sim.store, catalog=catalog, extra=extra()))
+            path = str(
+                write_bundle(
+                    Path(spec.out) / f"{name}.bundle",
+                    record,
+                    store=env.unwrapped.sim.store,
+                    catalog=catalog,
+                    extra=extra(),
+                )
+            )
         return spec, card, path
     finally:  # an LLM agent holds an HTTP client; the env may hold a backend: release both, always
         close_agent(agent)
@@ -86,8 +110,14 @@ def save_incomplete(env: Any, agent: Any, catalog: Catalog, path: Path, exc: Bas
         partial.usage = agent.usage.model_copy()
         path.parent.mkdir(parents=True, exist_ok=True)
         extra = getattr(agent, "bundle_extra", dict)()
-        return write_bundle(path, partial, store=u.sim.store, catalog=catalog,
-                            extra={**extra, "incomplete": incomplete.reason}, incomplete=incomplete)
+        return write_bundle(
+            path,
+            partial,
+            store=u.sim.store,
+            catalog=catalog,
+            extra={**extra, "incomplete": incomplete.reason},
+            incomplete=incomplete,
+        )
     except Exception:  # noqa: BLE001 - the original error is the one to report
         return None
 
@@ -117,18 +147,28 @@ def close_agent(agent: Any) -> None:
         close()
 
 
-ENV_BY_APP = {"online_boutique": "SREMarathon/OnlineBoutique-v1", "astronomy_shop": "SREMarathon/AstronomyShop-v1",
-              "train_ticket": "SREMarathon/TrainTicket-v1"}
+ENV_BY_APP = {
+    "online_boutique": "SREMarathon/OnlineBoutique-v1",
+    "astronomy_shop": "SREMarathon/AstronomyShop-v1",
+    "train_ticket": "SREMarathon/TrainTicket-v1",
+}
 
 
 def _run_quiet(spec: RunSpec) -> tuple[RunSpec, ScoreCard, str | None]:
     return run_one(spec)
 
 
-def evaluate(agents: list[str], apps: list[str] | None = None, extra_seeds: int = 0, out: str | None = None,
-             workers: int | None = None, catalog: Catalog | None = None,
-             progress: bool = True, agent_options: dict[str, Any] | None = None, preflight: bool = True,
-             ) -> list[tuple[RunSpec, ScoreCard, str | None]]:
+def evaluate(
+    agents: list[str],
+    apps: list[str] | None = None,
+    extra_seeds: int = 0,
+    out: str | None = None,
+    workers: int | None = None,
+    catalog: Catalog | None = None,
+    progress: bool = True,
+    agent_options: dict[str, Any] | None = None,
+    preflight: bool = True,
+) -> list[tuple[RunSpec, ScoreCard, str | None]]:
     """Every agent on every app's leaderboard seed (and `extra_seeds` more seeds), in parallel.
 
     `agent_options` go to the LLM agents (react, rag, keep): model, base_url, api_key, price...
@@ -148,9 +188,13 @@ def evaluate(agents: list[str], apps: list[str] | None = None, extra_seeds: int 
     for app in apps:
         for agent in agents:
             opts = dict(agent_options or {}) if is_llm_agent(agent) else {}
-            specs.append(RunSpec(app, agent, catalog.leaderboard.seed_for(app), "eval", out, str(catalog.root), opts))
-            specs += [RunSpec(app, agent, EXTRA_SEED_BASE + k, "train", out, str(catalog.root), opts)
-                      for k in range(extra_seeds)]
+            specs.append(
+                RunSpec(app, agent, catalog.leaderboard.seed_for(app), "eval", out, str(catalog.root), opts)
+            )
+            specs += [
+                RunSpec(app, agent, EXTRA_SEED_BASE + k, "train", out, str(catalog.root), opts)
+                for k in range(extra_seeds)
+            ]
     workers = workers or min(len(specs), os.cpu_count() or 1)
     results = []
     with tqdm(total=len(specs), desc="leaderboard runs", unit="run", disable=not progress) as bar:
@@ -170,10 +214,22 @@ def evaluate(agents: list[str], apps: list[str] | None = None, extra_seeds: int 
 
 def _row(card: ScoreCard) -> list[float | None]:
     guesses = card.false_incident_penalty + card.false_claim_penalty + card.needless_action_penalty
-    return [card.marathon_score, card.correlated, card.localized, card.repaired, card.incident_precision,
-            guesses if card.rules_version >= 2 else None, card.intervention_risk,
-            card.degradation, card.mttd_s, card.mttl_s, card.mttr_s, card.model_calls,
-            card.input_tokens + card.output_tokens, card.cost_usd]
+    return [
+        card.marathon_score,
+        card.correlated,
+        card.localized,
+        card.repaired,
+        card.incident_precision,
+        guesses if card.rules_version >= 2 else None,
+        card.intervention_risk,
+        card.degradation,
+        card.mttd_s,
+        card.mttl_s,
+        card.mttr_s,
+        card.model_calls,
+        card.input_tokens + card.output_tokens,
+        card.cost_usd,
+    ]
 
 
 def _fmt(v: float | None, col: str) -> str:
@@ -214,17 +270,37 @@ def leaderboard_table(results: list[tuple[RunSpec, ScoreCard, str | None]], cata
                 if scores:
                     m, half = mean_ci95(scores)
                     srows.append([agent, app, len(scores), f"{m:.1f}", f"± {half:.1f}"])
-        out.append(format_table(["agent", "app", "seeds", "mean Marathon-Score", "95% interval"], srows,
-                                title="Extra seeds (same protocol, other schedules)"))
-    pub = [[n.method or "-", n.app or "-", n.key, f"{n.value:g} {n.unit}".strip(), n.source]
-           for n in catalog.published.numbers if n.benchmark == "sre-marathon" and n.key in PUBLISHED_KEYS]
-    out.append(format_table(["method", "app", "published", "value", "source"], pub,
-                            title="Published reference numbers (SRE-Marathon paper)"))
+        out.append(
+            format_table(
+                ["agent", "app", "seeds", "mean Marathon-Score", "95% interval"],
+                srows,
+                title="Extra seeds (same protocol, other schedules)",
+            )
+        )
+    pub = [
+        [n.method or "-", n.app or "-", n.key, f"{n.value:g} {n.unit}".strip(), n.source]
+        for n in catalog.published.numbers
+        if n.benchmark == "sre-marathon" and n.key in PUBLISHED_KEYS
+    ]
+    out.append(
+        format_table(
+            ["method", "app", "published", "value", "source"],
+            pub,
+            title="Published reference numbers (SRE-Marathon paper)",
+        )
+    )
     return "\n\n".join(out)
 
 
-PUBLISHED_KEYS = {"best_marathon_score", "react_marathon_score_min", "react_marathon_score_max",
-                  "max_repair_while_active", "max_repair_kimi_any_time", "missed_share", "correlated_only_share"}
+PUBLISHED_KEYS = {
+    "best_marathon_score",
+    "react_marathon_score_min",
+    "react_marathon_score_max",
+    "max_repair_while_active",
+    "max_repair_kimi_any_time",
+    "missed_share",
+    "correlated_only_share",
+}
 
 
 def mean_ci95(values: list[float]) -> tuple[float, float]:
@@ -234,7 +310,9 @@ def mean_ci95(values: list[float]) -> tuple[float, float]:
     if n < 2:
         return m, 0.0
     sd = math.sqrt(sum((v - m) ** 2 for v in values) / (n - 1))
-    t = {2: 12.706, 3: 4.303, 4: 3.182, 5: 2.776, 6: 2.571, 7: 2.447, 8: 2.365, 9: 2.306, 10: 2.262}.get(n, 1.96)
+    t = {2: 12.706, 3: 4.303, 4: 3.182, 5: 2.776, 6: 2.571, 7: 2.447, 8: 2.365, 9: 2.306, 10: 2.262}.get(
+        n, 1.96
+    )
     return m, t * sd / math.sqrt(n)
 
 
@@ -271,7 +349,9 @@ def outcome_chart(labelled: list[tuple[str, ScoreCard]], path: str | Path) -> Pa
     ax.set_xlim(0, 1)
     ax.set_xlabel("share of injected faults")
     ax.invert_yaxis()
-    ax.legend(ncol=3, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.25 if len(labelled) < 4 else -0.1))
+    ax.legend(
+        ncol=3, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.25 if len(labelled) < 4 else -0.1)
+    )
     fig.tight_layout()
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -163,7 +163,9 @@ class BenignChange:
 
     time_s: int
     service: str
-    artifact: str  # the app's artifact id as listed in the catalog (config key or source file @ from_revision)
+    artifact: (
+        str  # the app's artifact id as listed in the catalog (config key or source file @ from_revision)
+    )
     kind: Literal["config", "code"]
     message: str
     diff: str
@@ -258,8 +260,11 @@ def duration_quantiles(n: int, rng: np.random.Generator) -> np.ndarray:
     return (rng.permutation(n) + rng.random(n)) / n
 
 
-def durations(quantiles: np.ndarray, shape: tuple[float, float] = DURATION_SHAPE,
-              bounds: tuple[int, int] = DURATION_RANGE) -> np.ndarray:
+def durations(
+    quantiles: np.ndarray,
+    shape: tuple[float, float] = DURATION_SHAPE,
+    bounds: tuple[int, int] = DURATION_RANGE,
+) -> np.ndarray:
     """Whole-second durations at the given quantiles (Kumaraswamy inverse CDF over `bounds`)."""
     a, b = shape
     x = power(1.0 - power(1.0 - quantiles, 1.0 / b), 1.0 / a)  # not numpy's SIMD pow: same bits on any CPU
@@ -290,7 +295,9 @@ def _benign_candidates(app: App, forbidden: set[str]) -> list[_BenignCandidate]:
         for src in s.sources:
             aid = f"{s.name}:{src.path}@{src.revision}"
             if artifact_key(aid) not in forbidden:
-                out.append(_BenignCandidate(s.name, aid, "code", src.revision, path=src.path, excerpt=src.excerpt))
+                out.append(
+                    _BenignCandidate(s.name, aid, "code", src.revision, path=src.path, excerpt=src.excerpt)
+                )
     return out
 
 
@@ -315,7 +322,12 @@ def _plan_benign(
         busy = {sf.target for sf in scheduled if sf.active_at(int(t)) and _holds_rollout(by_id[sf.fault_id])}
         # pick the kind first (config or code, evenly), then a candidate of that kind, falling back
         kinds = ["config", "code"] if rng.random() < 0.5 else ["code", "config"]
-        order = [int(k) for kind in kinds for k in rng.permutation(len(candidates)) if candidates[int(k)].kind == kind]
+        order = [
+            int(k)
+            for kind in kinds
+            for k in rng.permutation(len(candidates))
+            if candidates[int(k)].kind == kind
+        ]
         for k in order:
             cand = candidates[k]
             if cand.service in busy or cand.artifact in used:
@@ -335,10 +347,19 @@ def _plan_benign(
             from_rev, to_rev = cand.revision, f"r{next_rev}"
             next_rev += 1
             used.add(cand.artifact)
-            changes.append(BenignChange(
-                time_s=int(t), service=cand.service, artifact=cand.artifact, kind=cand.kind, message=message,
-                diff=diff, from_revision=from_rev, to_revision=to_rev, new_value=new_value,
-            ))
+            changes.append(
+                BenignChange(
+                    time_s=int(t),
+                    service=cand.service,
+                    artifact=cand.artifact,
+                    kind=cand.kind,
+                    message=message,
+                    diff=diff,
+                    from_revision=from_rev,
+                    to_revision=to_rev,
+                    new_value=new_value,
+                )
+            )
             break
     return changes
 
@@ -426,14 +447,30 @@ class FaultSchedule:
             clipped = end > run_s
             end = min(end, run_s)
             held.append((end, keys[i]))
-            placed.append(ScheduledFault(
-                fault_id=fault.id, app=app, target=fault.target, mechanism=fault.mechanism,
-                category=fault.category, artifact=fault.artifact, start_s=s, planned_end_s=end, clipped=clipped,
-            ))
+            placed.append(
+                ScheduledFault(
+                    fault_id=fault.id,
+                    app=app,
+                    target=fault.target,
+                    mechanism=fault.mechanism,
+                    category=fault.category,
+                    artifact=fault.artifact,
+                    start_s=s,
+                    planned_end_s=end,
+                    clipped=clipped,
+                )
+            )
         chosen = [pool[i] for i in np.flatnonzero(~unused)]
         benign = _plan_benign(catalog.app(app), chosen, placed, run_s, benign_rng)
-        return cls(app=app, seed=int(seed), injection_s=injection_s, observation_s=observation_s,
-                   faults=tuple(placed), benign=tuple(benign), intensity=float(intensity))
+        return cls(
+            app=app,
+            seed=int(seed),
+            injection_s=injection_s,
+            observation_s=observation_s,
+            faults=tuple(placed),
+            benign=tuple(benign),
+            intensity=float(intensity),
+        )
 
     # ---- accessors for the simulator ------------------------------------------------------------
 
@@ -531,8 +568,11 @@ class FaultSchedule:
         if version != SCHEMA_VERSION:
             raise ConfigurationError(f"fault schedule schema_version {version!r} is not {SCHEMA_VERSION}")
         return cls(
-            app=str(data["app"]), seed=int(data["seed"]), injection_s=int(data["injection_s"]),
-            observation_s=int(data["observation_s"]), intensity=float(data.get("intensity", 1.0)),
+            app=str(data["app"]),
+            seed=int(data["seed"]),
+            injection_s=int(data["injection_s"]),
+            observation_s=int(data["observation_s"]),
+            intensity=float(data.get("intensity", 1.0)),
             faults=tuple(ScheduledFault(**f) for f in data["faults"]),
             benign=tuple(BenignChange(**b) for b in data["benign"]),
         )
@@ -550,8 +590,13 @@ def leaderboard_schedules(catalog: Catalog | None = None) -> dict[str, FaultSche
         catalog = load_catalog()
     lb = catalog.leaderboard
     return {
-        app: FaultSchedule.generate(catalog, app, lb.seed_for(app), injection_minutes=lb.injection_minutes,
-                                    observation_minutes=lb.observation_minutes)
+        app: FaultSchedule.generate(
+            catalog,
+            app,
+            lb.seed_for(app),
+            injection_minutes=lb.injection_minutes,
+            observation_minutes=lb.observation_minutes,
+        )
         for app in catalog.apps
     }
 
@@ -562,11 +607,25 @@ def schedule_stats_table(catalog: Catalog | None = None) -> str:
     rows = []
     for app, sched in leaderboard_schedules(catalog).items():
         st = sched.stats()
-        cats = ", ".join(f"{k} {v}" for k, v in sorted(st["categories"].items(), key=lambda kv: (-kv[1], kv[0])))
-        rows.append([app, sched.seed, st["faults"], f"{st['mean_concurrency']:.2f}", st["peak_concurrency"],
-                     st["benign"], cats])
-    return format_table(["app", "seed", "faults", "mean", "peak", "benign", "categories"], rows,
-                        title="Leaderboard schedules (mean: injection window, 5 s grid, no repair)")
+        cats = ", ".join(
+            f"{k} {v}" for k, v in sorted(st["categories"].items(), key=lambda kv: (-kv[1], kv[0]))
+        )
+        rows.append(
+            [
+                app,
+                sched.seed,
+                st["faults"],
+                f"{st['mean_concurrency']:.2f}",
+                st["peak_concurrency"],
+                st["benign"],
+                cats,
+            ]
+        )
+    return format_table(
+        ["app", "seed", "faults", "mean", "peak", "benign", "categories"],
+        rows,
+        title="Leaderboard schedules (mean: injection window, 5 s grid, no repair)",
+    )
 
 
 def print_schedule_stats(catalog: Catalog | None = None) -> None:

@@ -406,8 +406,9 @@ class MetricStore:
         times = np.arange(i0, i1 + 1, dtype=np.float64) * self.step_s
         return times, vals
 
-    def range_with_staleness(self, ids: np.ndarray | Sequence[int], start_s: float, end_s: float
-                             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def range_with_staleness(
+        self, ids: np.ndarray | Sequence[int], start_s: float, end_s: float
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Like `range`, plus a bool mask [n_ids, n_times] of staleness markers (which `range`
         shows as NaN), for exporters that can write them (``stale`` in promtool test series)."""
         ids = self._read_ids(ids).ravel()
@@ -533,8 +534,9 @@ class MetricStore:
         """PromQL ``delta(x[window])`` for gauges (extrapolated, no reset handling, may be < 0)."""
         return self._extrapolated(ids, t, window_s, False, False, "delta()")
 
-    def _over_time(self, ids: np.ndarray | Sequence[int], t: float, window_s: float, what: str
-                   ) -> tuple[tuple[int, ...], np.ndarray, np.ndarray, np.ndarray]:
+    def _over_time(
+        self, ids: np.ndarray | Sequence[int], t: float, window_s: float, what: str
+    ) -> tuple[tuple[int, ...], np.ndarray, np.ndarray, np.ndarray]:
         ids = self._read_ids(ids)
         _, v = self._window(ids.ravel(), t, window_s, what)
         valid = ~np.isnan(v)

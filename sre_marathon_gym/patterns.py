@@ -49,8 +49,9 @@ def _shown(pattern: str) -> str:
 def check_pattern_length(pattern: str, what: str = "pattern", of: str = "") -> None:
     """Refuse over-long patterns before any work is spent on them."""
     if len(pattern) > MAX_PATTERN_CHARS:
-        raise PatternError(f"invalid {what} {_shown(pattern)}{of}: {len(pattern)} characters "
-                           f"(at most {MAX_PATTERN_CHARS})")
+        raise PatternError(
+            f"invalid {what} {_shown(pattern)}{of}: {len(pattern)} characters (at most {MAX_PATTERN_CHARS})"
+        )
 
 
 def _class_end(p: str, i: int) -> int:
@@ -63,7 +64,7 @@ def _class_end(p: str, i: int) -> int:
     while j < len(p):
         if p[j] == "\\":
             j += 2
-        elif p.startswith("[:", j) and ":]" in p[j + 2:]:
+        elif p.startswith("[:", j) and ":]" in p[j + 2 :]:
             j = p.index(":]", j + 2) + 2
         elif p[j] == "]":
             return j + 1
@@ -74,11 +75,11 @@ def _class_end(p: str, i: int) -> int:
 
 def _escape_end(p: str, i: int) -> int:
     """Index just past the escape at `p[i] == "\\"`: `\\Q...\\E`, `\\p{..}` and `\\x{..}` whole."""
-    nxt = p[i + 1:i + 2]
+    nxt = p[i + 1 : i + 2]
     if nxt == "Q":
         end = p.find("\\E", i + 2)
         return len(p) if end < 0 else end + 2
-    if nxt in ("p", "P", "x") and p[i + 2:i + 3] == "{":
+    if nxt in ("p", "P", "x") and p[i + 2 : i + 3] == "{":
         end = p.find("}", i + 3)
         return len(p) if end < 0 else end + 1
     return i + 2
@@ -108,12 +109,15 @@ def compile_label_regex(pattern: str, where: str = "") -> Any:
     check_pattern_length(pattern, "regex", of)
     for digits in _repeat_counts(pattern):
         if len(digits.lstrip("0")) > 4 or int(digits) > MAX_REPEAT:
-            raise PatternError(f"invalid regex {_shown(pattern)}{of}: repetition count {digits[:12]} "
-                               f"exceeds {MAX_REPEAT}")
+            raise PatternError(
+                f"invalid regex {_shown(pattern)}{of}: repetition count {digits[:12]} exceeds {MAX_REPEAT}"
+            )
     try:
         return re2.compile(pattern, _OPTIONS)
     except re2.error as exc:
         arg = exc.args[0] if exc.args else ""
         reason = arg.decode("utf-8", "replace") if isinstance(arg, bytes) else str(exc)
-        raise PatternError(f"invalid regex {_shown(pattern)}{of}: {reason} (RE2 syntax, as in "
-                           "PromQL: no backreferences or lookaround)") from None
+        raise PatternError(
+            f"invalid regex {_shown(pattern)}{of}: {reason} (RE2 syntax, as in "
+            "PromQL: no backreferences or lookaround)"
+        ) from None

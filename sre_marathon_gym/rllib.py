@@ -55,13 +55,27 @@ MAX_VECTOR = 64
 MAX_WORKERS = 1024
 MAX_STREAMS = MAX_WORKERS * MAX_VECTOR
 APP_ENV_IDS = {app: env_id for env_id, app in ENV_IDS.items()}
-ENV_KWARGS = ("intensity", "injection_minutes", "observation_minutes", "interval_s", "action_slots",
-              "max_alerts", "max_incidents", "mode", "catalog")
+ENV_KWARGS = (
+    "intensity",
+    "injection_minutes",
+    "observation_minutes",
+    "interval_s",
+    "action_slots",
+    "max_alerts",
+    "max_incidents",
+    "mode",
+    "catalog",
+)
 CHECKPOINT_META = "sre_marathon.json"
 DEFAULT_ENV_CONFIG: dict[str, Any] = {
     # the short, easier schedule the example trains on (a laptop trains it in minutes)
-    "app": "online_boutique", "intensity": 0.5, "injection_minutes": 15, "observation_minutes": 5,
-    "action_slots": 4, "action_encoding": "flat", "split": "train",
+    "app": "online_boutique",
+    "intensity": 0.5,
+    "injection_minutes": 15,
+    "observation_minutes": 5,
+    "action_slots": 4,
+    "action_encoding": "flat",
+    "split": "train",
 }
 
 
@@ -97,8 +111,14 @@ class EpisodeSeeds(gym.Wrapper):
     carries the seed; ``seeds_used`` lists them all.
     """
 
-    def __init__(self, env: gym.Env, split: str = "train", worker_index: int = 0, vector_index: int = 0,
-                 log_dir: str | os.PathLike[str] | None = None):
+    def __init__(
+        self,
+        env: gym.Env,
+        split: str = "train",
+        worker_index: int = 0,
+        vector_index: int = 0,
+        log_dir: str | os.PathLike[str] | None = None,
+    ):
         super().__init__(env)
         if not 0 <= worker_index < MAX_WORKERS or not 0 <= vector_index < MAX_VECTOR:
             raise ValueError(f"worker_index must be < {MAX_WORKERS} and vector_index < {MAX_VECTOR}")
@@ -142,14 +162,18 @@ def wrap_for_rl(env: gym.Env, config: Mapping[str, Any]) -> gym.Env:
 
     if config.get("curriculum"):
         env = ScheduleCurriculum(env, **dict(config["curriculum"]))
-    env = ShapeMarathonReward(env, degradation_weight=float(config.get("degradation_weight", 0.0)),
-                              risk_weight=float(config.get("risk_weight", 0.0)))
+    env = ShapeMarathonReward(
+        env,
+        degradation_weight=float(config.get("degradation_weight", 0.0)),
+        risk_weight=float(config.get("risk_weight", 0.0)),
+    )
     encoding = config.get("action_encoding", "flat")
     if encoding == "flat":
         env = FlattenActions(env)
     elif encoding == "discrete":
-        env = EncodeActionSlots(env, slots_per_step=int(config.get("slots_per_step", 1)),
-                                verbs=config.get("verbs"))
+        env = EncodeActionSlots(
+            env, slots_per_step=int(config.get("slots_per_step", 1)), verbs=config.get("verbs")
+        )
     elif encoding != "none":
         raise ValueError(f"action_encoding must be 'flat', 'discrete' or 'none', got {encoding!r}")
     if config.get("flatten_obs", True):
@@ -197,8 +221,9 @@ def make_env(env_config: Mapping[str, Any] | None = None, env_id: str | None = N
     _COPIES[(split, worker)] = count + 1
     vector = max(ctx_vector, count) % MAX_VECTOR
     env = wrap_for_rl(make_base_env(config, env_id), config)
-    return EpisodeSeeds(env, split=split, worker_index=worker, vector_index=vector,
-                        log_dir=config.get("seed_log_dir"))
+    return EpisodeSeeds(
+        env, split=split, worker_index=worker, vector_index=vector, log_dir=config.get("seed_log_dir")
+    )
 
 
 def register_envs() -> list[str]:
@@ -234,9 +259,17 @@ def collect_runner_seeds(algo: Any) -> list[tuple[int, int, int]]:
 
 
 # ----------------------------------------------------------------------------------- PPO config
-def ppo_config(app: str = "online_boutique", env_config: Mapping[str, Any] | None = None, *,
-               num_env_runners: int = 2, num_envs_per_env_runner: int = 1, hidden: Sequence[int] = (256, 256),
-               masked: bool = True, seed: int | None = 0, **training: Any) -> Any:
+def ppo_config(
+    app: str = "online_boutique",
+    env_config: Mapping[str, Any] | None = None,
+    *,
+    num_env_runners: int = 2,
+    num_envs_per_env_runner: int = 1,
+    hidden: Sequence[int] = (256, 256),
+    masked: bool = True,
+    seed: int | None = 0,
+    **training: Any,
+) -> Any:
     """A `PPOConfig` for the Marathon env of `app` (new API stack, torch, CPU).
 
     `env_config` updates `DEFAULT_ENV_CONFIG` (the short, easier schedule); `masked` uses RLlib's
@@ -255,25 +288,44 @@ def ppo_config(app: str = "online_boutique", env_config: Mapping[str, Any] | Non
     if not masked:
         cfg["action_encoding"] = cfg.get("action_encoding", "flat")
     steps_per_episode = _episode_steps(cfg)
-    train = {"train_batch_size_per_learner": 40 * steps_per_episode, "minibatch_size": 10 * steps_per_episode,
-             "num_epochs": 6, "lr": 3e-4, "gamma": 0.95, "lambda_": 0.95, "entropy_coeff": 0.003,
-             "vf_loss_coeff": 0.5, "clip_param": 0.2, "vf_clip_param": 100.0}
+    train = {
+        "train_batch_size_per_learner": 40 * steps_per_episode,
+        "minibatch_size": 10 * steps_per_episode,
+        "num_epochs": 6,
+        "lr": 3e-4,
+        "gamma": 0.95,
+        "lambda_": 0.95,
+        "entropy_coeff": 0.003,
+        "vf_loss_coeff": 0.5,
+        "clip_param": 0.2,
+        "vf_clip_param": 100.0,
+    }
     train.update(training)
-    model = {"fcnet_hiddens": list(hidden), "fcnet_activation": "tanh", "head_fcnet_hiddens": [],
-             "vf_share_layers": False}
+    model = {
+        "fcnet_hiddens": list(hidden),
+        "fcnet_activation": "tanh",
+        "head_fcnet_hiddens": [],
+        "vf_share_layers": False,
+    }
     config = (
         PPOConfig()
         .environment(env=APP_ENV_IDS[app], env_config=cfg)
-        .env_runners(num_env_runners=num_env_runners, num_envs_per_env_runner=num_envs_per_env_runner,
-                     rollout_fragment_length="auto", num_cpus_per_env_runner=1, sample_timeout_s=600.0)
+        .env_runners(
+            num_env_runners=num_env_runners,
+            num_envs_per_env_runner=num_envs_per_env_runner,
+            rollout_fragment_length="auto",
+            num_cpus_per_env_runner=1,
+            sample_timeout_s=600.0,
+        )
         .learners(num_learners=0)
         .training(**train)
     )
     if masked:
         from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
 
-        config = config.rl_module(rl_module_spec=RLModuleSpec(module_class=ActionMaskingTorchRLModule,
-                                                              model_config=model))
+        config = config.rl_module(
+            rl_module_spec=RLModuleSpec(module_class=ActionMaskingTorchRLModule, model_config=model)
+        )
     else:
         config = config.rl_module(model_config=model)
     if seed is not None:
@@ -325,9 +377,13 @@ class CheckpointPolicy:
         self.path = Path(path).resolve()
         meta = self.path / CHECKPOINT_META
         if not meta.is_file():
-            raise FileNotFoundError(f"{meta} is missing: save checkpoints with sre_marathon_gym.rllib.save_checkpoint")
+            raise FileNotFoundError(
+                f"{meta} is missing: save checkpoints with sre_marathon_gym.rllib.save_checkpoint"
+            )
         self.env_config: dict[str, Any] = json.loads(meta.read_text())["env_config"]
-        module_dir = self.path / COMPONENT_LEARNER_GROUP / COMPONENT_LEARNER / COMPONENT_RL_MODULE / DEFAULT_MODULE_ID
+        module_dir = (
+            self.path / COMPONENT_LEARNER_GROUP / COMPONENT_LEARNER / COMPONENT_RL_MODULE / DEFAULT_MODULE_ID
+        )
         self.module = RLModule.from_checkpoint(str(module_dir))
         self.module.eval()
         self.deterministic = deterministic
@@ -368,8 +424,14 @@ class EvalResult:
         return float(self.card.marathon_score)
 
 
-def evaluate_one(policy: str, app: str, seed: int | None, env_config: Mapping[str, Any] | None = None,
-                 deterministic: bool = True, bundle_dir: str | None = None) -> EvalResult:
+def evaluate_one(
+    policy: str,
+    app: str,
+    seed: int | None,
+    env_config: Mapping[str, Any] | None = None,
+    deterministic: bool = True,
+    bundle_dir: str | None = None,
+) -> EvalResult:
     """One episode of `policy` (a baseline name for `agents.make_agent`, or a checkpoint path).
 
     Baselines act on the unwrapped env; a checkpoint acts through the wrappers it was trained
@@ -405,7 +467,9 @@ def evaluate_one(policy: str, app: str, seed: int | None, env_config: Mapping[st
         agent = make_agent(policy)
         env = base
         counter = {"n": 0}
-        record = run_episode(env, agent, seed=seed, progress=lambda: counter.__setitem__("n", counter["n"] + 1))
+        record = run_episode(
+            env, agent, seed=seed, progress=lambda: counter.__setitem__("n", counter["n"] + 1)
+        )
         steps, name = counter["n"], policy
         total = float(env.unwrapped.reward_fn.value)
     catalog = env.unwrapped.catalog
@@ -416,8 +480,14 @@ def evaluate_one(policy: str, app: str, seed: int | None, env_config: Mapping[st
 
         Path(bundle_dir).mkdir(parents=True, exist_ok=True)
         safe = name.replace("/", "_").replace(":", "-")
-        path = str(write_bundle(Path(bundle_dir) / f"{app}-{safe}-{record.manifest.seed}.bundle", record,
-                                store=env.unwrapped.sim.store, catalog=catalog))
+        path = str(
+            write_bundle(
+                Path(bundle_dir) / f"{app}-{safe}-{record.manifest.seed}.bundle",
+                record,
+                store=env.unwrapped.sim.store,
+                catalog=catalog,
+            )
+        )
     used_seed = int(env.unwrapped.seed_used)
     env.close()
     return EvalResult(seed=used_seed, policy=name, episode_return=total, steps=steps, card=card, bundle=path)
@@ -436,9 +506,15 @@ def _ensure_ray(num_cpus: int | None = None) -> Any:
     return ray
 
 
-def evaluate_policy(policy: str | os.PathLike[str], app: str, seeds: Iterable[int | None], num_workers: int = 2,
-                    env_config: Mapping[str, Any] | None = None, deterministic: bool = True,
-                    bundle_dir: str | None = None) -> list[EvalResult]:
+def evaluate_policy(
+    policy: str | os.PathLike[str],
+    app: str,
+    seeds: Iterable[int | None],
+    num_workers: int = 2,
+    env_config: Mapping[str, Any] | None = None,
+    deterministic: bool = True,
+    bundle_dir: str | None = None,
+) -> list[EvalResult]:
     """Evaluate `policy` on every seed of `seeds`, `num_workers` episodes at a time as Ray tasks.
 
     `policy` is a baseline name (``"random"``, ``"noop"``, ... from `agents.make_agent`) or a
@@ -470,8 +546,9 @@ def evaluate_policy(policy: str | os.PathLike[str], app: str, seeds: Iterable[in
     return [results[i] for i in range(len(seeds))]
 
 
-def evaluate_checkpoint_on_leaderboard(path: str | os.PathLike[str], out: str | None = None,
-                                       catalog: Any = None) -> list[tuple[Any, Any, str | None]]:
+def evaluate_checkpoint_on_leaderboard(
+    path: str | os.PathLike[str], out: str | None = None, catalog: Any = None
+) -> list[tuple[Any, Any, str | None]]:
     """The leaderboard protocol for a trained checkpoint (what ``sre-marathon evaluate --checkpoint``
     runs): ``mode="eval"`` (leaderboard seed, 60+30 min, 120 s) on the app it was trained on.
 
@@ -486,8 +563,10 @@ def evaluate_checkpoint_on_leaderboard(path: str | os.PathLike[str], out: str | 
     path = Path(path).resolve()
     meta = path / CHECKPOINT_META
     if not meta.is_file():
-        raise FileNotFoundError(f"{path} is not a checkpoint written by sre_marathon_gym.rllib.save_checkpoint "
-                                f"({CHECKPOINT_META} missing)")
+        raise FileNotFoundError(
+            f"{path} is not a checkpoint written by sre_marathon_gym.rllib.save_checkpoint "
+            f"({CHECKPOINT_META} missing)"
+        )
     cfg = json.loads(meta.read_text())["env_config"]
     app = str(cfg.get("app", "online_boutique"))
     catalog = catalog or load_catalog(cfg.get("catalog"))
@@ -506,14 +585,41 @@ def summarize(results: Sequence[EvalResult]) -> dict[str, float]:
     mean, half = mean_ci95(scores) if scores else (float("nan"), float("nan"))
     raw = [float(r.card.marathon_score_unclipped) for r in results]
     raw_mean, raw_half = mean_ci95(raw) if raw else (float("nan"), float("nan"))
-    return {"episodes": len(results), "marathon_score": mean, "ci95": half,
-            "marathon_score_unclipped": raw_mean, "ci95_unclipped": raw_half,
-            "correlated": float(np.mean([r.card.correlated for r in results])) if results else float("nan"),
-            "localized": float(np.mean([r.card.localized for r in results])) if results else float("nan"),
-            "repaired": float(np.mean([r.card.repaired for r in results])) if results else float("nan")}
+    return {
+        "episodes": len(results),
+        "marathon_score": mean,
+        "ci95": half,
+        "marathon_score_unclipped": raw_mean,
+        "ci95_unclipped": raw_half,
+        "correlated": float(np.mean([r.card.correlated for r in results])) if results else float("nan"),
+        "localized": float(np.mean([r.card.localized for r in results])) if results else float("nan"),
+        "repaired": float(np.mean([r.card.repaired for r in results])) if results else float("nan"),
+    }
 
 
-__all__ = ["APP_ENV_IDS", "CHECKPOINT_META", "DEFAULT_ENV_CONFIG", "MAX_STREAMS", "MAX_VECTOR", "MAX_WORKERS",
-           "SPLITS", "CheckpointPolicy", "EpisodeSeeds", "EvalResult", "collect_runner_seeds", "evaluate_checkpoint_on_leaderboard",
-           "evaluate_one", "evaluate_policy", "make_base_env", "make_env", "ppo_config", "register_envs",
-           "save_checkpoint", "seeds_used", "split_seed", "split_seeds", "summarize", "which_split"]
+__all__ = [
+    "APP_ENV_IDS",
+    "CHECKPOINT_META",
+    "DEFAULT_ENV_CONFIG",
+    "MAX_STREAMS",
+    "MAX_VECTOR",
+    "MAX_WORKERS",
+    "SPLITS",
+    "CheckpointPolicy",
+    "EpisodeSeeds",
+    "EvalResult",
+    "collect_runner_seeds",
+    "evaluate_checkpoint_on_leaderboard",
+    "evaluate_one",
+    "evaluate_policy",
+    "make_base_env",
+    "make_env",
+    "ppo_config",
+    "register_envs",
+    "save_checkpoint",
+    "seeds_used",
+    "split_seed",
+    "split_seeds",
+    "summarize",
+    "which_split",
+]

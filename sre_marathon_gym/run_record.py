@@ -56,13 +56,15 @@ class FaultTruth(RunModel):
     mechanism: str
     target: str = Field(description="the culprit: a service, or a node/zone for infrastructure faults")
     artifact: str = Field(description="the responsible artifact, exactly")
-    aliases: list[str] = Field(default_factory=list,
-                               description="names accepted for localization (exact match)")
+    aliases: list[str] = Field(
+        default_factory=list, description="names accepted for localization (exact match)"
+    )
     scope: list[str] = Field(default_factory=list, description="services expected to show symptoms")
     start_s: float
     planned_end_s: float
     reverted_s: float | None = Field(
-        None, description="when the orchestrator reverted it; None if repaired first, or not (yet) reverted")
+        None, description="when the orchestrator reverted it; None if repaired first, or not (yet) reverted"
+    )
     probe: ProbeSpec
 
     @property
@@ -91,8 +93,9 @@ class FaultTruth(RunModel):
     @model_validator(mode="after")
     def _ordered(self) -> FaultTruth:
         if self.planned_end_s < self.start_s:
-            raise ValueError(f"fault {self.fault_id}: planned_end_s {self.planned_end_s} "
-                             f"< start_s {self.start_s}")
+            raise ValueError(
+                f"fault {self.fault_id}: planned_end_s {self.planned_end_s} < start_s {self.start_s}"
+            )
         if self.reverted_s is not None and self.reverted_s < self.start_s:
             raise ValueError(f"fault {self.fault_id}: reverted_s {self.reverted_s} < start_s {self.start_s}")
         return self
@@ -107,8 +110,9 @@ class AlertRecord(RunModel):
     labels: dict[str, str] = Field(default_factory=dict)
     fired_at: float
     resolved_at: float | None = None
-    services: list[str] = Field(default_factory=list,
-                                description="services (or node/zone) named by the labels")
+    services: list[str] = Field(
+        default_factory=list, description="services (or node/zone) named by the labels"
+    )
 
 
 class IncidentEvent(RunModel):
@@ -140,8 +144,9 @@ class ActionRecord(RunModel):
     error: str = ""
     incident_id: str | None = None
     targets: list[str] = Field(default_factory=list, description="services the intervention acts on")
-    in_scope: bool | None = Field(None,
-                                  description="targets within the cited incident's scope (interventions)")
+    in_scope: bool | None = Field(
+        None, description="targets within the cited incident's scope (interventions)"
+    )
 
 
 class ProbeSeries(RunModel):
@@ -177,8 +182,9 @@ class Degradation(RunModel):
     def _aligned(self) -> Degradation:
         n = len(self.times)
         if len(self.requests) != n or len(self.degraded) != n:
-            raise ValueError(f"degradation: {n} times, {len(self.requests)} requests, "
-                             f"{len(self.degraded)} degraded")
+            raise ValueError(
+                f"degradation: {n} times, {len(self.requests)} requests, {len(self.degraded)} degraded"
+            )
         if len(self.baseline_requests) != len(self.baseline_degraded):
             raise ValueError("degradation: baseline_requests and baseline_degraded differ in length")
         counts = (*self.requests, *self.degraded, *self.baseline_requests, *self.baseline_degraded)
@@ -196,7 +202,8 @@ class Usage(RunModel):
     cost_usd: float = 0.0
     failed_model_calls: int = Field(0, ge=0, description="requests that got no usable answer (after retries)")
     timed_out_invocations: list[int] = Field(
-        default_factory=list, description="invocations ended by the wall-clock budget (LLM evaluation mode)")
+        default_factory=list, description="invocations ended by the wall-clock budget (LLM evaluation mode)"
+    )
 
 
 class RunRecord(RunModel):
@@ -246,26 +253,48 @@ class RunRecord(RunModel):
         after `until_s` are dropped; the fault schedule stays (it is the orchestrator's plan, known
         from the start). Used to check that incremental scoring is causal.
         """
-        probes = [ProbeSeries(fault_id=p.fault_id,
-                              times=[t for t in p.times if t <= until_s],
-                              failing=[x for t, x in zip(p.times, p.failing) if t <= until_s])
-                  for p in self.probes]
+        probes = [
+            ProbeSeries(
+                fault_id=p.fault_id,
+                times=[t for t in p.times if t <= until_s],
+                failing=[x for t, x in zip(p.times, p.failing) if t <= until_s],
+            )
+            for p in self.probes
+        ]
         d = self.degradation
         keep = [i for i, t in enumerate(d.times) if t <= until_s]
-        deg = Degradation(times=[d.times[i] for i in keep], requests=[d.requests[i] for i in keep],
-                          degraded=[d.degraded[i] for i in keep],
-                          baseline_requests=d.baseline_requests[: len(keep)],
-                          baseline_degraded=d.baseline_degraded[: len(keep)])
-        return self.model_copy(update={
-            "alerts": [a for a in self.alerts if a.fired_at <= until_s],
-            "incident_events": [e for e in self.incident_events if e.time_s <= until_s],
-            "actions": [a for a in self.actions if a.time_s <= until_s],
-            "probes": probes,
-            "degradation": deg,
-            "artifact_fixed": {k: (v if v is not None and v <= until_s else None)
-                               for k, v in self.artifact_fixed.items()},
-        })
+        deg = Degradation(
+            times=[d.times[i] for i in keep],
+            requests=[d.requests[i] for i in keep],
+            degraded=[d.degraded[i] for i in keep],
+            baseline_requests=d.baseline_requests[: len(keep)],
+            baseline_degraded=d.baseline_degraded[: len(keep)],
+        )
+        return self.model_copy(
+            update={
+                "alerts": [a for a in self.alerts if a.fired_at <= until_s],
+                "incident_events": [e for e in self.incident_events if e.time_s <= until_s],
+                "actions": [a for a in self.actions if a.time_s <= until_s],
+                "probes": probes,
+                "degradation": deg,
+                "artifact_fixed": {
+                    k: (v if v is not None and v <= until_s else None) for k, v in self.artifact_fixed.items()
+                },
+            }
+        )
 
 
-__all__ = ["RUN_SCHEMA_VERSION", "ActionRecord", "AlertRecord", "Degradation", "FaultTruth", "IncidentEvent",
-           "ProbeSeries", "ProbeSpec", "RunManifest", "RunModel", "RunRecord", "Usage"]
+__all__ = [
+    "RUN_SCHEMA_VERSION",
+    "ActionRecord",
+    "AlertRecord",
+    "Degradation",
+    "FaultTruth",
+    "IncidentEvent",
+    "ProbeSeries",
+    "ProbeSpec",
+    "RunManifest",
+    "RunModel",
+    "RunRecord",
+    "Usage",
+]

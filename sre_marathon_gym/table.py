@@ -19,7 +19,8 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]], title
 
     def line(row: list[str]) -> str:
         return "  ".join(
-            c.rjust(w) if (_is_number(c) and i > 0) else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))
+            c.rjust(w) if (_is_number(c) and i > 0) else c.ljust(w)
+            for i, (c, w) in enumerate(zip(row, widths))
         ).rstrip()
 
     out = [title] if title else []

@@ -26,8 +26,13 @@ NS = "shop"
 
 def rule(name: str, params: dict, for_s: int = 0, annotations: dict | None = None, **kw) -> AlertRule:
     return AlertRule(
-        name=name, template=kw.get("template", "t"), severity=kw.get("severity", "warning"), for_s=for_s,
-        params=params, metrics=[params["a_metric"]], expr="(see params)",
+        name=name,
+        template=kw.get("template", "t"),
+        severity=kw.get("severity", "warning"),
+        for_s=for_s,
+        params=params,
+        metrics=[params["a_metric"]],
+        expr="(see params)",
         labels={"severity": kw.get("severity", "warning"), "namespace": "{namespace}", "team": "sre"},
         annotations=annotations or {},
     )
@@ -52,10 +57,20 @@ def run(engine: AlertEngine, st: MetricStore, until: int, write) -> None:
 # ratio rule: pending -> firing -> resolved
 
 ERROR_RATIO = {
-    "kind": "ratio", "group_by": "namespace,service_name", "op": ">", "threshold": 0.1,
-    "a_metric": "calls_total", "a_fn": "rate", "a_window_s": 60, "a_agg": "sum",
-    "a_match.namespace": "{namespace}", "a_match.status_code": "ERROR",
-    "b_metric": "calls_total", "b_fn": "rate", "b_window_s": 60, "b_agg": "sum",
+    "kind": "ratio",
+    "group_by": "namespace,service_name",
+    "op": ">",
+    "threshold": 0.1,
+    "a_metric": "calls_total",
+    "a_fn": "rate",
+    "a_window_s": 60,
+    "a_agg": "sum",
+    "a_match.namespace": "{namespace}",
+    "a_match.status_code": "ERROR",
+    "b_metric": "calls_total",
+    "b_fn": "rate",
+    "b_window_s": 60,
+    "b_agg": "sum",
     "b_match.namespace": "{namespace}",
 }
 
@@ -79,8 +94,10 @@ def error_bursts(bursts: list[tuple[int, int]]):
 
 def test_ratio_rule_pending_firing_resolved():
     st, write = error_bursts([(315, 600)])
-    ann = {"description": "{{ $value | humanizePercentage }} of {{ $labels.service_name }} in "
-                          "{{ $labels.namespace }} failed ({{ $labels.team }})"}
+    ann = {
+        "description": "{{ $value | humanizePercentage }} of {{ $labels.service_name }} in "
+        "{{ $labels.namespace }} failed ({{ $labels.team }})"
+    }
     eng = AlertEngine(pack(rule("ErrorRatio", ERROR_RATIO, for_s=60, annotations=ann)), APP, st)
     run(eng, st, 300, write)
     assert eng.pending() == [] and eng.history() == []
@@ -93,8 +110,13 @@ def test_ratio_rule_pending_firing_resolved():
     (a,) = eng.history()
     assert a.id == "a0001" and a.state == "firing" and a.fired_at == 375 and a.pending_at == 315
     assert a.value == pytest.approx(5 / 35)  # latest value: at 630 only the 585->600 burst is left
-    assert a.labels == {"alertname": "ErrorRatio", "namespace": NS, "service_name": "cart",
-                        "severity": "warning", "team": "sre"}
+    assert a.labels == {
+        "alertname": "ErrorRatio",
+        "namespace": NS,
+        "service_name": "cart",
+        "severity": "warning",
+        "team": "sre",
+    }
     # $labels are the series labels (rule labels are not visible to templates, as in Prometheus)
     assert a.annotations == {"description": "14.29% of cart in shop failed ()"}
     assert eng.firing(630) == [a] and eng.pending(630) == []
@@ -175,8 +197,15 @@ def histogram_store():
 
 
 QUANTILE = {
-    "kind": "quantile", "group_by": "namespace,service_name", "quantile": 0.95, "op": "<", "threshold": 2000,
-    "a_metric": "dur_bucket", "a_fn": "rate", "a_window_s": 120, "a_agg": "sum",
+    "kind": "quantile",
+    "group_by": "namespace,service_name",
+    "quantile": 0.95,
+    "op": "<",
+    "threshold": 2000,
+    "a_metric": "dur_bucket",
+    "a_fn": "rate",
+    "a_window_s": 120,
+    "a_agg": "sum",
     "a_match.namespace": "{namespace}",
 }
 
@@ -185,8 +214,15 @@ def test_quantile_rule_sums_buckets_by_le_and_drops_nan():
     st, write = histogram_store()
     for t in range(0, 301, 15):
         write(t)
-    eng = AlertEngine(pack(rule("P95", QUANTILE), rule("P95High", {**QUANTILE, "op": ">", "threshold": 900}),
-                           rule("P95Higher", {**QUANTILE, "op": ">", "threshold": 1000})), APP, st)
+    eng = AlertEngine(
+        pack(
+            rule("P95", QUANTILE),
+            rule("P95High", {**QUANTILE, "op": ">", "threshold": 900}),
+            rule("P95Higher", {**QUANTILE, "op": ">", "threshold": 1000}),
+        ),
+        APP,
+        st,
+    )
     # summed rates per le are proportional to [10, 10, 20, 20]: rank 19 falls in (500, 1000]
     expected = 500 + 500 * (0.95 * 20 - 10) / (20 - 10)
     assert expected == 950
@@ -202,9 +238,16 @@ def test_quantile_rule_sums_buckets_by_le_and_drops_nan():
 # guard (PromQL `and` on the group labels)
 
 GUARDED = {
-    **ERROR_RATIO, "a_window_s": 120, "b_window_s": 120,
-    "guard_metric": "calls_total", "guard_fn": "rate", "guard_window_s": 120, "guard_agg": "sum",
-    "guard_match.namespace": "{namespace}", "guard_op": ">", "guard_threshold": 1.0,
+    **ERROR_RATIO,
+    "a_window_s": 120,
+    "b_window_s": 120,
+    "guard_metric": "calls_total",
+    "guard_fn": "rate",
+    "guard_window_s": 120,
+    "guard_agg": "sum",
+    "guard_match.namespace": "{namespace}",
+    "guard_op": ">",
+    "guard_threshold": 1.0,
 }
 
 
@@ -234,14 +277,32 @@ def test_guard_keeps_only_groups_with_enough_volume():
 # offset: traffic drop against the rate 15 minutes earlier
 
 DROP = {
-    "kind": "ratio", "group_by": "namespace,service_name", "op": "<", "threshold": 0.5,
-    "a_metric": "calls_total", "a_fn": "rate", "a_window_s": 120, "a_agg": "sum",
-    "a_match.namespace": "{namespace}", "a_match.service_name": "{entry}",
-    "b_metric": "calls_total", "b_fn": "rate", "b_window_s": 120, "b_offset_s": 900, "b_agg": "sum",
-    "b_match.namespace": "{namespace}", "b_match.service_name": "{entry}",
-    "guard_metric": "calls_total", "guard_fn": "rate", "guard_window_s": 120, "guard_offset_s": 900,
-    "guard_agg": "sum", "guard_match.namespace": "{namespace}", "guard_match.service_name": "{entry}",
-    "guard_op": ">", "guard_threshold": 0.5,
+    "kind": "ratio",
+    "group_by": "namespace,service_name",
+    "op": "<",
+    "threshold": 0.5,
+    "a_metric": "calls_total",
+    "a_fn": "rate",
+    "a_window_s": 120,
+    "a_agg": "sum",
+    "a_match.namespace": "{namespace}",
+    "a_match.service_name": "{entry}",
+    "b_metric": "calls_total",
+    "b_fn": "rate",
+    "b_window_s": 120,
+    "b_offset_s": 900,
+    "b_agg": "sum",
+    "b_match.namespace": "{namespace}",
+    "b_match.service_name": "{entry}",
+    "guard_metric": "calls_total",
+    "guard_fn": "rate",
+    "guard_window_s": 120,
+    "guard_offset_s": 900,
+    "guard_agg": "sum",
+    "guard_match.namespace": "{namespace}",
+    "guard_match.service_name": "{entry}",
+    "guard_op": ">",
+    "guard_threshold": 0.5,
 }
 
 
@@ -276,9 +337,15 @@ def test_offset_traffic_drop():
 # `last` per pod: waiting reason, staleness, lookback
 
 WAITING = {
-    "kind": "value", "group_by": "namespace,pod,container", "op": ">", "threshold": 0,
-    "a_metric": "kube_pod_container_status_waiting_reason", "a_fn": "last", "a_agg": "sum",
-    "a_match.namespace": "{namespace}", "a_match.reason": "CrashLoopBackOff",
+    "kind": "value",
+    "group_by": "namespace,pod,container",
+    "op": ">",
+    "threshold": 0,
+    "a_metric": "kube_pod_container_status_waiting_reason",
+    "a_fn": "last",
+    "a_agg": "sum",
+    "a_match.namespace": "{namespace}",
+    "a_match.reason": "CrashLoopBackOff",
 }
 
 
@@ -286,8 +353,10 @@ def test_waiting_reason_last_per_pod_with_staleness_and_lookback():
     st = store()
 
     def sid(pod: str, reason: str) -> int:
-        return st.series_id("kube_pod_container_status_waiting_reason",
-                            {"namespace": NS, "pod": pod, "container": "cart", "reason": reason})
+        return st.series_id(
+            "kube_pod_container_status_waiting_reason",
+            {"namespace": NS, "pod": pod, "container": "cart", "reason": reason},
+        )
 
     summary = {"summary": "{{ $labels.pod }}/{{ $labels.container }} crash-looping"}
     eng = AlertEngine(pack(rule("PodCrashLooping", WAITING, for_s=60, annotations=summary)), APP, st)
@@ -305,8 +374,14 @@ def test_waiting_reason_last_per_pod_with_staleness_and_lookback():
     # (300, 600] holds no sample of cart-3: the 5-minute lookback ends at 600
     assert by_pod["cart-3"].fired_at == 210 and by_pod["cart-3"].resolved_at == 600
     assert by_pod["cart-1"].annotations == {"summary": "cart-1/cart crash-looping"}
-    assert by_pod["cart-1"].labels == {"alertname": "PodCrashLooping", "container": "cart", "namespace": NS,
-                                       "pod": "cart-1", "severity": "warning", "team": "sre"}
+    assert by_pod["cart-1"].labels == {
+        "alertname": "PodCrashLooping",
+        "container": "cart",
+        "namespace": NS,
+        "pod": "cart-1",
+        "severity": "warning",
+        "team": "sre",
+    }
     assert [a.id for a in eng.history()] == ["a0001", "a0002"]  # same firing time: ordered by labels
     assert [a.labels["pod"] for a in eng.history()] == ["cart-1", "cart-3"]
 
@@ -315,10 +390,17 @@ def test_waiting_reason_last_per_pod_with_staleness_and_lookback():
 # the zone join
 
 ZONE = {
-    "kind": "value", "group_by": "label_topology_kubernetes_io_zone", "op": "==", "threshold": 0,
-    "a_metric": "kube_node_status_condition", "a_fn": "last", "a_agg": "max",
-    "a_match.condition": "Ready", "a_match.status": "true",
-    "a_join_metric": "kube_node_labels", "a_join_on": "node",
+    "kind": "value",
+    "group_by": "label_topology_kubernetes_io_zone",
+    "op": "==",
+    "threshold": 0,
+    "a_metric": "kube_node_status_condition",
+    "a_fn": "last",
+    "a_agg": "max",
+    "a_match.condition": "Ready",
+    "a_match.status": "true",
+    "a_join_metric": "kube_node_labels",
+    "a_join_on": "node",
     "a_join_labels": "label_topology_kubernetes_io_zone",
 }
 
@@ -326,10 +408,14 @@ ZONE = {
 def test_zone_join_fires_only_when_every_node_of_a_zone_is_down():
     st = store()
     zones = {"a1": "zone-a", "a2": "zone-a", "b1": "zone-b", "b2": "zone-b"}
-    ready = {n: st.series_id("kube_node_status_condition",
-                             {"node": n, "condition": "Ready", "status": "true"}) for n in [*zones, "x1"]}
-    labels = [st.series_id("kube_node_labels", {"node": n, "label_topology_kubernetes_io_zone": z})
-              for n, z in zones.items()]
+    ready = {
+        n: st.series_id("kube_node_status_condition", {"node": n, "condition": "Ready", "status": "true"})
+        for n in [*zones, "x1"]
+    }
+    labels = [
+        st.series_id("kube_node_labels", {"node": n, "label_topology_kubernetes_io_zone": z})
+        for n, z in zones.items()
+    ]
     summary = {"summary": "zone {{ $labels.label_topology_kubernetes_io_zone }} down"}
     eng = AlertEngine(pack(rule("ZoneNodesNotReady", ZONE, for_s=60, annotations=summary)), APP, st)
     for t in range(0, 901, 15):
@@ -343,8 +429,13 @@ def test_zone_join_fires_only_when_every_node_of_a_zone_is_down():
         st.record(t, labels, 1.0)
         eng.evaluate_until(t)
     (a,) = eng.history()
-    assert a.labels == {"alertname": "ZoneNodesNotReady", "label_topology_kubernetes_io_zone": "zone-b",
-                        "namespace": NS, "severity": "warning", "team": "sre"}
+    assert a.labels == {
+        "alertname": "ZoneNodesNotReady",
+        "label_topology_kubernetes_io_zone": "zone-b",
+        "namespace": NS,
+        "severity": "warning",
+        "team": "sre",
+    }
     assert (a.pending_at, a.fired_at, a.resolved_at) == (300, 360, 600)
     assert a.annotations == {"summary": "zone zone-b down"}
     assert eng.vector("ZoneNodesNotReady", 450) == {(("label_topology_kubernetes_io_zone", "zone-b"),): 0.0}
@@ -362,8 +453,14 @@ def test_value_formatting_matches_go_and_prometheus():
     assert humanize(1234.5) == "1.234k" and humanize(0.0123) == "12.3m" and humanize(0) == "0"
     assert humanize(3) == "3" and humanize(2.5e9) == "2.5G" and humanize(1500) == "1.5k"
     assert humanize_percentage(0.1234567) == "12.35%" and humanize_percentage(1) == "100%"
-    assert render_template("{{ $labels.pod }} at {{$value}} ({{ $value | humanize }}, {{ $labels.nope }})",
-                           {"pod": "p-1"}, 2000.0) == "p-1 at 2000 (2k, )"
+    assert (
+        render_template(
+            "{{ $labels.pod }} at {{$value}} ({{ $value | humanize }}, {{ $labels.nope }})",
+            {"pod": "p-1"},
+            2000.0,
+        )
+        == "p-1 at 2000 (2k, )"
+    )
 
 
 def test_unsupported_template_or_params_are_refused():
@@ -445,18 +542,26 @@ def test_vectorised_engine_agrees_with_a_naive_promql_evaluator(ob_run, catalog)
 
 def naive_vector(st: MetricStore, r: AlertRule, ns: str, entry: str, t: float) -> dict:
     """PromQL of the params convention, one series at a time, with dicts (the obvious way)."""
-    p = {k: (v.replace("{namespace}", ns).replace("{entry}", entry) if isinstance(v, str) else v)
-         for k, v in r.params.items()}
+    p = {
+        k: (v.replace("{namespace}", ns).replace("{entry}", entry) if isinstance(v, str) else v)
+        for k, v in r.params.items()
+    }
     gb = [g for g in str(p["group_by"]).split(",") if g]
-    ops = {">": np.greater, ">=": np.greater_equal, "<": np.less, "<=": np.less_equal, "==": np.equal,
-           "!=": np.not_equal}
+    ops = {
+        ">": np.greater,
+        ">=": np.greater_equal,
+        "<": np.less,
+        "<=": np.less_equal,
+        "==": np.equal,
+        "!=": np.not_equal,
+    }
     mk = {"match": "=", "match_ne": "!=", "match_re": "=~", "match_nre": "!~"}
 
     def series(pre: str) -> list[tuple[dict, float]]:
         matchers = {}
         for k, v in p.items():
             if k.startswith(pre) and "." in k:
-                kind, label = k[len(pre):].split(".", 1)
+                kind, label = k[len(pre) :].split(".", 1)
                 matchers[label] = (mk[kind], v)
         te = t - float(p.get(pre + "offset_s", 0))
         out = []
@@ -525,9 +630,18 @@ def naive_vector(st: MetricStore, r: AlertRule, ns: str, entry: str, t: float) -
 
 
 def _alert(i: int, rule_name: str, labels: dict, fired_at: float, template: str = "t") -> Alert:
-    return Alert(id=f"a{i:04d}", rule=rule_name, template=template, severity="warning",
-                 labels={"alertname": rule_name, **labels}, annotations={}, state="firing",
-                 pending_at=fired_at - 60, fired_at=fired_at, value=1.0)
+    return Alert(
+        id=f"a{i:04d}",
+        rule=rule_name,
+        template=template,
+        severity="warning",
+        labels={"alertname": rule_name, **labels},
+        annotations={},
+        state="firing",
+        pending_at=fired_at - 60,
+        fired_at=fired_at,
+        value=1.0,
+    )
 
 
 def test_alert_ambiguity_and_flapping(catalog):
@@ -536,15 +650,31 @@ def test_alert_ambiguity_and_flapping(catalog):
     app = "online_boutique"
     faults = catalog.faults[app]
     pay = next(f for f in faults if f.target == "paymentservice" and "frontend" in f.scope)
-    ad = next(f for f in faults if f.target == "adservice" and "paymentservice" not in f.scope
-              and "frontend" in f.scope)
+    ad = next(
+        f
+        for f in faults
+        if f.target == "adservice" and "paymentservice" not in f.scope and "frontend" in f.scope
+    )
 
     def sched(f, start, end):
-        return ScheduledFault(fault_id=f.id, app=app, target=f.target, mechanism=f.mechanism,
-                              category=f.category, artifact=f.artifact, start_s=start, planned_end_s=end)
+        return ScheduledFault(
+            fault_id=f.id,
+            app=app,
+            target=f.target,
+            mechanism=f.mechanism,
+            category=f.category,
+            artifact=f.artifact,
+            start_s=start,
+            planned_end_s=end,
+        )
 
-    schedule = FaultSchedule(app=app, seed=0, injection_s=3600, observation_s=1800,
-                             faults=(sched(pay, 100, 700), sched(ad, 200, 900)))
+    schedule = FaultSchedule(
+        app=app,
+        seed=0,
+        injection_s=3600,
+        observation_s=1800,
+        faults=(sched(pay, 100, 700), sched(ad, 200, 900)),
+    )
     alerts = [
         _alert(1, "ServiceErrorRatioCritical", {"service_name": "paymentservice"}, 300),  # pay only
         _alert(2, "EntryErrorRatioCritical", {"service_name": "frontend"}, 300),  # entry: both
@@ -560,9 +690,11 @@ def test_alert_ambiguity_and_flapping(catalog):
     assert sorted(alert_compatibility([node], schedule, catalog)[0]) == sorted([pay.id, ad.id])
 
     flaps = [
-        _alert(1, "R", {"pod": "a"}, 0), _alert(2, "R", {"pod": "a"}, 500),  # twice within 10 min
+        _alert(1, "R", {"pod": "a"}, 0),
+        _alert(2, "R", {"pod": "a"}, 500),  # twice within 10 min
         _alert(3, "R", {"pod": "a"}, 2000),  # 1500 s later: not flapping
-        _alert(4, "R", {"pod": "b"}, 100), _alert(5, "Q", {"pod": "a"}, 200),  # other labels / rule
+        _alert(4, "R", {"pod": "b"}, 100),
+        _alert(5, "Q", {"pod": "a"}, 200),  # other labels / rule
     ]
     assert flapping_share(flaps) == pytest.approx(2 / 5)
     assert math.isnan(flapping_share([])) and math.isnan(alert_ambiguity([], schedule, catalog))

@@ -5,7 +5,17 @@ from __future__ import annotations
 import pytest
 from import_graph import PACKAGE, closure, imports, in_layer, modules, third_party, under
 
-FOUNDATION = ("errors", "clock", "patterns", "detmath", "quantities", "table", "logquery", "run_record", "_moved")
+FOUNDATION = (
+    "errors",
+    "clock",
+    "patterns",
+    "detmath",
+    "quantities",
+    "table",
+    "logquery",
+    "run_record",
+    "_moved",
+)
 SIMULATOR = ("sim",)
 MAY_BUILD_THE_SIMULATOR = ("sim", "backends")
 MAX_LINES = 800
@@ -31,7 +41,9 @@ def test_only_sim_and_backends_import_the_simulator(module):
 @pytest.mark.parametrize("module", [m for m in _all() if under(m, "scoring")])
 def test_scoring_reads_recordings_only(module):
     reached = closure(module)
-    bad = in_layer(reached, "sim", "backends", "tools", "envs", "agents", "wrappers", "bundle", "rllib", "cli")
+    bad = in_layer(
+        reached, "sim", "backends", "tools", "envs", "agents", "wrappers", "bundle", "rllib", "cli"
+    )
     assert not bad, f"{module} reaches {bad}: scoring must work from a recorded run alone"
 
 
@@ -49,20 +61,43 @@ def test_catalog_models_know_nothing_above_them(module):
 
 @pytest.mark.parametrize("module", [m for m in _all() if under(m, "sim")])
 def test_the_simulator_imports_only_the_layers_below_it(module):
-    bad = [m for m in imports(module) if m != PACKAGE and not under(m, "sim", "catalog", "metric_store", *FOUNDATION)]
+    bad = [
+        m
+        for m in imports(module)
+        if m != PACKAGE and not under(m, "sim", "catalog", "metric_store", *FOUNDATION)
+    ]
     assert not bad, f"{module} imports {bad}"
 
 
 @pytest.mark.parametrize("module", [m for m in _all() if under(m, "tools")])
 def test_tools_reach_a_cluster_only_through_the_backend_protocol(module):
-    bad = [m for m in imports(module) if m != PACKAGE
-           and not under(m, "tools", "catalog", "metric_store", "backends.base", *FOUNDATION)]
+    bad = [
+        m
+        for m in imports(module)
+        if m != PACKAGE and not under(m, "tools", "catalog", "metric_store", "backends.base", *FOUNDATION)
+    ]
     assert not bad, f"{module} imports {bad}"
 
 
-@pytest.mark.parametrize("module", [m for m in _all() if under(m, "sim", "catalog", "scoring", "tools", "backends",
-                                                                "metric_store", "fault_schedule", "alerts",
-                                                                *FOUNDATION)])
+@pytest.mark.parametrize(
+    "module",
+    [
+        m
+        for m in _all()
+        if under(
+            m,
+            "sim",
+            "catalog",
+            "scoring",
+            "tools",
+            "backends",
+            "metric_store",
+            "fault_schedule",
+            "alerts",
+            *FOUNDATION,
+        )
+    ],
+)
 def test_lower_layers_do_not_import_gymnasium_or_ray(module):
     assert not third_party(module) & {"gymnasium", "ray"}, f"{module} imports {third_party(module)}"
 
@@ -75,5 +110,9 @@ def test_nothing_imports_the_command_line(module):
 
 
 def test_no_package_file_is_over_the_size_limit():
-    long = {m: n for m, p in modules().items() if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    long = {
+        m: n
+        for m, p in modules().items()
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
     assert not long, f"split these by concept (at most {MAX_LINES} lines): {long}"

@@ -82,8 +82,8 @@ def _data_offset(path: Path, member: str) -> tuple[int, int]:
     data = path.read_bytes()
     zi = zipfile.ZipFile(path).getinfo(member)
     h = zi.header_offset
-    name_len = int.from_bytes(data[h + 26:h + 28], "little")
-    extra_len = int.from_bytes(data[h + 28:h + 30], "little")
+    name_len = int.from_bytes(data[h + 26 : h + 28], "little")
+    extra_len = int.from_bytes(data[h + 28 : h + 30], "little")
     return h + 30 + name_len + extra_len, zi.compress_size
 
 
@@ -146,15 +146,25 @@ def test_same_seed_same_actions_byte_identical(run, sealed, tmp_path):
 
 def test_zip_members_are_canonical(sealed):
     zf = zipfile.ZipFile(sealed)
-    assert zf.namelist() == ["manifest.json", "record.json", "scoring.json", "telemetry.json",
-                             "telemetry.bin", "seal"]
+    assert zf.namelist() == [
+        "manifest.json",
+        "record.json",
+        "scoring.json",
+        "telemetry.json",
+        "telemetry.bin",
+        "seal",
+    ]
     for zi in zf.infolist():
         assert zi.date_time == (1980, 1, 1, 0, 0, 0)
         assert zi.external_attr >> 16 == 0o100644
         assert zi.compress_type == zipfile.ZIP_DEFLATED
     manifest = zf.read("manifest.json")
-    assert manifest == json.dumps(json.loads(manifest), sort_keys=True, separators=(",", ":"),
-                                  ensure_ascii=False).encode()
+    assert (
+        manifest
+        == json.dumps(
+            json.loads(manifest), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        ).encode()
+    )
 
 
 # ------------------------------------------------------------------------------------------------ tampering
@@ -182,12 +192,24 @@ def _offsets(sealed: Path) -> dict[str, int]:
     }
 
 
-@pytest.mark.parametrize("where", [
-    "first_byte", "manifest_local_header_time", "manifest_data", "record_compressed_data",
-    "telemetry_compressed_data", "telemetry_compressed_tail", "central_directory_time",
-    "central_directory_attrs", "central_directory_name", "seal_data", "end_record", "zip_comment",
-    "checksum_hex",
-])
+@pytest.mark.parametrize(
+    "where",
+    [
+        "first_byte",
+        "manifest_local_header_time",
+        "manifest_data",
+        "record_compressed_data",
+        "telemetry_compressed_data",
+        "telemetry_compressed_tail",
+        "central_directory_time",
+        "central_directory_attrs",
+        "central_directory_name",
+        "seal_data",
+        "end_record",
+        "zip_comment",
+        "checksum_hex",
+    ],
+)
 def test_flipped_byte_refused(sealed, tmp_path, where):
     bad = _flip(sealed, tmp_path / "bad.bundle", _offsets(sealed)[where])
     with pytest.raises(BundleError):
@@ -215,8 +237,9 @@ def test_flipped_byte_anywhere_refused(sealed, tmp_path):
             verify_bundle(bad)
 
 
-def _rebuild(src: Path, dst: Path, *, record_edit=None, manifest_edit=None, reseal: bool,
-             key: str | None = None):
+def _rebuild(
+    src: Path, dst: Path, *, record_edit=None, manifest_edit=None, reseal: bool, key: str | None = None
+):
     """Re-pack a bundle after editing record.json, as a naive editor (reseal=False) or a forger (True)."""
     zf = zipfile.ZipFile(src)
     members = {n: zf.read(n) for n in zf.namelist()}
@@ -258,16 +281,22 @@ def test_forger_beats_plain_seal_but_not_hmac(run, tmp_path):
     forged = _rebuild(keyed, tmp_path / "forged2.bundle", record_edit=_drop_faults, reseal=True, key="guess")
     with pytest.raises(BundleError, match="seal mismatch"):
         load_bundle(forged, key="maintainer-secret")
-    downgraded = _rebuild(keyed, tmp_path / "forged3.bundle", record_edit=_drop_faults, reseal=True,
-                          manifest_edit=lambda m: m.update(seal="sha256"))
+    downgraded = _rebuild(
+        keyed,
+        tmp_path / "forged3.bundle",
+        record_edit=_drop_faults,
+        reseal=True,
+        manifest_edit=lambda m: m.update(seal="sha256"),
+    )
     with pytest.raises(BundleError, match="plain sha256 seal"):
         load_bundle(downgraded, key="maintainer-secret")
 
 
 def test_unsupported_format_version(run, tmp_path):
     plain = write_bundle(tmp_path / "plain.bundle", run[0])
-    future = _rebuild(plain, tmp_path / "v2.bundle", reseal=True,
-                      manifest_edit=lambda m: m.update(format_version=2))
+    future = _rebuild(
+        plain, tmp_path / "v2.bundle", reseal=True, manifest_edit=lambda m: m.update(format_version=2)
+    )
     with pytest.raises(BundleError, match="format version 2 is unsupported"):
         verify_bundle(future)
 
@@ -325,8 +354,10 @@ def test_interrupted_write_leaves_nothing(run, tmp_path, monkeypatch, failure):
         monkeypatch.setattr(bundle_mod, "_write_all", _interrupt_half_way)
         exc: type[BaseException] = KeyboardInterrupt
     else:
+
         def boom(*a, **k):
             raise OSError(f"simulated {failure} failure")
+
         monkeypatch.setattr(bundle_mod.os, failure, boom)
         exc = OSError
     with pytest.raises(exc):
@@ -431,8 +462,13 @@ def test_old_bundle_without_the_field_counts_as_complete():
 def test_incomplete_is_sealed_so_a_rename_does_not_hide_it(run, tmp_path):
     """A partial run is refused a Marathon-Score whatever its file is called; allow_incomplete scores it."""
     record, store, catalog = run
-    partial = write_bundle(tmp_path / "run.incomplete.bundle", record, store, catalog,
-                           incomplete=Incomplete(360.0, "KeyboardInterrupt"))
+    partial = write_bundle(
+        tmp_path / "run.incomplete.bundle",
+        record,
+        store,
+        catalog,
+        incomplete=Incomplete(360.0, "KeyboardInterrupt"),
+    )
     renamed = partial.rename(tmp_path / "run.bundle")
     info = verify_bundle(renamed)
     assert not info.complete and info.incomplete == Incomplete(360.0, "KeyboardInterrupt")
@@ -471,8 +507,9 @@ def test_save_incomplete_marks_the_bundle(tmp_path):
     env.reset(seed=1)
     for _ in range(2):
         env.step(None)
-    path = save_incomplete(env, NoopAgent(), env.unwrapped.catalog, tmp_path / "x.incomplete.bundle",
-                           RuntimeError("agent bug"))
+    path = save_incomplete(
+        env, NoopAgent(), env.unwrapped.catalog, tmp_path / "x.incomplete.bundle", RuntimeError("agent bug")
+    )
     info = verify_bundle(path)
     assert info.incomplete == Incomplete(360.0, "RuntimeError: agent bug")
     assert load_bundle(path).extra["incomplete"] == "RuntimeError: agent bug"
@@ -524,8 +561,12 @@ def _members(path: Path) -> list[tuple[str, bytes]]:
     return [(n, zf.read(n)) for n in zf.namelist()]
 
 
-def _raw_bundle(members: list[tuple[str, bytes]], fields: dict[str, dict] | None = None,
-                eocd: dict | None = None, before_eocd: bytes = b"") -> bytes:
+def _raw_bundle(
+    members: list[tuple[str, bytes]],
+    fields: dict[str, dict] | None = None,
+    eocd: dict | None = None,
+    before_eocd: bytes = b"",
+) -> bytes:
     """A bundle-shaped ZIP written field by field, so that any header field can be wrong on purpose.
 
     `fields[name]` overrides a member's version, flags, method, crc, size (declared uncompressed) or
@@ -534,21 +575,51 @@ def _raw_bundle(members: list[tuple[str, bytes]], fields: dict[str, dict] | None
     out, cd = bytearray(), bytearray()
     for name, body in members:
         comp = zlib.compressobj(6, zlib.DEFLATED, -15)
-        f = {"version": 20, "flags": 0, "method": 8, "crc": zlib.crc32(body), "size": len(body),
-             "data": comp.compress(body) + comp.flush(), **(fields or {}).get(name, {})}
+        f = {
+            "version": 20,
+            "flags": 0,
+            "method": 8,
+            "crc": zlib.crc32(body),
+            "size": len(body),
+            "data": comp.compress(body) + comp.flush(),
+            **(fields or {}).get(name, {}),
+        }
         raw = name.encode()
-        common = (f["version"], f["flags"], f["method"], 0, 0x21, f["crc"], len(f["data"]), f["size"],
-                  len(raw))
+        common = (
+            f["version"],
+            f["flags"],
+            f["method"],
+            0,
+            0x21,
+            f["crc"],
+            len(f["data"]),
+            f["size"],
+            len(raw),
+        )
         offset = len(out)
         out += struct.pack("<4s5H3I2H", b"PK\x03\x04", *common, 0) + raw + f["data"]
-        cd += struct.pack("<4s6H3I5HII", b"PK\x01\x02", 0x0314, *common, 0, 0, 0, 0, 0o100644 << 16,
-                          offset) + raw
+        cd += (
+            struct.pack("<4s6H3I5HII", b"PK\x01\x02", 0x0314, *common, 0, 0, 0, 0, 0o100644 << 16, offset)
+            + raw
+        )
     cd_offset = len(out)
     out += cd + before_eocd
     end = {"entries": len(members), "cd_size": len(cd) + len(before_eocd), **(eocd or {})}
     comment = bundle_mod._COMMENT_PREFIX + b"0" * 64
-    out += struct.pack("<4s4H2IH", b"PK\x05\x06", 0, 0, end["entries"], end["entries"], end["cd_size"],
-                       cd_offset, len(comment)) + comment
+    out += (
+        struct.pack(
+            "<4s4H2IH",
+            b"PK\x05\x06",
+            0,
+            0,
+            end["entries"],
+            end["entries"],
+            end["cd_size"],
+            cd_offset,
+            len(comment),
+        )
+        + comment
+    )
     out[-64:] = hashlib.sha256(bytes(out[:-64])).hexdigest().encode()
     return bytes(out)
 
@@ -610,17 +681,22 @@ MALFORMED = {
     "format_version list": {"members": lambda m: _resealed(m, lambda d: d.update(format_version=[1]))},
     "format_version bool": {"members": lambda m: _resealed(m, lambda d: d.update(format_version=True))},
     "seal kind list": {"members": lambda m: _resealed(m, lambda d: d.update(seal=["sha256"]))},
-    "member size infinite": {"members": lambda m: _resealed(
-        m, lambda d: d["members"][0].update(size=float("inf")))},
+    "member size infinite": {
+        "members": lambda m: _resealed(m, lambda d: d["members"][0].update(size=float("inf")))
+    },
     "member size text": {"members": lambda m: _resealed(m, lambda d: d["members"][0].update(size="12"))},
     "member hash number": {"members": lambda m: _resealed(m, lambda d: d["members"][0].update(sha256=5))},
     "member name list": {"members": lambda m: _resealed(m, lambda d: d["members"][0].update(name=["x"]))},
     "members object": {"members": lambda m: _resealed(m, lambda d: d.update(members={"a": 1}))},
-    "members listed twice": {"members": lambda m: _resealed(
-        m, lambda d: d["members"].append(d["members"][0]))},
+    "members listed twice": {
+        "members": lambda m: _resealed(m, lambda d: d["members"].append(d["members"][0]))
+    },
     "completeness text": {"members": lambda m: _resealed(m, lambda d: d.update(completeness="no"))},
-    "completeness time text": {"members": lambda m: _resealed(
-        m, lambda d: d.update(completeness={"complete": False, "reached_s": "late"}))},
+    "completeness time text": {
+        "members": lambda m: _resealed(
+            m, lambda d: d.update(completeness={"complete": False, "reached_s": "late"})
+        )
+    },
     "extra list": {"members": lambda m: _resealed(m, lambda d: d.update(extra=[1, 2]))},
     "run number": {"members": lambda m: _resealed(m, lambda d: d.update(run=5))},
 }
@@ -647,6 +723,7 @@ def test_forged_contents_that_do_not_decode_raise_bundle_error(tmp_path):
             for m in d["members"]:
                 m["sha256"] = bundle_mod._sha256(dict(ms)[m["name"]])
                 m["size"] = len(dict(ms)[m["name"]])
+
         return _resealed(ms, edit)
 
     bad_record = reseal_members(_set_member(members, "record.json", b'{"faults": 5}'))
@@ -657,14 +734,18 @@ def test_forged_contents_that_do_not_decode_raise_bundle_error(tmp_path):
     assert "\n" not in str(err.value)
 
 
-@pytest.mark.parametrize("index", [
-    b'{"dtype": "<f8", "n_samples": Infinity, "series": [], "start_s": 0, "step_s": 15}',
-    b'{"dtype": "<i8", "n_samples": 1, "series": [], "start_s": 0, "step_s": 15}',
-    b'{"dtype": 5, "n_samples": 1, "series": [], "start_s": 0, "step_s": 15}',
-    b'{"dtype": "<f8", "n_samples": 1, "series": [["x", "ab"]], "start_s": 0, "step_s": 15}',
-    b'{"dtype": "<f8", "n_samples": 1, "series": [7], "start_s": 0, "step_s": 15}',
-    b'[1, 2]', _nested(100_000),
-])
+@pytest.mark.parametrize(
+    "index",
+    [
+        b'{"dtype": "<f8", "n_samples": Infinity, "series": [], "start_s": 0, "step_s": 15}',
+        b'{"dtype": "<i8", "n_samples": 1, "series": [], "start_s": 0, "step_s": 15}',
+        b'{"dtype": 5, "n_samples": 1, "series": [], "start_s": 0, "step_s": 15}',
+        b'{"dtype": "<f8", "n_samples": 1, "series": [["x", "ab"]], "start_s": 0, "step_s": 15}',
+        b'{"dtype": "<f8", "n_samples": 1, "series": [7], "start_s": 0, "step_s": 15}',
+        b"[1, 2]",
+        _nested(100_000),
+    ],
+)
 def test_forged_telemetry_that_does_not_decode_raises_bundle_error(tmp_path, index):
     members = _members(OLD_BUNDLE)
     members = [*members[:-1], ("telemetry.json", index), ("telemetry.bin", b"\x00" * 8), members[-1]]
@@ -744,8 +825,14 @@ def test_zip_bomb_is_refused_without_inflating_it(tmp_path, declared):
     bomb.write_bytes(_raw_bundle(members, fields))
     assert bomb.stat().st_size < 1_200_000
     repo = Path(__file__).resolve().parents[1]
-    proc = subprocess.run([sys.executable, "-c", BOMB_SCRIPT, str(bomb)], capture_output=True, text=True,
-                          timeout=120, env={**os.environ, "PYTHONPATH": str(repo)}, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", BOMB_SCRIPT, str(bomb)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(repo)},
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     message, peak_mib = proc.stdout.strip().splitlines()
     assert message.startswith("BundleError")
@@ -797,8 +884,10 @@ def test_large_sample_of_flips_in_a_bundle_with_telemetry(sealed, tmp_path):
     path = tmp_path / "copy.bundle"
     path.write_bytes(sealed.read_bytes())
     size = path.stat().st_size
-    offsets = sorted(set(np.random.default_rng(1234).integers(0, size, 2000).tolist())
-                     | set(range(max(0, size - 600), size)))
+    offsets = sorted(
+        set(np.random.default_rng(1234).integers(0, size, 2000).tolist())
+        | set(range(max(0, size - 600), size))
+    )
     for _ in _flip_in_place(path, offsets, lambda o: 0xFF):
         with pytest.raises(BundleError):
             load_bundle(path)
@@ -814,8 +903,11 @@ def test_stale_temp_files_of_killed_writes_are_removed(run, tmp_path):
     record = run[0]
     now = time.time()
     stale, fresh = tmp_path / _tmp_name("a.bundle"), tmp_path / _tmp_name("b.bundle", "zz_9x8y7")
-    other, link, folder = tmp_path / ".notes.abcd1234.tmp", tmp_path / _tmp_name("c.bundle"), \
-        tmp_path / _tmp_name("d.bundle")
+    other, link, folder = (
+        tmp_path / ".notes.abcd1234.tmp",
+        tmp_path / _tmp_name("c.bundle"),
+        tmp_path / _tmp_name("d.bundle"),
+    )
     for p in (stale, fresh, other):
         p.write_bytes(b"partial")
     link.symlink_to(other)
@@ -848,8 +940,13 @@ def test_kill_9_during_a_write_leaves_a_temp_file_that_a_later_write_removes(tmp
     a live writer's (younger than STALE_TMP_AGE_S) and removes it after."""
     repo = Path(__file__).resolve().parents[1]
     target = tmp_path / "run.bundle"
-    proc = subprocess.run([sys.executable, "-c", KILL_SCRIPT, str(OLD_BUNDLE), str(target)], timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(repo)}, capture_output=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", KILL_SCRIPT, str(OLD_BUNDLE), str(target)],
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(repo)},
+        capture_output=True,
+        check=False,
+    )
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     (leftover,) = tmp_path.glob(".run.bundle.*.tmp")
     assert not target.exists() and bundle_mod._TMP_NAME.fullmatch(leftover.name)

@@ -22,8 +22,13 @@ from sre_marathon_gym.fault_schedule import (
 def leaderboard(catalog) -> dict[str, FaultSchedule]:
     lb = catalog.leaderboard
     return {
-        app: FaultSchedule.generate(catalog, app, lb.seed_for(app), injection_minutes=lb.injection_minutes,
-                                    observation_minutes=lb.observation_minutes)
+        app: FaultSchedule.generate(
+            catalog,
+            app,
+            lb.seed_for(app),
+            injection_minutes=lb.injection_minutes,
+            observation_minutes=lb.observation_minutes,
+        )
         for app in APPS
     }
 
@@ -102,7 +107,12 @@ def test_faults_match_catalog_and_are_distinct(catalog, many):
         for f in s.faults:
             src = catalog.fault(f.fault_id)
             assert (f.app, f.target, f.mechanism, f.category, f.artifact) == (
-                s.app, src.target, src.mechanism, src.category, src.artifact)
+                s.app,
+                src.target,
+                src.mechanism,
+                src.category,
+                src.artifact,
+            )
 
 
 def test_arrivals_increase_over_the_window(many):
@@ -117,7 +127,7 @@ def test_arrivals_increase_over_the_window(many):
 def test_no_overlapping_faults_on_same_artifact(many):
     for s in many:
         for i, a in enumerate(s.faults):
-            for b in s.faults[i + 1:]:
+            for b in s.faults[i + 1 :]:
                 if overlaps(a, b):
                     assert artifact_key(a.artifact) != artifact_key(b.artifact), (a, b)
 
@@ -126,7 +136,7 @@ def test_no_overlapping_faults_share_a_key(catalog, many):
     for s in many:
         for i, a in enumerate(s.faults):
             ka = occupied_keys(catalog.fault(a.fault_id))
-            for b in s.faults[i + 1:]:
+            for b in s.faults[i + 1 :]:
                 if overlaps(a, b):
                     assert not ka & occupied_keys(catalog.fault(b.fault_id)), (a.fault_id, b.fault_id)
 
@@ -265,7 +275,9 @@ def test_benign_changes_are_plausible(catalog, leaderboard):
         hours = s.run_s / 3600
         assert 8 * hours - 1 <= len(s.benign) <= 15 * hours + 1
         known = catalog.app(app).artifact_ids()
-        fault_revs = {r for f in catalog.faults[app] if f.change for r in (f.change.from_revision, f.change.to_revision)}
+        fault_revs = {
+            r for f in catalog.faults[app] if f.change for r in (f.change.from_revision, f.change.to_revision)
+        }
         to_revs = [b.to_revision for b in s.benign]
         assert len(set(to_revs)) == len(to_revs)
         assert all(0 <= b.time_s < s.run_s for b in s.benign)

@@ -23,13 +23,20 @@ from sre_marathon_gym.patterns import MAX_PATTERN_CHARS, compile_label_regex
 from sre_marathon_gym.sim.simulator import Simulator
 
 HOSTILE = ["(.*.*)*z", "a{4294967296}"]  # exponential backtracking in `re`; OverflowError in `re`
-UNSUPPORTED = [r"(a)\1", "(?=cart)cart.*", "(?<!x)cart", "a{1001}", "(a{100}){100}",
-               "x" * (MAX_PATTERN_CHARS + 1)]
+UNSUPPORTED = [
+    r"(a)\1",
+    "(?=cart)cart.*",
+    "(?<!x)cart",
+    "a{1001}",
+    "(a{100}){100}",
+    "x" * (MAX_PATTERN_CHARS + 1),
+]
 
 
 @pytest.fixture(autouse=True)
 def no_hang():
     """Fail (rather than hang) if a call does not return within a minute."""
+
     def _hung(signum, frame):
         raise TimeoutError("a pattern call did not return within 60 s")
 
@@ -50,8 +57,14 @@ def env():
 
 
 def _metrics(env, pod: str) -> object:
-    return env.call_tool({"tool": "query_metrics", "metric": "container_cpu_usage_seconds_total",
-                          "matchers": {"pod": pod}, "function": "rate"})
+    return env.call_tool(
+        {
+            "tool": "query_metrics",
+            "metric": "container_cpu_usage_seconds_total",
+            "matchers": {"pod": pod},
+            "function": "rate",
+        }
+    )
 
 
 def test_label_regexes_are_fully_anchored_re2_like_promql():
@@ -80,8 +93,13 @@ def test_hostile_regexes_through_call_tool_answer_or_refuse(env):
         res = _metrics(env, "~" + pattern)
         assert not res.ok and res.error.code == "invalid_arguments", (pattern, res)
         assert repr(pattern[:20]).rstrip("'") in res.error.message, res.error.message
-    bad_label = env.call_tool({"tool": "query_metrics", "metric": "container_cpu_usage_seconds_total",
-                               "matchers": {'pod"} or vector(1) #': "x"}})
+    bad_label = env.call_tool(
+        {
+            "tool": "query_metrics",
+            "metric": "container_cpu_usage_seconds_total",
+            "matchers": {'pod"} or vector(1) #': "x"},
+        }
+    )
     assert not bad_label.ok and bad_label.error.code == "invalid_arguments"
     assert env.runner.actions[-1].verdict == "error"  # recorded like any failed call
 
@@ -107,12 +125,27 @@ def _orca(tools: OrcaTools, raw: dict) -> object:
 
 def test_orca_searches_answer_or_refuse(astro):
     tools = OrcaTools(astro, 600.0)
-    ok = _orca(tools, {"tool": "query_metrics", "metric": "traces_span_metrics_calls_total",
-                       "matchers": {"service_name": "~(.*.*)*z"}, "function": "rate", "start_s": 300})
+    ok = _orca(
+        tools,
+        {
+            "tool": "query_metrics",
+            "metric": "traces_span_metrics_calls_total",
+            "matchers": {"service_name": "~(.*.*)*z"},
+            "function": "rate",
+            "start_s": 300,
+        },
+    )
     assert ok.ok and ok.data["series"] == []
     for pattern in ["a{4294967296}", r"(a)\1", "(?=a)"]:
-        res = _orca(tools, {"tool": "query_metrics", "metric": "traces_span_metrics_calls_total",
-                            "matchers": {"service_name": "~" + pattern}, "start_s": 300})
+        res = _orca(
+            tools,
+            {
+                "tool": "query_metrics",
+                "metric": "traces_span_metrics_calls_total",
+                "matchers": {"service_name": "~" + pattern},
+                "start_s": 300,
+            },
+        )
         assert not res.ok and res.error.code == "invalid_arguments" and repr(pattern) in res.error.message
     logs = _orca(tools, {"tool": "search_logs", "query": "(.*.*)*z", "start_s": 0})
     assert logs.ok and logs.data["count"] == 0
@@ -122,8 +155,15 @@ def test_orca_searches_answer_or_refuse(astro):
 
 def test_orca_evidence_with_refused_regexes_earns_nothing(astro):
     chk = EvidenceChecker(astro)
-    cause = GroundTruthCause(event_id="e", flag="adFailure", value="on", services=("ad",),
-                             mechanisms=("errors",), start_s=60.0, end_s=600.0)
+    cause = GroundTruthCause(
+        event_id="e",
+        flag="adFailure",
+        value="on",
+        services=("ad",),
+        mechanisms=("errors",),
+        start_s=60.0,
+        end_s=600.0,
+    )
     for pattern in HOSTILE + [r"(a)\1"]:
         ref = MetricRef(metric="traces_span_metrics_calls_total", matchers={"service_name": "~" + pattern})
         assert not chk.shows(ref, cause, 600.0)
@@ -133,7 +173,7 @@ def test_alert_rule_regexes_use_the_same_engine():
     from sre_marathon_gym.alert_rules import _compile_matchers
     from sre_marathon_gym.errors import AlertRuleError
 
-    (label, op, value, rx), = _compile_matchers({"reason": ("=~", "ImagePullBackOff|ErrImagePull")}, "rule")
+    ((label, op, value, rx),) = _compile_matchers({"reason": ("=~", "ImagePullBackOff|ErrImagePull")}, "rule")
     assert rx.fullmatch("ErrImagePull") and not rx.fullmatch("ErrImagePullX")
     with pytest.raises(AlertRuleError, match="rule: invalid regex"):
         _compile_matchers({"reason": ("=~", "(?=x)")}, "rule")

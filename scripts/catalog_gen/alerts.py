@@ -53,9 +53,7 @@ SPAN_BUCKETS_MS = [5, 10, 25, 50, 75, 100, 250, 500, 750, 1000, 1500, 2000, 5000
 
 # Infrastructure "services" that SREGym's span rules exclude (load-generator|flagd|kafka|valkey-cart|postgresql),
 # extended with the other apps' equivalents.
-INFRA_SERVICES = (
-    "load-generator|loadgenerator|flagd|flagd-ui|kafka|valkey-cart|redis-cart|postgresql|tsdb-mysql|nacos|nacosdb-mysql"
-)
+INFRA_SERVICES = "load-generator|loadgenerator|flagd|flagd-ui|kafka|valkey-cart|redis-cart|postgresql|tsdb-mysql|nacos|nacosdb-mysql"
 
 SPAN = {"calls": "traces_span_metrics_calls_total", "hist": "traces_span_metrics_duration_milliseconds"}
 SERVER = "SPAN_KIND_SERVER"
@@ -96,8 +94,15 @@ PARAM_DOC = """\
 # metrics
 
 
-def _metric(name: str, type_: str, labels: list[str], help_: str, unit: str = "", apps: Any = "all",
-            buckets: list[float] | None = None) -> dict:
+def _metric(
+    name: str,
+    type_: str,
+    labels: list[str],
+    help_: str,
+    unit: str = "",
+    apps: Any = "all",
+    buckets: list[float] | None = None,
+) -> dict:
     m: dict[str, Any] = {"name": name, "type": type_, "labels": labels, "help": help_}
     if unit:
         m["unit"] = unit
@@ -116,86 +121,219 @@ _CADVISOR = ["namespace", "pod", "container", "image", "node"]
 def build_metrics() -> dict:
     ms = [
         # OpenTelemetry spanmetrics connector (namespace traces.span.metrics), every instrumented service.
-        _metric(SPAN["calls"], "counter", _SPAN_LABELS,
-                "Spans per service_name/span_name/span_kind/status_code (spanmetrics connector). The entry point's "
-                "request types are span_name values of its SPAN_KIND_SERVER spans; span_kind in SPAN_KIND_SERVER|"
-                "SPAN_KIND_CLIENT|SPAN_KIND_INTERNAL|SPAN_KIND_PRODUCER|SPAN_KIND_CONSUMER; status_code in "
-                "STATUS_CODE_UNSET|STATUS_CODE_OK|STATUS_CODE_ERROR. Scrape labels job/instance are not exported.",
-                unit="1"),
-        _metric(SPAN["hist"], "histogram", _SPAN_LABELS,
-                "Span duration histogram in milliseconds (exports _bucket with le, _sum, _count). Buckets are the "
-                "OTLP pipeline's 5..5000 ms plus 10000 ms (a spanmetrics default bucket) so that p99 above 5 s is "
-                "resolvable; +Inf is implicit. le values are written as Prometheus' OTLP translator writes them: \"5\", \"10\", ..., \"10000\", \"+Inf\".",
-                unit="ms", buckets=[float(b) for b in SPAN_BUCKETS_MS]),
+        _metric(
+            SPAN["calls"],
+            "counter",
+            _SPAN_LABELS,
+            "Spans per service_name/span_name/span_kind/status_code (spanmetrics connector). The entry point's "
+            "request types are span_name values of its SPAN_KIND_SERVER spans; span_kind in SPAN_KIND_SERVER|"
+            "SPAN_KIND_CLIENT|SPAN_KIND_INTERNAL|SPAN_KIND_PRODUCER|SPAN_KIND_CONSUMER; status_code in "
+            "STATUS_CODE_UNSET|STATUS_CODE_OK|STATUS_CODE_ERROR. Scrape labels job/instance are not exported.",
+            unit="1",
+        ),
+        _metric(
+            SPAN["hist"],
+            "histogram",
+            _SPAN_LABELS,
+            "Span duration histogram in milliseconds (exports _bucket with le, _sum, _count). Buckets are the "
+            "OTLP pipeline's 5..5000 ms plus 10000 ms (a spanmetrics default bucket) so that p99 above 5 s is "
+            'resolvable; +Inf is implicit. le values are written as Prometheus\' OTLP translator writes them: "5", "10", ..., "10000", "+Inf".',
+            unit="ms",
+            buckets=[float(b) for b in SPAN_BUCKETS_MS],
+        ),
         # kube-state-metrics v2 (label sets per KSM docs; scrape labels job/instance omitted).
-        _metric("kube_pod_info", "gauge",
-                ["namespace", "pod", "uid", "node", "host_ip", "pod_ip", "created_by_kind", "created_by_name",
-                 "priority_class", "host_network"],
-                "Information about pod (value 1); `node` is the node the pod is scheduled on."),
-        _metric("kube_pod_status_phase", "gauge", [*_KSM_POD, "phase"],
-                "Pod phase: one series per phase Pending|Running|Succeeded|Failed|Unknown, value 1 for the current "
-                "phase, 0 otherwise."),
-        _metric("kube_pod_status_ready", "gauge", [*_KSM_POD, "condition"],
-                "Pod Ready condition: one series per condition true|false|unknown, value 1 for the current one."),
-        _metric("kube_pod_status_unschedulable", "gauge", _KSM_POD,
-                "1 while the pod's PodScheduled condition is False with reason Unschedulable (series absent otherwise)."),
-        _metric("kube_pod_container_status_waiting_reason", "gauge", [*_KSM_CONTAINER, "reason"],
-                "1 while the container waits with this reason (CrashLoopBackOff, ImagePullBackOff, ErrImagePull, "
-                "CreateContainerConfigError, CreateContainerError, ContainerCreating); absent when not waiting."),
-        _metric("kube_pod_container_status_restarts_total", "counter", _KSM_CONTAINER,
-                "Number of container restarts."),
-        _metric("kube_pod_container_status_last_terminated_reason", "gauge", [*_KSM_CONTAINER, "reason"],
-                "1 for the reason of the container's last termination (OOMKilled, Error, Completed, "
-                "ContainerCannotRun); kept until the next termination."),
-        _metric("kube_pod_container_resource_requests", "gauge", [*_KSM_CONTAINER, "node", "resource", "unit"],
-                "Requested resources: resource cpu (unit core) or memory (unit byte); absent when not set."),
-        _metric("kube_pod_container_resource_limits", "gauge", [*_KSM_CONTAINER, "node", "resource", "unit"],
-                "Resource limits: resource cpu (unit core) or memory (unit byte); absent when not set."),
-        _metric("kube_deployment_spec_replicas", "gauge", ["namespace", "deployment"],
-                "Desired replicas of the deployment (all zones together)."),
-        _metric("kube_deployment_status_replicas_available", "gauge", ["namespace", "deployment"],
-                "Available replicas (ready for minReadySeconds) of the deployment."),
-        _metric("kube_node_info", "gauge", ["node", "kernel_version", "kubelet_version", "container_runtime_version",
-                                            "internal_ip"],
-                "Information about the node (value 1)."),
-        _metric("kube_node_status_condition", "gauge", ["node", "condition", "status"],
-                "Node condition (Ready, MemoryPressure, DiskPressure, PIDPressure, NetworkUnavailable) with status "
-                "true|false|unknown: value 1 for the current status, 0 for the others."),
-        _metric("kube_node_spec_unschedulable", "gauge", ["node"],
-                "1 if the node is cordoned (spec.unschedulable), else 0."),
-        _metric("kube_node_labels", "gauge", ["node", "label_topology_kubernetes_io_zone"],
-                "Node labels allow-listed in kube-state-metrics (--metric-labels-allowlist=nodes=[topology.kubernetes."
-                "io/zone]); value 1. The zone label joins node series to zones."),
+        _metric(
+            "kube_pod_info",
+            "gauge",
+            [
+                "namespace",
+                "pod",
+                "uid",
+                "node",
+                "host_ip",
+                "pod_ip",
+                "created_by_kind",
+                "created_by_name",
+                "priority_class",
+                "host_network",
+            ],
+            "Information about pod (value 1); `node` is the node the pod is scheduled on.",
+        ),
+        _metric(
+            "kube_pod_status_phase",
+            "gauge",
+            [*_KSM_POD, "phase"],
+            "Pod phase: one series per phase Pending|Running|Succeeded|Failed|Unknown, value 1 for the current "
+            "phase, 0 otherwise.",
+        ),
+        _metric(
+            "kube_pod_status_ready",
+            "gauge",
+            [*_KSM_POD, "condition"],
+            "Pod Ready condition: one series per condition true|false|unknown, value 1 for the current one.",
+        ),
+        _metric(
+            "kube_pod_status_unschedulable",
+            "gauge",
+            _KSM_POD,
+            "1 while the pod's PodScheduled condition is False with reason Unschedulable (series absent otherwise).",
+        ),
+        _metric(
+            "kube_pod_container_status_waiting_reason",
+            "gauge",
+            [*_KSM_CONTAINER, "reason"],
+            "1 while the container waits with this reason (CrashLoopBackOff, ImagePullBackOff, ErrImagePull, "
+            "CreateContainerConfigError, CreateContainerError, ContainerCreating); absent when not waiting.",
+        ),
+        _metric(
+            "kube_pod_container_status_restarts_total",
+            "counter",
+            _KSM_CONTAINER,
+            "Number of container restarts.",
+        ),
+        _metric(
+            "kube_pod_container_status_last_terminated_reason",
+            "gauge",
+            [*_KSM_CONTAINER, "reason"],
+            "1 for the reason of the container's last termination (OOMKilled, Error, Completed, "
+            "ContainerCannotRun); kept until the next termination.",
+        ),
+        _metric(
+            "kube_pod_container_resource_requests",
+            "gauge",
+            [*_KSM_CONTAINER, "node", "resource", "unit"],
+            "Requested resources: resource cpu (unit core) or memory (unit byte); absent when not set.",
+        ),
+        _metric(
+            "kube_pod_container_resource_limits",
+            "gauge",
+            [*_KSM_CONTAINER, "node", "resource", "unit"],
+            "Resource limits: resource cpu (unit core) or memory (unit byte); absent when not set.",
+        ),
+        _metric(
+            "kube_deployment_spec_replicas",
+            "gauge",
+            ["namespace", "deployment"],
+            "Desired replicas of the deployment (all zones together).",
+        ),
+        _metric(
+            "kube_deployment_status_replicas_available",
+            "gauge",
+            ["namespace", "deployment"],
+            "Available replicas (ready for minReadySeconds) of the deployment.",
+        ),
+        _metric(
+            "kube_node_info",
+            "gauge",
+            ["node", "kernel_version", "kubelet_version", "container_runtime_version", "internal_ip"],
+            "Information about the node (value 1).",
+        ),
+        _metric(
+            "kube_node_status_condition",
+            "gauge",
+            ["node", "condition", "status"],
+            "Node condition (Ready, MemoryPressure, DiskPressure, PIDPressure, NetworkUnavailable) with status "
+            "true|false|unknown: value 1 for the current status, 0 for the others.",
+        ),
+        _metric(
+            "kube_node_spec_unschedulable",
+            "gauge",
+            ["node"],
+            "1 if the node is cordoned (spec.unschedulable), else 0.",
+        ),
+        _metric(
+            "kube_node_labels",
+            "gauge",
+            ["node", "label_topology_kubernetes_io_zone"],
+            "Node labels allow-listed in kube-state-metrics (--metric-labels-allowlist=nodes=[topology.kubernetes."
+            "io/zone]); value 1. The zone label joins node series to zones.",
+        ),
         # cAdvisor via the kubelet (container-level series; `node` added by the kubelet scrape relabeling).
-        _metric("container_cpu_usage_seconds_total", "counter", _CADVISOR,
-                "Cumulative CPU time consumed by the container.", unit="s"),
-        _metric("container_cpu_cfs_periods_total", "counter", _CADVISOR,
-                "Elapsed CFS enforcement periods (only for containers with a CPU limit)."),
-        _metric("container_cpu_cfs_throttled_periods_total", "counter", _CADVISOR,
-                "CFS periods in which the container was throttled."),
-        _metric("container_memory_working_set_bytes", "gauge", _CADVISOR,
-                "Working set memory of the container (what the OOM killer compares to the limit).", unit="By"),
-        _metric("container_spec_memory_limit_bytes", "gauge", _CADVISOR,
-                "Memory limit of the container; 0 when no limit is set.", unit="By"),
-        _metric("container_oom_events_total", "counter", _CADVISOR,
-                "OOM events observed in the container's cgroup."),
+        _metric(
+            "container_cpu_usage_seconds_total",
+            "counter",
+            _CADVISOR,
+            "Cumulative CPU time consumed by the container.",
+            unit="s",
+        ),
+        _metric(
+            "container_cpu_cfs_periods_total",
+            "counter",
+            _CADVISOR,
+            "Elapsed CFS enforcement periods (only for containers with a CPU limit).",
+        ),
+        _metric(
+            "container_cpu_cfs_throttled_periods_total",
+            "counter",
+            _CADVISOR,
+            "CFS periods in which the container was throttled.",
+        ),
+        _metric(
+            "container_memory_working_set_bytes",
+            "gauge",
+            _CADVISOR,
+            "Working set memory of the container (what the OOM killer compares to the limit).",
+            unit="By",
+        ),
+        _metric(
+            "container_spec_memory_limit_bytes",
+            "gauge",
+            _CADVISOR,
+            "Memory limit of the container; 0 when no limit is set.",
+            unit="By",
+        ),
+        _metric(
+            "container_oom_events_total",
+            "counter",
+            _CADVISOR,
+            "OOM events observed in the container's cgroup.",
+        ),
         # Blackbox exporter probes (prometheus-community `kubernetes-services` probe job relabels the target's
         # namespace and service name onto `namespace` and `service`).
-        _metric("probe_success", "gauge", ["job", "instance", "namespace", "service"],
-                "1 if the blackbox probe of the service endpoint (instance = host:port) succeeded, else 0."),
-        _metric("probe_duration_seconds", "gauge", ["job", "instance", "namespace", "service"],
-                "Duration of the blackbox probe.", unit="s"),
+        _metric(
+            "probe_success",
+            "gauge",
+            ["job", "instance", "namespace", "service"],
+            "1 if the blackbox probe of the service endpoint (instance = host:port) succeeded, else 0.",
+        ),
+        _metric(
+            "probe_duration_seconds",
+            "gauge",
+            ["job", "instance", "namespace", "service"],
+            "Duration of the blackbox probe.",
+            unit="s",
+        ),
         # Astronomy Shop (OpenTelemetry demo v2.x) application metrics, OTLP -> Prometheus naming.
-        _metric("app_frontend_requests_total", "counter", ["namespace", "service_name", "method", "target", "status"],
-                "Requests served by the frontend (app.frontend.requests): method, target = URL path without query, "
-                "status = HTTP status code (500 on exception).", apps=ASTRONOMY),
-        _metric("app_payment_transactions_total", "counter", ["namespace", "service_name", "app_payment_currency"],
-                "Successful payment charges (app.payment.transactions), by currency.", apps=ASTRONOMY),
-        _metric("kafka_consumer_records_lag_max", "gauge", ["namespace", "service_name", "client_id", "topic"],
-                "Maximum record lag of the Kafka consumer (kafka-clients consumer-fetch-manager records-lag-max) "
-                "for the consumers of topic `orders` (fraud-detection, accounting).", apps=ASTRONOMY),
-        _metric("kafka_consumer_records_consumed_total", "counter", ["namespace", "service_name", "client_id", "topic"],
-                "Records consumed by the Kafka consumer.", apps=ASTRONOMY),
+        _metric(
+            "app_frontend_requests_total",
+            "counter",
+            ["namespace", "service_name", "method", "target", "status"],
+            "Requests served by the frontend (app.frontend.requests): method, target = URL path without query, "
+            "status = HTTP status code (500 on exception).",
+            apps=ASTRONOMY,
+        ),
+        _metric(
+            "app_payment_transactions_total",
+            "counter",
+            ["namespace", "service_name", "app_payment_currency"],
+            "Successful payment charges (app.payment.transactions), by currency.",
+            apps=ASTRONOMY,
+        ),
+        _metric(
+            "kafka_consumer_records_lag_max",
+            "gauge",
+            ["namespace", "service_name", "client_id", "topic"],
+            "Maximum record lag of the Kafka consumer (kafka-clients consumer-fetch-manager records-lag-max) "
+            "for the consumers of topic `orders` (fraud-detection, accounting).",
+            apps=ASTRONOMY,
+        ),
+        _metric(
+            "kafka_consumer_records_consumed_total",
+            "counter",
+            ["namespace", "service_name", "client_id", "topic"],
+            "Records consumed by the Kafka consumer.",
+            apps=ASTRONOMY,
+        ),
     ]
     return {"schema_version": SCHEMA_VERSION, "metrics": ms}
 
@@ -207,9 +345,17 @@ _MATCH_OPS = {"=": "match", "!=": "match_ne", "=~": "match_re", "!~": "match_nre
 _OPS_BY_KEY = {v: k for k, v in _MATCH_OPS.items()}
 
 
-def operand(prefix: str, metric: str, fn: str, agg: str, *, window_s: int | None = None,
-            offset_s: int | None = None, match: Iterable[tuple[str, str, str]] = (),
-            join: tuple[str, str, str] | None = None) -> dict:
+def operand(
+    prefix: str,
+    metric: str,
+    fn: str,
+    agg: str,
+    *,
+    window_s: int | None = None,
+    offset_s: int | None = None,
+    match: Iterable[tuple[str, str, str]] = (),
+    join: tuple[str, str, str] | None = None,
+) -> dict:
     """Params of one operand: `match` holds (label, op, value) with op in = != =~ !~."""
     p: dict[str, Any] = {f"{prefix}metric": metric, f"{prefix}fn": fn}
     if window_s is not None:
@@ -245,7 +391,7 @@ def _selector(p: dict, prefix: str) -> str:
     for key, value in p.items():
         if not key.startswith(prefix) or "." not in key:
             continue
-        kind, label = key[len(prefix):].split(".", 1)
+        kind, label = key[len(prefix) :].split(".", 1)
         parts.append(f'{label}{_OPS_BY_KEY[kind]}"{value}"')
     return "{" + ", ".join(parts) + "}" if parts else ""
 
@@ -265,8 +411,10 @@ def _operand_promql(p: dict, prefix: str, group_by: str, *, aggregate: bool = Tr
     else:
         raise ValueError(f"unknown fn {fn!r}")
     if f"{prefix}join_metric" in p:
-        inner = (f"{inner} * on ({p[f'{prefix}join_on']}) group_left ({p[f'{prefix}join_labels']}) "
-                 f"{p[f'{prefix}join_metric']}")
+        inner = (
+            f"{inner} * on ({p[f'{prefix}join_on']}) group_left ({p[f'{prefix}join_labels']}) "
+            f"{p[f'{prefix}join_metric']}"
+        )
     if not aggregate:
         return inner
     return f"{p[f'{prefix}agg']} by ({_labels(group_by)}) ({inner})"
@@ -300,7 +448,14 @@ def promql(p: dict) -> str:
 
 def metrics_read(p: dict) -> list[str]:
     out: list[str] = []
-    for key in ("a_metric", "b_metric", "guard_metric", "a_join_metric", "b_join_metric", "guard_join_metric"):
+    for key in (
+        "a_metric",
+        "b_metric",
+        "guard_metric",
+        "a_join_metric",
+        "b_join_metric",
+        "guard_join_metric",
+    ):
         if key in p and p[key] not in out:
             out.append(p[key])
     return out
@@ -321,84 +476,170 @@ MIXIN = "reference/telemetry/kubernetes_mixin_alerts.yaml"
 TELEMETRY = "reference/telemetry/astronomy_shop_telemetry.md"
 
 TEMPLATES: list[dict] = [
-    {"id": "entry_error_ratio", "family": "request", "subject": "entry",
-     "description": "Share of the entry point's server spans with status ERROR (user-facing error ratio), three tiers.",
-     "source": f"{SREGYM}: HighRequestErrorRate (spanmetrics variant: ratio > 10% over 2m, for 1m), restricted to "
-               "the entry point's SPAN_KIND_SERVER spans; warning and sustained tiers added"},
-    {"id": "entry_latency", "family": "request", "subject": "entry",
-     "description": "p95/p99 of the entry point's server span duration (histogram_quantile over spanmetrics).",
-     "source": f"{SREGYM}: HighRequestLatency (p95 > 3000 ms over 2m, for 1m); p99 as in the demo's spanmetrics "
-               f"dashboard ({TELEMETRY} 2.1)"},
-    {"id": "entry_traffic_change", "family": "request", "subject": "entry",
-     "description": "Entry-point request rate compared with the same window 15 minutes earlier: drop and spike tiers.",
-     "source": f"{SREGYM}: HighRequestRate (request-rate ceiling, 2m window, for 1m), made relative to a 15m-offset "
-               "baseline so one rule works for every app's load (drop = the same shape with < )"},
-    {"id": "service_error_ratio", "family": "request", "subject": "service",
-     "description": "Per-service server-span error ratio with a volume guard; infrastructure services excluded.",
-     "source": f"{SREGYM}: HighRequestErrorRate (spanmetrics variant: per service_name, error ratio > 10% and "
-               "volume > 0.1 req/s over 2m, for 1m; SPAN_EXCL)"},
-    {"id": "service_latency", "family": "request", "subject": "service",
-     "description": "Per-service p95/p99 server span duration with a volume guard.",
-     "source": f"{SREGYM}: HighRequestLatency (per service_name, p95 > 3000 ms over 2m, for 1m)"},
-    {"id": "pod_waiting_reason", "family": "workload", "subject": "pod",
-     "description": "Containers stuck waiting: CrashLoopBackOff, image pull failures, container config errors.",
-     "source": f"{SREGYM}: PodStatusError (waiting_reason > 0, for 1m); {MIXIN}: KubePodCrashLooping, "
-               "KubeContainerWaiting"},
-    {"id": "pod_status", "family": "workload", "subject": "pod",
-     "description": "Pods not Ready, Pending, Failed or unschedulable.",
-     "source": f"{SREGYM}: KubePodNotReady (for 1m), PendingPodsDetected (1m), FailedPodsDetected (1m), "
-               f"PodSchedulingFailure (30s); {MIXIN}: KubePodNotReady"},
-    {"id": "container_restarts", "family": "workload", "subject": "pod",
-     "description": "Container restarts in the last 10 minutes, frequent restarts, and restarts after OOMKilled.",
-     "source": f"{MIXIN}: KubePodCrashLooping (increase(restarts_total[10m]) > 0); OOMKilled via "
-               f"kube_pod_container_status_last_terminated_reason ({TELEMETRY} 6.2)"},
-    {"id": "deployment_replicas", "family": "workload", "subject": "deployment",
-     "description": "Deployments below their desired replicas: mismatch, degraded (< 50%), unavailable (0).",
-     "source": f"{MIXIN}: KubeDeploymentReplicasMismatch (spec > available; changes() clause dropped, for 15m -> "
-               f"5m); {SREGYM}: DeploymentNotReady (available == 0, for 1m)"},
-    {"id": "cpu_saturation", "family": "resource", "subject": "pod",
-     "description": "CFS throttling ratio per container (two tiers) and CPU usage near the CPU limit.",
-     "source": f"{SREGYM}: ContainerCPUThrottling (throttled/periods > 25% over 5m, for 2m); {MIXIN}: "
-               "CPUThrottlingHigh (per container)"},
-    {"id": "memory_saturation", "family": "resource", "subject": "pod",
-     "description": "Working set close to the memory limit (two tiers) and cgroup OOM events.",
-     "source": f"{TELEMETRY} 6.2 (working_set / limit join, container_oom_events_total); thresholds in the "
-               f"spirit of {MIXIN} resource alerts (0.9 warning)"},
-    {"id": "node_health", "family": "infrastructure", "subject": "node",
-     "description": "Nodes not Ready, cordoned, or under memory/disk/PID pressure (nodes carry no namespace: "
-                    "the rules add a static namespace label).",
-     "source": f"{MIXIN}: KubeNodeNotReady (Ready status true == 0; for 15m -> 2m), KubeNodeUnreachable "
-               "(adapted to kube_node_spec_unschedulable)"},
-    {"id": "endpoint_down", "family": "infrastructure", "subject": "service",
-     "description": "Blackbox probe of a service endpoint failing; a faster variant for the entry point.",
-     "source": f"{SREGYM}: ServiceEndpointDown (probe_success == 0, for 1m) and HTTPProbeFailure (for 30s); the "
-               "label_replace/deployment gate is dropped (the probe job labels `service` directly)"},
-    {"id": "kafka_consumer_lag", "family": "messaging", "subject": "consumer", "apps": ASTRONOMY,
-     "description": "Kafka consumer lag of the `orders` topic consumers (kafkaQueueProblems).",
-     "source": f"{SREGYM}: MessageConsumerLag (warning, for 2m), read from the consumer's records-lag-max gauge "
-               f"({TELEMETRY} 3) instead of the publish/receive span-rate ratio"},
-    {"id": "frontend_request_errors", "family": "application", "subject": "service", "apps": ASTRONOMY,
-     "description": "Frontend 5xx ratio per request target from app_frontend_requests_total, with a volume guard.",
-     "source": f"{SREGYM}: HighRequestErrorRate (ratio + volume guard) applied to the demo's app.frontend.requests "
-               f"counter ({TELEMETRY} 3)"},
-    {"id": "payment_transactions_drop", "family": "application", "subject": "service", "apps": ASTRONOMY,
-     "description": "Successful payment transactions drop against the rate 15 minutes earlier.",
-     "source": f"entry_traffic_change shape ({SREGYM}: HighRequestRate, inverted) on app_payment_transactions_total "
-               f"({TELEMETRY} 3)"},
-    {"id": "zone_nodes_not_ready", "family": "infrastructure", "subject": "zone", "apps": ASTRONOMY,
-     "description": "Every node of a topology zone is not Ready (zone outage; Astronomy Shop runs in two zones).",
-     "source": f"{MIXIN}: KubeNodeNotReady, aggregated per zone through kube_node_labels "
-               "(label_topology_kubernetes_io_zone)"},
-    {"id": "catalog_cart_operation_errors", "family": "request", "subject": "service", "apps": ASTRONOMY,
-     "description": "Per-operation error ratio of product-catalog and cart server spans (feature flags "
-                    "productCatalogFailure and cartFailure break single operations).",
-     "source": f"{SREGYM}: HighRequestErrorRate narrowed to span_name of the services behind ORCA-bench's most "
-               f"frequent feature-flag faults ({TELEMETRY} 4.3)"},
+    {
+        "id": "entry_error_ratio",
+        "family": "request",
+        "subject": "entry",
+        "description": "Share of the entry point's server spans with status ERROR (user-facing error ratio), three tiers.",
+        "source": f"{SREGYM}: HighRequestErrorRate (spanmetrics variant: ratio > 10% over 2m, for 1m), restricted to "
+        "the entry point's SPAN_KIND_SERVER spans; warning and sustained tiers added",
+    },
+    {
+        "id": "entry_latency",
+        "family": "request",
+        "subject": "entry",
+        "description": "p95/p99 of the entry point's server span duration (histogram_quantile over spanmetrics).",
+        "source": f"{SREGYM}: HighRequestLatency (p95 > 3000 ms over 2m, for 1m); p99 as in the demo's spanmetrics "
+        f"dashboard ({TELEMETRY} 2.1)",
+    },
+    {
+        "id": "entry_traffic_change",
+        "family": "request",
+        "subject": "entry",
+        "description": "Entry-point request rate compared with the same window 15 minutes earlier: drop and spike tiers.",
+        "source": f"{SREGYM}: HighRequestRate (request-rate ceiling, 2m window, for 1m), made relative to a 15m-offset "
+        "baseline so one rule works for every app's load (drop = the same shape with < )",
+    },
+    {
+        "id": "service_error_ratio",
+        "family": "request",
+        "subject": "service",
+        "description": "Per-service server-span error ratio with a volume guard; infrastructure services excluded.",
+        "source": f"{SREGYM}: HighRequestErrorRate (spanmetrics variant: per service_name, error ratio > 10% and "
+        "volume > 0.1 req/s over 2m, for 1m; SPAN_EXCL)",
+    },
+    {
+        "id": "service_latency",
+        "family": "request",
+        "subject": "service",
+        "description": "Per-service p95/p99 server span duration with a volume guard.",
+        "source": f"{SREGYM}: HighRequestLatency (per service_name, p95 > 3000 ms over 2m, for 1m)",
+    },
+    {
+        "id": "pod_waiting_reason",
+        "family": "workload",
+        "subject": "pod",
+        "description": "Containers stuck waiting: CrashLoopBackOff, image pull failures, container config errors.",
+        "source": f"{SREGYM}: PodStatusError (waiting_reason > 0, for 1m); {MIXIN}: KubePodCrashLooping, "
+        "KubeContainerWaiting",
+    },
+    {
+        "id": "pod_status",
+        "family": "workload",
+        "subject": "pod",
+        "description": "Pods not Ready, Pending, Failed or unschedulable.",
+        "source": f"{SREGYM}: KubePodNotReady (for 1m), PendingPodsDetected (1m), FailedPodsDetected (1m), "
+        f"PodSchedulingFailure (30s); {MIXIN}: KubePodNotReady",
+    },
+    {
+        "id": "container_restarts",
+        "family": "workload",
+        "subject": "pod",
+        "description": "Container restarts in the last 10 minutes, frequent restarts, and restarts after OOMKilled.",
+        "source": f"{MIXIN}: KubePodCrashLooping (increase(restarts_total[10m]) > 0); OOMKilled via "
+        f"kube_pod_container_status_last_terminated_reason ({TELEMETRY} 6.2)",
+    },
+    {
+        "id": "deployment_replicas",
+        "family": "workload",
+        "subject": "deployment",
+        "description": "Deployments below their desired replicas: mismatch, degraded (< 50%), unavailable (0).",
+        "source": f"{MIXIN}: KubeDeploymentReplicasMismatch (spec > available; changes() clause dropped, for 15m -> "
+        f"5m); {SREGYM}: DeploymentNotReady (available == 0, for 1m)",
+    },
+    {
+        "id": "cpu_saturation",
+        "family": "resource",
+        "subject": "pod",
+        "description": "CFS throttling ratio per container (two tiers) and CPU usage near the CPU limit.",
+        "source": f"{SREGYM}: ContainerCPUThrottling (throttled/periods > 25% over 5m, for 2m); {MIXIN}: "
+        "CPUThrottlingHigh (per container)",
+    },
+    {
+        "id": "memory_saturation",
+        "family": "resource",
+        "subject": "pod",
+        "description": "Working set close to the memory limit (two tiers) and cgroup OOM events.",
+        "source": f"{TELEMETRY} 6.2 (working_set / limit join, container_oom_events_total); thresholds in the "
+        f"spirit of {MIXIN} resource alerts (0.9 warning)",
+    },
+    {
+        "id": "node_health",
+        "family": "infrastructure",
+        "subject": "node",
+        "description": "Nodes not Ready, cordoned, or under memory/disk/PID pressure (nodes carry no namespace: "
+        "the rules add a static namespace label).",
+        "source": f"{MIXIN}: KubeNodeNotReady (Ready status true == 0; for 15m -> 2m), KubeNodeUnreachable "
+        "(adapted to kube_node_spec_unschedulable)",
+    },
+    {
+        "id": "endpoint_down",
+        "family": "infrastructure",
+        "subject": "service",
+        "description": "Blackbox probe of a service endpoint failing; a faster variant for the entry point.",
+        "source": f"{SREGYM}: ServiceEndpointDown (probe_success == 0, for 1m) and HTTPProbeFailure (for 30s); the "
+        "label_replace/deployment gate is dropped (the probe job labels `service` directly)",
+    },
+    {
+        "id": "kafka_consumer_lag",
+        "family": "messaging",
+        "subject": "consumer",
+        "apps": ASTRONOMY,
+        "description": "Kafka consumer lag of the `orders` topic consumers (kafkaQueueProblems).",
+        "source": f"{SREGYM}: MessageConsumerLag (warning, for 2m), read from the consumer's records-lag-max gauge "
+        f"({TELEMETRY} 3) instead of the publish/receive span-rate ratio",
+    },
+    {
+        "id": "frontend_request_errors",
+        "family": "application",
+        "subject": "service",
+        "apps": ASTRONOMY,
+        "description": "Frontend 5xx ratio per request target from app_frontend_requests_total, with a volume guard.",
+        "source": f"{SREGYM}: HighRequestErrorRate (ratio + volume guard) applied to the demo's app.frontend.requests "
+        f"counter ({TELEMETRY} 3)",
+    },
+    {
+        "id": "payment_transactions_drop",
+        "family": "application",
+        "subject": "service",
+        "apps": ASTRONOMY,
+        "description": "Successful payment transactions drop against the rate 15 minutes earlier.",
+        "source": f"entry_traffic_change shape ({SREGYM}: HighRequestRate, inverted) on app_payment_transactions_total "
+        f"({TELEMETRY} 3)",
+    },
+    {
+        "id": "zone_nodes_not_ready",
+        "family": "infrastructure",
+        "subject": "zone",
+        "apps": ASTRONOMY,
+        "description": "Every node of a topology zone is not Ready (zone outage; Astronomy Shop runs in two zones).",
+        "source": f"{MIXIN}: KubeNodeNotReady, aggregated per zone through kube_node_labels "
+        "(label_topology_kubernetes_io_zone)",
+    },
+    {
+        "id": "catalog_cart_operation_errors",
+        "family": "request",
+        "subject": "service",
+        "apps": ASTRONOMY,
+        "description": "Per-operation error ratio of product-catalog and cart server spans (feature flags "
+        "productCatalogFailure and cartFailure break single operations).",
+        "source": f"{SREGYM}: HighRequestErrorRate narrowed to span_name of the services behind ORCA-bench's most "
+        f"frequent feature-flag faults ({TELEMETRY} 4.3)",
+    },
 ]
 
 
-def _rule(name: str, template: str, severity: str, for_s: int, params: dict, summary: str, description: str,
-          labels: dict | None = None, apps: Any = "all") -> dict:
+def _rule(
+    name: str,
+    template: str,
+    severity: str,
+    for_s: int,
+    params: dict,
+    summary: str,
+    description: str,
+    labels: dict | None = None,
+    apps: Any = "all",
+) -> dict:
     return {
         "name": name,
         "template": template,
@@ -422,8 +663,15 @@ def _pct(x: float) -> str:
 # ---- request rules on spanmetrics
 
 
-def _span_ratio(window_s: int, threshold: float, group_by: str, sel: list, *, min_rate: float | None = None,
-                num_extra: tuple = (STATUS_ERROR,)) -> dict:
+def _span_ratio(
+    window_s: int,
+    threshold: float,
+    group_by: str,
+    sel: list,
+    *,
+    min_rate: float | None = None,
+    num_extra: tuple = (STATUS_ERROR,),
+) -> dict:
     p: dict[str, Any] = {"kind": "ratio", "group_by": group_by, "op": ">", "threshold": threshold}
     p |= operand("a_", SPAN["calls"], "rate", "sum", window_s=window_s, match=[*sel, *num_extra])
     p |= operand("b_", SPAN["calls"], "rate", "sum", window_s=window_s, match=sel)
@@ -433,9 +681,16 @@ def _span_ratio(window_s: int, threshold: float, group_by: str, sel: list, *, mi
     return p
 
 
-def _span_quantile(q: float, window_s: int, threshold: float, group_by: str, sel: list, *,
-                   min_rate: float | None = None) -> dict:
-    p: dict[str, Any] = {"kind": "quantile", "group_by": group_by, "quantile": q, "op": ">", "threshold": threshold}
+def _span_quantile(
+    q: float, window_s: int, threshold: float, group_by: str, sel: list, *, min_rate: float | None = None
+) -> dict:
+    p: dict[str, Any] = {
+        "kind": "quantile",
+        "group_by": group_by,
+        "quantile": q,
+        "op": ">",
+        "threshold": threshold,
+    }
     p |= operand("a_", SPAN["hist"] + "_bucket", "rate", "sum", window_s=window_s, match=sel)
     if min_rate is not None:
         p |= operand("guard_", SPAN["hist"] + "_count", "rate", "sum", window_s=window_s, match=sel)
@@ -443,8 +698,16 @@ def _span_quantile(q: float, window_s: int, threshold: float, group_by: str, sel
     return p
 
 
-def _rate_change(metric: str, window_s: int, offset_s: int, op: str, threshold: float, group_by: str, sel: list,
-                 min_baseline: float) -> dict:
+def _rate_change(
+    metric: str,
+    window_s: int,
+    offset_s: int,
+    op: str,
+    threshold: float,
+    group_by: str,
+    sel: list,
+    min_baseline: float,
+) -> dict:
     p: dict[str, Any] = {"kind": "ratio", "group_by": group_by, "op": op, "threshold": threshold}
     p |= operand("a_", metric, "rate", "sum", window_s=window_s, match=sel)
     p |= operand("b_", metric, "rate", "sum", window_s=window_s, offset_s=offset_s, match=sel)
@@ -467,12 +730,18 @@ def _request_rules() -> list[dict]:
         ("EntryErrorRatioWarning", "warning", 120, 0.05, 120),
         ("EntryErrorRatioSustained", "info", 300, 0.02, 180),
     ):
-        rules.append(_rule(
-            name, t, sev, for_s, _span_ratio(w, thr, G_ENTRY, ENTRY_SEL),
-            "Entry point {{ $labels.service_name }} error ratio above " + _pct(thr),
-            "{{ $value | humanizePercentage }} of the requests served by the entry point {{ $labels.service_name }} "
-            f"in {{{{ $labels.namespace }}}} failed over the last {duration(w)} (threshold {_pct(thr)}).",
-        ))
+        rules.append(
+            _rule(
+                name,
+                t,
+                sev,
+                for_s,
+                _span_ratio(w, thr, G_ENTRY, ENTRY_SEL),
+                "Entry point {{ $labels.service_name }} error ratio above " + _pct(thr),
+                "{{ $value | humanizePercentage }} of the requests served by the entry point {{ $labels.service_name }} "
+                f"in {{{{ $labels.namespace }}}} failed over the last {duration(w)} (threshold {_pct(thr)}).",
+            )
+        )
     t = "entry_latency"
     for name, sev, q, w, thr, for_s in (
         ("EntryLatencyP95Warning", "warning", 0.95, 300, 1500, 120),
@@ -480,13 +749,19 @@ def _request_rules() -> list[dict]:
         ("EntryLatencyP99Critical", "critical", 0.99, 120, 5000, 60),
     ):
         qn = f"p{int(q * 100)}"
-        rules.append(_rule(
-            name, t, sev, for_s, _span_quantile(q, w, thr, G_ENTRY, ENTRY_SEL),
-            f"Entry point {{{{ $labels.service_name }}}} {qn} latency above {thr} ms",
-            f"The {qn} latency of requests served by the entry point {{{{ $labels.service_name }}}} in "
-            f"{{{{ $labels.namespace }}}} is {{{{ $value | humanize }}}} ms over the last {duration(w)} "
-            f"(threshold {thr} ms).",
-        ))
+        rules.append(
+            _rule(
+                name,
+                t,
+                sev,
+                for_s,
+                _span_quantile(q, w, thr, G_ENTRY, ENTRY_SEL),
+                f"Entry point {{{{ $labels.service_name }}}} {qn} latency above {thr} ms",
+                f"The {qn} latency of requests served by the entry point {{{{ $labels.service_name }}}} in "
+                f"{{{{ $labels.namespace }}}} is {{{{ $value | humanize }}}} ms over the last {duration(w)} "
+                f"(threshold {thr} ms).",
+            )
+        )
     t = "entry_traffic_change"
     for name, sev, w, op, thr, for_s in (
         ("EntryTrafficDropWarning", "warning", 300, "<", 0.6, 120),
@@ -495,25 +770,37 @@ def _request_rules() -> list[dict]:
         ("EntryTrafficSpikeCritical", "critical", 120, ">", 4, 60),
     ):
         what = "dropped" if op == "<" else "spiked"
-        rules.append(_rule(
-            name, t, sev, for_s, _rate_change(SPAN["calls"], w, 900, op, thr, G_ENTRY, ENTRY_SEL, 0.5),
-            f"Entry point {{{{ $labels.service_name }}}} traffic {what} (x{number(thr)} threshold)",
-            f"The request rate of the entry point {{{{ $labels.service_name }}}} in {{{{ $labels.namespace }}}} over "
-            f"the last {duration(w)} is {{{{ $value | humanize }}}} times the rate 15m earlier "
-            f"(threshold {op} {number(thr)}).",
-        ))
+        rules.append(
+            _rule(
+                name,
+                t,
+                sev,
+                for_s,
+                _rate_change(SPAN["calls"], w, 900, op, thr, G_ENTRY, ENTRY_SEL, 0.5),
+                f"Entry point {{{{ $labels.service_name }}}} traffic {what} (x{number(thr)} threshold)",
+                f"The request rate of the entry point {{{{ $labels.service_name }}}} in {{{{ $labels.namespace }}}} over "
+                f"the last {duration(w)} is {{{{ $value | humanize }}}} times the rate 15m earlier "
+                f"(threshold {op} {number(thr)}).",
+            )
+        )
     t = "service_error_ratio"
     for name, sev, w, thr, for_s in (
         ("ServiceErrorRatioCritical", "critical", 120, 0.10, 60),
         ("ServiceErrorRatioWarning", "warning", 300, 0.05, 120),
     ):
-        rules.append(_rule(
-            name, t, sev, for_s, _span_ratio(w, thr, G_SERVICE, SERVICE_SEL, min_rate=0.1),
-            "Service {{ $labels.service_name }} error ratio above " + _pct(thr),
-            "{{ $value | humanizePercentage }} of the server spans of {{ $labels.service_name }} in "
-            f"{{{{ $labels.namespace }}}} failed over the last {duration(w)} (threshold {_pct(thr)}, at least "
-            "0.1 req/s).",
-        ))
+        rules.append(
+            _rule(
+                name,
+                t,
+                sev,
+                for_s,
+                _span_ratio(w, thr, G_SERVICE, SERVICE_SEL, min_rate=0.1),
+                "Service {{ $labels.service_name }} error ratio above " + _pct(thr),
+                "{{ $value | humanizePercentage }} of the server spans of {{ $labels.service_name }} in "
+                f"{{{{ $labels.namespace }}}} failed over the last {duration(w)} (threshold {_pct(thr)}, at least "
+                "0.1 req/s).",
+            )
+        )
     t = "service_latency"
     for name, sev, q, w, thr, for_s in (
         ("ServiceLatencyP95Warning", "warning", 0.95, 300, 1500, 120),
@@ -521,12 +808,18 @@ def _request_rules() -> list[dict]:
         ("ServiceLatencyP99Critical", "critical", 0.99, 300, 5000, 120),
     ):
         qn = f"p{int(q * 100)}"
-        rules.append(_rule(
-            name, t, sev, for_s, _span_quantile(q, w, thr, G_SERVICE, SERVICE_SEL, min_rate=0.1),
-            f"Service {{{{ $labels.service_name }}}} {qn} latency above {thr} ms",
-            f"The {qn} server span duration of {{{{ $labels.service_name }}}} in {{{{ $labels.namespace }}}} is "
-            f"{{{{ $value | humanize }}}} ms over the last {duration(w)} (threshold {thr} ms, at least 0.1 req/s).",
-        ))
+        rules.append(
+            _rule(
+                name,
+                t,
+                sev,
+                for_s,
+                _span_quantile(q, w, thr, G_SERVICE, SERVICE_SEL, min_rate=0.1),
+                f"Service {{{{ $labels.service_name }}}} {qn} latency above {thr} ms",
+                f"The {qn} server span duration of {{{{ $labels.service_name }}}} in {{{{ $labels.namespace }}}} is "
+                f"{{{{ $value | humanize }}}} ms over the last {duration(w)} (threshold {thr} ms, at least 0.1 req/s).",
+            )
+        )
     return rules
 
 
@@ -548,18 +841,35 @@ def _workload_rules() -> list[dict]:
     for name, sev, op, reasons, label, for_s in (
         ("PodCrashLooping", "critical", "=", "CrashLoopBackOff", "CrashLoopBackOff", 60),
         ("PodImagePullBackOff", "critical", "=~", "ImagePullBackOff|ErrImagePull", "ImagePullBackOff", 60),
-        ("PodContainerConfigError", "critical", "=~", "CreateContainerConfigError|CreateContainerError",
-         "CreateContainerConfigError", 60),
+        (
+            "PodContainerConfigError",
+            "critical",
+            "=~",
+            "CreateContainerConfigError|CreateContainerError",
+            "CreateContainerConfigError",
+            60,
+        ),
     ):
-        rules.append(_rule(
-            name, t, sev, for_s,
-            _gauge("kube_pod_container_status_waiting_reason", "sum", G_CONTAINER, [NS, ("reason", op, reasons)],
-                   ">", 0),
-            f"Pod {{{{ $labels.pod }}}} container {{{{ $labels.container }}}} is stuck in {label}",
-            f"Container {{{{ $labels.container }}}} of pod {{{{ $labels.namespace }}}}/{{{{ $labels.pod }}}} has been "
-            f"waiting with reason {reasons} for more than {duration(for_s)}.",
-            labels={"reason": label},
-        ))
+        rules.append(
+            _rule(
+                name,
+                t,
+                sev,
+                for_s,
+                _gauge(
+                    "kube_pod_container_status_waiting_reason",
+                    "sum",
+                    G_CONTAINER,
+                    [NS, ("reason", op, reasons)],
+                    ">",
+                    0,
+                ),
+                f"Pod {{{{ $labels.pod }}}} container {{{{ $labels.container }}}} is stuck in {label}",
+                f"Container {{{{ $labels.container }}}} of pod {{{{ $labels.namespace }}}}/{{{{ $labels.pod }}}} has been "
+                f"waiting with reason {reasons} for more than {duration(for_s)}.",
+                labels={"reason": label},
+            )
+        )
     t = "pod_status"
     for name, sev, metric, match, what, for_s in (
         ("PodNotReady", "warning", "kube_pod_status_ready", ("condition", "=", "false"), "is not Ready", 60),
@@ -567,12 +877,17 @@ def _workload_rules() -> list[dict]:
         ("PodFailed", "critical", "kube_pod_status_phase", ("phase", "=", "Failed"), "has Failed", 60),
         ("PodUnschedulable", "critical", "kube_pod_status_unschedulable", None, "cannot be scheduled", 30),
     ):
-        rules.append(_rule(
-            name, t, sev, for_s,
-            _gauge(metric, "sum", G_POD, [NS, match] if match else [NS], ">", 0),
-            f"Pod {{{{ $labels.pod }}}} {what}",
-            f"Pod {{{{ $labels.namespace }}}}/{{{{ $labels.pod }}}} {what} for more than {duration(for_s)}.",
-        ))
+        rules.append(
+            _rule(
+                name,
+                t,
+                sev,
+                for_s,
+                _gauge(metric, "sum", G_POD, [NS, match] if match else [NS], ">", 0),
+                f"Pod {{{{ $labels.pod }}}} {what}",
+                f"Pod {{{{ $labels.namespace }}}}/{{{{ $labels.pod }}}} {what} for more than {duration(for_s)}.",
+            )
+        )
     t = "container_restarts"
     restarts = "kube_pod_container_status_restarts_total"
     for name, sev, op, thr, for_s in (
@@ -581,47 +896,82 @@ def _workload_rules() -> list[dict]:
     ):
         p = {"kind": "value", "group_by": G_CONTAINER, "op": op, "threshold": thr}
         p |= operand("a_", restarts, "increase", "sum", window_s=600, match=[NS])
-        rules.append(_rule(
-            name, t, sev, for_s, p,
-            "Container {{ $labels.container }} of pod {{ $labels.pod }} is restarting",
-            f"Container {{{{ $labels.container }}}} of pod {{{{ $labels.namespace }}}}/{{{{ $labels.pod }}}} restarted "
-            f"{{{{ $value | humanize }}}} times in the last 10m (threshold {op} {thr}).",
-        ))
+        rules.append(
+            _rule(
+                name,
+                t,
+                sev,
+                for_s,
+                p,
+                "Container {{ $labels.container }} of pod {{ $labels.pod }} is restarting",
+                f"Container {{{{ $labels.container }}}} of pod {{{{ $labels.namespace }}}}/{{{{ $labels.pod }}}} restarted "
+                f"{{{{ $value | humanize }}}} times in the last 10m (threshold {op} {thr}).",
+            )
+        )
     p = {"kind": "value", "group_by": G_CONTAINER, "op": ">", "threshold": 0}
     p |= operand("a_", restarts, "increase", "sum", window_s=600, match=[NS])
-    p |= operand("guard_", "kube_pod_container_status_last_terminated_reason", "last", "sum",
-                 match=[NS, ("reason", "=", "OOMKilled")])
+    p |= operand(
+        "guard_",
+        "kube_pod_container_status_last_terminated_reason",
+        "last",
+        "sum",
+        match=[NS, ("reason", "=", "OOMKilled")],
+    )
     p |= {"guard_op": ">", "guard_threshold": 0}
-    rules.append(_rule(
-        "ContainerOOMKilled", t, "critical", 0, p,
-        "Container {{ $labels.container }} of pod {{ $labels.pod }} was OOMKilled",
-        "Container {{ $labels.container }} of pod {{ $labels.namespace }}/{{ $labels.pod }} restarted in the last "
-        "10m and its last termination reason is OOMKilled (memory limit exceeded).",
-        labels={"reason": "OOMKilled"},
-    ))
+    rules.append(
+        _rule(
+            "ContainerOOMKilled",
+            t,
+            "critical",
+            0,
+            p,
+            "Container {{ $labels.container }} of pod {{ $labels.pod }} was OOMKilled",
+            "Container {{ $labels.container }} of pod {{ $labels.namespace }}/{{ $labels.pod }} restarted in the last "
+            "10m and its last termination reason is OOMKilled (memory limit exceeded).",
+            labels={"reason": "OOMKilled"},
+        )
+    )
     t = "deployment_replicas"
     spec, avail = "kube_deployment_spec_replicas", "kube_deployment_status_replicas_available"
     p = {"kind": "difference", "group_by": G_DEPLOY, "op": ">", "threshold": 0}
     p |= operand("a_", spec, "last", "sum", match=[NS]) | operand("b_", avail, "last", "sum", match=[NS])
-    rules.append(_rule(
-        "DeploymentReplicasMismatch", t, "warning", 300, p,
-        "Deployment {{ $labels.deployment }} has fewer available replicas than desired",
-        "Deployment {{ $labels.namespace }}/{{ $labels.deployment }} has been missing {{ $value }} available "
-        "replica(s) for more than 5m.",
-    ))
+    rules.append(
+        _rule(
+            "DeploymentReplicasMismatch",
+            t,
+            "warning",
+            300,
+            p,
+            "Deployment {{ $labels.deployment }} has fewer available replicas than desired",
+            "Deployment {{ $labels.namespace }}/{{ $labels.deployment }} has been missing {{ $value }} available "
+            "replica(s) for more than 5m.",
+        )
+    )
     p = {"kind": "ratio", "group_by": G_DEPLOY, "op": "<", "threshold": 0.5}
     p |= operand("a_", avail, "last", "sum", match=[NS]) | operand("b_", spec, "last", "sum", match=[NS])
-    rules.append(_rule(
-        "DeploymentDegraded", t, "warning", 120, p,
-        "Deployment {{ $labels.deployment }} runs below half of its desired replicas",
-        "Only {{ $value | humanizePercentage }} of the desired replicas of deployment "
-        "{{ $labels.namespace }}/{{ $labels.deployment }} are available (threshold 50%).",
-    ))
-    rules.append(_rule(
-        "DeploymentUnavailable", t, "critical", 60, _gauge(avail, "sum", G_DEPLOY, [NS], "==", 0),
-        "Deployment {{ $labels.deployment }} has no available replica",
-        "Deployment {{ $labels.namespace }}/{{ $labels.deployment }} has had 0 available replicas for more than 1m.",
-    ))
+    rules.append(
+        _rule(
+            "DeploymentDegraded",
+            t,
+            "warning",
+            120,
+            p,
+            "Deployment {{ $labels.deployment }} runs below half of its desired replicas",
+            "Only {{ $value | humanizePercentage }} of the desired replicas of deployment "
+            "{{ $labels.namespace }}/{{ $labels.deployment }} are available (threshold 50%).",
+        )
+    )
+    rules.append(
+        _rule(
+            "DeploymentUnavailable",
+            t,
+            "critical",
+            60,
+            _gauge(avail, "sum", G_DEPLOY, [NS], "==", 0),
+            "Deployment {{ $labels.deployment }} has no available replica",
+            "Deployment {{ $labels.namespace }}/{{ $labels.deployment }} has had 0 available replicas for more than 1m.",
+        )
+    )
     return rules
 
 
@@ -637,23 +987,39 @@ def _resource_rules() -> list[dict]:
         ("CPUThrottlingSevere", "critical", 0.5, 120),
     ):
         p = {"kind": "ratio", "group_by": G_CONTAINER, "op": ">", "threshold": thr}
-        p |= operand("a_", "container_cpu_cfs_throttled_periods_total", "rate", "sum", window_s=300, match=sel)
+        p |= operand(
+            "a_", "container_cpu_cfs_throttled_periods_total", "rate", "sum", window_s=300, match=sel
+        )
         p |= operand("b_", "container_cpu_cfs_periods_total", "rate", "sum", window_s=300, match=sel)
-        rules.append(_rule(
-            name, t, sev, for_s, p,
-            "Container {{ $labels.container }} of pod {{ $labels.pod }} is CPU-throttled",
-            "{{ $value | humanizePercentage }} of the CFS periods of container {{ $labels.container }} in pod "
-            f"{{{{ $labels.namespace }}}}/{{{{ $labels.pod }}}} were throttled over the last 5m (threshold {_pct(thr)}).",
-        ))
+        rules.append(
+            _rule(
+                name,
+                t,
+                sev,
+                for_s,
+                p,
+                "Container {{ $labels.container }} of pod {{ $labels.pod }} is CPU-throttled",
+                "{{ $value | humanizePercentage }} of the CFS periods of container {{ $labels.container }} in pod "
+                f"{{{{ $labels.namespace }}}}/{{{{ $labels.pod }}}} were throttled over the last 5m (threshold {_pct(thr)}).",
+            )
+        )
     p = {"kind": "ratio", "group_by": G_CONTAINER, "op": ">", "threshold": 0.9}
     p |= operand("a_", "container_cpu_usage_seconds_total", "rate", "sum", window_s=300, match=sel)
-    p |= operand("b_", "kube_pod_container_resource_limits", "last", "sum", match=[NS, ("resource", "=", "cpu")])
-    rules.append(_rule(
-        "ContainerCPUNearLimit", t, "warning", 120, p,
-        "Container {{ $labels.container }} of pod {{ $labels.pod }} uses nearly all of its CPU limit",
-        "Container {{ $labels.container }} of pod {{ $labels.namespace }}/{{ $labels.pod }} used "
-        "{{ $value | humanizePercentage }} of its CPU limit over the last 5m (threshold 90%).",
-    ))
+    p |= operand(
+        "b_", "kube_pod_container_resource_limits", "last", "sum", match=[NS, ("resource", "=", "cpu")]
+    )
+    rules.append(
+        _rule(
+            "ContainerCPUNearLimit",
+            t,
+            "warning",
+            120,
+            p,
+            "Container {{ $labels.container }} of pod {{ $labels.pod }} uses nearly all of its CPU limit",
+            "Container {{ $labels.container }} of pod {{ $labels.namespace }}/{{ $labels.pod }} used "
+            "{{ $value | humanizePercentage }} of its CPU limit over the last 5m (threshold 90%).",
+        )
+    )
     t = "memory_saturation"
     for name, sev, thr, for_s in (
         ("ContainerMemoryNearLimit", "warning", 0.9, 120),
@@ -662,20 +1028,32 @@ def _resource_rules() -> list[dict]:
         p = {"kind": "ratio", "group_by": G_CONTAINER, "op": ">", "threshold": thr}
         p |= operand("a_", "container_memory_working_set_bytes", "last", "sum", match=sel)
         p |= operand("b_", "container_spec_memory_limit_bytes", "last", "sum", match=sel)
-        rules.append(_rule(
-            name, t, sev, for_s, p,
-            f"Container {{{{ $labels.container }}}} of pod {{{{ $labels.pod }}}} memory above {_pct(thr)} of its limit",
-            "The working set of container {{ $labels.container }} in pod {{ $labels.namespace }}/{{ $labels.pod }} "
-            f"is {{{{ $value | humanizePercentage }}}} of its memory limit (threshold {_pct(thr)}).",
-        ))
+        rules.append(
+            _rule(
+                name,
+                t,
+                sev,
+                for_s,
+                p,
+                f"Container {{{{ $labels.container }}}} of pod {{{{ $labels.pod }}}} memory above {_pct(thr)} of its limit",
+                "The working set of container {{ $labels.container }} in pod {{ $labels.namespace }}/{{ $labels.pod }} "
+                f"is {{{{ $value | humanizePercentage }}}} of its memory limit (threshold {_pct(thr)}).",
+            )
+        )
     p = {"kind": "value", "group_by": G_CONTAINER, "op": ">", "threshold": 0}
     p |= operand("a_", "container_oom_events_total", "increase", "sum", window_s=300, match=sel)
-    rules.append(_rule(
-        "ContainerOOMEvents", t, "warning", 0, p,
-        "OOM events in container {{ $labels.container }} of pod {{ $labels.pod }}",
-        "The cgroup of container {{ $labels.container }} in pod {{ $labels.namespace }}/{{ $labels.pod }} recorded "
-        "{{ $value | humanize }} OOM event(s) in the last 5m.",
-    ))
+    rules.append(
+        _rule(
+            "ContainerOOMEvents",
+            t,
+            "warning",
+            0,
+            p,
+            "OOM events in container {{ $labels.container }} of pod {{ $labels.pod }}",
+            "The cgroup of container {{ $labels.container }} in pod {{ $labels.namespace }}/{{ $labels.pod }} recorded "
+            "{{ $value | humanize }} OOM event(s) in the last 5m.",
+        )
+    )
     return rules
 
 
@@ -686,35 +1064,63 @@ def _infrastructure_rules() -> list[dict]:
     rules = []
     t = "node_health"
     cond = "kube_node_status_condition"
-    rules.append(_rule(
-        "NodeNotReady", t, "warning", 120,
-        _gauge(cond, "max", "node", [("condition", "=", "Ready"), ("status", "=", "true")], "==", 0),
-        "Node {{ $labels.node }} is not Ready",
-        "Node {{ $labels.node }} has not been Ready for more than 2m; its pods are being evicted or are unreachable.",
-    ))
-    rules.append(_rule(
-        "NodeUnschedulable", t, "warning", 120, _gauge("kube_node_spec_unschedulable", "max", "node", [], "==", 1),
-        "Node {{ $labels.node }} is cordoned",
-        "Node {{ $labels.node }} has been marked unschedulable for more than 2m; new pods cannot be placed on it.",
-    ))
-    rules.append(_rule(
-        "NodePressure", t, "warning", 120,
-        _gauge(cond, "max", "node,condition",
-               [("condition", "=~", "MemoryPressure|DiskPressure|PIDPressure"), ("status", "=", "true")], "==", 1),
-        "Node {{ $labels.node }} reports {{ $labels.condition }}",
-        "Node {{ $labels.node }} has reported {{ $labels.condition }} for more than 2m; the kubelet may evict pods.",
-    ))
+    rules.append(
+        _rule(
+            "NodeNotReady",
+            t,
+            "warning",
+            120,
+            _gauge(cond, "max", "node", [("condition", "=", "Ready"), ("status", "=", "true")], "==", 0),
+            "Node {{ $labels.node }} is not Ready",
+            "Node {{ $labels.node }} has not been Ready for more than 2m; its pods are being evicted or are unreachable.",
+        )
+    )
+    rules.append(
+        _rule(
+            "NodeUnschedulable",
+            t,
+            "warning",
+            120,
+            _gauge("kube_node_spec_unschedulable", "max", "node", [], "==", 1),
+            "Node {{ $labels.node }} is cordoned",
+            "Node {{ $labels.node }} has been marked unschedulable for more than 2m; new pods cannot be placed on it.",
+        )
+    )
+    rules.append(
+        _rule(
+            "NodePressure",
+            t,
+            "warning",
+            120,
+            _gauge(
+                cond,
+                "max",
+                "node,condition",
+                [("condition", "=~", "MemoryPressure|DiskPressure|PIDPressure"), ("status", "=", "true")],
+                "==",
+                1,
+            ),
+            "Node {{ $labels.node }} reports {{ $labels.condition }}",
+            "Node {{ $labels.node }} has reported {{ $labels.condition }} for more than 2m; the kubelet may evict pods.",
+        )
+    )
     t = "endpoint_down"
     for name, for_s, match, what in (
         ("EndpointDown", 60, [NS], "service endpoint"),
         ("EntryEndpointDown", 30, [NS, ("service", "=", "{entry}")], "entry-point endpoint"),
     ):
-        rules.append(_rule(
-            name, t, "critical", for_s, _gauge("probe_success", "min", "namespace,service", match, "==", 0),
-            f"Blackbox probe of {what} {{{{ $labels.service }}}} is failing",
-            f"The blackbox probe of {{{{ $labels.namespace }}}}/{{{{ $labels.service }}}} has failed for more than "
-            f"{duration(for_s)}.",
-        ))
+        rules.append(
+            _rule(
+                name,
+                t,
+                "critical",
+                for_s,
+                _gauge("probe_success", "min", "namespace,service", match, "==", 0),
+                f"Blackbox probe of {what} {{{{ $labels.service }}}} is failing",
+                f"The blackbox probe of {{{{ $labels.namespace }}}}/{{{{ $labels.service }}}} has failed for more than "
+                f"{duration(for_s)}.",
+            )
+        )
     return rules
 
 
@@ -723,70 +1129,123 @@ def _infrastructure_rules() -> list[dict]:
 
 def _astronomy_rules() -> list[dict]:
     rules = []
-    rules.append(_rule(
-        "KafkaConsumerLagHigh", "kafka_consumer_lag", "warning", 120,
-        _gauge("kafka_consumer_records_lag_max", "max", "namespace,service_name", [NS], ">", 100),
-        "Kafka consumer {{ $labels.service_name }} is lagging",
-        "The Kafka consumer {{ $labels.service_name }} in {{ $labels.namespace }} is {{ $value | humanize }} records "
-        "behind (threshold 100) for more than 2m.",
-        apps=ASTRONOMY,
-    ))
+    rules.append(
+        _rule(
+            "KafkaConsumerLagHigh",
+            "kafka_consumer_lag",
+            "warning",
+            120,
+            _gauge("kafka_consumer_records_lag_max", "max", "namespace,service_name", [NS], ">", 100),
+            "Kafka consumer {{ $labels.service_name }} is lagging",
+            "The Kafka consumer {{ $labels.service_name }} in {{ $labels.namespace }} is {{ $value | humanize }} records "
+            "behind (threshold 100) for more than 2m.",
+            apps=ASTRONOMY,
+        )
+    )
     sel = [NS]
     p: dict[str, Any] = {"kind": "ratio", "group_by": "namespace,target", "op": ">", "threshold": 0.05}
-    p |= operand("a_", "app_frontend_requests_total", "rate", "sum", window_s=300,
-                 match=[*sel, ("status", "=~", "5..")])
+    p |= operand(
+        "a_",
+        "app_frontend_requests_total",
+        "rate",
+        "sum",
+        window_s=300,
+        match=[*sel, ("status", "=~", "5..")],
+    )
     p |= operand("b_", "app_frontend_requests_total", "rate", "sum", window_s=300, match=sel)
     p |= operand("guard_", "app_frontend_requests_total", "rate", "sum", window_s=300, match=sel)
     p |= {"guard_op": ">", "guard_threshold": 0.05}
-    rules.append(_rule(
-        "FrontendRequestErrorRatio", "frontend_request_errors", "warning", 120, p,
-        "Frontend requests to {{ $labels.target }} are failing",
-        "{{ $value | humanizePercentage }} of the frontend's requests to {{ $labels.target }} in "
-        "{{ $labels.namespace }} returned 5xx over the last 5m (threshold 5%, at least 0.05 req/s).",
-        apps=ASTRONOMY,
-    ))
-    rules.append(_rule(
-        "PaymentTransactionsDrop", "payment_transactions_drop", "critical", 120,
-        _rate_change("app_payment_transactions_total", 300, 900, "<", 0.5, "namespace", [NS], 0.01),
-        "Successful payment transactions dropped",
-        "The rate of successful payment transactions in {{ $labels.namespace }} over the last 5m is "
-        "{{ $value | humanizePercentage }} of the rate 15m earlier (threshold 50%).",
-        apps=ASTRONOMY,
-    ))
+    rules.append(
+        _rule(
+            "FrontendRequestErrorRatio",
+            "frontend_request_errors",
+            "warning",
+            120,
+            p,
+            "Frontend requests to {{ $labels.target }} are failing",
+            "{{ $value | humanizePercentage }} of the frontend's requests to {{ $labels.target }} in "
+            "{{ $labels.namespace }} returned 5xx over the last 5m (threshold 5%, at least 0.05 req/s).",
+            apps=ASTRONOMY,
+        )
+    )
+    rules.append(
+        _rule(
+            "PaymentTransactionsDrop",
+            "payment_transactions_drop",
+            "critical",
+            120,
+            _rate_change("app_payment_transactions_total", 300, 900, "<", 0.5, "namespace", [NS], 0.01),
+            "Successful payment transactions dropped",
+            "The rate of successful payment transactions in {{ $labels.namespace }} over the last 5m is "
+            "{{ $value | humanizePercentage }} of the rate 15m earlier (threshold 50%).",
+            apps=ASTRONOMY,
+        )
+    )
     zone = "label_topology_kubernetes_io_zone"
     p = {"kind": "value", "group_by": zone, "op": "==", "threshold": 0}
-    p |= operand("a_", "kube_node_status_condition", "last", "max",
-                 match=[("condition", "=", "Ready"), ("status", "=", "true")],
-                 join=("kube_node_labels", "node", zone))
-    rules.append(_rule(
-        "ZoneNodesNotReady", "zone_nodes_not_ready", "critical", 60, p,
-        "All nodes of zone {{ $labels." + zone + " }} are not Ready",
-        "No node of zone {{ $labels." + zone + " }} has been Ready for more than 1m; workloads must fail over "
-        "to the other zone.",
-        apps=ASTRONOMY,
-    ))
+    p |= operand(
+        "a_",
+        "kube_node_status_condition",
+        "last",
+        "max",
+        match=[("condition", "=", "Ready"), ("status", "=", "true")],
+        join=("kube_node_labels", "node", zone),
+    )
+    rules.append(
+        _rule(
+            "ZoneNodesNotReady",
+            "zone_nodes_not_ready",
+            "critical",
+            60,
+            p,
+            "All nodes of zone {{ $labels." + zone + " }} are not Ready",
+            "No node of zone {{ $labels."
+            + zone
+            + " }} has been Ready for more than 1m; workloads must fail over "
+            "to the other zone.",
+            apps=ASTRONOMY,
+        )
+    )
     sel = [NS, ("service_name", "=~", "product-catalog|cart"), KIND_SERVER]
-    rules.append(_rule(
-        "CatalogCartOperationErrors", "catalog_cart_operation_errors", "warning", 60,
-        _span_ratio(120, 0.05, "namespace,service_name,span_name", sel, min_rate=0.02),
-        "{{ $labels.service_name }} operation {{ $labels.span_name }} is failing",
-        "{{ $value | humanizePercentage }} of the {{ $labels.span_name }} server spans of {{ $labels.service_name }} "
-        "in {{ $labels.namespace }} failed over the last 2m (threshold 5%, at least 0.02 req/s).",
-        apps=ASTRONOMY,
-    ))
+    rules.append(
+        _rule(
+            "CatalogCartOperationErrors",
+            "catalog_cart_operation_errors",
+            "warning",
+            60,
+            _span_ratio(120, 0.05, "namespace,service_name,span_name", sel, min_rate=0.02),
+            "{{ $labels.service_name }} operation {{ $labels.span_name }} is failing",
+            "{{ $value | humanizePercentage }} of the {{ $labels.span_name }} server spans of {{ $labels.service_name }} "
+            "in {{ $labels.namespace }} failed over the last 2m (threshold 5%, at least 0.02 req/s).",
+            apps=ASTRONOMY,
+        )
+    )
     return rules
 
 
 def _all_rules() -> list[dict]:
-    return [*_request_rules(), *_workload_rules(), *_resource_rules(), *_infrastructure_rules(),
-            *_astronomy_rules()]
+    return [
+        *_request_rules(),
+        *_workload_rules(),
+        *_resource_rules(),
+        *_infrastructure_rules(),
+        *_astronomy_rules(),
+    ]
 
 
 def build_rules() -> dict:
     templates = []
     for t in TEMPLATES:
-        templates.append({"id": t["id"], "family": t["family"], "subject": t["subject"],
-                          "description": t["description"], "apps": t.get("apps", "all"), "source": t["source"]})
+        templates.append(
+            {
+                "id": t["id"],
+                "family": t["family"],
+                "subject": t["subject"],
+                "description": t["description"],
+                "apps": t.get("apps", "all"),
+                "source": t["source"],
+            }
+        )
     return {"schema_version": SCHEMA_VERSION, "templates": templates, "rules": _all_rules()}
 
 
@@ -827,7 +1286,11 @@ def check(metrics: dict, pack: dict) -> None:
     RulePack.model_validate(pack)
     series: set[str] = set()
     for m in metrics["metrics"]:
-        series |= {m["name"] + s for s in ("_bucket", "_sum", "_count")} if m["type"] == "histogram" else {m["name"]}
+        series |= (
+            {m["name"] + s for s in ("_bucket", "_sum", "_count")}
+            if m["type"] == "histogram"
+            else {m["name"]}
+        )
     templates = {t["id"]: t for t in pack["templates"]}
     rules = pack["rules"]
     assert len(templates) == 18 and len(rules) == 44, (len(templates), len(rules))
@@ -867,8 +1330,9 @@ _Dumper.add_representer(str, _str_presenter)
 
 
 def dump(data: dict, preamble: str = "") -> str:
-    body = yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True,
-                     width=1000)
+    body = yaml.dump(
+        data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1000
+    )
     return HEADER + preamble + body
 
 
@@ -877,12 +1341,15 @@ def main() -> None:
     metrics, pack, prom = build_metrics(), build_rules(), build_prometheus_rules()
     check(metrics, pack)
     out = {
-        ROOT / "catalog" / "metrics.yaml": dump(metrics, "# Series the simulator exports (names, labels and "
-                                                            "buckets of the real exporters).\n"),
+        ROOT / "catalog" / "metrics.yaml": dump(
+            metrics, "# Series the simulator exports (names, labels and buckets of the real exporters).\n"
+        ),
         ROOT / "catalog" / "alerts" / "rules.yaml": dump(pack, PARAM_DOC),
         ROOT / "catalog" / "alerts" / "prometheus-rules.yaml": dump(
-            prom, "# The pack rendered per app for a real Prometheus (promtool check rules passes). "
-                  "schema_version: 1 (Prometheus rejects extra keys).\n"),
+            prom,
+            "# The pack rendered per app for a real Prometheus (promtool check rules passes). "
+            "schema_version: 1 (Prometheus rejects extra keys).\n",
+        ),
     }
     for path, text in out.items():
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -94,7 +94,15 @@ APP_SPECS: dict[str, dict] = {
         "cross_zone_latency_ms": 25.0,
         "failover": True,
         "rps": 20.0,
-        "drop": {"load-generator", "flagd-ui", "otel-collector", "jaeger", "prometheus", "grafana", "opensearch"},
+        "drop": {
+            "load-generator",
+            "flagd-ui",
+            "otel-collector",
+            "jaeger",
+            "prometheus",
+            "grafana",
+            "opensearch",
+        },
         "images": {"valkey-cart": "valkey/valkey:8.1.3-alpine"},
     },
     "train_ticket": {
@@ -197,8 +205,11 @@ OPS: dict[str, list[str]] = {
 
 # per-service source path overrides (pattern in excerpts.T -> real-looking path)
 PATH_OVERRIDES: dict[tuple[str, str], dict[str, str]] = {
-    ("online_boutique", "frontend"): {"main.go": "handlers.go", "{{main_file}}_client.go": "rpc.go",
-                                      "config.go": "main.go"},
+    ("online_boutique", "frontend"): {
+        "main.go": "handlers.go",
+        "{{main_file}}_client.go": "rpc.go",
+        "config.go": "main.go",
+    },
     ("astronomy_shop", "recommendation"): {"{{py_server}}": "recommendation_server.py"},
     ("astronomy_shop", "product-reviews"): {"{{py_server}}": "product_reviews_server.py"},
     ("online_boutique", "recommendationservice"): {"{{py_server}}": "recommendation_server.py"},
@@ -211,11 +222,18 @@ PATH_OVERRIDES: dict[tuple[str, str], dict[str, str]] = {
 }
 
 # the most important downstream when the traffic model cannot tell (consumers, background jobs)
-MAIN_OVERRIDES = {("astronomy_shop", "accounting"): "postgresql", ("astronomy_shop", "fraud-detection"): "kafka"}
+MAIN_OVERRIDES = {
+    ("astronomy_shop", "accounting"): "postgresql",
+    ("astronomy_shop", "fraud-detection"): "kafka",
+}
 
 SECRET_WORDS = ("PASSWORD", "SECRET", "KEY", "TOKEN", "CONNECTION_STRING", "_USER")
-KNOB_DEFAULTS = {"EXTRA_LATENCY": "0s", "IPV6_ENABLED": "false", "OTEL_PHP_AUTOLOAD_ENABLED": "true",
-                 "ENV_PLATFORM": "local"}
+KNOB_DEFAULTS = {
+    "EXTRA_LATENCY": "0s",
+    "IPV6_ENABLED": "false",
+    "OTEL_PHP_AUTOLOAD_ENABLED": "true",
+    "ENV_PLATFORM": "local",
+}
 MAX_REAL_KNOBS = 4
 
 # --------------------------------------------------------------------------------------
@@ -286,9 +304,18 @@ def classify_language(raw: str) -> tuple[str, str, str, str]:
 
 
 PROTOCOLS = {
-    "http": "http", "grpc": "grpc", "redis": "redis", "sql": "sql", "mysql": "sql", "kafka-produce": "kafka",
-    "kafka-consume": "kafka", "grpc-flagd": "grpc", "amqp-produce": "amqp", "amqp-consume": "amqp",
-    "nacos-discovery": "http", "http-ofrep": "http",
+    "http": "http",
+    "grpc": "grpc",
+    "redis": "redis",
+    "sql": "sql",
+    "mysql": "sql",
+    "kafka-produce": "kafka",
+    "kafka-consume": "kafka",
+    "grpc-flagd": "grpc",
+    "amqp-produce": "amqp",
+    "amqp-consume": "amqp",
+    "nacos-discovery": "http",
+    "http-ofrep": "http",
 }
 
 # --------------------------------------------------------------------------------------
@@ -364,7 +391,9 @@ def _service_records(app: str, ref: dict) -> list[dict]:
     recs = list(ref["services"])
     if app == "train_ticket":
         recs += ref["infrastructure"]
-    recs = [r for r in recs if r["name"] not in spec["drop"] and r.get("kind") not in ("loadgen", "observability")]
+    recs = [
+        r for r in recs if r["name"] not in spec["drop"] and r.get("kind") not in ("loadgen", "observability")
+    ]
     entry = ref["entry_point"]["service"]
     recs.sort(key=lambda r: 0 if r["name"] == entry else 1)  # stable: entry first, then reference order
     return recs
@@ -403,9 +432,13 @@ def _edge_timeouts(app: str, edges: list[dict], kinds: dict[str, str]) -> None:
             t = 1000
         else:
             t = _pick([1000, 2000, 3000, 5000], app, *key, "timeout")
-            below = [timeout(d, stack | {e["target"]}) for d in out_by_src.get(e["target"], [])
-                     if d["target"] not in stack and kinds[d["target"]] not in ("datastore", "queue")
-                     and d["target"] != "flagd"]
+            below = [
+                timeout(d, stack | {e["target"]})
+                for d in out_by_src.get(e["target"], [])
+                if d["target"] not in stack
+                and kinds[d["target"]] not in ("datastore", "queue")
+                and d["target"] != "flagd"
+            ]
             if below and t <= max(below):
                 t = min(5000, max(below) + 1000)
         memo[key] = t
@@ -431,18 +464,40 @@ OB_CALLS = {
     "browseProduct": {"productcatalogservice": 6, "currencyservice": 2},
     "addToCart": {"productcatalogservice": 2},
     "viewCart": {"productcatalogservice": 6, "currencyservice": 2},
-    "checkout": {"productcatalogservice": 6, "currencyservice": 3, "cartservice": 2, "redis-cart": 2,
-                 "shippingservice": 2},
+    "checkout": {
+        "productcatalogservice": 6,
+        "currencyservice": 3,
+        "cartservice": 2,
+        "redis-cart": 2,
+        "shippingservice": 2,
+    },
 }
 AS_CALLS = {
     "get_recommendations": {"product-catalog": 5, "postgresql": 5},
     "add_to_cart": {"cart": 2, "valkey-cart": 2},
-    "checkout": {"cart": 2, "valkey-cart": 2, "product-catalog": 2, "postgresql": 2, "currency": 2, "shipping": 2},
-    "checkout_multi": {"cart": 2, "valkey-cart": 2, "product-catalog": 6, "postgresql": 6, "currency": 4,
-                       "shipping": 2},
+    "checkout": {
+        "cart": 2,
+        "valkey-cart": 2,
+        "product-catalog": 2,
+        "postgresql": 2,
+        "currency": 2,
+        "shipping": 2,
+    },
+    "checkout_multi": {
+        "cart": 2,
+        "valkey-cart": 2,
+        "product-catalog": 6,
+        "postgresql": 6,
+        "currency": 4,
+        "shipping": 2,
+    },
 }
-TT_TICKET_QUERY_CALLS = {"ts-seat-service": 2, "ts-order-service": 2, "ts-order-other-service": 2,
-                         "ts-config-service": 2}
+TT_TICKET_QUERY_CALLS = {
+    "ts-seat-service": 2,
+    "ts-order-service": 2,
+    "ts-order-other-service": 2,
+    "ts-config-service": 2,
+}
 TT_CALLS = {"query_high_speed_ticket": TT_TICKET_QUERY_CALLS, "query_normal_ticket": TT_TICKET_QUERY_CALLS}
 
 # Lincyaw/train-ticket-auto-query entries -> Train Ticket request types. Each scenario first picks
@@ -478,8 +533,9 @@ def _reachable_path(path: list[str], entry: str, adj: dict[str, set[str]]) -> tu
     return kept, [s for s in path if s not in seen]
 
 
-def _request_types(app: str, ref: dict, names: set[str], entry: str, adj: dict[str, set[str]],
-                   dropped_log: list[str]) -> list[dict]:
+def _request_types(
+    app: str, ref: dict, names: set[str], entry: str, adj: dict[str, set[str]], dropped_log: list[str]
+) -> list[dict]:
     rts = ref["request_types"]
     by_name = {r["name"]: r for r in rts}
     out = []
@@ -502,15 +558,20 @@ def _request_types(app: str, ref: dict, names: set[str], entry: str, adj: dict[s
                 dropped_log.append(f"request type {r['name']} (browser user class, no numeric weight)")
                 continue
             if r["name"] == "flood_home":
-                dropped_log.append("request type flood_home (sends nothing unless loadGeneratorFloodHomepage is on)")
+                dropped_log.append(
+                    "request type flood_home (sends nothing unless loadGeneratorFloodHomepage is on)"
+                )
                 continue
             plan.append((r["name"], r, float(w)))
     for name, r, w in plan:
         path = r["path"]
         if isinstance(path, str):  # "same as checkout" / "as preserve with ..."
             if app == "train_ticket" and name == "preserve_other":
-                swap = {"ts-preserve-service": "ts-preserve-other-service", "ts-travel-service": "ts-travel2-service",
-                        "ts-order-service": "ts-order-other-service"}
+                swap = {
+                    "ts-preserve-service": "ts-preserve-other-service",
+                    "ts-travel-service": "ts-travel2-service",
+                    "ts-order-service": "ts-order-other-service",
+                }
                 path = [swap.get(s, s) for s in by_name["preserve (book high-speed ticket)"]["path"]]
             else:
                 path = by_name["checkout"]["path"]
@@ -533,8 +594,16 @@ def _request_types(app: str, ref: dict, names: set[str], entry: str, adj: dict[s
         else:
             calls = TT_CALLS.get(name, {})
         cpr = {s: float(c) for s, c in calls.items() if s in kept and c > 1}
-        out.append({"name": clean_name(name), "method": method, "endpoint": endpoint, "weight": float(w),
-                    "services": kept, "calls_per_request": cpr})
+        out.append(
+            {
+                "name": clean_name(name),
+                "method": method,
+                "endpoint": endpoint,
+                "weight": float(w),
+                "services": kept,
+                "calls_per_request": cpr,
+            }
+        )
     return out
 
 
@@ -559,7 +628,9 @@ def _edge_scores(rts: list[dict], edges: list[dict]) -> dict[tuple[str, str], fl
         score = 0.0
         for r in rts:
             if e["source"] in r["services"] and e["target"] in r["services"]:
-                n_callers = len(callers[e["target"]] & set(r["services"]))  # share the calls among in-path callers
+                n_callers = len(
+                    callers[e["target"]] & set(r["services"])
+                )  # share the calls among in-path callers
                 score += r["weight"] / total * r["calls_per_request"].get(e["target"], 1.0) / n_callers
         scores[k] = score
     return scores
@@ -582,7 +653,7 @@ def _real_knobs(app: str, name: str, knobs: list[str], lang_key: str) -> list[tu
             continue
         is_code = k.startswith("code: ")
         if is_code:
-            k = k[len("code: "):]
+            k = k[len("code: ") :]
         m = re.match(r"([A-Z][A-Z0-9_]*)(=?)(.*)$", k)
         if not m:
             continue
@@ -621,17 +692,32 @@ def _real_knobs(app: str, name: str, knobs: list[str], lang_key: str) -> list[tu
     return out[:MAX_REAL_KNOBS]
 
 
-def _config(app: str, svc: dict, out_edges: list[dict], ports: dict[str, int], kinds: dict[str, str],
-            ref_knobs: list[str], flags: list[dict]) -> list[dict]:
+def _config(
+    app: str,
+    svc: dict,
+    out_edges: list[dict],
+    ports: dict[str, int],
+    kinds: dict[str, str],
+    ref_knobs: list[str],
+    flags: list[dict],
+) -> list[dict]:
     name = svc["name"]
     entries: list[dict] = []
 
     def add(key: str, value: str, kind: str, desc: str, **extra) -> None:
         if any(e["key"] == key and e.get("configmap") == extra.get("configmap") for e in entries):
             return
-        entries.append({"key": key, "value": value, "source": extra.get("source", "env"),
-                        "configmap": extra.get("configmap"), "kind": kind,
-                        "revision": f"r{1 + _h(app, name, key, 'rev') % 9}", "description": desc})
+        entries.append(
+            {
+                "key": key,
+                "value": value,
+                "source": extra.get("source", "env"),
+                "configmap": extra.get("configmap"),
+                "kind": kind,
+                "revision": f"r{1 + _h(app, name, key, 'rev') % 9}",
+                "description": desc,
+            }
+        )
 
     for e in out_edges:
         t = e["target"]
@@ -640,14 +726,26 @@ def _config(app: str, svc: dict, out_edges: list[dict], ports: dict[str, int], k
         add(f"{p}_TIMEOUT_MS", str(e["timeout_ms"]), "timeout_ms", f"client timeout for calls to {t}")
     if svc["kind"] not in ("datastore", "queue"):
         add("WORKER_THREADS", str(svc["sim"]["threads"]), "int", "request worker threads / concurrency")
-    if svc["kind"] not in ("datastore", "queue") and any(kinds[e["target"]] == "datastore" for e in out_edges):
-        add("CACHE_TTL_S", _pick(["30", "60", "120", "300"], app, name, "ttl"), "duration_s",
-            "TTL of the in-process cache in front of the datastore")
+    if svc["kind"] not in ("datastore", "queue") and any(
+        kinds[e["target"]] == "datastore" for e in out_edges
+    ):
+        add(
+            "CACHE_TTL_S",
+            _pick(["30", "60", "120", "300"], app, name, "ttl"),
+            "duration_s",
+            "TTL of the in-process cache in front of the datastore",
+        )
     for key, value, kind, desc in _real_knobs(app, name, ref_knobs, svc["_lang_key"]):
         add(key, value, kind, desc)
     for f in flags:
-        add(f["name"], f["default"], "flag", f"feature flag ({f['service']}): {f['effect']}",
-            source="configmap", configmap="flagd-config")
+        add(
+            f["name"],
+            f["default"],
+            "flag",
+            f"feature flag ({f['service']}): {f['effect']}",
+            source="configmap",
+            configmap="flagd-config",
+        )
     for e in entries:
         if e["configmap"] is None:
             del e["configmap"]
@@ -657,9 +755,13 @@ def _config(app: str, svc: dict, out_edges: list[dict], ports: dict[str, int], k
 # ---- sources ---------------------------------------------------------------------------
 
 
-SERVICE_CLASSES = {"productcatalogservice": "ProductCatalogService", "product-catalog": "ProductCatalogService",
-                   "product-reviews": "ProductReviewService", "fraud-detection": "FraudDetectionService",
-                   "image-provider": "ImageProviderService"}
+SERVICE_CLASSES = {
+    "productcatalogservice": "ProductCatalogService",
+    "product-catalog": "ProductCatalogService",
+    "product-reviews": "ProductReviewService",
+    "fraud-detection": "FraudDetectionService",
+    "image-provider": "ImageProviderService",
+}
 
 
 def svc_class(name: str) -> str:
@@ -685,66 +787,126 @@ def _route(app: str, name: str, op: str, port: int, proto: str) -> str:
     return "/" + ex.op_snake(op).replace("_", "-")
 
 
-def _sources(app: str, svc: dict, out_edges: list[dict], ports: dict[str, int], kinds: dict[str, str],
-             main: dict | None, in_proto: str, scores: dict[tuple[str, str], float]) -> list[dict]:
+def _sources(
+    app: str,
+    svc: dict,
+    out_edges: list[dict],
+    ports: dict[str, int],
+    kinds: dict[str, str],
+    main: dict | None,
+    in_proto: str,
+    scores: dict[tuple[str, str], float],
+) -> list[dict]:
     name, lang = svc["name"], svc["_lang_key"]
     sim = svc["sim"]
     ttl = next((c["value"] for c in svc["config"] if c["key"] == "CACHE_TTL_S"), "60")
     ctx: dict = {"svc": name, "port": svc["port"], "threads": sim["threads"], "ttl_default": ttl}
     if svc["kind"] in ("datastore", "queue"):
         mem = svc["resources"]["mem_limit_mi"] or 512
-        ctx.update(threads_x=10000 if lang in ("redis", "valkey") else 200, maxmem=int(mem * 0.8),
-                   buffers=max(16, int(mem * 0.25)), net_threads=3)
+        ctx.update(
+            threads_x=10000 if lang in ("redis", "valkey") else 200,
+            maxmem=int(mem * 0.8),
+            buffers=max(16, int(mem * 0.25)),
+            net_threads=3,
+        )
         files = ex.render_store(lang, ctx)
     else:
         ops = OPS.get(name) or _tt_ops(name)
         op, op2 = ops[0], ops[1] if len(ops) > 1 else ops[0]
         cls = svc_class(name)
         pkg_root = {"online_boutique": "hipstershop", "astronomy_shop": "oteldemo"}.get(
-            app, ex.snake(name).removesuffix("_service").replace("_", ""))
+            app, ex.snake(name).removesuffix("_service").replace("_", "")
+        )
         ctx.update(
-            op=op, op_lc=op[:1].lower() + op[1:], op_snake=ex.op_snake(op),
-            op_words=ex.op_snake(op).replace("_", " "), op2=op2, op2_lc=op2[:1].lower() + op2[1:],
-            op2_snake=ex.op_snake(op2), route=_route(app, name, op, svc["port"], in_proto), cls=cls,
-            pkg_path=f"{pkg_root}/service", pkg_root=pkg_root, svc_file=ex.snake(name), in_proto=in_proto,
+            op=op,
+            op_lc=op[:1].lower() + op[1:],
+            op_snake=ex.op_snake(op),
+            op_words=ex.op_snake(op).replace("_", " "),
+            op2=op2,
+            op2_lc=op2[:1].lower() + op2[1:],
+            op2_snake=ex.op_snake(op2),
+            route=_route(app, name, op, svc["port"], in_proto),
+            cls=cls,
+            pkg_path=f"{pkg_root}/service",
+            pkg_root=pkg_root,
+            svc_file=ex.snake(name),
+            in_proto=in_proto,
             py_server=f"{ex.snake(name).removesuffix('service').removesuffix('_service').strip('_')}_server.py",
-            logic_file=ex.op_snake(op2), port_key=f"{env_prefix(name)}_PORT" if app == "astronomy_shop" else "PORT",
+            logic_file=ex.op_snake(op2),
+            port_key=f"{env_prefix(name)}_PORT" if app == "astronomy_shop" else "PORT",
             csharp_client_path={"online_boutique": "src/cartstore/RedisCartStore.cs"}.get(
-                app, "src/cartstore/ValkeyCartStore.cs"),
+                app, "src/cartstore/ValkeyCartStore.cs"
+            ),
             csharp_config_path="src/Startup.cs" if app == "online_boutique" else "src/Program.cs",
             main_checkout="CheckoutGateway",
         )
         tmpl_lang = lang
-        deps = [{"name": e["target"], "PREFIX": env_prefix(e["target"]), "timeout_ms": e["timeout_ms"],
-                 "addr": f"{e['target']}:{ports[e['target']]}"} for e in out_edges]
+        deps = [
+            {
+                "name": e["target"],
+                "PREFIX": env_prefix(e["target"]),
+                "timeout_ms": e["timeout_ms"],
+                "addr": f"{e['target']}:{ports[e['target']]}",
+            }
+            for e in out_edges
+        ]
         if main is not None:
             t = main["target"]
             tkind = kinds[t]
             t_ops = OPS.get(t) or _tt_ops(t)
             main_op = op if tkind in ("datastore", "queue") else t_ops[0]
-            var = {"go": "store", "python": "database", "node": "db", "csharp": "cartStore",
-                   "java": "repository"}.get(lang, ex.lower_camel(t)) if tkind == "datastore" else \
-                svc_class(t)[:1].lower() + svc_class(t)[1:].removesuffix("Service")
+            var = (
+                {
+                    "go": "store",
+                    "python": "database",
+                    "node": "db",
+                    "csharp": "cartStore",
+                    "java": "repository",
+                }.get(lang, ex.lower_camel(t))
+                if tkind == "datastore"
+                else svc_class(t)[:1].lower() + svc_class(t)[1:].removesuffix("Service")
+            )
             ctx.update(
-                main=t, MAIN=env_prefix(t), main_op=main_op, main_op_lc=main_op[:1].lower() + main_op[1:],
-                main_op_snake=ex.op_snake(main_op), main_var=var, main_cls=svc_class(t).removesuffix("Service"),
-                main_file=ex.snake(t), main_snake=var if tkind == "datastore" else ex.snake(t),
-                main_proto=main["protocol"], main_retries=main["retries"], main_retries_plus1=main["retries"] + 1,
+                main=t,
+                MAIN=env_prefix(t),
+                main_op=main_op,
+                main_op_lc=main_op[:1].lower() + main_op[1:],
+                main_op_snake=ex.op_snake(main_op),
+                main_var=var,
+                main_cls=svc_class(t).removesuffix("Service"),
+                main_file=ex.snake(t),
+                main_snake=var if tkind == "datastore" else ex.snake(t),
+                main_proto=main["protocol"],
+                main_retries=main["retries"],
+                main_retries_plus1=main["retries"] + 1,
                 main_route=_route(app, t, t_ops[0], ports[t], main["protocol"]),
                 main_upstream=f"${{{env_prefix(t)}_ADDR}}",
                 entity_cls=ex.camel(name).removesuffix("Service") or "Item",
                 table={"product-catalog": "products", "product-reviews": "productreviews"}.get(
-                    name, ex.snake(name).removesuffix("_service")),
+                    name, ex.snake(name).removesuffix("_service")
+                ),
             )
-            ctx["py_err"] = "requests.RequestException" if main["protocol"] == "http" else \
-                "psycopg2.Error" if main["protocol"] == "sql" else "grpc.RpcError"
+            ctx["py_err"] = (
+                "requests.RequestException"
+                if main["protocol"] == "http"
+                else "psycopg2.Error"
+                if main["protocol"] == "sql"
+                else "grpc.RpcError"
+            )
             if lang == "python" and main["protocol"] == "http":
                 tmpl_lang = "python_http"
             if lang == "java":
-                ctx["main_call"] = ("repository.findAll(PAGE_SIZE)" if tkind == "datastore"
-                                    else f"{var}Client.{ctx['main_op_lc']}(request, headers)")
-            if tkind == "datastore" and lang in SQL_CLIENTS and kinds[t] == "datastore" and \
-                    main["protocol"] == "sql":
+                ctx["main_call"] = (
+                    "repository.findAll(PAGE_SIZE)"
+                    if tkind == "datastore"
+                    else f"{var}Client.{ctx['main_op_lc']}(request, headers)"
+                )
+            if (
+                tkind == "datastore"
+                and lang in SQL_CLIENTS
+                and kinds[t] == "datastore"
+                and main["protocol"] == "sql"
+            ):
                 tmpl_lang = f"{lang}_sql"
         else:
             ctx["main"] = None
@@ -759,10 +921,14 @@ def _sources(app: str, svc: dict, out_edges: list[dict], ports: dict[str, int], 
                 f"        - id: {ex.snake(e['target']).replace('_', '-')}\n"
                 f"          uri: lb://{e['target']}\n"
                 f"          predicates: [Path=/api/v1/{ex.snake(e['target']).removesuffix('_service').replace('_', '')}service/**]"
-                for e in busiest)
+                for e in busiest
+            )
         sh_lang = "sh" if lang in ("envoy", "nginx_ui", "nginx_images") else lang
-        ctx["dep_lines"] = ex.dep_lines({"flagd": "go", "csharp_accounting": "csharp"}.get(sh_lang, sh_lang), deps) \
-            if deps else _no_deps_line(sh_lang)
+        ctx["dep_lines"] = (
+            ex.dep_lines({"flagd": "go", "csharp_accounting": "csharp"}.get(sh_lang, sh_lang), deps)
+            if deps
+            else _no_deps_line(sh_lang)
+        )
         ctx["path_override"] = PATH_OVERRIDES.get((app, name), {})
         files = ex.render_service(tmpl_lang, ctx)
     out = []
@@ -775,13 +941,21 @@ def _sources(app: str, svc: dict, out_edges: list[dict], ports: dict[str, int], 
 
 
 def _no_deps_line(lang: str) -> str:
-    return {"go": "\t// no downstream services", "java": "        // no downstream services",
-            "kotlin": "        // no downstream services", "csharp": "// no downstream services",
-            "node": "    // no downstream services", "ts": "    // no downstream services",
-            "python": "    # no downstream services", "ruby": "  # no downstream services",
-            "php": "        // no downstream services", "cpp": "  // no downstream services",
-            "rust": "            // no downstream services", "sh": "# no downstream services",
-            "flagd": "\t// no downstream services"}[lang]
+    return {
+        "go": "\t// no downstream services",
+        "java": "        // no downstream services",
+        "kotlin": "        // no downstream services",
+        "csharp": "// no downstream services",
+        "node": "    // no downstream services",
+        "ts": "    // no downstream services",
+        "python": "    # no downstream services",
+        "ruby": "  # no downstream services",
+        "php": "        // no downstream services",
+        "cpp": "  // no downstream services",
+        "rust": "            // no downstream services",
+        "sh": "# no downstream services",
+        "flagd": "\t// no downstream services",
+    }[lang]
 
 
 SQL_CLIENTS = {"go", "java", "python", "node"}
@@ -815,11 +989,23 @@ FLAG_SERVICE_MAP = {
 # user-visible per /work/shared/reference/orca/flag_signals.md (frontend section present); flags
 # not covered there are judged from their reference effect
 FLAG_USER_VISIBLE = {
-    "productCatalogFailure": True, "recommendationCacheFailure": True, "adManualGc": True, "adHighCpu": False,
-    "adFailure": True, "kafkaQueueProblems": False, "cartFailure": True, "paymentFailure": True,
-    "paymentUnreachable": True, "loadGeneratorFloodHomepage": False, "imageSlowLoad": True,
-    "emailMemoryLeak": False, "failedReadinessProbe": False, "llmInaccurateResponse": True,
-    "llmRateLimitError": True, "intlShippingSlowdown": True, "loadGeneratorTraffic": False,
+    "productCatalogFailure": True,
+    "recommendationCacheFailure": True,
+    "adManualGc": True,
+    "adHighCpu": False,
+    "adFailure": True,
+    "kafkaQueueProblems": False,
+    "cartFailure": True,
+    "paymentFailure": True,
+    "paymentUnreachable": True,
+    "loadGeneratorFloodHomepage": False,
+    "imageSlowLoad": True,
+    "emailMemoryLeak": False,
+    "failedReadinessProbe": False,
+    "llmInaccurateResponse": True,
+    "llmRateLimitError": True,
+    "intlShippingSlowdown": True,
+    "loadGeneratorTraffic": False,
     "loadGeneratorVUs": False,
 }
 FLAG_EFFECTS = {
@@ -856,10 +1042,23 @@ def _flags(ref: dict, names: set[str]) -> list[dict]:
             on = "on" if default != "on" else "off"
         else:
             others = [k for k in variants if k != default]
-            numeric = [k for k in others if isinstance(variants[k], (int, float)) and not isinstance(variants[k], bool)]
+            numeric = [
+                k
+                for k in others
+                if isinstance(variants[k], (int, float)) and not isinstance(variants[k], bool)
+            ]
             on = max(numeric, key=lambda k: variants[k]) if numeric else others[0]
-        out.append({"name": f["name"], "service": svc, "variants": variants, "default": default, "on_variant": on,
-                    "effect": FLAG_EFFECTS[f["name"]], "user_visible": FLAG_USER_VISIBLE[f["name"]]})
+        out.append(
+            {
+                "name": f["name"],
+                "service": svc,
+                "variants": variants,
+                "default": default,
+                "on_variant": on,
+                "effect": FLAG_EFFECTS[f["name"]],
+                "user_visible": FLAG_USER_VISIBLE[f["name"]],
+            }
+        )
     return out
 
 
@@ -903,8 +1102,12 @@ def build_app(app: str, report: dict | None = None) -> dict:
         name = r["name"]
         label, lang_key, sim_class = langs[name]
         kind = kinds[name]
-        res = {"cpu_request_m": parse_cpu(r.get("cpu_request")), "cpu_limit_m": parse_cpu(r.get("cpu_limit")),
-               "mem_request_mi": parse_mem(r.get("mem_request")), "mem_limit_mi": parse_mem(r.get("mem_limit"))}
+        res = {
+            "cpu_request_m": parse_cpu(r.get("cpu_request")),
+            "cpu_limit_m": parse_cpu(r.get("cpu_limit")),
+            "mem_request_mi": parse_mem(r.get("mem_request")),
+            "mem_limit_mi": parse_mem(r.get("mem_limit")),
+        }
         sim = _sim(app, name, sim_class, res["mem_limit_mi"], label)
         replicas = int(r.get("replicas") or 1)
         total_replicas = replicas * len(zones)
@@ -918,11 +1121,25 @@ def build_app(app: str, report: dict | None = None) -> dict:
         port = int(r.get("port") or 0)
         readiness, liveness, found = parse_probes(r.get("config_knobs", []), port)
         if port and not found or (found and liveness is None and port):
-            ptype = "tcp" if kind in ("datastore", "queue") or lang_key in ("envoy", "nginx_ui") else \
-                "grpc" if in_proto.get(name) == "grpc" else "http" if in_proto.get(name) == "http" else "tcp"
+            ptype = (
+                "tcp"
+                if kind in ("datastore", "queue") or lang_key in ("envoy", "nginx_ui")
+                else "grpc"
+                if in_proto.get(name) == "grpc"
+                else "http"
+                if in_proto.get(name) == "http"
+                else "tcp"
+            )
             path = {"image-provider": "/status"}.get(name, "/health") if ptype == "http" else None
-            default = {"type": ptype, "port": port, "path": path, "initial_delay_s": 10 if sim_class == "java" else 0,
-                       "period_s": 10, "timeout_s": 1, "failure_threshold": 3}
+            default = {
+                "type": ptype,
+                "port": port,
+                "path": path,
+                "initial_delay_s": 10 if sim_class == "java" else 0,
+                "period_s": 10,
+                "timeout_s": 1,
+                "failure_threshold": 3,
+            }
             if not found:
                 readiness = dict(default)
                 liveness = dict(default)
@@ -947,8 +1164,9 @@ def build_app(app: str, report: dict | None = None) -> dict:
             "_lang_key": lang_key,
         }
         out_edges = [e for e in edges if e["source"] == name]
-        svc["config"] = _config(app, svc, out_edges, ports, kinds, r.get("config_knobs", []),
-                                flags if name == "flagd" else [])
+        svc["config"] = _config(
+            app, svc, out_edges, ports, kinds, r.get("config_knobs", []), flags if name == "flagd" else []
+        )
         cand = [e for e in out_edges if e["target"] not in ("flagd", "nacos")]
         main = None
         if (app, name) in MAIN_OVERRIDES:
@@ -972,7 +1190,9 @@ def build_app(app: str, report: dict | None = None) -> dict:
         "failover": spec["failover"],
         "load": {"users": _users(app, ref), "requests_per_second": spec["rps"]},
         "services": services,
-        "edges": [{k: e[k] for k in ("source", "target", "protocol", "timeout_ms", "retries")} for e in edges],
+        "edges": [
+            {k: e[k] for k in ("source", "target", "protocol", "timeout_ms", "retries")} for e in edges
+        ],
         "request_types": rts,
         "feature_flags": flags,
     }
@@ -984,7 +1204,10 @@ def build_app(app: str, report: dict | None = None) -> dict:
 def _probe(p: dict | None) -> dict | None:
     if p is None:
         return None
-    out = {k: p[k] for k in ("type", "port", "path", "initial_delay_s", "period_s", "timeout_s", "failure_threshold")}
+    out = {
+        k: p[k]
+        for k in ("type", "port", "path", "initial_delay_s", "period_s", "timeout_s", "failure_threshold")
+    }
     if out["path"] is None:
         del out["path"]
     return out
@@ -1048,7 +1271,9 @@ def build_apps() -> dict[str, dict]:
 
 
 def dump(doc: dict) -> str:
-    return HEADER + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=120, default_flow_style=False)
+    return HEADER + yaml.safe_dump(
+        doc, sort_keys=False, allow_unicode=True, width=120, default_flow_style=False
+    )
 
 
 def main() -> None:
@@ -1063,10 +1288,12 @@ def main() -> None:
         n_cfg = sum(len(s["config"]) for s in doc["services"])
         n_src = sum(len(s["sources"]) for s in doc["services"])
         util, top, rate = report["util"][0]
-        print(f"{app}: services={len(doc['services'])} edges={len(doc['edges'])} "
-              f"request_types={len(doc['request_types'])} config_entries={n_cfg} source_files={n_src} "
-              f"zones={len(doc['zones'])} flags={len(doc['feature_flags'])} "
-              f"max_cpu_util={util:.2f} ({top}, {rate:.1f} rps)")
+        print(
+            f"{app}: services={len(doc['services'])} edges={len(doc['edges'])} "
+            f"request_types={len(doc['request_types'])} config_entries={n_cfg} source_files={n_src} "
+            f"zones={len(doc['zones'])} flags={len(doc['feature_flags'])} "
+            f"max_cpu_util={util:.2f} ({top}, {rate:.1f} rps)"
+        )
         for d in report["dropped"]:
             print(f"  dropped: {d}")
 

@@ -17,10 +17,10 @@ import json
 import math
 import re
 
+from sre_marathon_gym.backends.fault_check import check_fault
 from sre_marathon_gym.catalog.apps import App
 from sre_marathon_gym.catalog.faults import Fault, SymptomProbe
 from sre_marathon_gym.sim.simulator import TICK_S, Simulator
-from sre_marathon_gym.backends.fault_check import check_fault
 
 WARMUP_S = 120.0
 HOLD_S = 60.0  # the probe must stay failing this long (noise robustness, alert holds-for)
@@ -75,14 +75,22 @@ class Observer:
         if down:
             rts = [rt for rt in rts if down in rt.services] + [rt for rt in rts if down not in rt.services]
         out = [preferred] if preferred.service == t and preferred.kind != "restarts_per_5m" else []
-        out += [SymptomProbe(kind=k, service=t, threshold=0)
-                for k in ("ready_replicas_ratio", "service_error_ratio", "service_latency_p95_ms")]
+        out += [
+            SymptomProbe(kind=k, service=t, threshold=0)
+            for k in ("ready_replicas_ratio", "service_error_ratio", "service_latency_p95_ms")
+        ]
         if any(s.kind == "queue" for s in app.services):
-            out += [SymptomProbe(kind="kafka_consumer_lag", service=s.name, threshold=0)
-                    for s in app.services if s.name in fault.scope and s.kind == "service"]
+            out += [
+                SymptomProbe(kind="kafka_consumer_lag", service=s.name, threshold=0)
+                for s in app.services
+                if s.name in fault.scope and s.kind == "service"
+            ]
         out.append(preferred)
         for kind in ("entry_error_ratio", "entry_latency_p95_ms"):
-            out += [SymptomProbe(kind=kind, service=app.entry_point, request_type=rt.name, threshold=0) for rt in rts]
+            out += [
+                SymptomProbe(kind=kind, service=app.entry_point, request_type=rt.name, threshold=0)
+                for rt in rts
+            ]
         out.append(SymptomProbe(kind="entry_rate_rps", service=app.entry_point, threshold=0))
         out.append(SymptomProbe(kind="restarts_per_5m", service=t, threshold=0))
         seen, unique = set(), []
@@ -117,9 +125,9 @@ def threshold_for(kind: str, base: float, series: list[float]) -> float | None:
     if len(series) < hold:
         return None
     if kind == "ready_replicas_ratio":
-        low = min(max(series[i:i + hold]) for i in range(len(series) - hold + 1))
+        low = min(max(series[i : i + hold]) for i in range(len(series) - hold + 1))
         return 1.0 if base >= 1.0 and low < 1.0 else None
-    sustained = max(min(series[i:i + hold]) for i in range(len(series) - hold + 1))
+    sustained = max(min(series[i : i + hold]) for i in range(len(series) - hold + 1))
     if kind == "restarts_per_5m":
         return 0.0 if base <= 0 and sustained > 0 else None
     if kind in ("entry_error_ratio", "service_error_ratio"):
@@ -133,7 +141,7 @@ def threshold_for(kind: str, base: float, series: list[float]) -> float | None:
         step = 100 if mid < 2000 else 500
         return float(max(step, math.floor(mid / step) * step))
     if kind == "entry_rate_rps":  # a drop (see `rate_direction` for which way)
-        deepest = min(max(series[i:i + hold]) for i in range(len(series) - hold + 1))
+        deepest = min(max(series[i : i + hold]) for i in range(len(series) - hold + 1))
         if deepest < base / 3:
             return round(base / 2, 1)
         return round(base * 1.5, 1) if sustained > base * 2 else None
@@ -157,7 +165,11 @@ def calibrate(obs: Observer, fault_doc: dict) -> dict | None:
     if fault_doc["mechanism"] in ("node_failure", "node_cordon_drain"):
         fault_doc = place_on_target_node(obs, fault_doc)
     ladder = LADDER.get(fault_doc["mechanism"])
-    if ladder and fault_doc.get("change") and str(fault_doc["params"][ladder[0]]) in fault_doc["change"]["diff"]:
+    if (
+        ladder
+        and fault_doc.get("change")
+        and str(fault_doc["params"][ladder[0]]) in fault_doc["change"]["diff"]
+    ):
         ladder = None  # the change shows this value: keep it as written
     factors = ladder[1] if ladder else (1.0,)
     for factor in factors:

@@ -73,62 +73,76 @@ def dep_lines(lang: str, deps: list[dict]) -> str:
     if lang == "go":
         if many:
             names = _wrap([f'"{d["PREFIX"]}"' for d in deps], _per_line(deps), "\t\t")
-            return ("\tfor _, p := range []string{\n" + names + ",\n\t} {\n"
-                    "\t\tc.Addr[p] = mustEnv(p + \"_ADDR\")\n"
-                    "\t\tc.Timeout[p] = envMillis(p+\"_TIMEOUT_MS\", 2000)\n\t}")
+            return (
+                "\tfor _, p := range []string{\n" + names + ",\n\t} {\n"
+                '\t\tc.Addr[p] = mustEnv(p + "_ADDR")\n'
+                '\t\tc.Timeout[p] = envMillis(p+"_TIMEOUT_MS", 2000)\n\t}'
+            )
         return "\n".join(
             f'\tc.Addr["{d["name"]}"] = mustEnv("{d["PREFIX"]}_ADDR"); '
             f'c.Timeout["{d["name"]}"] = envMillis("{d["PREFIX"]}_TIMEOUT_MS", {d["timeout_ms"]})'
-            for d in deps)
+            for d in deps
+        )
     if lang in ("java", "kotlin"):
         if many:
             names = _wrap([f'"{d["PREFIX"]}"' for d in deps], _per_line(deps), "            ")
-            return ("        for (String p : List.of(\n" + names + ")) {\n"
-                    "            ADDR.put(p, env(p + \"_ADDR\", null));\n"
-                    "            TIMEOUT_MS.put(p, Integer.parseInt(env(p + \"_TIMEOUT_MS\", \"2000\")));\n        }")
+            return (
+                "        for (String p : List.of(\n" + names + ")) {\n"
+                '            ADDR.put(p, env(p + "_ADDR", null));\n'
+                '            TIMEOUT_MS.put(p, Integer.parseInt(env(p + "_TIMEOUT_MS", "2000")));\n        }'
+            )
         return "\n".join(
             f'        ADDR.put("{d["name"]}", env("{d["PREFIX"]}_ADDR", "{d["addr"]}")); '
             f'TIMEOUT_MS.put("{d["name"]}", Integer.parseInt(env("{d["PREFIX"]}_TIMEOUT_MS", "{d["timeout_ms"]}")));'
-            for d in deps)
+            for d in deps
+        )
     if lang == "csharp":
         return "\n".join(
             f'    Downstream("{d["name"]}", Env("{d["PREFIX"]}_ADDR", "{d["addr"]}"), '
             f'EnvInt("{d["PREFIX"]}_TIMEOUT_MS", {d["timeout_ms"]}));'
-            for d in deps)
+            for d in deps
+        )
     if lang in ("node", "ts"):
         return "\n".join(
             f'  "{d["name"]}": {{ addr: env("{d["PREFIX"]}_ADDR", "{d["addr"]}"), '
             f'timeoutMs: Number(env("{d["PREFIX"]}_TIMEOUT_MS", "{d["timeout_ms"]}")) }},'
-            for d in deps)
+            for d in deps
+        )
     if lang == "python":
         return "\n".join(
             f'    "{d["name"]}": Downstream(os.environ.get("{d["PREFIX"]}_ADDR", "{d["addr"]}"), '
             f'int(os.environ.get("{d["PREFIX"]}_TIMEOUT_MS", "{d["timeout_ms"]}"))),'
-            for d in deps)
+            for d in deps
+        )
     if lang == "ruby":
         return "\n".join(
             f'  "{d["name"]}" => {{ addr: ENV.fetch("{d["PREFIX"]}_ADDR", "{d["addr"]}"), '
             f'timeout_ms: ENV.fetch("{d["PREFIX"]}_TIMEOUT_MS", "{d["timeout_ms"]}").to_i }},'
-            for d in deps)
+            for d in deps
+        )
     if lang == "php":
         return "\n".join(
             f"    '{d['name']}' => ['addr' => getenv('{d['PREFIX']}_ADDR') ?: '{d['addr']}', "
             f"'timeout_ms' => (int) (getenv('{d['PREFIX']}_TIMEOUT_MS') ?: {d['timeout_ms']})],"
-            for d in deps)
+            for d in deps
+        )
     if lang == "cpp":
         return "\n".join(
             f'  cfg.downstreams["{d["name"]}"] = {{EnvOr("{d["PREFIX"]}_ADDR", "{d["addr"]}"), '
             f'std::stoi(EnvOr("{d["PREFIX"]}_TIMEOUT_MS", "{d["timeout_ms"]}"))}};'
-            for d in deps)
+            for d in deps
+        )
     if lang == "rust":
         return "\n".join(
             f'        downstream("{d["name"]}", env_or("{d["PREFIX"]}_ADDR", "{d["addr"]}"), '
             f'env_or("{d["PREFIX"]}_TIMEOUT_MS", "{d["timeout_ms"]}").parse()?),'
-            for d in deps)
+            for d in deps
+        )
     if lang in ("sh",):
         return "\n".join(
             f': "${{{d["PREFIX"]}_ADDR:={d["addr"]}}}" "${{{d["PREFIX"]}_TIMEOUT_MS:={d["timeout_ms"]}}}"'
-            for d in deps)
+            for d in deps
+        )
     raise KeyError(lang)
 
 
@@ -139,7 +153,9 @@ def dep_lines(lang: str, deps: list[dict]) -> str:
 T: dict[str, dict[str, tuple[str, str]]] = {}
 
 T["go"] = {
-    "handler": ("main.go", """
+    "handler": (
+        "main.go",
+        """
 // {{op}} serves {{route}}; it depends on {{main}} through s.{{main_var}}.
 func (s *server) {{op}}(ctx context.Context, req *pb.{{op}}Request) (*pb.{{op}}Response, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout["{{main}}"])
@@ -156,8 +172,11 @@ func (s *server) {{op}}(ctx context.Context, req *pb.{{op}}Request) (*pb.{{op}}R
 	}
 	return &pb.{{op}}Response{Items: out.Items}, nil
 }
-"""),
-    "handler_http": ("main.go", """
+""",
+    ),
+    "handler_http": (
+        "main.go",
+        """
 // {{op_lc}}Handler serves HTTP requests; the page needs {{main}}.
 func (fe *frontendServer) {{op_lc}}Handler(w http.ResponseWriter, r *http.Request) {
 	log := r.Context().Value(ctxKeyLog{}).(logrus.FieldLogger)
@@ -177,8 +196,11 @@ func (fe *frontendServer) {{op_lc}}Handler(w http.ResponseWriter, r *http.Reques
 	}
 	renderTemplate(w, "{{op_snake}}", map[string]any{"items": items, "session_id": sessionID(r)})
 }
-"""),
-    "handler_nodep": ("main.go", """
+""",
+    ),
+    "handler_nodep": (
+        "main.go",
+        """
 // {{op}} serves {{route}} from the in-memory data set.
 func (s *server) {{op}}(ctx context.Context, req *pb.{{op}}Request) (*pb.{{op}}Response, error) {
 	s.mu.RLock()
@@ -193,8 +215,11 @@ func (s *server) {{op}}(ctx context.Context, req *pb.{{op}}Request) (*pb.{{op}}R
 	}
 	return &pb.{{op}}Response{Items: items}, nil
 }
-"""),
-    "client": ("{{main_file}}_client.go", """
+""",
+    ),
+    "client": (
+        "{{main_file}}_client.go",
+        """
 // {{main_cls}}Client wraps calls from {{svc}} to {{main}} ({{main_proto}}).
 func (c *{{main_var}}Client) {{main_op}}(ctx context.Context, req *pb.{{op}}Request) (*pb.{{main_op}}Response, error) {
 	var lastErr error
@@ -210,8 +235,11 @@ func (c *{{main_var}}Client) {{main_op}}(ctx context.Context, req *pb.{{op}}Requ
 	}
 	return nil, fmt.Errorf("{{main}}.{{main_op}}: %w", lastErr)
 }
-"""),
-    "logic": ("{{logic_file}}.go", """
+""",
+    ),
+    "logic": (
+        "{{logic_file}}.go",
+        """
 // cache of computed {{op2}} results, refreshed every cfg.CacheTTL.
 func (s *server) lookup(key string) (*pb.Item, error) {
 	s.mu.RLock()
@@ -229,8 +257,11 @@ func (s *server) lookup(key string) (*pb.Item, error) {
 	s.mu.Unlock()
 	return item, nil
 }
-"""),
-    "config": ("config.go", """
+""",
+    ),
+    "config": (
+        "config.go",
+        """
 // loadConfig reads {{svc}}'s environment (see deployment/{{svc}}).
 func loadConfig() *Config {
 	c := &Config{Addr: map[string]string{}, Timeout: map[string]time.Duration{}}
@@ -241,11 +272,14 @@ func loadConfig() *Config {
 {{dep_lines}}
 	return c
 }
-"""),
+""",
+    ),
 }
 
 T["java"] = {
-    "handler": ("src/main/java/{{pkg_path}}/{{cls}}Impl.java", """
+    "handler": (
+        "src/main/java/{{pkg_path}}/{{cls}}Impl.java",
+        """
 // {{cls}}Impl.{{op_lc}}: handles {{route}} and calls {{main}}.
 @Override
 public Response {{op_lc}}(Request request, HttpHeaders headers) {
@@ -262,8 +296,11 @@ public Response {{op_lc}}(Request request, HttpHeaders headers) {
     }
     return new Response<>(1, "Success", items);
 }
-"""),
-    "handler_nodep": ("src/main/java/{{pkg_path}}/{{cls}}Impl.java", """
+""",
+    ),
+    "handler_nodep": (
+        "src/main/java/{{pkg_path}}/{{cls}}Impl.java",
+        """
 // {{cls}}Impl.{{op_lc}}: handles {{route}} without downstream calls.
 @Override
 public Response {{op_lc}}(Request request, HttpHeaders headers) {
@@ -278,8 +315,11 @@ public Response {{op_lc}}(Request request, HttpHeaders headers) {
     }
     return new Response<>(1, "Success", result);
 }
-"""),
-    "client": ("src/main/java/{{pkg_path}}/client/{{main_cls}}Client.java", """
+""",
+    ),
+    "client": (
+        "src/main/java/{{pkg_path}}/client/{{main_cls}}Client.java",
+        """
 // {{main_cls}}Client: {{svc}} -> {{main}} ({{main_proto}}), timeout from {{MAIN}}_TIMEOUT_MS.
 public Response {{main_op_lc}}(Object body, HttpHeaders headers) {
     String url = "http://" + ClientConfig.ADDR.get("{{main}}") + "{{main_route}}";
@@ -294,8 +334,11 @@ public Response {{main_op_lc}}(Object body, HttpHeaders headers) {
     }
     return null;
 }
-"""),
-    "logic": ("src/main/java/{{pkg_path}}/{{cls}}Cache.java", """
+""",
+    ),
+    "logic": (
+        "src/main/java/{{pkg_path}}/{{cls}}Cache.java",
+        """
 // {{cls}}Cache: caches {{op2_lc}} results for CACHE_TTL_S seconds.
 public Object get(String key) {
     CacheEntry e = entries.get(key);
@@ -311,8 +354,11 @@ public Object get(String key) {
     entries.put(key, new CacheEntry(fresh, now));
     return fresh;
 }
-"""),
-    "config": ("src/main/java/{{pkg_path}}/config/ClientConfig.java", """
+""",
+    ),
+    "config": (
+        "src/main/java/{{pkg_path}}/config/ClientConfig.java",
+        """
 // ClientConfig: reads {{svc}}'s downstream addresses and timeouts from the environment.
 public final class ClientConfig {
     public static final Map<String, String> ADDR = new HashMap<>();
@@ -324,10 +370,13 @@ public final class ClientConfig {
     }
     static String env(String k, String d) { String v = System.getenv(k); return v == null ? d : v; }
 }
-"""),
+""",
+    ),
 }
 
-JAVA_GRPC_HANDLER = ("src/main/java/{{pkg_root}}/{{cls}}.java", """
+JAVA_GRPC_HANDLER = (
+    "src/main/java/{{pkg_root}}/{{cls}}.java",
+    """
 // {{cls}}.{{op_lc}}: serves {{route}} (gRPC).
 public void {{op_lc}}({{op}}Request req, StreamObserver<{{op}}Response> responseObserver) {
     Span span = Span.current();
@@ -346,10 +395,13 @@ public void {{op_lc}}({{op}}Request req, StreamObserver<{{op}}Response> response
         responseObserver.onError(e);
     }
 }
-""")
+""",
+)
 
 T["csharp"] = {
-    "handler": ("src/services/{{cls}}.cs", """
+    "handler": (
+        "src/services/{{cls}}.cs",
+        """
 // {{cls}}.{{op}}: handles {{route}} using {{main}}.
 public override async Task<{{op}}Response> {{op}}({{op}}Request request, ServerCallContext context)
 {
@@ -367,8 +419,11 @@ public override async Task<{{op}}Response> {{op}}({{op}}Request request, ServerC
             $"Can't access {{main}}. {ex}"));
     }
 }
-"""),
-    "handler_nodep": ("src/services/{{cls}}.cs", """
+""",
+    ),
+    "handler_nodep": (
+        "src/services/{{cls}}.cs",
+        """
 // {{cls}}.{{op}}: handles {{route}}.
 public override async Task<{{op}}Response> {{op}}({{op}}Request request, ServerCallContext context)
 {
@@ -381,8 +436,11 @@ public override async Task<{{op}}Response> {{op}}({{op}}Request request, ServerC
     _logger.LogInformation("{{op}} returned {Count} items", items.Count);
     return await Task.FromResult(new {{op}}Response { Items = { items } });
 }
-"""),
-    "client": ("{{csharp_client_path}}", """
+""",
+    ),
+    "client": (
+        "{{csharp_client_path}}",
+        """
 // {{main_cls}} access for {{svc}}; connect timeout from {{MAIN}}_TIMEOUT_MS.
 private void EnsureConnected()
 {
@@ -398,8 +456,11 @@ private void EnsureConnected()
         throw new ApplicationException("Wasn't able to connect to {{main}}");
     }
 }
-"""),
-    "logic": ("src/{{cls}}Logic.cs", """
+""",
+    ),
+    "logic": (
+        "src/{{cls}}Logic.cs",
+        """
 // {{cls}}Logic: business rules behind {{op2}}.
 public IReadOnlyList<Item> {{op2}}(string key)
 {
@@ -412,8 +473,11 @@ public IReadOnlyList<Item> {{op2}}(string key)
     _cache[key] = new CacheEntry(items, DateTime.UtcNow);
     return items;
 }
-"""),
-    "config": ("{{csharp_config_path}}", """
+""",
+    ),
+    "config": (
+        "{{csharp_config_path}}",
+        """
 // {{svc}} configuration (environment variables).
 var builder = WebApplication.CreateBuilder(args);
 int Port = EnvInt("{{port_key}}", {{port}});
@@ -423,11 +487,14 @@ ThreadPool.SetMinThreads(WorkerThreads, WorkerThreads);
 {{dep_lines}}
 builder.Services.AddGrpc();
 builder.Services.AddSingleton(new StoreOptions(Port, CacheTtlS));
-"""),
+""",
+    ),
 }
 
 T["node"] = {
-    "handler": ("server.js", """
+    "handler": (
+        "server.js",
+        """
 // {{op_lc}}: handles {{route}} for {{svc}} and calls {{main}}.
 async function {{op_lc}}(call, callback) {
   const span = opentelemetry.trace.getActiveSpan();
@@ -441,8 +508,11 @@ async function {{op_lc}}(call, callback) {
     callback({ code: grpc.status.INTERNAL, message: err.message });
   }
 }
-"""),
-    "handler_nodep": ("server.js", """
+""",
+    ),
+    "handler_nodep": (
+        "server.js",
+        """
 // {{op_lc}}: handles {{route}} for {{svc}}.
 function {{op_lc}}(call, callback) {
   const request = call.request;
@@ -458,8 +528,11 @@ function {{op_lc}}(call, callback) {
     callback({ code: grpc.status.INTERNAL, message: err.message });
   }
 }
-"""),
-    "client": ("{{main_file}}_client.js", """
+""",
+    ),
+    "client": (
+        "{{main_file}}_client.js",
+        """
 // client for {{main}}: timeout {{MAIN}}_TIMEOUT_MS, {{main_retries}} retries.
 async function {{main_op_lc}}(request) {
   const { addr, timeoutMs } = config.downstreams['{{main}}'];
@@ -475,8 +548,11 @@ async function {{main_op_lc}}(request) {
   }
   throw lastErr;
 }
-"""),
-    "logic": ("{{logic_file}}.js", """
+""",
+    ),
+    "logic": (
+        "{{logic_file}}.js",
+        """
 // {{op2_lc}}: business logic of {{svc}}.
 function {{op2_lc}}(request) {
   const amount = request.amount || { units: 0, nanos: 0 };
@@ -491,8 +567,11 @@ function {{op2_lc}}(request) {
   cache.set(request.key, { value, at: Date.now() });
   return value;
 }
-"""),
-    "config": ("config.js", """
+""",
+    ),
+    "config": (
+        "config.js",
+        """
 // {{svc}} configuration, read once at start-up.
 const env = (k, d) => (process.env[k] !== undefined ? process.env[k] : d);
 module.exports = {
@@ -503,11 +582,14 @@ module.exports = {
 {{dep_lines}}
   },
 };
-"""),
+""",
+    ),
 }
 
 T["ts"] = {
-    "handler": ("pages/api/checkout.ts", """
+    "handler": (
+        "pages/api/checkout.ts",
+        """
 // POST /api/checkout: places the order through {{main_checkout}}.
 const handler = async ({ method, body, query }: NextApiRequest, res: NextApiResponse) => {
   if (method !== 'POST') {
@@ -524,8 +606,11 @@ const handler = async ({ method, body, query }: NextApiRequest, res: NextApiResp
   }
 };
 export default InstrumentationMiddleware(handler);
-"""),
-    "client": ("gateways/rpc/{{main_cls}}.gateway.ts", """
+""",
+    ),
+    "client": (
+        "gateways/rpc/{{main_cls}}.gateway.ts",
+        """
 // gRPC gateway from frontend to {{main}}; deadline from {{MAIN}}_TIMEOUT_MS.
 const { addr, timeoutMs } = config.downstreams['{{main}}'];
 const client = new {{main_cls}}ServiceClient(addr, ChannelCredentials.createInsecure());
@@ -541,8 +626,11 @@ const {{main_cls}}Gateway = () => ({
   },
 });
 export default {{main_cls}}Gateway();
-"""),
-    "config": ("utils/config.ts", """
+""",
+    ),
+    "config": (
+        "utils/config.ts",
+        """
 // frontend server-side configuration (environment).
 const env = (k: string, d: string) => process.env[k] ?? d;
 export const config = {
@@ -552,11 +640,14 @@ export const config = {
 {{dep_lines}}
   } as Record<string, { addr: string; timeoutMs: number }>,
 };
-"""),
+""",
+    ),
 }
 
 T["python"] = {
-    "handler": ("{{py_server}}", """
+    "handler": (
+        "{{py_server}}",
+        """
 # {{op}}: handles {{route}} for {{svc}}; calls {{main}}.
 def {{op_snake}}(self, request, context):
     max_responses = int(os.environ.get("MAX_RESPONSES", "5"))
@@ -569,8 +660,11 @@ def {{op_snake}}(self, request, context):
     picked = random.sample(ids, min(max_responses, len(ids)))
     logger.info("[{{op}}] returned %d items", len(picked))
     return pb.{{op}}Response(ids=picked)
-"""),
-    "handler_nodep": ("{{py_server}}", """
+""",
+    ),
+    "handler_nodep": (
+        "{{py_server}}",
+        """
 # {{op}}: handles {{route}} for {{svc}}.
 def {{op_snake}}(self, request, context):
     logger.info("[{{op}}] request %s", request.id)
@@ -582,8 +676,11 @@ def {{op_snake}}(self, request, context):
     if result is None:
         context.abort(grpc.StatusCode.INTERNAL, "{{op_words}} failed")
     return result
-"""),
-    "client": ("{{main_snake}}_client.py", """
+""",
+    ),
+    "client": (
+        "{{main_snake}}_client.py",
+        """
 # client for {{main}} ({{main_proto}}); timeout from {{MAIN}}_TIMEOUT_MS.
 def {{main_op_snake}}(request, retries={{main_retries}}):
     dep = config.DOWNSTREAMS["{{main}}"]
@@ -596,8 +693,11 @@ def {{main_op_snake}}(request, retries={{main_retries}}):
             logger.warning("%s attempt %d failed: %s", "{{main}}", attempt + 1, err.code())
             time.sleep(0.05 * (attempt + 1))
     raise last_err
-"""),
-    "logic": ("logic.py", """
+""",
+    ),
+    "logic": (
+        "logic.py",
+        """
 # {{op2_snake}}: business logic of {{svc}} with a TTL cache.
 _cache = {}
 
@@ -611,8 +711,11 @@ def {{op2_snake}}(request):
         raise ValueError("cannot build response for %s" % key)
     _cache[key] = (value, time.time())
     return value
-"""),
-    "config": ("config.py", """
+""",
+    ),
+    "config": (
+        "config.py",
+        """
 # {{svc}} configuration (environment variables).
 import os
 from collections import namedtuple
@@ -624,11 +727,14 @@ CACHE_TTL_S = int(os.environ.get("CACHE_TTL_S", "{{ttl_default}}"))
 DOWNSTREAMS = {
 {{dep_lines}}
 }
-"""),
+""",
+    ),
 }
 
 T["kotlin"] = {
-    "handler": ("src/main/kotlin/frauddetection/main.kt", """
+    "handler": (
+        "src/main/kotlin/frauddetection/main.kt",
+        """
 // fraud-detection: consumes topic 'orders' from {{main}} and scores each order.
 fun main() {
     val consumer = createConsumer(Config.addr("{{main}}"), Config.timeoutMs("{{main}}"))
@@ -646,8 +752,11 @@ fun main() {
         consumer.commitSync()
     }
 }
-"""),
-    "client": ("src/main/kotlin/frauddetection/Consumer.kt", """
+""",
+    ),
+    "client": (
+        "src/main/kotlin/frauddetection/Consumer.kt",
+        """
 // Kafka consumer factory for {{main}}; request timeout from {{MAIN}}_TIMEOUT_MS.
 fun createConsumer(addr: String, timeoutMs: Int): KafkaConsumer<String, ByteArray> {
     val props = Properties()
@@ -660,8 +769,11 @@ fun createConsumer(addr: String, timeoutMs: Int): KafkaConsumer<String, ByteArra
     props[ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG] = ByteArrayDeserializer::class.java
     return KafkaConsumer(props)
 }
-"""),
-    "config": ("src/main/kotlin/frauddetection/Config.kt", """
+""",
+    ),
+    "config": (
+        "src/main/kotlin/frauddetection/Config.kt",
+        """
 // fraud-detection configuration (environment variables).
 object Config {
     private val ADDR = HashMap<String, String>()
@@ -674,11 +786,14 @@ object Config {
     fun timeoutMs(dep: String) = TIMEOUT_MS.getValue(dep)
     private fun env(k: String, d: String) = System.getenv(k) ?: d
 }
-"""),
+""",
+    ),
 }
 
 T["ruby"] = {
-    "handler_nodep": ("email_server.rb", """
+    "handler_nodep": (
+        "email_server.rb",
+        """
 # POST /send_order_confirmation: renders and sends the confirmation mail.
 post "/send_order_confirmation" do
   data = JSON.parse(request.body.read, object_class: OpenStruct)
@@ -692,8 +807,11 @@ post "/send_order_confirmation" do
   end
   status 200
 end
-"""),
-    "logic": ("mailer.rb", """
+""",
+    ),
+    "logic": (
+        "mailer.rb",
+        """
 # send_email: builds the confirmation body and delivers it with the test mailer.
 def send_email(data)
   multiplier = $flags.get_number("emailMemoryLeak", default: 0)
@@ -708,8 +826,11 @@ def send_email(data)
   )
   Mail::TestMailer.deliveries.clear if multiplier.zero?
 end
-"""),
-    "config": ("config.rb", """
+""",
+    ),
+    "config": (
+        "config.rb",
+        """
 # email service configuration (environment variables).
 PORT = ENV.fetch("EMAIL_PORT", "{{port}}").to_i
 WORKER_THREADS = ENV.fetch("WORKER_THREADS", "{{threads}}").to_i
@@ -719,11 +840,14 @@ DOWNSTREAMS = {
 set :port, PORT
 set :bind, "0.0.0.0"
 set :server_settings, { max_threads: WORKER_THREADS }
-"""),
+""",
+    ),
 }
 
 T["php"] = {
-    "handler_nodep": ("app/routes.php", """
+    "handler_nodep": (
+        "app/routes.php",
+        """
 <?php
 // POST /getquote: quotes shipping cost for a number of items.
 $app->post('/getquote', function (Request $request, Response $response) {
@@ -737,8 +861,11 @@ $app->post('/getquote', function (Request $request, Response $response) {
     $response->getBody()->write(json_encode($quote));
     return $response->withHeader('Content-Type', 'application/json');
 });
-"""),
-    "logic": ("app/quote.php", """
+""",
+    ),
+    "logic": (
+        "app/quote.php",
+        """
 <?php
 // calculateQuote: cost per item plus a fixed handling fee.
 function calculateQuote(int $numberOfItems): float
@@ -754,8 +881,11 @@ function calculateQuote(int $numberOfItems): float
     $span->setAttribute('app.quote.cost.total', $quote);
     return $quote;
 }
-"""),
-    "config": ("app/settings.php", """
+""",
+    ),
+    "config": (
+        "app/settings.php",
+        """
 <?php
 // quote service settings (environment variables).
 return [
@@ -767,11 +897,14 @@ return [
     'displayErrorDetails' => false,
     'logError' => true,
 ];
-"""),
+""",
+    ),
 }
 
 T["cpp"] = {
-    "handler_nodep": ("src/server.cpp", """
+    "handler_nodep": (
+        "src/server.cpp",
+        """
 // CurrencyService::Convert: converts between currencies via EUR rates.
 Status Convert(ServerContext* context, const CurrencyConversionRequest* request, Money* reply) override {
   auto span = get_tracer("currency")->StartSpan("Convert");
@@ -788,8 +921,11 @@ Status Convert(ServerContext* context, const CurrencyConversionRequest* request,
   span->End();
   return Status::OK;
 }
-"""),
-    "logic": ("src/currency_rates.cpp", """
+""",
+    ),
+    "logic": (
+        "src/currency_rates.cpp",
+        """
 // LoadRates: reads the static EUR-based conversion table, cached for cfg.cache_ttl_s.
 const std::unordered_map<std::string, double>& LoadRates(const Config& cfg) {
   static std::unordered_map<std::string, double> rates;
@@ -806,8 +942,11 @@ const std::unordered_map<std::string, double>& LoadRates(const Config& cfg) {
   loaded = now;
   return rates;
 }
-"""),
-    "config": ("src/config.cpp", """
+""",
+    ),
+    "config": (
+        "src/config.cpp",
+        """
 // LoadConfig: currency service configuration from the environment.
 Config LoadConfig() {
   Config cfg;
@@ -818,11 +957,14 @@ Config LoadConfig() {
   cfg.ipv6_enabled = EnvOr("IPV6_ENABLED", "false") == "true";
   return cfg;
 }
-"""),
+""",
+    ),
 }
 
 T["rust"] = {
-    "handler": ("src/shipping_service.rs", """
+    "handler": (
+        "src/shipping_service.rs",
+        """
 // POST /get-quote: asks {{main}} for a quote and converts it to Money.
 pub async fn get_quote(req: web::Json<GetQuoteRequest>, cfg: web::Data<Config>) -> HttpResponse {
     let items: u32 = req.items.iter().map(|i| i.quantity).sum();
@@ -837,8 +979,11 @@ pub async fn get_quote(req: web::Json<GetQuoteRequest>, cfg: web::Data<Config>) 
         }
     }
 }
-"""),
-    "client": ("src/shipping_service/quote.rs", """
+""",
+    ),
+    "client": (
+        "src/shipping_service/quote.rs",
+        """
 // request_quote: POST {{main_route}} on {{main}}, timeout {{MAIN}}_TIMEOUT_MS.
 pub async fn request_quote(count: u32, cfg: &Config) -> Result<f64, Box<dyn Error>> {
     let dep = cfg.downstream("{{main}}");
@@ -855,8 +1000,11 @@ pub async fn request_quote(count: u32, cfg: &Config) -> Result<f64, Box<dyn Erro
     }
     Err(Box::new(last_err.unwrap()))
 }
-"""),
-    "config": ("src/config.rs", """
+""",
+    ),
+    "config": (
+        "src/config.rs",
+        """
 // Config::from_env: shipping service configuration.
 impl Config {
     pub fn from_env() -> Result<Self, Box<dyn Error>> {
@@ -868,11 +1016,14 @@ impl Config {
         Ok(Config { port, worker_threads, downstreams })
     }
 }
-"""),
+""",
+    ),
 }
 
 T["envoy"] = {
-    "handler": ("envoy.tmpl.yaml", """
+    "handler": (
+        "envoy.tmpl.yaml",
+        """
 # routes of the frontend-proxy listener (port ${ENVOY_PORT})
 route_config:
   virtual_hosts:
@@ -890,8 +1041,11 @@ http_filters:
     typed_config:
       max_active_faults: 100
       delay: { header_delay: {}, percentage: { numerator: 100 } }
-"""),
-    "client": ("clusters.tmpl.yaml", """
+""",
+    ),
+    "client": (
+        "clusters.tmpl.yaml",
+        """
 # upstream clusters of frontend-proxy
 clusters:
   - name: frontend
@@ -907,8 +1061,11 @@ clusters:
   - name: image-provider
     type: STRICT_DNS
     connect_timeout: 0.25s
-"""),
-    "config": ("entrypoint.sh", """
+""",
+    ),
+    "config": (
+        "entrypoint.sh",
+        """
 #!/bin/sh
 # renders envoy.yaml from the templates using the container environment
 set -eu
@@ -919,11 +1076,14 @@ export IMAGE_PROVIDER_HOST="${IMAGE_PROVIDER_ADDR%:*}" IMAGE_PROVIDER_PORT="${IM
 export FLAGD_HOST="${FLAGD_ADDR%:*}" FLAGD_PORT="${FLAGD_ADDR##*:}"
 cat /etc/envoy/envoy.tmpl.yaml /etc/envoy/clusters.tmpl.yaml | envsubst > /etc/envoy/envoy.yaml
 exec envoy -c /etc/envoy/envoy.yaml --concurrency "${WORKER_THREADS}"
-"""),
+""",
+    ),
 }
 
 T["nginx_ui"] = {
-    "handler": ("nginx.conf", """
+    "handler": (
+        "nginx.conf",
+        """
 # ts-ui-dashboard: static UI plus the API proxy to {{main}}
 worker_processes  ${WORKER_THREADS};
 events { worker_connections 1024; }
@@ -941,8 +1101,11 @@ http {
         }
     }
 }
-"""),
-    "client": ("static/js/api.js", """
+""",
+    ),
+    "client": (
+        "static/js/api.js",
+        """
 // browser-side API helper: every page calls the gateway under /api/v1/
 function apiCall(method, path, body, onSuccess) {
     $.ajax({
@@ -959,8 +1122,11 @@ function apiCall(method, path, body, onSuccess) {
         error: function (xhr) { alert("request failed: " + xhr.status); }
     });
 }
-"""),
-    "config": ("docker-entrypoint.sh", """
+""",
+    ),
+    "config": (
+        "docker-entrypoint.sh",
+        """
 #!/bin/sh
 # renders nginx.conf from the environment before starting nginx
 set -eu
@@ -971,11 +1137,14 @@ envsubst '${{{MAIN}}_ADDR} ${{{MAIN}}_TIMEOUT_MS} ${WORKER_THREADS}' \\
   < /etc/nginx/nginx.conf.template > /etc/nginx/nginx.conf
 nginx -t
 exec nginx -g 'daemon off;'
-"""),
+""",
+    ),
 }
 
 T["nginx_images"] = {
-    "handler_nodep": ("nginx.conf.template", """
+    "handler_nodep": (
+        "nginx.conf.template",
+        """
 # image-provider: serves product images
 server {
     listen ${IMAGE_PROVIDER_PORT};
@@ -988,8 +1157,11 @@ server {
     location /status { return 200 'OK'; }
     access_log /dev/stdout otel;
 }
-"""),
-    "logic": ("conf.d/otel.conf", """
+""",
+    ),
+    "logic": (
+        "conf.d/otel.conf",
+        """
 # OpenTelemetry module settings for image-provider
 load_module modules/ngx_otel_module.so;
 otel_exporter {
@@ -1001,8 +1173,11 @@ otel_service_name image-provider;
 otel_trace on;
 log_format otel '$remote_addr [$time_local] "$request" $status '
                 '$body_bytes_sent $request_time "$http_user_agent"';
-"""),
-    "config": ("docker-entrypoint.sh", """
+""",
+    ),
+    "config": (
+        "docker-entrypoint.sh",
+        """
 #!/bin/sh
 # renders the nginx config from the container environment
 set -eu
@@ -1013,11 +1188,14 @@ envsubst '${IMAGE_PROVIDER_PORT} ${OTEL_COLLECTOR_HOST} ${OTEL_COLLECTOR_PORT_GR
   < /etc/nginx/nginx.conf.template > /etc/nginx/conf.d/default.conf
 sed -i "s/^worker_processes .*/worker_processes ${WORKER_THREADS};/" /etc/nginx/nginx.conf
 exec nginx -g 'daemon off;'
-"""),
+""",
+    ),
 }
 
 T["flagd"] = {
-    "handler_nodep": ("demo.flagd.json", """
+    "handler_nodep": (
+        "demo.flagd.json",
+        """
 {
   "$schema": "https://flagd.dev/schema/v0/flags.json",
   "flags": {
@@ -1035,8 +1213,11 @@ T["flagd"] = {
     }
   }
 }
-"""),
-    "logic": ("core/pkg/evaluator/json.go", """
+""",
+    ),
+    "logic": (
+        "core/pkg/evaluator/json.go",
+        """
 // ResolveBooleanValue evaluates a boolean flag from the loaded flag set.
 func (je *JSON) ResolveBooleanValue(ctx context.Context, reqID, flagKey string, evalCtx map[string]any) (bool, string, string, error) {
 	flag, ok := je.store.Get(ctx, flagKey)
@@ -1053,8 +1234,11 @@ func (je *JSON) ResolveBooleanValue(ctx context.Context, reqID, flagKey string, 
 	je.Logger.DebugWithID(reqID, fmt.Sprintf("evaluated %s -> %s", flagKey, flag.DefaultVariant))
 	return variant, flag.DefaultVariant, model.StaticReason, nil
 }
-"""),
-    "config": ("cmd/start.go", """
+""",
+    ),
+    "config": (
+        "cmd/start.go",
+        """
 // start flags: flagd reads the flag file mounted from ConfigMap flagd-config.
 func init() {
 	flags := startCmd.Flags()
@@ -1066,12 +1250,15 @@ func init() {
 	flags.Duration("sync-interval", 5*time.Second, "how often file sources are re-read")
 	_ = viper.BindPFlags(flags)
 }
-"""),
+""",
+    ),
 }
 
 # datastores / queues: one config file
 STORE_FILES: dict[str, tuple[str, str]] = {
-    "redis": ("redis.conf", """
+    "redis": (
+        "redis.conf",
+        """
 # redis.conf for {{svc}}
 port {{port}}
 bind 0.0.0.0
@@ -1082,8 +1269,11 @@ timeout 0
 tcp-keepalive 300
 save ""
 appendonly no
-"""),
-    "valkey": ("valkey.conf", """
+""",
+    ),
+    "valkey": (
+        "valkey.conf",
+        """
 # valkey.conf for {{svc}}
 port {{port}}
 bind 0.0.0.0
@@ -1094,8 +1284,11 @@ timeout 0
 tcp-keepalive 300
 save ""
 appendonly no
-"""),
-    "postgres": ("postgresql.conf", """
+""",
+    ),
+    "postgres": (
+        "postgresql.conf",
+        """
 # postgresql.conf for {{svc}}
 listen_addresses = '*'
 port = {{port}}
@@ -1107,8 +1300,11 @@ idle_in_transaction_session_timeout = 60000
 log_min_duration_statement = 500
 wal_level = minimal
 max_wal_senders = 0
-"""),
-    "mysql": ("my.cnf", """
+""",
+    ),
+    "mysql": (
+        "my.cnf",
+        """
 # my.cnf for {{svc}}
 [mysqld]
 port = {{port}}
@@ -1120,8 +1316,11 @@ innodb_lock_wait_timeout = 50
 slow_query_log = 1
 long_query_time = 1
 thread_cache_size = {{threads}}
-"""),
-    "kafka": ("server.properties", """
+""",
+    ),
+    "kafka": (
+        "server.properties",
+        """
 # server.properties for {{svc}} (KRaft mode)
 process.roles=broker,controller
 node.id=1
@@ -1133,8 +1332,11 @@ num.io.threads={{threads}}
 num.partitions=1
 log.retention.hours=1
 offsets.topic.replication.factor=1
-"""),
-    "rabbitmq": ("rabbitmq.conf", """
+""",
+    ),
+    "rabbitmq": (
+        "rabbitmq.conf",
+        """
 # rabbitmq.conf for {{svc}} (queues: email, food_delivery)
 listeners.tcp.default = {{port}}
 management.tcp.port = 15672
@@ -1145,8 +1347,11 @@ heartbeat = 60
 consumer_timeout = 1800000
 default_user = guest
 loopback_users = none
-"""),
-    "nacos": ("conf/application.properties", """
+""",
+    ),
+    "nacos": (
+        "conf/application.properties",
+        """
 # application.properties for {{svc}} (cluster mode, MySQL-backed)
 server.port={{port}}
 nacos.standalone=false
@@ -1157,12 +1362,15 @@ db.pool.config.maximumPoolSize={{threads}}
 nacos.naming.distro.taskDispatchThreadCount={{net_threads}}
 nacos.naming.clean.empty-service.interval=60000
 nacos.core.auth.enabled=false
-"""),
+""",
+    ),
 }
 
 
 SQL_CLIENT: dict[str, tuple[str, str]] = {
-    "go": ("store.go", """
+    "go": (
+        "store.go",
+        """
 // {{main_op}} reads rows from {{main}}; every query is bounded by {{MAIN}}_TIMEOUT_MS.
 func (s *store) {{main_op}}(ctx context.Context, req *pb.{{op}}Request) (*pb.{{op}}Response, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
@@ -1183,8 +1391,11 @@ func (s *store) {{main_op}}(ctx context.Context, req *pb.{{op}}Request) (*pb.{{o
 	}
 	return out, rows.Err()
 }
-"""),
-    "java": ("src/main/java/{{pkg_path}}/repository/{{entity_cls}}Repository.java", """
+""",
+    ),
+    "java": (
+        "src/main/java/{{pkg_path}}/repository/{{entity_cls}}Repository.java",
+        """
 // {{entity_cls}}Repository: {{svc}} -> {{main}} (JDBC); query timeout from {{MAIN}}_TIMEOUT_MS.
 public List<{{entity_cls}}> findAll(int pageSize) {
     jdbcTemplate.setQueryTimeout(Math.max(1, ClientConfig.TIMEOUT_MS.get("{{main}}") / 1000));
@@ -1201,8 +1412,11 @@ public List<{{entity_cls}}> findAll(int pageSize) {
     }
     return result;
 }
-"""),
-    "python": ("{{main_snake}}_client.py", """
+""",
+    ),
+    "python": (
+        "{{main_snake}}_client.py",
+        """
 # database access for {{svc}} ({{main}}); statement timeout from {{MAIN}}_TIMEOUT_MS.
 def {{main_op_snake}}(request, page_size=50):
     dep = config.DOWNSTREAMS["{{main}}"]
@@ -1221,8 +1435,11 @@ def {{main_op_snake}}(request, page_size=50):
                     break
                 offset += page_size
     return rows
-"""),
-    "node": ("db.js", """
+""",
+    ),
+    "node": (
+        "db.js",
+        """
 // MySQL access for {{svc}} ({{main}}); query timeout from {{MAIN}}_TIMEOUT_MS.
 const { addr, timeoutMs } = config.downstreams['{{main}}'];
 const [host, port] = addr.split(':');
@@ -1239,9 +1456,14 @@ async function {{main_op_lc}}(pageSize = 50) {
   }
   return rows;
 }
-"""),
+""",
+    ),
 }
-T["python_http"] = {**T["python"], "client": ("{{main_snake}}_client.py", """
+T["python_http"] = {
+    **T["python"],
+    "client": (
+        "{{main_snake}}_client.py",
+        """
 # HTTP client for {{main}}; timeout from {{MAIN}}_TIMEOUT_MS, {{main_retries}} retries.
 def {{main_op_snake}}(payload, retries={{main_retries}}):
     dep = config.DOWNSTREAMS["{{main}}"]
@@ -1256,9 +1478,13 @@ def {{main_op_snake}}(payload, retries={{main_retries}}):
             if attempt == retries:
                 raise
             time.sleep(0.1 * (attempt + 1))
-""")}
+""",
+    ),
+}
 T["java_gateway"] = {
-    "handler": ("src/main/java/gateway/filter/DownstreamTimeoutFilter.java", """
+    "handler": (
+        "src/main/java/gateway/filter/DownstreamTimeoutFilter.java",
+        """
 // DownstreamTimeoutFilter: applies <SERVICE>_TIMEOUT_MS of the routed service to each proxied request.
 @Override
 public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
@@ -1274,8 +1500,11 @@ public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
             return exchange.getResponse().setComplete();
         });
 }
-"""),
-    "client": ("src/main/resources/application.yml", """
+""",
+    ),
+    "client": (
+        "src/main/resources/application.yml",
+        """
 # gateway routes (excerpt: the busiest routes; {{route_count}} routes in total)
 spring:
   cloud:
@@ -1285,14 +1514,17 @@ spring:
         pool: { max-connections: ${WORKER_THREADS:{{threads}}} }
       routes:
 {{gw_routes}}
-"""),
+""",
+    ),
     "config": T["java"]["config"],
 }
 for _lang, _client in SQL_CLIENT.items():
     T[f"{_lang}_sql"] = {**T[_lang], "client": _client}
 
 T["csharp_accounting"] = {
-    "handler": ("src/Consumer.cs", """
+    "handler": (
+        "src/Consumer.cs",
+        """
 // Consumer.ProcessMessage: stores every order from topic 'orders' in {{main}}.
 private void ProcessMessage(Message<string, byte[]> message)
 {
@@ -1313,8 +1545,11 @@ private void ProcessMessage(Message<string, byte[]> message)
         _logger.LogError(ex, "Order parsing failed:");
     }
 }
-"""),
-    "client": ("src/DBContext.cs", """
+""",
+    ),
+    "client": (
+        "src/DBContext.cs",
+        """
 // DBContext: EF Core context for {{main}}; command timeout from {{MAIN}}_TIMEOUT_MS.
 protected override void OnConfiguring(DbContextOptionsBuilder optionsBuilder)
 {
@@ -1328,8 +1563,11 @@ protected override void OnConfiguring(DbContextOptionsBuilder optionsBuilder)
         npgsql.EnableRetryOnFailure({{main_retries}});
     });
 }
-"""),
-    "config": ("src/Program.cs", """
+""",
+    ),
+    "config": (
+        "src/Program.cs",
+        """
 // accounting configuration (environment variables).
 var builder = Host.CreateApplicationBuilder(args);
 int WorkerThreads = EnvInt("WORKER_THREADS", {{threads}});
@@ -1340,7 +1578,8 @@ builder.Services.AddSingleton<Consumer>();
 builder.Services.AddDbContext<DBContext>();
 var app = builder.Build();
 app.Services.GetRequiredService<Consumer>().StartListening();
-"""),
+""",
+    ),
 }
 
 

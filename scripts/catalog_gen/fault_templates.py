@@ -76,127 +76,187 @@ Snippet = tuple[str, list[tuple[int, str]]]
 CODE_SNIPPETS: dict[str, dict[str, list[Snippet]]] = {
     "code_error": {
         "go": [
-            ("validate incoming requests before processing", [
-                (0, "if err := validateRequest(req); err != nil {"),
-                (1, 'return nil, status.Errorf(codes.InvalidArgument, "invalid request: %v", err)'),
-                (0, "}"),
-            ]),
-            ("reject requests for unsupported currencies early", [
-                (0, "if !isSupportedCurrency(currencyFromContext(ctx)) {"),
-                (1, 'return nil, status.Error(codes.FailedPrecondition, "unsupported currency")'),
-                (0, "}"),
-            ]),
+            (
+                "validate incoming requests before processing",
+                [
+                    (0, "if err := validateRequest(req); err != nil {"),
+                    (1, 'return nil, status.Errorf(codes.InvalidArgument, "invalid request: %v", err)'),
+                    (0, "}"),
+                ],
+            ),
+            (
+                "reject requests for unsupported currencies early",
+                [
+                    (0, "if !isSupportedCurrency(currencyFromContext(ctx)) {"),
+                    (1, 'return nil, status.Error(codes.FailedPrecondition, "unsupported currency")'),
+                    (0, "}"),
+                ],
+            ),
         ],
         "python": [
-            ("validate incoming requests before processing", [
-                (0, "if not _validate_request(request):"),
-                (1, 'context.abort(grpc.StatusCode.INVALID_ARGUMENT, "invalid request")'),
-            ]),
-            ("raise on incomplete records instead of skipping them", [
-                (0, "if any(not getattr(request, field, None) for field in REQUIRED_FIELDS):"),
-                (1, 'raise ValueError("incomplete request")'),
-            ]),
+            (
+                "validate incoming requests before processing",
+                [
+                    (0, "if not _validate_request(request):"),
+                    (1, 'context.abort(grpc.StatusCode.INVALID_ARGUMENT, "invalid request")'),
+                ],
+            ),
+            (
+                "raise on incomplete records instead of skipping them",
+                [
+                    (0, "if any(not getattr(request, field, None) for field in REQUIRED_FIELDS):"),
+                    (1, 'raise ValueError("incomplete request")'),
+                ],
+            ),
         ],
         "java": [
-            ("validate incoming requests before processing", [
-                (0, "if (!RequestValidator.isValid(request)) {"),
-                (1, 'throw Status.INVALID_ARGUMENT.withDescription("invalid request").asRuntimeException();'),
-                (0, "}"),
-            ]),
-            ("fail fast on stale records", [
-                (0, "if (RecordGuard.isStale(request)) {"),
-                (1, 'throw new IllegalStateException("stale record");'),
-                (0, "}"),
-            ]),
+            (
+                "validate incoming requests before processing",
+                [
+                    (0, "if (!RequestValidator.isValid(request)) {"),
+                    (
+                        1,
+                        'throw Status.INVALID_ARGUMENT.withDescription("invalid request").asRuntimeException();',
+                    ),
+                    (0, "}"),
+                ],
+            ),
+            (
+                "fail fast on stale records",
+                [
+                    (0, "if (RecordGuard.isStale(request)) {"),
+                    (1, 'throw new IllegalStateException("stale record");'),
+                    (0, "}"),
+                ],
+            ),
         ],
         "kotlin": [
-            ("validate incoming records before processing", [
-                (0, 'require(RecordValidator.isValid(record)) { "invalid record" }'),
-            ]),
+            (
+                "validate incoming records before processing",
+                [
+                    (0, 'require(RecordValidator.isValid(record)) { "invalid record" }'),
+                ],
+            ),
         ],
         "csharp": [
-            ("validate incoming requests before processing", [
-                (0, "if (!RequestValidator.IsValid(request))"),
-                (1, 'throw new RpcException(new Status(StatusCode.InvalidArgument, "invalid request"));'),
-            ]),
+            (
+                "validate incoming requests before processing",
+                [
+                    (0, "if (!RequestValidator.IsValid(request))"),
+                    (1, 'throw new RpcException(new Status(StatusCode.InvalidArgument, "invalid request"));'),
+                ],
+            ),
         ],
         "js": [
-            ("validate incoming requests before processing", [
-                (0, "if (!isValidRequest(request)) {"),
-                (1, "throw new Error('invalid request');"),
-                (0, "}"),
-            ]),
-            ("reject requests with unknown currency codes", [
-                (0, "if (!SUPPORTED_CURRENCIES.includes(currencyOf(request))) {"),
-                (1, "throw new Error('unsupported currency');"),
-                (0, "}"),
-            ]),
+            (
+                "validate incoming requests before processing",
+                [
+                    (0, "if (!isValidRequest(request)) {"),
+                    (1, "throw new Error('invalid request');"),
+                    (0, "}"),
+                ],
+            ),
+            (
+                "reject requests with unknown currency codes",
+                [
+                    (0, "if (!SUPPORTED_CURRENCIES.includes(currencyOf(request))) {"),
+                    (1, "throw new Error('unsupported currency');"),
+                    (0, "}"),
+                ],
+            ),
         ],
         "ruby": [
-            ("validate incoming requests before processing", [
-                (0, "raise ArgumentError, 'invalid request' unless valid_request?(request)"),
-            ]),
+            (
+                "validate incoming requests before processing",
+                [
+                    (0, "raise ArgumentError, 'invalid request' unless valid_request?(request)"),
+                ],
+            ),
         ],
         "rust": [
-            ("validate incoming requests before processing", [
-                (0, "if !is_valid_request(&request) {"),
-                (1, 'return Err(Status::invalid_argument("invalid request"));'),
-                (0, "}"),
-            ]),
+            (
+                "validate incoming requests before processing",
+                [
+                    (0, "if !is_valid_request(&request) {"),
+                    (1, 'return Err(Status::invalid_argument("invalid request"));'),
+                    (0, "}"),
+                ],
+            ),
         ],
         "php": [
-            ("validate incoming requests before processing", [
-                (0, "if (!isValidRequest($request)) {"),
-                (1, "throw new InvalidArgumentException('invalid request');"),
-                (0, "}"),
-            ]),
+            (
+                "validate incoming requests before processing",
+                [
+                    (0, "if (!isValidRequest($request)) {"),
+                    (1, "throw new InvalidArgumentException('invalid request');"),
+                    (0, "}"),
+                ],
+            ),
         ],
         "cpp": [
-            ("validate incoming requests before processing", [
-                (0, "if (!IsValidRequest(*request)) {"),
-                (1, 'return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "invalid request");'),
-                (0, "}"),
-            ]),
+            (
+                "validate incoming requests before processing",
+                [
+                    (0, "if (!IsValidRequest(*request)) {"),
+                    (1, 'return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "invalid request");'),
+                    (0, "}"),
+                ],
+            ),
         ],
         "elixir": [
-            ("validate incoming params before processing", [
-                (0, 'if not valid_request?(params), do: raise(ArgumentError, "invalid request")'),
-            ]),
+            (
+                "validate incoming params before processing",
+                [
+                    (0, 'if not valid_request?(params), do: raise(ArgumentError, "invalid request")'),
+                ],
+            ),
         ],
     },
     "code_latency": {
         "go": [
             ("persist audit entries before replying", [(0, "auditLog.Sync()")]),
-            ("enrich items with their details", [
-                (0, "for i := range items {"),
-                (1, "items[i].Details, _ = fetchDetails(ctx, items[i].Id)"),
-                (0, "}"),
-            ]),
+            (
+                "enrich items with their details",
+                [
+                    (0, "for i := range items {"),
+                    (1, "items[i].Details, _ = fetchDetails(ctx, items[i].Id)"),
+                    (0, "}"),
+                ],
+            ),
         ],
         "python": [
             ("persist audit entries before replying", [(0, "audit_log.flush(sync=True)")]),
-            ("enrich items with their details", [
-                (0, "for item in items:"),
-                (1, "item.details = fetch_details(item.id)"),
-            ]),
+            (
+                "enrich items with their details",
+                [
+                    (0, "for item in items:"),
+                    (1, "item.details = fetch_details(item.id)"),
+                ],
+            ),
         ],
         "java": [
             ("persist audit entries before replying", [(0, "auditLog.flush();")]),
-            ("enrich items with their details", [
-                (0, "for (Item item : items) {"),
-                (1, "item.setDetails(detailsRepository.findById(item.getId()));"),
-                (0, "}"),
-            ]),
+            (
+                "enrich items with their details",
+                [
+                    (0, "for (Item item : items) {"),
+                    (1, "item.setDetails(detailsRepository.findById(item.getId()));"),
+                    (0, "}"),
+                ],
+            ),
         ],
         "kotlin": [("persist audit entries before acknowledging", [(0, "auditLog.flush()")])],
         "csharp": [("persist audit entries before replying", [(0, "await _auditLog.FlushAsync();")])],
         "js": [
             ("persist audit entries before replying", [(0, "await auditLog.flush();")]),
-            ("enrich items with their details", [
-                (0, "for (const item of items) {"),
-                (1, "item.details = await fetchDetails(item.id);"),
-                (0, "}"),
-            ]),
+            (
+                "enrich items with their details",
+                [
+                    (0, "for (const item of items) {"),
+                    (1, "item.details = await fetchDetails(item.id);"),
+                    (0, "}"),
+                ],
+            ),
         ],
         "ruby": [("persist audit entries before replying", [(0, "audit_log.flush")])],
         "rust": [("persist audit entries before replying", [(0, "audit_log.flush().await?;")])],
@@ -205,182 +265,413 @@ CODE_SNIPPETS: dict[str, dict[str, list[Snippet]]] = {
         "elixir": [("persist audit entries before replying", [(0, "AuditLog.flush()")])],
     },
     "code_crash": {
-        "go": [("log the tenant serving each request", [
-            (0, "tenant := tenantFromContext(ctx)"),
-            (0, 'log.Debugf("serving tenant %s", tenant.Name)'),
-        ])],
-        "python": [("log the tenant serving each request", [
-            (0, "tenant = tenant_from_metadata(context)"),
-            (0, 'logger.debug("serving tenant %s", tenant.name)'),
-        ])],
-        "java": [("log the tenant serving each request", [
-            (0, "Tenant tenant = TenantContext.current();"),
-            (0, 'logger.debug("serving tenant {}", tenant.getName());'),
-        ])],
-        "kotlin": [("log the tenant of each record", [
-            (0, "val tenant = TenantContext.current()!!"),
-            (0, 'logger.debug("tenant {}", tenant.name)'),
-        ])],
-        "csharp": [("log the tenant serving each request", [
-            (0, "var tenant = TenantContext.Current!;"),
-            (0, '_logger.LogDebug("serving tenant {Tenant}", tenant.Name);'),
-        ])],
-        "js": [("log the tenant serving each request", [
-            (0, "const tenant = tenantFromContext(call);"),
-            (0, "logger.debug({ tenant: tenant.name }, 'serving tenant');"),
-        ])],
-        "ruby": [("log the tenant serving each request", [
-            (0, "tenant = tenant_from(request)"),
-            (0, 'logger.debug("serving tenant #{tenant.name}")'),
-        ])],
-        "rust": [("log the tenant serving each request", [
-            (0, "let tenant = tenant_from(&request).unwrap();"),
-            (0, 'debug!("serving tenant {}", tenant.name);'),
-        ])],
-        "php": [("log the tenant serving each request", [
-            (0, "$tenant = tenantFrom($request);"),
-            (0, "$logger->debug('serving tenant ' . $tenant->name);"),
-        ])],
-        "cpp": [("log the tenant serving each request", [
-            (0, "const auto* tenant = TenantFrom(context);"),
-            (0, 'LOG(DEBUG) << "serving tenant " << tenant->name();'),
-        ])],
-        "elixir": [("log the tenant serving each request", [
-            (0, "%{name: tenant} = tenant_from(conn)"),
-            (0, 'Logger.debug("serving tenant #{tenant}")'),
-        ])],
+        "go": [
+            (
+                "log the tenant serving each request",
+                [
+                    (0, "tenant := tenantFromContext(ctx)"),
+                    (0, 'log.Debugf("serving tenant %s", tenant.Name)'),
+                ],
+            )
+        ],
+        "python": [
+            (
+                "log the tenant serving each request",
+                [
+                    (0, "tenant = tenant_from_metadata(context)"),
+                    (0, 'logger.debug("serving tenant %s", tenant.name)'),
+                ],
+            )
+        ],
+        "java": [
+            (
+                "log the tenant serving each request",
+                [
+                    (0, "Tenant tenant = TenantContext.current();"),
+                    (0, 'logger.debug("serving tenant {}", tenant.getName());'),
+                ],
+            )
+        ],
+        "kotlin": [
+            (
+                "log the tenant of each record",
+                [
+                    (0, "val tenant = TenantContext.current()!!"),
+                    (0, 'logger.debug("tenant {}", tenant.name)'),
+                ],
+            )
+        ],
+        "csharp": [
+            (
+                "log the tenant serving each request",
+                [
+                    (0, "var tenant = TenantContext.Current!;"),
+                    (0, '_logger.LogDebug("serving tenant {Tenant}", tenant.Name);'),
+                ],
+            )
+        ],
+        "js": [
+            (
+                "log the tenant serving each request",
+                [
+                    (0, "const tenant = tenantFromContext(call);"),
+                    (0, "logger.debug({ tenant: tenant.name }, 'serving tenant');"),
+                ],
+            )
+        ],
+        "ruby": [
+            (
+                "log the tenant serving each request",
+                [
+                    (0, "tenant = tenant_from(request)"),
+                    (0, 'logger.debug("serving tenant #{tenant.name}")'),
+                ],
+            )
+        ],
+        "rust": [
+            (
+                "log the tenant serving each request",
+                [
+                    (0, "let tenant = tenant_from(&request).unwrap();"),
+                    (0, 'debug!("serving tenant {}", tenant.name);'),
+                ],
+            )
+        ],
+        "php": [
+            (
+                "log the tenant serving each request",
+                [
+                    (0, "$tenant = tenantFrom($request);"),
+                    (0, "$logger->debug('serving tenant ' . $tenant->name);"),
+                ],
+            )
+        ],
+        "cpp": [
+            (
+                "log the tenant serving each request",
+                [
+                    (0, "const auto* tenant = TenantFrom(context);"),
+                    (0, 'LOG(DEBUG) << "serving tenant " << tenant->name();'),
+                ],
+            )
+        ],
+        "elixir": [
+            (
+                "log the tenant serving each request",
+                [
+                    (0, "%{name: tenant} = tenant_from(conn)"),
+                    (0, 'Logger.debug("serving tenant #{tenant}")'),
+                ],
+            )
+        ],
     },
     "code_retry_storm": {
-        "go": [("retry failed calls to {dep}", [
-            (0, "for attempt := 0; attempt < maxAttempts && err != nil; attempt++ {"),
-            (1, "resp, err = callOnce(ctx, req)"),
-            (0, "}"),
-        ])],
-        "python": [("retry failed calls to {dep}", [
-            (0, "for _ in range(MAX_ATTEMPTS):"),
-            (1, "response = call_once(request) if response is None else response"),
-        ])],
-        "java": [("retry failed calls to {dep}", [
-            (0, "for (int attempt = 0; attempt < MAX_ATTEMPTS && response == null; attempt++) {"),
-            (1, "response = callOnce(request);"),
-            (0, "}"),
-        ])],
-        "kotlin": [("retry failed calls to {dep}", [
-            (0, "repeat(MAX_ATTEMPTS) { if (response == null) response = callOnce(record) }"),
-        ])],
-        "csharp": [("retry failed calls to {dep}", [
-            (0, "for (var attempt = 0; attempt < MaxAttempts && response is null; attempt++)"),
-            (1, "response = await CallOnceAsync(request);"),
-        ])],
-        "js": [("retry failed calls to {dep}", [
-            (0, "for (let attempt = 0; attempt < MAX_ATTEMPTS && !response; attempt++) {"),
-            (1, "response = await callOnce(request).catch(() => null);"),
-            (0, "}"),
-        ])],
-        "ruby": [("retry failed calls to {dep}", [
-            (0, "MAX_ATTEMPTS.times { response ||= call_once(request) }"),
-        ])],
-        "rust": [("retry failed calls to {dep}", [
-            (0, "for _ in 0..MAX_ATTEMPTS {"),
-            (1, "if response.is_err() { response = call_once(&request).await; }"),
-            (0, "}"),
-        ])],
-        "php": [("retry failed calls to {dep}", [
-            (0, "for ($attempt = 0; $attempt < MAX_ATTEMPTS && $response === null; $attempt++) {"),
-            (1, "$response = callOnce($request);"),
-            (0, "}"),
-        ])],
-        "cpp": [("retry failed calls to {dep}", [
-            (0, "for (int attempt = 0; attempt < kMaxAttempts && !status.ok(); ++attempt) {"),
-            (1, "status = CallOnce(request, &reply);"),
-            (0, "}"),
-        ])],
-        "elixir": [("retry failed calls to {dep}", [
-            (0, "response = Enum.reduce_while(1..@max_attempts, nil, fn _, _ -> retry_once(params) end)"),
-        ])],
+        "go": [
+            (
+                "retry failed calls to {dep}",
+                [
+                    (0, "for attempt := 0; attempt < maxAttempts && err != nil; attempt++ {"),
+                    (1, "resp, err = callOnce(ctx, req)"),
+                    (0, "}"),
+                ],
+            )
+        ],
+        "python": [
+            (
+                "retry failed calls to {dep}",
+                [
+                    (0, "for _ in range(MAX_ATTEMPTS):"),
+                    (1, "response = call_once(request) if response is None else response"),
+                ],
+            )
+        ],
+        "java": [
+            (
+                "retry failed calls to {dep}",
+                [
+                    (0, "for (int attempt = 0; attempt < MAX_ATTEMPTS && response == null; attempt++) {"),
+                    (1, "response = callOnce(request);"),
+                    (0, "}"),
+                ],
+            )
+        ],
+        "kotlin": [
+            (
+                "retry failed calls to {dep}",
+                [
+                    (0, "repeat(MAX_ATTEMPTS) { if (response == null) response = callOnce(record) }"),
+                ],
+            )
+        ],
+        "csharp": [
+            (
+                "retry failed calls to {dep}",
+                [
+                    (0, "for (var attempt = 0; attempt < MaxAttempts && response is null; attempt++)"),
+                    (1, "response = await CallOnceAsync(request);"),
+                ],
+            )
+        ],
+        "js": [
+            (
+                "retry failed calls to {dep}",
+                [
+                    (0, "for (let attempt = 0; attempt < MAX_ATTEMPTS && !response; attempt++) {"),
+                    (1, "response = await callOnce(request).catch(() => null);"),
+                    (0, "}"),
+                ],
+            )
+        ],
+        "ruby": [
+            (
+                "retry failed calls to {dep}",
+                [
+                    (0, "MAX_ATTEMPTS.times { response ||= call_once(request) }"),
+                ],
+            )
+        ],
+        "rust": [
+            (
+                "retry failed calls to {dep}",
+                [
+                    (0, "for _ in 0..MAX_ATTEMPTS {"),
+                    (1, "if response.is_err() { response = call_once(&request).await; }"),
+                    (0, "}"),
+                ],
+            )
+        ],
+        "php": [
+            (
+                "retry failed calls to {dep}",
+                [
+                    (0, "for ($attempt = 0; $attempt < MAX_ATTEMPTS && $response === null; $attempt++) {"),
+                    (1, "$response = callOnce($request);"),
+                    (0, "}"),
+                ],
+            )
+        ],
+        "cpp": [
+            (
+                "retry failed calls to {dep}",
+                [
+                    (0, "for (int attempt = 0; attempt < kMaxAttempts && !status.ok(); ++attempt) {"),
+                    (1, "status = CallOnce(request, &reply);"),
+                    (0, "}"),
+                ],
+            )
+        ],
+        "elixir": [
+            (
+                "retry failed calls to {dep}",
+                [
+                    (
+                        0,
+                        "response = Enum.reduce_while(1..@max_attempts, nil, fn _, _ -> retry_once(params) end)",
+                    ),
+                ],
+            )
+        ],
     },
     "code_memory_leak": {
         "go": [("memoize responses per request key", [(0, "responseCache.Store(cacheKey(req), resp)")])],
-        "python": [("memoize responses per request key", [(0, "_response_cache[cache_key(request)] = response")])],
-        "java": [("memoize responses per request key", [(0, "RESPONSE_CACHE.put(cacheKey(request), response);")])],
+        "python": [
+            ("memoize responses per request key", [(0, "_response_cache[cache_key(request)] = response")])
+        ],
+        "java": [
+            ("memoize responses per request key", [(0, "RESPONSE_CACHE.put(cacheKey(request), response);")])
+        ],
         "kotlin": [("remember processed records", [(0, "processed[record.key()] = record.value()")])],
-        "csharp": [("memoize responses per request key", [(0, "ResponseCache[CacheKey(request)] = response;")])],
-        "js": [("memoize responses per request key", [(0, "responseCache.set(cacheKey(request), response);")])],
-        "ruby": [("keep sent messages for the outbox view", [(0, "SENT_MESSAGES << { to: request.to, body: body }")])],
-        "rust": [("memoize responses per request key", [
-            (0, "RESPONSE_CACHE.lock().unwrap().insert(cache_key(&request), response.clone());"),
-        ])],
-        "php": [("memoize responses per request key", [(0, "self::$responseCache[cacheKey($request)] = $response;")])],
-        "cpp": [("memoize responses per request key", [(0, "response_cache_[CacheKey(*request)] = *reply;")])],
-        "elixir": [("memoize responses per request key", [(0, ":ets.insert(:response_cache, {cache_key(params), response})")])],
+        "csharp": [
+            ("memoize responses per request key", [(0, "ResponseCache[CacheKey(request)] = response;")])
+        ],
+        "js": [
+            ("memoize responses per request key", [(0, "responseCache.set(cacheKey(request), response);")])
+        ],
+        "ruby": [
+            (
+                "keep sent messages for the outbox view",
+                [(0, "SENT_MESSAGES << { to: request.to, body: body }")],
+            )
+        ],
+        "rust": [
+            (
+                "memoize responses per request key",
+                [
+                    (0, "RESPONSE_CACHE.lock().unwrap().insert(cache_key(&request), response.clone());"),
+                ],
+            )
+        ],
+        "php": [
+            (
+                "memoize responses per request key",
+                [(0, "self::$responseCache[cacheKey($request)] = $response;")],
+            )
+        ],
+        "cpp": [
+            ("memoize responses per request key", [(0, "response_cache_[CacheKey(*request)] = *reply;")])
+        ],
+        "elixir": [
+            (
+                "memoize responses per request key",
+                [(0, ":ets.insert(:response_cache, {cache_key(params), response})")],
+            )
+        ],
     },
     "code_cpu_hog": {
-        "go": [("log the full request payload for debugging", [
-            (0, 'if payload, err := json.MarshalIndent(req, "", "  "); err == nil {'),
-            (1, 'log.Debugf("request: %s", payload)'),
-            (0, "}"),
-        ])],
-        "python": [("log the full request payload for debugging", [
-            (0, 'logger.debug("request: %s", json.dumps(MessageToDict(request), indent=2, sort_keys=True))'),
-        ])],
-        "java": [("log the full request payload for debugging", [
-            (0, 'logger.debug("request: {}", ReflectionToStringBuilder.toString(request, ToStringStyle.MULTI_LINE_STYLE));'),
-        ])],
-        "kotlin": [("log the full record for debugging", [
-            (0, 'logger.debug("record: {}", mapper.writerWithDefaultPrettyPrinter().writeValueAsString(record))'),
-        ])],
-        "csharp": [("log the full request payload for debugging", [
-            (0, '_logger.LogDebug("request: {Request}", JsonSerializer.Serialize(request, PrettyJson));'),
-        ])],
-        "js": [("log the full request payload for debugging", [
-            (0, "logger.debug({ request: JSON.parse(JSON.stringify(request)) }, 'request payload');"),
-        ])],
-        "ruby": [("log the full request payload for debugging", [(0, "logger.debug(JSON.pretty_generate(request.to_h))")])],
-        "rust": [("log the full request payload for debugging", [
-            (0, 'debug!("request: {}", serde_json::to_string_pretty(&request).unwrap_or_default());'),
-        ])],
-        "php": [("log the full request payload for debugging", [
-            (0, "$logger->debug(json_encode($request, JSON_PRETTY_PRINT));"),
-        ])],
-        "cpp": [("log the full request payload for debugging", [
-            (0, 'LOG(DEBUG) << "request: " << request->DebugString();'),
-        ])],
-        "elixir": [("log the full params for debugging", [
-            (0, "Logger.debug(inspect(params, pretty: true, limit: :infinity))"),
-        ])],
+        "go": [
+            (
+                "log the full request payload for debugging",
+                [
+                    (0, 'if payload, err := json.MarshalIndent(req, "", "  "); err == nil {'),
+                    (1, 'log.Debugf("request: %s", payload)'),
+                    (0, "}"),
+                ],
+            )
+        ],
+        "python": [
+            (
+                "log the full request payload for debugging",
+                [
+                    (
+                        0,
+                        'logger.debug("request: %s", json.dumps(MessageToDict(request), indent=2, sort_keys=True))',
+                    ),
+                ],
+            )
+        ],
+        "java": [
+            (
+                "log the full request payload for debugging",
+                [
+                    (
+                        0,
+                        'logger.debug("request: {}", ReflectionToStringBuilder.toString(request, ToStringStyle.MULTI_LINE_STYLE));',
+                    ),
+                ],
+            )
+        ],
+        "kotlin": [
+            (
+                "log the full record for debugging",
+                [
+                    (
+                        0,
+                        'logger.debug("record: {}", mapper.writerWithDefaultPrettyPrinter().writeValueAsString(record))',
+                    ),
+                ],
+            )
+        ],
+        "csharp": [
+            (
+                "log the full request payload for debugging",
+                [
+                    (
+                        0,
+                        '_logger.LogDebug("request: {Request}", JsonSerializer.Serialize(request, PrettyJson));',
+                    ),
+                ],
+            )
+        ],
+        "js": [
+            (
+                "log the full request payload for debugging",
+                [
+                    (0, "logger.debug({ request: JSON.parse(JSON.stringify(request)) }, 'request payload');"),
+                ],
+            )
+        ],
+        "ruby": [
+            (
+                "log the full request payload for debugging",
+                [(0, "logger.debug(JSON.pretty_generate(request.to_h))")],
+            )
+        ],
+        "rust": [
+            (
+                "log the full request payload for debugging",
+                [
+                    (0, 'debug!("request: {}", serde_json::to_string_pretty(&request).unwrap_or_default());'),
+                ],
+            )
+        ],
+        "php": [
+            (
+                "log the full request payload for debugging",
+                [
+                    (0, "$logger->debug(json_encode($request, JSON_PRETTY_PRINT));"),
+                ],
+            )
+        ],
+        "cpp": [
+            (
+                "log the full request payload for debugging",
+                [
+                    (0, 'LOG(DEBUG) << "request: " << request->DebugString();'),
+                ],
+            )
+        ],
+        "elixir": [
+            (
+                "log the full params for debugging",
+                [
+                    (0, "Logger.debug(inspect(params, pretty: true, limit: :infinity))"),
+                ],
+            )
+        ],
     },
 }
 
 # variants used when the excerpt shows a house style (needle in excerpt -> variants)
 STYLE_SNIPPETS: dict[tuple[str, str], tuple[str, list[Snippet]]] = {
-    ("code_error", "java"): ("new Response<>(", [
-        ("validate incoming requests before processing", [
-            (0, "if (!RequestValidator.isValid(request)) {"),
-            (1, 'return new Response<>(0, "invalid request", null);'),
-            (0, "}"),
-        ]),
-        ("reject requests for trips that already departed", [
-            (0, "if (TripGuard.hasDeparted(request)) {"),
-            (1, 'return new Response<>(0, "trip already departed", null);'),
-            (0, "}"),
-        ]),
-    ]),
-    ("code_error", "js"): ("res.status(", [
-        ("validate incoming requests before processing", [
-            (0, "if (!isValidRequest(req.body)) {"),
-            (1, "return res.status(500).json({ error: 'invalid request' });"),
-            (0, "}"),
-        ]),
-    ]),
+    ("code_error", "java"): (
+        "new Response<>(",
+        [
+            (
+                "validate incoming requests before processing",
+                [
+                    (0, "if (!RequestValidator.isValid(request)) {"),
+                    (1, 'return new Response<>(0, "invalid request", null);'),
+                    (0, "}"),
+                ],
+            ),
+            (
+                "reject requests for trips that already departed",
+                [
+                    (0, "if (TripGuard.hasDeparted(request)) {"),
+                    (1, 'return new Response<>(0, "trip already departed", null);'),
+                    (0, "}"),
+                ],
+            ),
+        ],
+    ),
+    ("code_error", "js"): (
+        "res.status(",
+        [
+            (
+                "validate incoming requests before processing",
+                [
+                    (0, "if (!isValidRequest(req.body)) {"),
+                    (1, "return res.status(500).json({ error: 'invalid request' });"),
+                    (0, "}"),
+                ],
+            ),
+        ],
+    ),
 }
 
 _FUNC_HEADER = {
     "go": re.compile(r"^\s*func\b.*\{\s*$"),
     "python": re.compile(r"^\s*(async\s+)?def\s+\w+.*:\s*$"),
-    "java": re.compile(r"^\s*(public|private|protected|static|final|synchronized|\s)*[\w<>\[\], ?]+\s+\w+\s*\(.*\)\s*(throws [\w., ]+)?\s*\{\s*$"),
+    "java": re.compile(
+        r"^\s*(public|private|protected|static|final|synchronized|\s)*[\w<>\[\], ?]+\s+\w+\s*\(.*\)\s*(throws [\w., ]+)?\s*\{\s*$"
+    ),
     "kotlin": re.compile(r"^\s*(\w+\s+)*fun\s+.*\{\s*$"),
-    "csharp": re.compile(r"^\s*(public|private|protected|internal|static|async|override|virtual|\s)+[\w<>\[\], ?]+\s+\w+\s*\(.*\)\s*\{?\s*$"),
-    "js": re.compile(r"^\s*(export\s+)?(default\s+)?(async\s+)?(function\b.*|\w+\s*\(.*\)|(const|let)\s+\w+\s*=\s*(async\s*)?\(.*\)\s*=>|.*=>)\s*\{\s*$"),
+    "csharp": re.compile(
+        r"^\s*(public|private|protected|internal|static|async|override|virtual|\s)+[\w<>\[\], ?]+\s+\w+\s*\(.*\)\s*\{?\s*$"
+    ),
+    "js": re.compile(
+        r"^\s*(export\s+)?(default\s+)?(async\s+)?(function\b.*|\w+\s*\(.*\)|(const|let)\s+\w+\s*=\s*(async\s*)?\(.*\)\s*=>|.*=>)\s*\{\s*$"
+    ),
     "ruby": re.compile(r"^\s*def\s+\w+.*$"),
     "rust": re.compile(r"^\s*(pub(\(\w+\))?\s+)?(async\s+)?fn\s+.*\{\s*$"),
     "php": re.compile(r"^\s*(public|private|protected|static|\s)*function\s+\w+.*\{?\s*$"),
@@ -397,7 +688,9 @@ def _indent_of(line: str) -> str:
 def _indent_unit(lines: list[str], family: str) -> str:
     if family == "go" or any(ln.startswith("\t") for ln in lines):
         return "\t"
-    widths = sorted({len(_indent_of(ln)) for ln in lines if ln.strip() and _indent_of(ln) and "\t" not in _indent_of(ln)})
+    widths = sorted(
+        {len(_indent_of(ln)) for ln in lines if ln.strip() and _indent_of(ln) and "\t" not in _indent_of(ln)}
+    )
     if widths and widths[0] in (2, 4):
         return " " * widths[0]
     return "    " if family in ("python", "java", "kotlin", "csharp", "php", "rust", "cpp") else "  "
@@ -441,21 +734,23 @@ def _code_part(line: str) -> str:
 
 def _retarget_retries(lines: list[str]) -> tuple[list[str], str] | None:
     """Raise an explicit retry count and drop the backoff next to it, when the excerpt has one."""
-    pat = re.compile(r"(?i)\b(max_?retries|max_?attempts|attempts|retries|retry_?count)\b(\s*(?::=|=|:)\s*(?:1 \+ )?)(\d+)")
+    pat = re.compile(
+        r"(?i)\b(max_?retries|max_?attempts|attempts|retries|retry_?count)\b(\s*(?::=|=|:)\s*(?:1 \+ )?)(\d+)"
+    )
     for i, ln in enumerate(lines):
         m = pat.search(_code_part(ln))
         if m and int(m.group(3)) < 10:
-            new = lines[:i] + [ln[: m.start(3)] + "25" + ln[m.end(3):]] + lines[i + 1:]
+            new = lines[:i] + [ln[: m.start(3)] + "25" + ln[m.end(3) :]] + lines[i + 1 :]
             for k in range(max(0, i - 3), min(len(new), i + 5)):
                 if re.search(r"(?i)(backoff|sleep|jitter)", new[k]) and k != i:
-                    new = new[:k] + new[k + 1:]
+                    new = new[:k] + new[k + 1 :]
                     break
             return new, "retry transient failures more aggressively"
     loop = re.compile(r"(attempt\w*\s*<=?\s*)([\w.]*[Rr]etries)\b(?!\s*\*)")
     for i, ln in enumerate(lines):
         m = loop.search(_code_part(ln))
         if m:
-            new = lines[:i] + [ln[: m.end(2)] + "*10" + ln[m.end(2):]] + lines[i + 1:]
+            new = lines[:i] + [ln[: m.end(2)] + "*10" + ln[m.end(2) :]] + lines[i + 1 :]
             return new, "retry transient failures more aggressively"
     return None
 
@@ -466,18 +761,24 @@ def _off_by_one(lines: list[str], family: str) -> tuple[list[str], str] | None:
         pat = re.compile(r"range\(len\((\w+)\)\)")
         for i, ln in enumerate(lines):
             if pat.search(ln):
-                return lines[:i] + [pat.sub(r"range(len(\1) + 1)", ln, count=1)] + lines[i + 1:], "include the last page in pagination"
+                return lines[:i] + [pat.sub(r"range(len(\1) + 1)", ln, count=1)] + lines[
+                    i + 1 :
+                ], "include the last page in pagination"
         return None
     pat = re.compile(r"^(\s*for\b.*?\b\w+\s*)<(\s*[\w.()]+)")
     for i, ln in enumerate(lines):
         m = pat.search(_code_part(ln))
         if m and "<=" not in ln and "<<" not in ln:
-            return lines[:i] + [ln[: m.end(1)] + "<=" + ln[m.end(1) + 1:]] + lines[i + 1:], "include the last item in pagination"
+            return lines[:i] + [ln[: m.end(1)] + "<=" + ln[m.end(1) + 1 :]] + lines[
+                i + 1 :
+            ], "include the last item in pagination"
     return None
 
 
 _QUOTED = re.compile(r"""("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')""")
-_REQ_LIKE = re.compile(r"(?i)^\$?(req|request|r|data|record|params|payload|body|msg|message|event|order|call|input|conn)$")
+_REQ_LIKE = re.compile(
+    r"(?i)^\$?(req|request|r|data|record|params|payload|body|msg|message|event|order|call|input|conn)$"
+)
 
 
 def _subst_idents(line: str, mapping: dict[str, str]) -> str:
@@ -544,7 +845,9 @@ def _bindings(header: str, family: str) -> dict[str, str]:
     return b
 
 
-def code_change(mechanism: str, path: str, excerpt: str, family: str, pick: int, downstream: str = "") -> CodeChange:
+def code_change(
+    mechanism: str, path: str, excerpt: str, family: str, pick: int, downstream: str = ""
+) -> CodeChange:
     """A plausible 1-3 line change of `excerpt` producing `mechanism`; `pick` selects among variants."""
     lines = excerpt.rstrip("\n").split("\n")
     mod = None
@@ -575,26 +878,41 @@ def code_change(mechanism: str, path: str, excerpt: str, family: str, pick: int,
     unit = _indent_unit(lines, family)
     if points:
         at = points[(pick // len(variants)) % len(points)]
-        header = lines[at] if not (family in ("csharp", "php") and lines[at].strip() == "{") else lines[at - 1]
+        header = (
+            lines[at] if not (family in ("csharp", "php") and lines[at].strip() == "{") else lines[at - 1]
+        )
         binds = _bindings(header, family)
         if family == "go" and mechanism == "code_error":
             ret = _go_return(header)
             if ret is None and "http.ResponseWriter" in header:
-                snippet = [(0, "if err := validateRequest(r); err != nil {"),
-                           (1, "http.Error(w, err.Error(), http.StatusBadRequest); return"), (0, "}")]
+                snippet = [
+                    (0, "if err := validateRequest(r); err != nil {"),
+                    (1, "http.Error(w, err.Error(), http.StatusBadRequest); return"),
+                    (0, "}"),
+                ]
             elif ret == "":
                 snippet = [(lvl, text.replace("return nil, ", "return ")) for lvl, text in snippet]
         nxt = lines[at + 1]
-        base = _indent_of(nxt) if nxt.strip() and len(_indent_of(nxt)) > len(_indent_of(lines[at])) else _indent_of(lines[at]) + unit
+        base = (
+            _indent_of(nxt)
+            if nxt.strip() and len(_indent_of(nxt)) > len(_indent_of(lines[at]))
+            else _indent_of(lines[at]) + unit
+        )
     else:  # no function header in the excerpt: add after the last statement
         binds = {}
         at = len(lines) - 1
-        while at > 0 and (not lines[at].strip() or lines[at].strip()[0] in "})]" or lines[at].lstrip().startswith(("//", "#"))):
+        while at > 0 and (
+            not lines[at].strip()
+            or lines[at].strip()[0] in "})]"
+            or lines[at].lstrip().startswith(("//", "#"))
+        ):
             at -= 1
         base = _indent_of(lines[at])
     added = [base + unit * lvl + _subst_idents(text, binds) for lvl, text in snippet]
-    new = lines[: at + 1] + added + lines[at + 1:]
-    return CodeChange(message.format(dep=downstream or "the downstream service"), unified_diff(path, lines, new))
+    new = lines[: at + 1] + added + lines[at + 1 :]
+    return CodeChange(
+        message.format(dep=downstream or "the downstream service"), unified_diff(path, lines, new)
+    )
 
 
 def has_insertion_point(excerpt: str, family: str) -> bool:
@@ -632,7 +950,11 @@ def configmap_diff(configmap: str, key: str, old: str, new: str) -> str:
     """A diff of a ConfigMap entry; for flagd it is the flag's `defaultVariant`."""
     path = f"kubernetes/{configmap}.yaml"
     if configmap == "flagd-config":
-        old_lines = [f'        "{key}": {{', '          "state": "ENABLED",', f'          "defaultVariant": "{old}",']
+        old_lines = [
+            f'        "{key}": {{',
+            '          "state": "ENABLED",',
+            f'          "defaultVariant": "{old}",',
+        ]
         new_lines = old_lines[:2] + [f'          "defaultVariant": "{new}",']
     else:
         old_lines = ["data:", f"  {key}: {_yaml_quote(old)}"]
@@ -655,25 +977,44 @@ class FlagSpec:
 
 
 FLAG_SPECS: dict[str, FlagSpec] = {
-    "productCatalogFailure": FlagSpec("code", "error", "product-catalog", title="product catalog fails for one product"),
-    "recommendationCacheFailure": FlagSpec("code", "error", "recommendation", title="recommendation cache path broken"),
+    "productCatalogFailure": FlagSpec(
+        "code", "error", "product-catalog", title="product catalog fails for one product"
+    ),
+    "recommendationCacheFailure": FlagSpec(
+        "code", "error", "recommendation", title="recommendation cache path broken"
+    ),
     "adManualGc": FlagSpec("code", "latency", "ad", title="ad service triggers full GCs"),
     "adHighCpu": FlagSpec("resource", "latency", "ad", title="ad service burns CPU"),
     "adFailure": FlagSpec("code", "error", "ad", title="ad service fails a share of requests"),
     "kafkaQueueProblems": FlagSpec("load", "lag", "checkout", title="order topic flooded, consumer lags"),
     "cartFailure": FlagSpec("config", "latency", "cart", title="cart store pointed at an unreachable host"),
     "paymentFailure": FlagSpec("code", "error", "payment", ("50%", "25%"), title="payment charge fails"),
-    "paymentUnreachable": FlagSpec("config", "error", "checkout", title="checkout dials a bad payment address"),
-    "loadGeneratorFloodHomepage": FlagSpec("load", "latency", None, title="home page flooded by the load generator",
-                                           request_type="index"),
-    "imageSlowLoad": FlagSpec("network", "latency", "image-provider", ("5sec",), title="product images load slowly"),
+    "paymentUnreachable": FlagSpec(
+        "config", "error", "checkout", title="checkout dials a bad payment address"
+    ),
+    "loadGeneratorFloodHomepage": FlagSpec(
+        "load", "latency", None, title="home page flooded by the load generator", request_type="index"
+    ),
+    "imageSlowLoad": FlagSpec(
+        "network", "latency", "image-provider", ("5sec",), title="product images load slowly"
+    ),
     "emailMemoryLeak": FlagSpec("code", "restarts", "email", ("100x",), title="email service leaks memory"),
-    "failedReadinessProbe": FlagSpec("deployment", "ready", "cart", title="cart health check reports not serving"),
-    "llmInaccurateResponse": FlagSpec("code", "error", "llm", title="LLM returns inaccurate review summaries"),
-    "llmRateLimitError": FlagSpec("dependency", "error", "product-reviews", title="LLM rate-limits the review assistant"),
-    "intlShippingSlowdown": FlagSpec("code", "latency", "shipping", ("5sec",), title="international shipping orders slow"),
+    "failedReadinessProbe": FlagSpec(
+        "deployment", "ready", "cart", title="cart health check reports not serving"
+    ),
+    "llmInaccurateResponse": FlagSpec(
+        "code", "error", "llm", title="LLM returns inaccurate review summaries"
+    ),
+    "llmRateLimitError": FlagSpec(
+        "dependency", "error", "product-reviews", title="LLM rate-limits the review assistant"
+    ),
+    "intlShippingSlowdown": FlagSpec(
+        "code", "latency", "shipping", ("5sec",), title="international shipping orders slow"
+    ),
     "loadGeneratorTraffic": FlagSpec("load", "latency", None, title="load generator traffic paused"),
-    "loadGeneratorVUs": FlagSpec("load", "latency", None, ("25",), title="load generator virtual users raised"),
+    "loadGeneratorVUs": FlagSpec(
+        "load", "latency", None, ("25",), title="load generator virtual users raised"
+    ),
 }
 
 

@@ -43,20 +43,56 @@ SEEDS = {"online_boutique": 7150_001, "astronomy_shop": 7150_002, "train_ticket"
 
 # faults per app and category (700 in total; code + config = 276 = 39.4 %)
 QUOTAS: dict[str, dict[str, int]] = {
-    "online_boutique": {"code": 38, "config": 33, "dependency": 18, "resource": 25, "network": 20,
-                        "deployment": 18, "infrastructure": 12, "load": 16},
-    "astronomy_shop": {"code": 50, "config": 45, "dependency": 24, "resource": 33, "network": 26,
-                       "deployment": 24, "infrastructure": 18, "load": 20},
-    "train_ticket": {"code": 58, "config": 52, "dependency": 28, "resource": 40, "network": 31,
-                     "deployment": 28, "infrastructure": 19, "load": 24},
+    "online_boutique": {
+        "code": 38,
+        "config": 33,
+        "dependency": 18,
+        "resource": 25,
+        "network": 20,
+        "deployment": 18,
+        "infrastructure": 12,
+        "load": 16,
+    },
+    "astronomy_shop": {
+        "code": 50,
+        "config": 45,
+        "dependency": 24,
+        "resource": 33,
+        "network": 26,
+        "deployment": 24,
+        "infrastructure": 18,
+        "load": 20,
+    },
+    "train_ticket": {
+        "code": 58,
+        "config": 52,
+        "dependency": 28,
+        "resource": 40,
+        "network": 31,
+        "deployment": 28,
+        "infrastructure": 19,
+        "load": 24,
+    },
 }
 
 # mechanism mix inside a category (weights)
 MIX: dict[str, list[tuple[str, float]]] = {
-    "code": [("code_error", 30), ("code_latency", 20), ("code_crash", 12), ("code_retry_storm", 13),
-             ("code_memory_leak", 12), ("code_cpu_hog", 13)],
-    "config": [("config_timeout", 22), ("config_pool_size", 14), ("config_wrong_address", 18),
-               ("config_cache_ttl", 12), ("config_bad_value", 20), ("config_missing_env", 14)],
+    "code": [
+        ("code_error", 30),
+        ("code_latency", 20),
+        ("code_crash", 12),
+        ("code_retry_storm", 13),
+        ("code_memory_leak", 12),
+        ("code_cpu_hog", 13),
+    ],
+    "config": [
+        ("config_timeout", 22),
+        ("config_pool_size", 14),
+        ("config_wrong_address", 18),
+        ("config_cache_ttl", 12),
+        ("config_bad_value", 20),
+        ("config_missing_env", 14),
+    ],
     "dependency": [("dependency_unavailable", 55), ("dependency_slow", 45)],
     "resource": [("cpu_limit_cut", 28), ("memory_limit_cut", 24), ("cpu_stress", 24), ("memory_stress", 24)],
     "network": [("network_delay", 40), ("network_loss", 30), ("network_partition", 30)],
@@ -66,13 +102,36 @@ MIX: dict[str, list[tuple[str, float]]] = {
 }
 ZONE_FAULTS = {"astronomy_shop": 5}  # zone_failure only where the app runs in two zones with failover
 
-ERROR_PROBE = {"code_error", "code_retry_storm", "config_timeout", "config_wrong_address", "config_bad_value",
-               "dependency_unavailable", "network_loss", "network_partition"}
-LATENCY_PROBE = {"code_latency", "code_cpu_hog", "dependency_slow", "network_delay", "cpu_limit_cut", "cpu_stress",
-                 "config_pool_size", "config_cache_ttl", "load_spike"}
+ERROR_PROBE = {
+    "code_error",
+    "code_retry_storm",
+    "config_timeout",
+    "config_wrong_address",
+    "config_bad_value",
+    "dependency_unavailable",
+    "network_loss",
+    "network_partition",
+}
+LATENCY_PROBE = {
+    "code_latency",
+    "code_cpu_hog",
+    "dependency_slow",
+    "network_delay",
+    "cpu_limit_cut",
+    "cpu_stress",
+    "config_pool_size",
+    "config_cache_ttl",
+    "load_spike",
+}
 RESTART_PROBE = {"code_crash", "code_memory_leak", "memory_limit_cut", "memory_stress", "config_missing_env"}
-READY_PROBE = {"bad_image_tag", "bad_readiness_probe", "scale_to_zero", "node_failure", "node_cordon_drain",
-               "zone_failure"}
+READY_PROBE = {
+    "bad_image_tag",
+    "bad_readiness_probe",
+    "scale_to_zero",
+    "node_failure",
+    "node_cordon_drain",
+    "zone_failure",
+}
 
 SPILL = ("network", "resource", "dependency", "deployment")  # categories that take over a shortfall
 DURATIONS = [(240, 720)] * 5 + [(300, 720), (240, 600), (360, 720), (240, 480), (300, 600)]
@@ -92,7 +151,9 @@ def largest_remainder(total: int, weights: list[tuple[str, float]]) -> dict[str,
     raw = [(m, total * w / s) for m, w in weights]
     out = {m: math.floor(x) for m, x in raw}
     rest = total - sum(out.values())
-    for m, _ in sorted(raw, key=lambda t: (-(t[1] - math.floor(t[1])), [n for n, _ in weights].index(t[0])))[:rest]:
+    for m, _ in sorted(raw, key=lambda t: (-(t[1] - math.floor(t[1])), [n for n, _ in weights].index(t[0])))[
+        :rest
+    ]:
         out[m] += 1
     return out
 
@@ -109,14 +170,17 @@ class AppCtx:
         self.entry = app.entry_point
         self.svc: dict[str, Service] = {s.name: s for s in app.services}
         self.loadgens = {e.source for e in app.edges if e.target == self.entry} | {
-            s.name for s in app.services if re.search(r"load-?gen|locust", s.name)}
+            s.name for s in app.services if re.search(r"load-?gen|locust", s.name)
+        }
         self.loadgens.discard(self.entry)
         self.out_edges: dict[str, list] = defaultdict(list)
         for e in app.edges:
             if e.source not in self.loadgens and e.target in self.svc and e.source in self.svc:
                 self.out_edges[e.source].append(e)
         self.datastores = [s.name for s in app.services if s.kind in ("datastore", "queue")]
-        self.services = [s.name for s in app.services if s.kind in ("entry", "service") and s.name not in self.loadgens]
+        self.services = [
+            s.name for s in app.services if s.kind in ("entry", "service") and s.name not in self.loadgens
+        ]
         self.leaves = [n for n in self.services if not self.out_edges.get(n) and n != self.entry]
         self.rts = sorted(enumerate(app.request_types), key=lambda t: (-t[1].weight, t[0]))
         self.rts = [rt for _, rt in self.rts]
@@ -232,14 +296,36 @@ def config_aliases(ctx: AppCtx, svc: str, entry: ConfigEntry) -> list[str]:
 
 
 def base_fault(ctx: AppCtx, category: str, mechanism: str, target: str, title: str, params: dict) -> dict:
-    return {"app": ctx.name, "title": title, "category": category, "mechanism": mechanism, "target": target,
-            "params": params}
+    return {
+        "app": ctx.name,
+        "title": title,
+        "category": category,
+        "mechanism": mechanism,
+        "target": target,
+        "params": params,
+    }
 
 
-def finish(f: dict, *, scope: list[str], probe: dict, artifact: str, aliases: list[str], remedies: list[dict],
-           duration: dict, change: dict | None = None, full_outage: bool = False) -> dict:
-    f.update(scope=scope, probe=probe, artifact=artifact, aliases=list(dict.fromkeys(aliases)), remedies=remedies,
-             duration=duration)
+def finish(
+    f: dict,
+    *,
+    scope: list[str],
+    probe: dict,
+    artifact: str,
+    aliases: list[str],
+    remedies: list[dict],
+    duration: dict,
+    change: dict | None = None,
+    full_outage: bool = False,
+) -> dict:
+    f.update(
+        scope=scope,
+        probe=probe,
+        artifact=artifact,
+        aliases=list(dict.fromkeys(aliases)),
+        remedies=remedies,
+        duration=duration,
+    )
     if change is not None:
         f["change"] = change
     f["full_outage"] = full_outage
@@ -267,8 +353,14 @@ CODE_TITLES = {
     "code_memory_leak": "memory leak shipped to {svc}",
     "code_cpu_hog": "CPU-heavy code path shipped to {svc}",
 }
-PREFERRED_ROLE = {"code_error": "handler", "code_latency": "handler", "code_crash": "handler",
-                  "code_retry_storm": "client", "code_memory_leak": "handler", "code_cpu_hog": "handler"}
+PREFERRED_ROLE = {
+    "code_error": "handler",
+    "code_latency": "handler",
+    "code_crash": "handler",
+    "code_retry_storm": "client",
+    "code_memory_leak": "handler",
+    "code_cpu_hog": "handler",
+}
 
 
 def build_code(ctx: AppCtx, mechanism: str, svc: str) -> dict | None:
@@ -301,8 +393,13 @@ def build_code(ctx: AppCtx, mechanism: str, svc: str) -> dict | None:
     preferred = [f for f in pool if file_role(f.path) == PREFERRED_ROLE[mechanism]]
     if mechanism == "code_retry_storm":
         # the client file of a downstream names it (address / timeout keys): retry against that one
-        pairs = [(f, e.target) for f in pool for e in ctx.out_edges[svc]
-                 if file_role(f.path) != "config" and (token(e.target) in f.excerpt or f'"{e.target}"' in f.excerpt)]
+        pairs = [
+            (f, e.target)
+            for f in pool
+            for e in ctx.out_edges[svc]
+            if file_role(f.path) != "config"
+            and (token(e.target) in f.excerpt or f'"{e.target}"' in f.excerpt)
+        ]
         client_pairs = [(f, d) for f, d in pairs if file_role(f.path) == "client"] or pairs
         if client_pairs:
             src, dep = rng.choice(client_pairs)
@@ -322,12 +419,22 @@ def build_code(ctx: AppCtx, mechanism: str, svc: str) -> dict | None:
     f = base_fault(ctx, "code", mechanism, svc, CODE_TITLES[mechanism].format(svc=svc, dep=dep), params)
     probe = ctx.probe_for(mechanism, svc, also=dep or None, added_ms=params.get("added_ms", 0))
     return finish(
-        f, scope=ctx.scope(svc), probe=probe, artifact=artifact, aliases=aliases,
-        remedies=[{"action": "rollback", "target": svc, "value": "previous"},
-                  {"action": "patch_source", "target": svc, "artifact": artifact, "value": "revert"}],
+        f,
+        scope=ctx.scope(svc),
+        probe=probe,
+        artifact=artifact,
+        aliases=aliases,
+        remedies=[
+            {"action": "rollback", "target": svc, "value": "previous"},
+            {"action": "patch_source", "target": svc, "artifact": artifact, "value": "revert"},
+        ],
         duration=ctx.duration(),
-        change={"message": f"{svc}: {ch.message}", "diff": ch.diff, "from_revision": src.revision,
-                "to_revision": new_rev},
+        change={
+            "message": f"{svc}: {ch.message}",
+            "diff": ch.diff,
+            "from_revision": src.revision,
+            "to_revision": new_rev,
+        },
     )
 
 
@@ -347,19 +454,27 @@ def wrong_address(old: str, pick: int) -> str:
         return f"{scheme}{host}:{int(port) + 1}"
     if choice == 1 and len(host) > 4:
         i = len(host) // 2
-        new_host = host[:i] + host[i + 1:]
+        new_host = host[:i] + host[i + 1 :]
         return f"{scheme}{new_host}{':' + port if port else ''}"
     return f"{scheme}{host}.staging.svc.cluster.local{':' + port if port else ''}"
 
 
-BAD_VALUE_KEY = re.compile(r"(^MAX_|_MAX_|_LIMIT$|_SIZE$|_INTERVAL$|_MODEL$|JAVA_OPTS$|GOMEMLIMIT$|HEAP_OPTS$|"
-                           r"ADVERTISED_LISTENERS$|_COUNT$|_RATE$|_RATIO$|CURRENCY)")
+BAD_VALUE_KEY = re.compile(
+    r"(^MAX_|_MAX_|_LIMIT$|_SIZE$|_INTERVAL$|_MODEL$|JAVA_OPTS$|GOMEMLIMIT$|HEAP_OPTS$|"
+    r"ADVERTISED_LISTENERS$|_COUNT$|_RATE$|_RATIO$|CURRENCY)"
+)
 
 
 def bad_value_entries(service: Service) -> list[ConfigEntry]:
     """Business / runtime settings whose wrong value makes a share of requests fail."""
-    return [c for c in service.config if c.kind in ("int", "float", "string", "duration_s")
-            and not SPECIAL_KEY.search(c.key) and BAD_VALUE_KEY.search(c.key) and not c.key.endswith("PORT")]
+    return [
+        c
+        for c in service.config
+        if c.kind in ("int", "float", "string", "duration_s")
+        and not SPECIAL_KEY.search(c.key)
+        and BAD_VALUE_KEY.search(c.key)
+        and not c.key.endswith("PORT")
+    ]
 
 
 def bad_value(entry: ConfigEntry, pick: int) -> tuple[str, str]:
@@ -369,12 +484,16 @@ def bad_value(entry: ConfigEntry, pick: int) -> tuple[str, str]:
     if heap:
         mb = int(heap.group(1)) * (1024 if heap.group(2) in "gG" else 1)
         new_mb = max(32, mb // 4 // 8 * 8)
-        return v[: heap.start()] + f"-Xmx{new_mb}m" + v[heap.end():], "lower the JVM heap to fit the new memory request"
+        return v[: heap.start()] + f"-Xmx{new_mb}m" + v[
+            heap.end() :
+        ], "lower the JVM heap to fit the new memory request"
     mem = re.fullmatch(r"(\d+)(MiB|Mi|M)", v)
     if mem:
         return f"{max(8, int(mem.group(1)) // 5)}{mem.group(2)}", f"lower {entry.key} to reduce memory use"
     if entry.key.endswith("ADVERTISED_LISTENERS"):
-        return re.sub(r":(\d+)", lambda m: f":{int(m.group(1)) + 1}", v, count=1), "advertise the new listener port"
+        return re.sub(
+            r":(\d+)", lambda m: f":{int(m.group(1)) + 1}", v, count=1
+        ), "advertise the new listener port"
     if entry.key.endswith("_MODEL"):
         return f"{v}-v2", f"switch {entry.key} to the new model"
     if entry.kind in ("int", "duration_s"):
@@ -393,8 +512,12 @@ def config_change(svc: str, entry: ConfigEntry, new: str | None, message: str) -
         diff = configmap_diff(entry.configmap or "", entry.key, entry.value, new if new is not None else "")
     else:
         diff = env_diff(svc, entry.key, entry.value, new)
-    return {"message": f"{svc}: {message}", "diff": diff, "from_revision": entry.revision,
-            "to_revision": rev_next(entry.revision)}
+    return {
+        "message": f"{svc}: {message}",
+        "diff": diff,
+        "from_revision": entry.revision,
+        "to_revision": rev_next(entry.revision),
+    }
 
 
 def pick_edge_key(ctx: AppCtx, svc: str, edges: list, suffix: str) -> tuple[str, ConfigEntry] | None:
@@ -419,7 +542,9 @@ def build_config(ctx: AppCtx, mechanism: str, svc: str) -> dict | None:
         dep, entry = picked
         old = int(float(entry.value))
         healthy = ctx.observer.call_latency_ms(svc, dep)  # cut below what the call takes when healthy
-        cands = [v for v in (1, 2, 3, 5, 10, 20, 25, 30, 40, 50, 75, 100) if v <= 0.6 * healthy and v * 10 <= old]
+        cands = [
+            v for v in (1, 2, 3, 5, 10, 20, 25, 30, 40, 50, 75, 100) if v <= 0.6 * healthy and v * 10 <= old
+        ]
         if not cands:
             return None
         new_ms = rng.choice(cands[-3:])
@@ -475,15 +600,24 @@ def build_config(ctx: AppCtx, mechanism: str, svc: str) -> dict | None:
         entry = rng.choice(addr)
         new = None
         params = {"key": entry.key}
-        title, msg = f"{svc} deployed without {entry.key}", f"drop {entry.key} from the manifest (read from defaults)"
+        title, msg = (
+            f"{svc} deployed without {entry.key}",
+            f"drop {entry.key} from the manifest (read from defaults)",
+        )
     artifact = config_artifact_id(svc, entry)
     f = base_fault(ctx, "config", mechanism, svc, title, params)
     return finish(
-        f, scope=ctx.scope(svc), probe=ctx.probe_for(mechanism, svc, also=dep or None), artifact=artifact,
+        f,
+        scope=ctx.scope(svc),
+        probe=ctx.probe_for(mechanism, svc, also=dep or None),
+        artifact=artifact,
         aliases=config_aliases(ctx, svc, entry),
-        remedies=[{"action": "set_config", "target": svc, "artifact": artifact, "value": entry.value},
-                  {"action": "rollback", "target": svc, "value": "previous"}],
-        duration=ctx.duration(), change=config_change(svc, entry, new, msg),
+        remedies=[
+            {"action": "set_config", "target": svc, "artifact": artifact, "value": entry.value},
+            {"action": "rollback", "target": svc, "value": "previous"},
+        ],
+        duration=ctx.duration(),
+        change=config_change(svc, entry, new, msg),
     )
 
 
@@ -498,9 +632,15 @@ def build_dependency(ctx: AppCtx, mechanism: str, svc: str) -> dict | None:
         title = f"{svc} slow to respond"
         probe = ctx.probe(svc, "latency", added_ms=params["added_ms"])
     f = base_fault(ctx, "dependency", mechanism, svc, title, params)
-    return finish(f, scope=ctx.scope(svc), probe=probe, artifact=f"deployment/{svc}",
-                  aliases=deployment_aliases(svc), remedies=[{"action": "restart", "target": svc}],
-                  duration=ctx.duration())
+    return finish(
+        f,
+        scope=ctx.scope(svc),
+        probe=probe,
+        artifact=f"deployment/{svc}",
+        aliases=deployment_aliases(svc),
+        remedies=[{"action": "restart", "target": svc}],
+        duration=ctx.duration(),
+    )
 
 
 def limit_str(v: int, unit: str) -> str:
@@ -521,8 +661,15 @@ def build_resource(ctx: AppCtx, mechanism: str, svc: str) -> dict | None:
         field = "resources.limits.cpu"
         params: dict[str, Any] = {"cpu_limit_m": new}
         title = f"{svc} CPU limit cut to {new}m"
-        remedies = [{"action": "set_resources", "target": svc, "artifact": f"deployment/{svc}:{field}",
-                     "value": limit_str(r.cpu_limit_m, "m")}, rollback]
+        remedies = [
+            {
+                "action": "set_resources",
+                "target": svc,
+                "artifact": f"deployment/{svc}:{field}",
+                "value": limit_str(r.cpu_limit_m, "m"),
+            },
+            rollback,
+        ]
     elif mechanism == "memory_limit_cut":
         new = max(8, int(s.sim.base_memory_mi * rng.uniform(0.5, 0.8)))
         if r.mem_limit_mi and new >= r.mem_limit_mi:
@@ -530,8 +677,15 @@ def build_resource(ctx: AppCtx, mechanism: str, svc: str) -> dict | None:
         field = "resources.limits.memory"
         params = {"mem_limit_mi": new}
         title = f"{svc} memory limit cut to {new}Mi"
-        remedies = [{"action": "set_resources", "target": svc, "artifact": f"deployment/{svc}:{field}",
-                     "value": limit_str(r.mem_limit_mi, "Mi")}, rollback]
+        remedies = [
+            {
+                "action": "set_resources",
+                "target": svc,
+                "artifact": f"deployment/{svc}:{field}",
+                "value": limit_str(r.mem_limit_mi, "Mi"),
+            },
+            rollback,
+        ]
     elif mechanism == "cpu_stress":
         field = ""
         params = {"cores": rng.choice([1, 2, 2, 3, 4])}
@@ -550,8 +704,15 @@ def build_resource(ctx: AppCtx, mechanism: str, svc: str) -> dict | None:
     artifact = f"deployment/{svc}:{field}" if field else f"deployment/{svc}"
     aliases = field_aliases(svc, field) if field else deployment_aliases(svc)
     f = base_fault(ctx, "resource", mechanism, svc, title, params)
-    return finish(f, scope=ctx.scope(svc), probe=ctx.probe_for(mechanism, svc), artifact=artifact, aliases=aliases,
-                  remedies=remedies, duration=ctx.duration())
+    return finish(
+        f,
+        scope=ctx.scope(svc),
+        probe=ctx.probe_for(mechanism, svc),
+        artifact=artifact,
+        aliases=aliases,
+        remedies=remedies,
+        duration=ctx.duration(),
+    )
 
 
 def build_network(ctx: AppCtx, mechanism: str, svc: str) -> dict | None:
@@ -564,10 +725,15 @@ def build_network(ctx: AppCtx, mechanism: str, svc: str) -> dict | None:
         name = f"deny-{svc}-to-{dst}"
         artifact = f"networkpolicy/{name}"
         f = base_fault(ctx, "network", mechanism, svc, f"{svc} cut off from {dst}", {"downstream": dst})
-        return finish(f, scope=ctx.scope(svc), probe=ctx.probe(svc, "error", also=dst), artifact=artifact,
-                      aliases=[artifact, name, f"networkpolicy.networking.k8s.io/{name}", f"netpol/{name}"],
-                      remedies=[{"action": "delete_network_policy", "target": svc, "artifact": artifact}],
-                      duration=ctx.duration())
+        return finish(
+            f,
+            scope=ctx.scope(svc),
+            probe=ctx.probe(svc, "error", also=dst),
+            artifact=artifact,
+            aliases=[artifact, name, f"networkpolicy.networking.k8s.io/{name}", f"netpol/{name}"],
+            remedies=[{"action": "delete_network_policy", "target": svc, "artifact": artifact}],
+            duration=ctx.duration(),
+        )
     if mechanism == "network_delay":
         params: dict[str, Any] = {"delay_ms": rng.randrange(200, 2001, 50)}
         title = f"network delay on {svc} pods"
@@ -575,10 +741,15 @@ def build_network(ctx: AppCtx, mechanism: str, svc: str) -> dict | None:
         params = {"loss_ratio": ratio(rng, 0.1, 0.5)}
         title = f"packet loss on {svc} pods"
     f = base_fault(ctx, "network", mechanism, svc, title, params)
-    return finish(f, scope=ctx.scope(svc),
-                  probe=ctx.probe_for(mechanism, svc, added_ms=params.get("delay_ms", 0) * 2),
-                  artifact=f"deployment/{svc}:pod-network", aliases=field_aliases(svc, "pod-network"),
-                  remedies=[{"action": "restart", "target": svc}], duration=ctx.duration())
+    return finish(
+        f,
+        scope=ctx.scope(svc),
+        probe=ctx.probe_for(mechanism, svc, added_ms=params.get("delay_ms", 0) * 2),
+        artifact=f"deployment/{svc}:pod-network",
+        aliases=field_aliases(svc, "pod-network"),
+        remedies=[{"action": "restart", "target": svc}],
+        duration=ctx.duration(),
+    )
 
 
 def bad_image(image: str, pick: int) -> str:
@@ -601,23 +772,47 @@ def build_deployment(ctx: AppCtx, mechanism: str, svc: str) -> dict | None:
     rollback = [{"action": "rollback", "target": svc, "value": "previous"}]
     if mechanism == "bad_image_tag":
         params: dict[str, Any] = {"image": bad_image(s.image, rng.randrange(4))}
-        field, title, remedies, outage = "image", f"{svc} rollout with an unpullable image tag", rollback, False
+        field, title, remedies, outage = (
+            "image",
+            f"{svc} rollout with an unpullable image tag",
+            rollback,
+            False,
+        )
     elif mechanism == "bad_readiness_probe":
         cur = (s.readiness_probe.path if s.readiness_probe and s.readiness_probe.path else "") or "/"
         paths = [p for p in ("/readyz", "/healthz/ready", "/_health", "/ready", "/health/live") if p != cur]
         params = {"path": rng.choice(paths)}
-        field, title, remedies, outage = "readinessProbe", f"{svc} readiness probe points at a wrong path", rollback, full
+        field, title, remedies, outage = (
+            "readinessProbe",
+            f"{svc} readiness probe points at a wrong path",
+            rollback,
+            full,
+        )
     else:
         if s.replicas == 0:
             return None
         params = {}
         field, title, outage = "replicas", f"{svc} scaled to zero", full
-        remedies = [{"action": "scale", "target": svc, "artifact": f"deployment/{svc}:replicas",
-                     "value": str(s.replicas)}]
+        remedies = [
+            {
+                "action": "scale",
+                "target": svc,
+                "artifact": f"deployment/{svc}:replicas",
+                "value": str(s.replicas),
+            }
+        ]
     artifact = f"deployment/{svc}:{field}"
     f = base_fault(ctx, "deployment", mechanism, svc, title, params)
-    return finish(f, scope=ctx.scope(svc), probe=ctx.probe_for(mechanism, svc), artifact=artifact,
-                  aliases=field_aliases(svc, field), remedies=remedies, duration=ctx.duration(), full_outage=outage)
+    return finish(
+        f,
+        scope=ctx.scope(svc),
+        probe=ctx.probe_for(mechanism, svc),
+        artifact=artifact,
+        aliases=field_aliases(svc, field),
+        remedies=remedies,
+        duration=ctx.duration(),
+        full_outage=outage,
+    )
 
 
 def build_infrastructure(ctx: AppCtx, mechanism: str, svc: str) -> dict | None:
@@ -633,8 +828,15 @@ def build_infrastructure(ctx: AppCtx, mechanism: str, svc: str) -> dict | None:
         scope = sorted(set().union(*(ctx.app.downstream_closure(n) for n in in_zone)) - ctx.loadgens)
         artifact = f"zone/{zname}"
         f = base_fault(ctx, "infrastructure", mechanism, svc, f"zone {zname} fails", {"zone": zname})
-        return finish(f, scope=scope, probe=ctx.probe(svc, "ready"), artifact=artifact, aliases=[artifact, zname],
-                      remedies=[{"action": "failover", "target": healthy}], duration=ctx.duration())
+        return finish(
+            f,
+            scope=scope,
+            probe=ctx.probe(svc, "ready"),
+            artifact=artifact,
+            aliases=[artifact, zname],
+            remedies=[{"action": "failover", "target": healthy}],
+            duration=ctx.duration(),
+        )
     nodes = [n for z in s.zones if z in zones for n in zones[z].nodes] or ctx.app.nodes
     node = rng.choice(nodes)
     artifact = f"node/{node}"
@@ -643,8 +845,15 @@ def build_infrastructure(ctx: AppCtx, mechanism: str, svc: str) -> dict | None:
     else:
         title, remedies = f"node {node} cordoned and drained", [{"action": "uncordon", "target": node}]
     f = base_fault(ctx, "infrastructure", mechanism, svc, title, {"node": node})
-    return finish(f, scope=ctx.scope(svc), probe=ctx.probe(svc, "ready"), artifact=artifact,
-                  aliases=[artifact, node, f"nodes/{node}"], remedies=remedies, duration=ctx.duration())
+    return finish(
+        f,
+        scope=ctx.scope(svc),
+        probe=ctx.probe(svc, "ready"),
+        artifact=artifact,
+        aliases=[artifact, node, f"nodes/{node}"],
+        remedies=remedies,
+        duration=ctx.duration(),
+    )
 
 
 def build_load(ctx: AppCtx, mechanism: str, svc: str) -> dict | None:
@@ -652,16 +861,32 @@ def build_load(ctx: AppCtx, mechanism: str, svc: str) -> dict | None:
     s = ctx.svc[svc]
     mult = rng.randint(3, 10)
     f = base_fault(ctx, "load", mechanism, svc, f"{mult}x traffic spike on {svc}", {"multiplier": mult})
-    return finish(f, scope=ctx.scope(svc), probe=ctx.probe(svc, "latency"), artifact=f"deployment/{svc}:replicas",
-                  aliases=field_aliases(svc, "replicas"),
-                  remedies=[{"action": "scale", "target": svc, "artifact": f"deployment/{svc}:replicas",
-                             "value": str(max(1, s.replicas) * 3)}],
-                  duration=ctx.duration())
+    return finish(
+        f,
+        scope=ctx.scope(svc),
+        probe=ctx.probe(svc, "latency"),
+        artifact=f"deployment/{svc}:replicas",
+        aliases=field_aliases(svc, "replicas"),
+        remedies=[
+            {
+                "action": "scale",
+                "target": svc,
+                "artifact": f"deployment/{svc}:replicas",
+                "value": str(max(1, s.replicas) * 3),
+            }
+        ],
+        duration=ctx.duration(),
+    )
 
 
 BUILDERS: dict[str, Callable[[AppCtx, str, str], dict | None]] = {
-    "code": build_code, "config": build_config, "dependency": build_dependency, "resource": build_resource,
-    "network": build_network, "deployment": build_deployment, "infrastructure": build_infrastructure,
+    "code": build_code,
+    "config": build_config,
+    "dependency": build_dependency,
+    "resource": build_resource,
+    "network": build_network,
+    "deployment": build_deployment,
+    "infrastructure": build_infrastructure,
     "load": build_load,
 }
 
@@ -705,8 +930,10 @@ def generate(ctx: AppCtx, category: str, mechanism: str, count: int, out: list[d
     builder = BUILDERS[category]
     blocked: set[str] = set()
     while made < count:
-        order = sorted((n for n in weights if n not in blocked),
-                       key=lambda n: (ctx.cat_count[(n, category)] / weights[n], ctx.total[n], ctx.rank[n]))
+        order = sorted(
+            (n for n in weights if n not in blocked),
+            key=lambda n: (ctx.cat_count[(n, category)] / weights[n], ctx.total[n], ctx.rank[n]),
+        )
         if not order:
             break
         progressed = False
@@ -720,8 +947,11 @@ def generate(ctx: AppCtx, category: str, mechanism: str, count: int, out: list[d
                 if pre not in ctx.seen:
                     ctx.seen.add(pre)
                     fault = calibrate(ctx.observer, cand)  # None: no visible symptom in the simulator
-                    if fault is not None and (dedup_key(fault) == pre or dedup_key(fault) not in ctx.seen) \
-                            and params_key(fault) not in ctx.seen_params:
+                    if (
+                        fault is not None
+                        and (dedup_key(fault) == pre or dedup_key(fault) not in ctx.seen)
+                        and params_key(fault) not in ctx.seen_params
+                    ):
                         break
                     fault = None
             if fault is None:
@@ -750,7 +980,9 @@ def flag_faults(ctx: AppCtx) -> list[dict]:
     flag_entries = {c.key: c for c in flagd.config if c.kind == "flag"} if flagd else {}
     for flag in ctx.app.feature_flags:
         spec = flag_spec(flag.name, flag.effect)
-        target = flag.service if flag.service in ctx.svc else (spec.target if spec.target in ctx.svc else None)
+        target = (
+            flag.service if flag.service in ctx.svc else (spec.target if spec.target in ctx.svc else None)
+        )
         if target is None or target in ctx.loadgens:
             target = ctx.entry
         entry = flag_entries.get(flag.name)
@@ -758,15 +990,28 @@ def flag_faults(ctx: AppCtx) -> list[dict]:
             artifact, rev = config_artifact_id("flagd", entry), entry.revision
         else:
             artifact, rev = f"flagd:configmap/flagd-config/{flag.name}", "r1"
-        variants = [flag.on_variant, *(v for v in spec.extra_variants if v in flag.variants and v != flag.on_variant)]
+        variants = [
+            flag.on_variant,
+            *(v for v in spec.extra_variants if v in flag.variants and v != flag.on_variant),
+        ]
         for variant in variants:
             symptom = spec.symptom
             if symptom == "lag":
-                consumers = [e.source for e in ctx.app.edges
-                             if ctx.svc.get(e.target) and ctx.svc[e.target].kind == "queue" and e.source != target]
-                consumer = "fraud-detection" if "fraud-detection" in consumers else (consumers[0] if consumers else None)
-                probe = ({"kind": "kafka_consumer_lag", "service": consumer, "threshold": 1000} if consumer
-                         else ctx.probe(target, "latency"))
+                consumers = [
+                    e.source
+                    for e in ctx.app.edges
+                    if ctx.svc.get(e.target) and ctx.svc[e.target].kind == "queue" and e.source != target
+                ]
+                consumer = (
+                    "fraud-detection"
+                    if "fraud-detection" in consumers
+                    else (consumers[0] if consumers else None)
+                )
+                probe = (
+                    {"kind": "kafka_consumer_lag", "service": consumer, "threshold": 1000}
+                    if consumer
+                    else ctx.probe(target, "latency")
+                )
             else:
                 hint = spec.target if spec.target in ctx.svc and spec.target != target else None
                 probe = ctx.probe(target, symptom, also=hint)
@@ -776,23 +1021,48 @@ def flag_faults(ctx: AppCtx) -> list[dict]:
             title = spec.title or f"feature flag {flag.name} enabled"
             if variant != flag.on_variant:
                 title += f" ({variant})"
-            f = base_fault(ctx, spec.category, "feature_flag", target, title,
-                           {"flag": flag.name, "variant": variant})
+            f = base_fault(
+                ctx, spec.category, "feature_flag", target, title, {"flag": flag.name, "variant": variant}
+            )
             scope = ctx.scope(target)
             if probe["kind"] == "kafka_consumer_lag":
                 scope = sorted(set(scope) | set(ctx.scope(probe["service"])))
-            aliases = [artifact, flag.name, f"flagd-config/{flag.name}", f"configmap/flagd-config/{flag.name}",
-                       f"flagd/{flag.name}"]
-            change = {"message": f"flagd: set {flag.name} to {variant}",
-                      "diff": configmap_diff("flagd-config", flag.name, flag.default, variant),
-                      "from_revision": rev, "to_revision": rev_next(rev)}
-            finish(f, scope=scope, probe=probe, artifact=artifact, aliases=aliases,
-                   remedies=[{"action": "set_config", "target": "flagd" if flagd else target, "artifact": artifact,
-                              "value": flag.default}],
-                   duration=ctx.duration(), change=change,
-                   full_outage=False)
+            aliases = [
+                artifact,
+                flag.name,
+                f"flagd-config/{flag.name}",
+                f"configmap/flagd-config/{flag.name}",
+                f"flagd/{flag.name}",
+            ]
+            change = {
+                "message": f"flagd: set {flag.name} to {variant}",
+                "diff": configmap_diff("flagd-config", flag.name, flag.default, variant),
+                "from_revision": rev,
+                "to_revision": rev_next(rev),
+            }
+            finish(
+                f,
+                scope=scope,
+                probe=probe,
+                artifact=artifact,
+                aliases=aliases,
+                remedies=[
+                    {
+                        "action": "set_config",
+                        "target": "flagd" if flagd else target,
+                        "artifact": artifact,
+                        "value": flag.default,
+                    }
+                ],
+                duration=ctx.duration(),
+                change=change,
+                full_outage=False,
+            )
             ctx.seen.add(dedup_key(f))
-            f = calibrate(ctx.observer, f) or {**f, "observable": False}  # every flag stays, observable or not
+            f = calibrate(ctx.observer, f) or {
+                **f,
+                "observable": False,
+            }  # every flag stays, observable or not
             ctx.seen_params.add(params_key(f))
             ctx.cat_count[(target, spec.category)] += 1
             ctx.total[target] += 1
@@ -960,8 +1230,9 @@ _BlockDumper.add_representer(str, _str_representer)
 
 
 def dump(doc: dict) -> str:
-    text = yaml.dump(doc, Dumper=_BlockDumper, sort_keys=False, allow_unicode=True, width=120,
-                     default_flow_style=False)
+    text = yaml.dump(
+        doc, Dumper=_BlockDumper, sort_keys=False, allow_unicode=True, width=120, default_flow_style=False
+    )
     assert yaml.safe_load(text) == doc, "yaml round trip changed the document"
     return HEADER + text
 
@@ -991,7 +1262,9 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--catalog", type=Path, default=ROOT / "catalog", help="catalog directory (apps/ in, faults/ out)")
+    parser.add_argument(
+        "--catalog", type=Path, default=ROOT / "catalog", help="catalog directory (apps/ in, faults/ out)"
+    )
     catalog = parser.parse_args(argv).catalog
     apps = load_apps(catalog)
     docs = build_faults(apps)

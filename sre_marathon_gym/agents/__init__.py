@@ -46,6 +46,20 @@ def make_agent(name: str, **kwargs: Any) -> Agent:
     return AGENTS[name](**kwargs)
 
 
-__all__ = ["ADVERSARIAL_AGENT_NAMES", "AGENTS", "LEADERBOARD_AGENTS", "LLM_AGENT_NAMES", "is_llm_agent",
-           "RUNBOOK_TABLE", "Agent", "NoopAgent", "OracleAgent", "RandomAgent",
-           "RunbookAgent", "RunbookRule", "make_agent", "run_episode", "zero_usage"]
+__all__ = [
+    "ADVERSARIAL_AGENT_NAMES",
+    "AGENTS",
+    "LEADERBOARD_AGENTS",
+    "LLM_AGENT_NAMES",
+    "is_llm_agent",
+    "RUNBOOK_TABLE",
+    "Agent",
+    "NoopAgent",
+    "OracleAgent",
+    "RandomAgent",
+    "RunbookAgent",
+    "RunbookRule",
+    "make_agent",
+    "run_episode",
+    "zero_usage",
+]

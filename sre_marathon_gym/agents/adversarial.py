@@ -295,8 +295,11 @@ class SingleGuessAgent(_Guesser):
     def _most_frequent(env: Any, workload: str) -> str:
         if workload.startswith(("node/", "zone/")):
             return workload
-        rows = Counter(min((f.artifact, *f.aliases), key=lambda n: (len(n), n))
-                       for f in env.catalog.faults[env.app.app] if f.target == workload)
+        rows = Counter(
+            min((f.artifact, *f.aliases), key=lambda n: (len(n), n))
+            for f in env.catalog.faults[env.app.app]
+            if f.target == workload
+        )
         return rows.most_common(1)[0][0] if rows else f"deployment/{workload}"
 
 

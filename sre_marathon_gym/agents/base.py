@@ -39,8 +39,9 @@ def zero_usage() -> Usage:
     return Usage(model_calls=0, input_tokens=0, output_tokens=0, cost_usd=0.0)
 
 
-def run_episode(env: gym.Env, agent: Agent, seed: int | None = None,
-                progress: Callable[[], Any] | None = None) -> RunRecord:
+def run_episode(
+    env: gym.Env, agent: Agent, seed: int | None = None, progress: Callable[[], Any] | None = None
+) -> RunRecord:
     """Run one full episode of `agent` on `env` and return the recorded run (ground truth included).
 
     `progress` is called with no arguments after every step (e.g. `tqdm(...).update`). The

@@ -63,14 +63,24 @@ def remedy_call(remedy: Remedy, incident_id: str) -> dict[str, Any]:
         return {"tool": "scale", "service": target, "replicas": int(value or 1), **base}
     if action in ("set_config", "set_resources") and ref is not None:
         # env/KEY, configmap/cm/KEY and resources.limits.cpu|memory are all set_config keys
-        return {"tool": "set_config", "service": ref.service or target, "key": ref.key, "value": value or "", **base}
+        return {
+            "tool": "set_config",
+            "service": ref.service or target,
+            "key": ref.key,
+            "value": value or "",
+            **base,
+        }
     if action == "patch_source" and ref is not None:
         return {"tool": "patch_source", "service": ref.service or target, "path": ref.key, **base}
     if action in ("failover", "uncordon"):
         return {"tool": "cluster_op", "operation": action, "target": target, **base}
     if action == "delete_network_policy":
-        return {"tool": "cluster_op", "operation": "delete_network_policy",
-                "target": ref.key if ref is not None else target, **base}
+        return {
+            "tool": "cluster_op",
+            "operation": "delete_network_policy",
+            "target": ref.key if ref is not None else target,
+            **base,
+        }
     raise ValueError(f"no tool call for remedy {remedy.action} on {remedy.target} ({remedy.artifact})")
 
 
@@ -109,7 +119,11 @@ class OracleAgent:
                 continue
             if fid not in self.log.incident:
                 touched = set(fault.scope) | {fault.target}  # what scoring attributes alerts by
-                ids = [a["id"] for a in alerts if sf.start_s <= a["fired_at"] <= now and places[a["id"]] & touched]
+                ids = [
+                    a["id"]
+                    for a in alerts
+                    if sf.start_s <= a["fired_at"] <= now and places[a["id"]] & touched
+                ]
                 if not ids:
                     continue  # nothing attributable has fired yet
                 self._open(u, fault, ids, now)
@@ -125,8 +139,15 @@ class OracleAgent:
         inc_id = inc.data["id"]
         self.log.incident[fault.id] = inc_id
         self.log.incident_at[fault.id] = now
-        u.call_tool({"tool": "set_root_cause", "incident_id": inc_id, "services": [fault.target],
-                     "artifact": fault.artifact, "summary": f"{fault.category}: {fault.mechanism}"})
+        u.call_tool(
+            {
+                "tool": "set_root_cause",
+                "incident_id": inc_id,
+                "services": [fault.target],
+                "artifact": fault.artifact,
+                "summary": f"{fault.category}: {fault.mechanism}",
+            }
+        )
 
     def _remedy(self, u: Any, fault: Fault, start_s: float, now: float) -> None:
         inc_id = self.log.incident[fault.id]
@@ -178,7 +199,10 @@ class OracleAgent:
     def _revision_before(u: Any, service: str, start_s: float) -> int | None:
         """The newest revision created before the fault (None: plain `rollout undo`)."""
         revisions, current = u.run.revisions(service)
-        before = [n for n, t in revisions if t < start_s - TICK_S]  # a revision may predate start_s by one tick
+        before = [
+            n for n, t in revisions if t < start_s - TICK_S
+        ]  # a revision may predate start_s by one tick
         return max(before) if before and before[-1] != current else None
+
 
 __all__ = ["OracleAgent", "OracleLog", "remedy_call"]

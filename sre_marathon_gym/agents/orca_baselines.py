@@ -95,17 +95,38 @@ class LoudestSymptomAgent(OrcaAgent):
     def investigate(self, view: TaskView, call: Call) -> RcaReport:
         end = float(view.horizon_s)
         start = max(0.0, end - LOOK_BACK_S)
-        q = dict(start_s=start, end_s=end, step_s=STEP_S, window_s=STEP_S, group_by=["service_name"], function="rate")
-        errors = _series(call({"tool": "query_metrics", "metric": "traces_span_metrics_calls_total",
-                               "matchers": {"status_code": "STATUS_CODE_ERROR"}, **q}), "service_name")
-        best = max(((float(v.max()), svc) for svc, (_, v) in errors.items() if svc not in EXCLUDED), default=(0.0, ""))
+        q = dict(
+            start_s=start,
+            end_s=end,
+            step_s=STEP_S,
+            window_s=STEP_S,
+            group_by=["service_name"],
+            function="rate",
+        )
+        errors = _series(
+            call(
+                {
+                    "tool": "query_metrics",
+                    "metric": "traces_span_metrics_calls_total",
+                    "matchers": {"status_code": "STATUS_CODE_ERROR"},
+                    **q,
+                }
+            ),
+            "service_name",
+        )
+        best = max(
+            ((float(v.max()), svc) for svc, (_, v) in errors.items() if svc not in EXCLUDED),
+            default=(0.0, ""),
+        )
         kind, svc, metric, matchers = "errors", best[1], "traces_span_metrics_calls_total", {}
         if best[0] >= MIN_ERROR_RATE:
             times, vals = errors[svc]
             matchers = {"service_name": svc, "status_code": "STATUS_CODE_ERROR"}
         else:
             sums = _series(call({"tool": "query_metrics", "metric": DURATION + "_sum", **q}), "service_name")
-            counts = _series(call({"tool": "query_metrics", "metric": DURATION + "_count", **q}), "service_name")
+            counts = _series(
+                call({"tool": "query_metrics", "metric": DURATION + "_count", **q}), "service_name"
+            )
             jumps = []
             for s, (t, v) in sums.items():
                 if s in EXCLUDED[1:] or s not in counts or len(counts[s][1]) != len(v):
@@ -122,12 +143,22 @@ class LoudestSymptomAgent(OrcaAgent):
         flag = _flag_for(svc, kind)
         onset = float(times[int(np.argmax(vals >= 0.5 * vals.max()))]) - STEP_S
         ev: list[EvidenceRef] = [MetricRef(metric=metric, matchers=matchers)]
-        rc = RootCause(flag=flag, service=svc, mechanism=kind, incident_start_s=max(onset, 0.0),
-                       explanation=f"loudest {kind} signal is on {svc}", evidence=ev)
-        return RcaReport(summary=f"{svc} shows the loudest {kind}; likely {flag}.",
-                         timeline=[TimelineEntry(time_s=rc.incident_start_s, services=[svc], description=f"{kind} rise on {svc}")],
-                         five_whys=[WhyStep(question="Why do users see the issue?", answer=f"{svc} {kind}", evidence=ev)],
-                         root_causes=[rc])
+        rc = RootCause(
+            flag=flag,
+            service=svc,
+            mechanism=kind,
+            incident_start_s=max(onset, 0.0),
+            explanation=f"loudest {kind} signal is on {svc}",
+            evidence=ev,
+        )
+        return RcaReport(
+            summary=f"{svc} shows the loudest {kind}; likely {flag}.",
+            timeline=[
+                TimelineEntry(time_s=rc.incident_start_s, services=[svc], description=f"{kind} rise on {svc}")
+            ],
+            five_whys=[WhyStep(question="Why do users see the issue?", answer=f"{svc} {kind}", evidence=ev)],
+            root_causes=[rc],
+        )
 
 
 # ---------------------------------------------------------------- oracle
@@ -139,8 +170,10 @@ class OrcaOracleAgent(OrcaAgent):
     privileged = True
 
     def investigate(self, view: TaskView, call: Call) -> RcaReport:
-        raise ConfigurationError("the ORCA oracle reads ground truth: the evaluator calls "
-                                 "investigate_with_truth(episode); it cannot work from the task view alone")
+        raise ConfigurationError(
+            "the ORCA oracle reads ground truth: the evaluator calls "
+            "investigate_with_truth(episode); it cannot work from the task view alone"
+        )
 
     def investigate_with_truth(self, episode: Episode) -> RcaReport:
         task = episode.task
@@ -150,24 +183,48 @@ class OrcaOracleAgent(OrcaAgent):
         causes = []
         for c in task.ground_truth:
             ev = self._evidence(episode, checker, c)
-            causes.append(RootCause(flag=c.flag, service=c.services[0], mechanism=flag_mechanisms(c.flag)[0],  # type: ignore[arg-type]
-                                    incident_start_s=float(c.start_s), explanation=f"{c.flag}={c.value}",
-                                    evidence=ev))
-        return RcaReport(summary="; ".join(f"{rc.flag} from t={rc.incident_start_s:.0f}s" for rc in causes),
-                         timeline=[TimelineEntry(time_s=rc.incident_start_s, services=[rc.service or ""],
-                                                 description=f"{rc.flag} turned on") for rc in causes],
-                         root_causes=causes)
+            causes.append(
+                RootCause(
+                    flag=c.flag,
+                    service=c.services[0],
+                    mechanism=flag_mechanisms(c.flag)[0],  # type: ignore[arg-type]
+                    incident_start_s=float(c.start_s),
+                    explanation=f"{c.flag}={c.value}",
+                    evidence=ev,
+                )
+            )
+        return RcaReport(
+            summary="; ".join(f"{rc.flag} from t={rc.incident_start_s:.0f}s" for rc in causes),
+            timeline=[
+                TimelineEntry(
+                    time_s=rc.incident_start_s,
+                    services=[rc.service or ""],
+                    description=f"{rc.flag} turned on",
+                )
+                for rc in causes
+            ],
+            root_causes=causes,
+        )
 
     @staticmethod
     def _evidence(episode: Episode, checker: EvidenceChecker, cause) -> list[EvidenceRef]:
         horizon = episode.task.horizon_s
         for sig in flag_signals(cause.flag):
-            ref = MetricRef(metric=DURATION + "_sum" if sig.kind == "latency" else sig.family, matchers=dict(sig.labels))
+            ref = MetricRef(
+                metric=DURATION + "_sum" if sig.kind == "latency" else sig.family, matchers=dict(sig.labels)
+            )
             if checker.shows(ref, cause, horizon):
                 return [ref]
         for marker in flag_log_markers(cause.flag):
-            res = episode.call({"tool": "search_logs", "query": f'"{marker}"', "start_s": cause.start_s,
-                                "end_s": min(cause.end_s, horizon, cause.start_s + MAX_LOG_WINDOW_S), "limit": 5})
+            res = episode.call(
+                {
+                    "tool": "search_logs",
+                    "query": f'"{marker}"',
+                    "start_s": cause.start_s,
+                    "end_s": min(cause.end_s, horizon, cause.start_s + MAX_LOG_WINDOW_S),
+                    "limit": 5,
+                }
+            )
             for line in (res.data or {}).get("logs", []) if res.ok else []:
                 ref = LogRef(log_id=line["id"])
                 if checker.shows(ref, cause, horizon):
@@ -175,8 +232,11 @@ class OrcaOracleAgent(OrcaAgent):
         return []
 
 
-ORCA_AGENTS: dict[str, type[OrcaAgent]] = {"empty": EmptyReportAgent, "heuristic": LoudestSymptomAgent,
-                                           "oracle": OrcaOracleAgent}
+ORCA_AGENTS: dict[str, type[OrcaAgent]] = {
+    "empty": EmptyReportAgent,
+    "heuristic": LoudestSymptomAgent,
+    "oracle": OrcaOracleAgent,
+}
 
 
 def make_orca_agent(name: str) -> OrcaAgent:

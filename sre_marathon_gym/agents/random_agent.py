@@ -51,7 +51,7 @@ class RandomAgent:
                 continue  # verb 0 is noop; the other fields are ignored
             offset = 0
             for d, n in enumerate(nvec[s]):
-                allowed = np.flatnonzero(mask[offset:offset + n]) if mask is not None else np.arange(n)
+                allowed = np.flatnonzero(mask[offset : offset + n]) if mask is not None else np.arange(n)
                 out[s, d] = int(self.rng.choice(allowed)) if allowed.size else 0
                 offset += int(n)
         return out

@@ -67,11 +67,13 @@ RUNBOOK_TABLE: dict[str, RunbookRule] = {
     "ZoneNodesNotReady": RunbookRule("infrastructure", "zone/{zone}", "failover", 0),
     "NodeNotReady": RunbookRule("infrastructure", "node/{node}", "uncordon", 0, opens=True),
     "NodeUnschedulable": RunbookRule("infrastructure", "node/{node}", "uncordon", 0, opens=True),
-    "PodImagePullBackOff": RunbookRule("deployment", "deployment/{svc}:image", "rollback", 0, opens=True,
-                                       claims=True),
+    "PodImagePullBackOff": RunbookRule(
+        "deployment", "deployment/{svc}:image", "rollback", 0, opens=True, claims=True
+    ),
     "PodContainerConfigError": RunbookRule("config", "deployment/{svc}", "rollback", 0, opens=True),
-    "ContainerOOMKilled": RunbookRule("resource", "deployment/{svc}:resources.limits.memory", "rollback", 0,
-                                      opens=True),
+    "ContainerOOMKilled": RunbookRule(
+        "resource", "deployment/{svc}:resources.limits.memory", "rollback", 0, opens=True
+    ),
     "PodCrashLooping": RunbookRule("code", "deployment/{svc}", "rollback", 0, opens=True),
     # tier 1: the object is broken, reason unknown
     "ContainerRestartingFrequently": RunbookRule("code", "deployment/{svc}", "rollback", 1, opens=True),
@@ -86,9 +88,13 @@ RUNBOOK_TABLE: dict[str, RunbookRule] = {
     "EndpointDown": RunbookRule("deployment", "deployment/{svc}", "restart", 1),
     "NodePressure": RunbookRule("infrastructure", "node/{node}", "none", 1),
     # tier 2: resource saturation
-    "ContainerMemoryAtLimit": RunbookRule("resource", "deployment/{svc}:resources.limits.memory", "rollback", 2),
+    "ContainerMemoryAtLimit": RunbookRule(
+        "resource", "deployment/{svc}:resources.limits.memory", "rollback", 2
+    ),
     "ContainerOOMEvents": RunbookRule("resource", "deployment/{svc}:resources.limits.memory", "rollback", 2),
-    "ContainerMemoryNearLimit": RunbookRule("resource", "deployment/{svc}:resources.limits.memory", "rollback", 2),
+    "ContainerMemoryNearLimit": RunbookRule(
+        "resource", "deployment/{svc}:resources.limits.memory", "rollback", 2
+    ),
     "CPUThrottlingSevere": RunbookRule("resource", "deployment/{svc}:resources.limits.cpu", "scale_up", 2),
     "CPUThrottlingHigh": RunbookRule("resource", "deployment/{svc}:resources.limits.cpu", "scale_up", 2),
     "ContainerCPUNearLimit": RunbookRule("resource", "deployment/{svc}:resources.limits.cpu", "scale_up", 2),
@@ -258,7 +264,7 @@ class RunbookAgent:
     def _save(call: Any, state: dict) -> None:
         """The state as JSON, split over notes of at most `NOTE_CHARS` (a note holds 20000)."""
         text = json.dumps(state, separators=(",", ":"))
-        chunks = [text[i:i + NOTE_CHARS] for i in range(0, len(text), NOTE_CHARS)]
+        chunks = [text[i : i + NOTE_CHARS] for i in range(0, len(text), NOTE_CHARS)]
         for i, chunk in enumerate(chunks):
             call({"tool": "workspace", "op": "write", "key": f"{STATE_KEY}/{i}", "text": chunk})
         call({"tool": "workspace", "op": "write", "key": STATE_KEY, "text": str(len(chunks))})
@@ -274,20 +280,32 @@ class RunbookAgent:
         if wl.startswith("node/"):
             pods = call({"tool": "get_k8s_state", "resource": "pods"})
             node = wl.split("/", 1)[1]
-            on_node = {workload_of({"pod": p["name"]}, services, entry)
-                       for p in (pods.data["items"] if pods.ok else []) if p["node"] == node}
+            on_node = {
+                workload_of({"pod": p["name"]}, services, entry)
+                for p in (pods.data["items"] if pods.ok else [])
+                if p["node"] == node
+            }
             return sorted(on_node) or [entry]
         if wl.startswith("zone/"):
             return [entry]
         return [wl]
 
-    def _set_root_cause(self, call: Any, inc_id: str, wl: str, row: RunbookRule, entry: str,
-                        services: list[str]) -> None:
-        call({"tool": "set_root_cause", "incident_id": inc_id, "services": self._services(call, wl, entry, services),
-              "artifact": self._fill(row, wl), "summary": f"runbook: {row.category} fault on {wl}"})
+    def _set_root_cause(
+        self, call: Any, inc_id: str, wl: str, row: RunbookRule, entry: str, services: list[str]
+    ) -> None:
+        call(
+            {
+                "tool": "set_root_cause",
+                "incident_id": inc_id,
+                "services": self._services(call, wl, entry, services),
+                "artifact": self._fill(row, wl),
+                "summary": f"runbook: {row.category} fault on {wl}",
+            }
+        )
 
-    def _act(self, call: Any, state: dict, inc_id: str, wl: str, row: RunbookRule,
-             zones: dict[str, list[str]]) -> None:
+    def _act(
+        self, call: Any, state: dict, inc_id: str, wl: str, row: RunbookRule, zones: dict[str, list[str]]
+    ) -> None:
         """At most one action per workload every `cooldown` invocations; one rollback per incident."""
         inc, now = state["incidents"][inc_id], state["invocation"]
         last = state["last_action"].get(wl)

@@ -23,9 +23,22 @@ from ..catalog.faults import Fault
 K8S_RESOURCES = ("pods", "deployments", "events", "nodes", "networkpolicies", "configmaps")
 """Resources `k8s_state` serves (secrets are refused by the policy layer before a backend sees them)."""
 
-INJECTABLE_LIVE = frozenset({"bad_image_tag", "cpu_limit_cut", "memory_limit_cut", "config_bad_value",
-                             "config_missing_env", "config_timeout", "config_pool_size", "config_cache_ttl",
-                             "config_wrong_address", "scale_to_zero", "network_partition", "feature_flag"})
+INJECTABLE_LIVE = frozenset(
+    {
+        "bad_image_tag",
+        "cpu_limit_cut",
+        "memory_limit_cut",
+        "config_bad_value",
+        "config_missing_env",
+        "config_timeout",
+        "config_pool_size",
+        "config_cache_ttl",
+        "config_wrong_address",
+        "scale_to_zero",
+        "network_partition",
+        "feature_flag",
+    }
+)
 """Mechanisms a live cluster can inject without building code (image, limits, env, replicas, policy, flags)."""
 
 
@@ -93,13 +106,28 @@ class Backend(Protocol):
         """A source file at its deployed revision (the file list when `path` is None)."""
         ...
 
-    def search_logs(self, service: str | None, start_s: float, end_s: float, query: str | None,
-                    level: str | None, limit: int) -> list[dict]:
+    def search_logs(
+        self,
+        service: str | None,
+        start_s: float,
+        end_s: float,
+        query: str | None,
+        level: str | None,
+        limit: int,
+    ) -> list[dict]:
         """Log records of one service (or all) in [start_s, end_s]."""
         ...
 
-    def traces(self, trace_id: str | None, service: str | None, start_s: float, end_s: float,
-               min_duration_ms: float | None, status: str | None, limit: int) -> list[dict]:
+    def traces(
+        self,
+        trace_id: str | None,
+        service: str | None,
+        start_s: float,
+        end_s: float,
+        min_duration_ms: float | None,
+        status: str | None,
+        limit: int,
+    ) -> list[dict]:
         """Sampled traces, or one trace by id."""
         ...
 
@@ -108,7 +136,9 @@ class Backend(Protocol):
     def restart(self, service: str) -> dict: ...
     def scale(self, service: str, replicas: int) -> dict: ...
     def set_config(self, service: str, key: str, value: str) -> dict: ...
-    def set_resources(self, service: str, cpu_limit_m: int | None = None, mem_limit_mi: int | None = None) -> dict: ...
+    def set_resources(
+        self, service: str, cpu_limit_m: int | None = None, mem_limit_mi: int | None = None
+    ) -> dict: ...
     def patch_source(self, service: str, path: str, revision: str | None) -> dict: ...
     def failover(self, zone: str) -> dict: ...
     def cordon(self, node: str) -> dict: ...

@@ -102,12 +102,27 @@ def check_fault(app: App, fault: Fault, seed: int = 0) -> FaultCheck:
             repaired_by = remedy.action
             break
         note = f"{remedy.action} did not restore the probe ({fault.probe.kind}={sim2.probes.value(fault.probe):.3g})"
-    return FaultCheck(fault.id, fault.app, fault.mechanism, first is not None, entry_serves, recovers, repaired_by,
-                      first, note, fault.observable)
+    return FaultCheck(
+        fault.id,
+        fault.app,
+        fault.mechanism,
+        first is not None,
+        entry_serves,
+        recovers,
+        repaired_by,
+        first,
+        note,
+        fault.observable,
+    )
 
 
-def validate_catalog(catalog: Catalog, apps: list[str] | None = None, progress: bool = True) -> list[FaultCheck]:
+def validate_catalog(
+    catalog: Catalog, apps: list[str] | None = None, progress: bool = True
+) -> list[FaultCheck]:
     from tqdm import tqdm
 
     faults = [f for f in catalog.all_faults() if apps is None or f.app in apps]
-    return [check_fault(catalog.apps[f.app], f) for f in tqdm(faults, desc="validating faults", unit="fault", disable=not progress)]
+    return [
+        check_fault(catalog.apps[f.app], f)
+        for f in tqdm(faults, desc="validating faults", unit="fault", disable=not progress)
+    ]

@@ -59,12 +59,21 @@ _METHODS = {
     ("nodes", "patch"): "patch_node",
 }
 
-_STATUS_CODE = {400: "invalid_arguments", 401: "forbidden", 403: "forbidden", 404: "not_found", 409: "conflict",
-                410: "conflict", 422: "invalid_arguments", 429: "unavailable"}
+_STATUS_CODE = {
+    400: "invalid_arguments",
+    401: "forbidden",
+    403: "forbidden",
+    404: "not_found",
+    409: "conflict",
+    410: "conflict",
+    422: "invalid_arguments",
+    429: "unavailable",
+}
 
 
-def scope_refusal(resource: str, verb: str, namespace: str | None, benchmark_ns: str,
-                  body: Any = None) -> str | None:
+def scope_refusal(
+    resource: str, verb: str, namespace: str | None, benchmark_ns: str, body: Any = None
+) -> str | None:
     """Why a request is out of scope (None when it may be sent)."""
     if resource not in ALLOWED:
         return f"{resource} are outside the benchmark's scope (allowed: {sorted(ALLOWED)})"
@@ -77,8 +86,12 @@ def scope_refusal(resource: str, verb: str, namespace: str | None, benchmark_ns:
         return f"{resource} are cluster-scoped; a namespace was given"
     if resource == "nodes" and verb == "patch":  # cordon and uncordon only
         spec = body.get("spec") if isinstance(body, dict) else None
-        if set(body or {}) != {"spec"} or not isinstance(spec, dict) or set(spec) != {"unschedulable"} \
-                or not isinstance(spec["unschedulable"], bool):
+        if (
+            set(body or {}) != {"spec"}
+            or not isinstance(spec, dict)
+            or set(spec) != {"unschedulable"}
+            or not isinstance(spec["unschedulable"], bool)
+        ):
             return "a node may only be cordoned or uncordoned (patch spec.unschedulable)"
     return None
 
@@ -104,10 +117,21 @@ class ScopedKubeApi:
         self.namespace = namespace
         self.zones = frozenset(zones)  # the app's zones: the only nodes a patch may touch
         self.timeout_s = timeout_s
-        self._apis = {name: getattr(client, name)(api_client) for name in ("AppsV1Api", "CoreV1Api", "NetworkingV1Api")}
+        self._apis = {
+            name: getattr(client, name)(api_client) for name in ("AppsV1Api", "CoreV1Api", "NetworkingV1Api")
+        }
 
-    def call(self, verb: str, resource: str, name: str | None = None, *, namespace: str | None = "",
-             body: Any = None, patch_type: str | None = None, **params: Any) -> Any:
+    def call(
+        self,
+        verb: str,
+        resource: str,
+        name: str | None = None,
+        *,
+        namespace: str | None = "",
+        body: Any = None,
+        patch_type: str | None = None,
+        **params: Any,
+    ) -> Any:
         """One request. `namespace=""` means the benchmark namespace (for namespaced resources)."""
         if namespace == "":
             namespace = self.namespace if ALLOWED.get(resource, ("", frozenset(), True))[2] else None
@@ -142,7 +166,9 @@ class ScopedKubeApi:
         try:
             return json.loads(raw) if raw else {}
         except ValueError:
-            raise BackendError("unavailable", f"{verb} {resource}: the API server sent a body that is not JSON") from None
+            raise BackendError(
+                "unavailable", f"{verb} {resource}: the API server sent a body that is not JSON"
+            ) from None
 
     # ------------------------------------------------------------ conveniences
     def get(self, resource: str, name: str, **kw: Any) -> dict:
@@ -167,8 +193,11 @@ def _translate(exc: Exception, verb: str, resource: str, name: str | None) -> Ba
             except (ValueError, AttributeError):
                 message = str(body)[:300]
         code = _STATUS_CODE.get(status, "unavailable")
-        return BackendError(code, f"{what}: API server answered {status} {getattr(exc, 'reason', '') or ''}"
-                                  f"{': ' + message if message else ''}".strip())
+        return BackendError(
+            code,
+            f"{what}: API server answered {status} {getattr(exc, 'reason', '') or ''}"
+            f"{': ' + message if message else ''}".strip(),
+        )
     text = f"{type(exc).__name__}: {exc}"
     if "timeout" in text.lower() or "timed out" in text.lower():
         return BackendError("unavailable", f"{what}: the API server did not answer in time ({text[:200]})")

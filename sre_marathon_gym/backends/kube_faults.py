@@ -53,9 +53,12 @@ class LiveFaults:
     # ------------------------------------------------------------ inject
     def inject(self, fault: Fault) -> LiveFault:
         if not self.b.supports(fault):
-            raise BackendError("unavailable", f"mechanism {fault.mechanism} cannot be injected on a live cluster "
-                                              "without a build; only image, limits, env, replicas, NetworkPolicy and "
-                                              "flag faults can")
+            raise BackendError(
+                "unavailable",
+                f"mechanism {fault.mechanism} cannot be injected on a live cluster "
+                "without a build; only image, limits, env, replicas, NetworkPolicy and "
+                "flag faults can",
+            )
         m = fault.mechanism
         if m == "feature_flag":
             return self._flag(fault)
@@ -74,9 +77,16 @@ class LiveFaults:
         if m == "bad_image_tag":
             cause = f"kubectl set image {svc}={p['image']}"
             stored = self.b.patch_container(d, svc, {"image": str(p["image"])}, cause)
-            h.marker = {"container": cname, "image": ko.main_container(stored, svc).get("image", str(p["image"]))}
+            h.marker = {
+                "container": cname,
+                "image": ko.main_container(stored, svc).get("image", str(p["image"])),
+            }
         elif m in ("cpu_limit_cut", "memory_limit_cut"):
-            res, val = ("cpu", f"{int(p['cpu_limit_m'])}m") if m == "cpu_limit_cut" else ("memory", f"{int(p['mem_limit_mi'])}Mi")
+            res, val = (
+                ("cpu", f"{int(p['cpu_limit_m'])}m")
+                if m == "cpu_limit_cut"
+                else ("memory", f"{int(p['mem_limit_mi'])}Mi")
+            )
             cause = f"kubectl set resources --limits={res}={val}"
             stored = self.b.patch_container(d, svc, {"resources": {"limits": {res: val}}}, cause)
             # the server may normalise the quantity (1000m -> 1): remember what it stored
@@ -85,8 +95,11 @@ class LiveFaults:
         elif m == "scale_to_zero":
             cause = None
             h.marker = {"replicas": 0}
-            self.b.api.patch("deployments", svc, {"metadata": {"resourceVersion": ko.meta(d).get("resourceVersion")},
-                                                  "spec": {"replicas": 0}})
+            self.b.api.patch(
+                "deployments",
+                svc,
+                {"metadata": {"resourceVersion": ko.meta(d).get("resourceVersion")}, "spec": {"replicas": 0}},
+            )
         else:  # config_*: the env var of the main container
             ref = parse_artifact(fault.artifact)
             old = next((e.get("value") for e in c.get("env") or [] if e.get("name") == ref.key), None)
@@ -106,26 +119,56 @@ class LiveFaults:
         if flag is None:
             raise BackendError("not_found", f"{self.b.app.app} has no feature flag {fault.params['flag']!r}")
         before = self.b.set_flag(flag.name, flag.on_variant)
-        return LiveFault(fault.id, fault.mechanism, "configmap", FLAGD_CONFIGMAP, before=copy.deepcopy(before),
-                         marker={"flag": flag.name, "variant": flag.on_variant})
+        return LiveFault(
+            fault.id,
+            fault.mechanism,
+            "configmap",
+            FLAGD_CONFIGMAP,
+            before=copy.deepcopy(before),
+            marker={"flag": flag.name, "variant": flag.on_variant},
+        )
 
     def _partition(self, fault: Fault) -> LiveFault:
         src, dst = fault.target, str(fault.params["downstream"])
         name = f"deny-{src}-to-{dst}"
-        sel = ((self.b.deployment(src).get("spec") or {}).get("selector") or {}).get("matchLabels") or {"app": src}
-        dsel = ((self.b.deployment(dst).get("spec") or {}).get("selector") or {}).get("matchLabels") or {"app": dst}
+        sel = ((self.b.deployment(src).get("spec") or {}).get("selector") or {}).get("matchLabels") or {
+            "app": src
+        }
+        dsel = ((self.b.deployment(dst).get("spec") or {}).get("selector") or {}).get("matchLabels") or {
+            "app": dst
+        }
         # allow egress to every pod except the downstream's, and to cluster DNS
         not_dst = [{"key": k, "operator": "NotIn", "values": [v]} for k, v in sorted(dsel.items())]
-        body = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
-                "metadata": {"name": name, "namespace": self.b.namespace,
-                             "annotations": {"sre-marathon/source": src, "sre-marathon/denies-egress-to": dst}},
-                "spec": {"podSelector": {"matchLabels": dict(sel)}, "policyTypes": ["Egress"],
-                         "egress": [{"to": [{"podSelector": {"matchExpressions": not_dst}}]},
-                                    {"to": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}}}],
-                                     "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]}]}}
+        body = {
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "NetworkPolicy",
+            "metadata": {
+                "name": name,
+                "namespace": self.b.namespace,
+                "annotations": {"sre-marathon/source": src, "sre-marathon/denies-egress-to": dst},
+            },
+            "spec": {
+                "podSelector": {"matchLabels": dict(sel)},
+                "policyTypes": ["Egress"],
+                "egress": [
+                    {"to": [{"podSelector": {"matchExpressions": not_dst}}]},
+                    {
+                        "to": [
+                            {
+                                "namespaceSelector": {
+                                    "matchLabels": {"kubernetes.io/metadata.name": "kube-system"}
+                                }
+                            }
+                        ],
+                        "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}],
+                    },
+                ],
+            },
+        }
         created = self.b.api.call("create", "networkpolicies", body=body)
-        return LiveFault(fault.id, fault.mechanism, "networkpolicy", name,
-                         marker={"uid": ko.meta(created).get("uid")})
+        return LiveFault(
+            fault.id, fault.mechanism, "networkpolicy", name, marker={"uid": ko.meta(created).get("uid")}
+        )
 
     # ------------------------------------------------------------ revert
     def revert(self, h: LiveFault) -> str:
@@ -165,7 +208,9 @@ class LiveFaults:
             try:
                 self.b.api.patch("deployments", h.name, ops, JSON_PATCH)
                 return REVERTED
-            except BackendError as exc:  # 409: a pinned write raced; 422: a `test` failed (changed in between)
+            except (
+                BackendError
+            ) as exc:  # 409: a pinned write raced; 422: a `test` failed (changed in between)
                 if exc.code not in ("conflict", "invalid_arguments") or attempt == 2:
                     raise
         raise AssertionError("unreachable")
@@ -177,8 +222,10 @@ class LiveFaults:
             if (d.get("spec") or {}).get("replicas") != 0:
                 return None
             before = int((h.before.get("spec") or {}).get("replicas", 1))
-            return [{"op": "test", "path": "/spec/replicas", "value": 0},
-                    {"op": "replace", "path": "/spec/replicas", "value": before}]
+            return [
+                {"op": "test", "path": "/spec/replicas", "value": 0},
+                {"op": "replace", "path": "/spec/replicas", "value": before},
+            ]
         cs = ko.containers(d)
         i = next((k for k, c in enumerate(cs) if c.get("name") == mk["container"]), None)
         if i is None:
@@ -189,16 +236,22 @@ class LiveFaults:
         if "image" in mk:
             if c.get("image") != mk["image"]:
                 return None
-            ops += [{"op": "test", "path": f"{base}/image", "value": mk["image"]},
-                    {"op": "replace", "path": f"{base}/image", "value": old_c.get("image")}]
+            ops += [
+                {"op": "test", "path": f"{base}/image", "value": mk["image"]},
+                {"op": "replace", "path": f"{base}/image", "value": old_c.get("image")},
+            ]
         elif "limit" in mk:
             res = mk["limit"]
             if ((c.get("resources") or {}).get("limits") or {}).get(res) != mk["value"]:
                 return None
             path = f"{base}/resources/limits/{res}"
             old = ((old_c.get("resources") or {}).get("limits") or {}).get(res)
-            ops += [{"op": "test", "path": path, "value": mk["value"]},
-                    {"op": "remove", "path": path} if old is None else {"op": "replace", "path": path, "value": old}]
+            ops += [
+                {"op": "test", "path": path, "value": mk["value"]},
+                {"op": "remove", "path": path}
+                if old is None
+                else {"op": "replace", "path": path, "value": old},
+            ]
         elif "env" in mk:
             env = c.get("env") or []
             j = next((k for k, e in enumerate(env) if e.get("name") == mk["env"]), None)
@@ -208,20 +261,30 @@ class LiveFaults:
                 if j is None or env[j].get("value") != mk["value"]:
                     return None
                 path = f"{base}/env/{j}"
-                ops += [{"op": "test", "path": f"{path}/name", "value": mk["env"]},
-                        {"op": "test", "path": f"{path}/value", "value": mk["value"]}]
-                ops.append({"op": "remove", "path": path} if old_item is None
-                           else {"op": "replace", "path": path, "value": copy.deepcopy(old_item)})
+                ops += [
+                    {"op": "test", "path": f"{path}/name", "value": mk["env"]},
+                    {"op": "test", "path": f"{path}/value", "value": mk["value"]},
+                ]
+                ops.append(
+                    {"op": "remove", "path": path}
+                    if old_item is None
+                    else {"op": "replace", "path": path, "value": copy.deepcopy(old_item)}
+                )
             else:  # the fault removed the var: add it back where it was
                 if j is not None or old_item is None:
                     return None
                 if "env" in c:  # guard on the list as read (absence cannot be tested directly)
                     pos = min(old_env.index(old_item), len(env))
-                    ops += [{"op": "test", "path": f"{base}/env", "value": env},
-                            {"op": "add", "path": f"{base}/env/{pos}", "value": copy.deepcopy(old_item)}]
+                    ops += [
+                        {"op": "test", "path": f"{base}/env", "value": env},
+                        {"op": "add", "path": f"{base}/env/{pos}", "value": copy.deepcopy(old_item)},
+                    ]
                 else:  # no env list at all: pin the write to the version read
-                    ops = ko.precondition(d) + ops + [{"op": "add", "path": f"{base}/env",
-                                                       "value": [copy.deepcopy(old_item)]}]
+                    ops = (
+                        ko.precondition(d)
+                        + ops
+                        + [{"op": "add", "path": f"{base}/env", "value": [copy.deepcopy(old_item)]}]
+                    )
         else:
             return None
         # the change-cause goes back only while the fault's is still the latest (a later change keeps its own)
@@ -229,8 +292,12 @@ class LiveFaults:
         if cause is not None and ko.annotations(d).get(ko.CHANGE_CAUSE) == cause:
             ptr = ko.json_pointer("metadata", "annotations", ko.CHANGE_CAUSE)
             old_cause = ko.annotations(h.before).get(ko.CHANGE_CAUSE)
-            ops += [{"op": "test", "path": ptr, "value": cause},
-                    {"op": "remove", "path": ptr} if old_cause is None else {"op": "replace", "path": ptr, "value": old_cause}]
+            ops += [
+                {"op": "test", "path": ptr, "value": cause},
+                {"op": "remove", "path": ptr}
+                if old_cause is None
+                else {"op": "replace", "path": ptr, "value": old_cause},
+            ]
         return ops
 
     def _revert_flag(self, h: LiveFault) -> str:
@@ -246,16 +313,25 @@ class LiveFaults:
         for attempt in range(3):
             cm = self.b.api.get("configmaps", h.name)
             found = flagd_flags(cm)
-            if found is None or str(found[1].get(flag, {}).get("defaultVariant")) != h.marker["variant"] \
-                    or old_variant is None:
+            if (
+                found is None
+                or str(found[1].get(flag, {}).get("defaultVariant")) != h.marker["variant"]
+                or old_variant is None
+            ):
                 return ALREADY_REPAIRED
             key, flags, doc = found
             flags[flag]["defaultVariant"] = old_variant
             ptr = ko.json_pointer("data", key)
             try:
-                self.b.api.patch("configmaps", h.name, [
-                    {"op": "test", "path": ptr, "value": (cm.get("data") or {})[key]},
-                    {"op": "replace", "path": ptr, "value": json.dumps(doc, indent=2)}], JSON_PATCH)
+                self.b.api.patch(
+                    "configmaps",
+                    h.name,
+                    [
+                        {"op": "test", "path": ptr, "value": (cm.get("data") or {})[key]},
+                        {"op": "replace", "path": ptr, "value": json.dumps(doc, indent=2)},
+                    ],
+                    JSON_PATCH,
+                )
                 return REVERTED
             except BackendError as exc:  # 422: the file changed between read and write
                 if exc.code not in ("conflict", "invalid_arguments") or attempt == 2:

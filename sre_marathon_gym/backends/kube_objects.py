@@ -62,7 +62,9 @@ def main_container(dep: dict, service: str) -> dict:
 
 
 def owned_by(obj: dict, kind: str, name: str) -> bool:
-    return any(o.get("kind") == kind and o.get("name") == name for o in meta(obj).get("ownerReferences") or [])
+    return any(
+        o.get("kind") == kind and o.get("name") == name for o in meta(obj).get("ownerReferences") or []
+    )
 
 
 def pod_owner(pod: dict, services: list[str]) -> str | None:
@@ -92,7 +94,10 @@ def pod_status(pod: dict) -> str:
 
 
 def pod_ready(pod: dict) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in (pod.get("status") or {}).get("conditions") or [])
+    return any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in (pod.get("status") or {}).get("conditions") or []
+    )
 
 
 def template_without_hash(rs: dict) -> dict:
@@ -111,7 +116,9 @@ def json_pointer(*parts: str) -> str:
 
 def precondition(obj: dict) -> list[dict]:
     """A JSON-patch op pinning the object's resourceVersion: the server answers 409 if it changed."""
-    return [{"op": "replace", "path": "/metadata/resourceVersion", "value": meta(obj).get("resourceVersion", "")}]
+    return [
+        {"op": "replace", "path": "/metadata/resourceVersion", "value": meta(obj).get("resourceVersion", "")}
+    ]
 
 
 def annotation_op(obj: dict, key: str, value: str | None) -> list[dict]:

@@ -47,10 +47,21 @@ class SimBackend:
     def k8s_state(self, resource: str, service: str | None, limit: int) -> list[dict]:
         cl, svc = self.sim.cluster, service
         if resource == "pods":
-            return [{"name": p.name, "status": cl.pod_status(p), "ready": f"{int(p.ready)}/1", "restarts": p.restarts,
-                     "node": p.node, "zone": p.zone, "revision": p.revision,
-                     "age_s": round(self.sim.now - p.created_s), "last_terminated_reason": p.last_terminated_reason}
-                    for p in sorted(cl.pods.values(), key=lambda p: p.name) if svc is None or p.service == svc]
+            return [
+                {
+                    "name": p.name,
+                    "status": cl.pod_status(p),
+                    "ready": f"{int(p.ready)}/1",
+                    "restarts": p.restarts,
+                    "node": p.node,
+                    "zone": p.zone,
+                    "revision": p.revision,
+                    "age_s": round(self.sim.now - p.created_s),
+                    "last_terminated_reason": p.last_terminated_reason,
+                }
+                for p in sorted(cl.pods.values(), key=lambda p: p.name)
+                if svc is None or p.service == svc
+            ]
         if resource == "deployments":
             rows = []
             for name, dep in sorted(cl.deployments.items()):
@@ -58,18 +69,37 @@ class SimBackend:
                     continue
                 pods = cl.pods_of(name)
                 desired = sum(n for _, n in dep.spec.replicas)
-                rows.append({"name": name, "ready": f"{sum(p.ready for p in pods)}/{desired}",
-                             "up_to_date": sum(p.revision == dep.current.number for p in pods),
-                             "revision": dep.current.number, "image": dep.spec.image,
-                             "history": [{"revision": r.number, "time_s": r.time_s, "cause": r.cause} for r in dep.revisions[-10:]]})
+                rows.append(
+                    {
+                        "name": name,
+                        "ready": f"{sum(p.ready for p in pods)}/{desired}",
+                        "up_to_date": sum(p.revision == dep.current.number for p in pods),
+                        "revision": dep.current.number,
+                        "image": dep.spec.image,
+                        "history": [
+                            {"revision": r.number, "time_s": r.time_s, "cause": r.cause}
+                            for r in dep.revisions[-10:]
+                        ],
+                    }
+                )
             return rows
         if resource == "events":
             return [dataclasses.asdict(e) for e in cl.events if svc is None or svc in e.object][-limit:]
         if resource == "nodes":
-            return [{"name": n.name, "zone": n.zone, "status": "Ready" if n.ready else "NotReady",
-                     "schedulable": not n.unschedulable} for n in cl.nodes.values()]
+            return [
+                {
+                    "name": n.name,
+                    "zone": n.zone,
+                    "status": "Ready" if n.ready else "NotReady",
+                    "schedulable": not n.unschedulable,
+                }
+                for n in cl.nodes.values()
+            ]
         if resource == "networkpolicies":
-            return [{"name": p.name, "pod_selector": p.source, "denies_egress_to": p.target} for p in cl.network_policies.values()]
+            return [
+                {"name": p.name, "pod_selector": p.source, "denies_egress_to": p.target}
+                for p in cl.network_policies.values()
+            ]
         return [{"name": k, "data": dict(v)} for k, v in cl.configmaps.items()]
 
     def deploy_history(self, service: str | None, since_s: float | None) -> list[dict]:
@@ -77,20 +107,41 @@ class SimBackend:
         for r in self.sim.pipeline.visible(now):
             if (service is None or r.service == service) and (since_s is None or r.submitted_s >= since_s):
                 stages = {k: v for k, v in r.stages.items() if v <= now}
-                rows.append({"id": r.id, "service": r.service, "kind": r.kind, "message": r.message, "diff": r.diff,
-                             "author": r.author, "submitted_s": r.submitted_s, "stages": stages,
-                             "revision": r.revision, "status": r.status if stages else "queued"})
+                rows.append(
+                    {
+                        "id": r.id,
+                        "service": r.service,
+                        "kind": r.kind,
+                        "message": r.message,
+                        "diff": r.diff,
+                        "author": r.author,
+                        "submitted_s": r.submitted_s,
+                        "stages": stages,
+                        "revision": r.revision,
+                        "status": r.status if stages else "queued",
+                    }
+                )
         return rows
 
     def service_config(self, service: str) -> dict:
         dep = self.sim.cluster.deployments[service]
         s = self.sim.app.service(service)
         cms = {c.configmap for c in s.config if c.source == "configmap" and c.configmap}
-        return {"service": service, "revision": dep.current.number, "image": dep.spec.image,
-                "env": dict(dep.spec.env), "configmaps": {cm: dict(self.sim.cluster.configmaps.get(cm, {})) for cm in cms},
-                "resources": {"limits": {"cpu": f"{dep.spec.cpu_limit_m}m" if dep.spec.cpu_limit_m else None,
-                                         "memory": f"{dep.spec.mem_limit_mi}Mi" if dep.spec.mem_limit_mi else None}},
-                "replicas": dict(dep.spec.replicas), "readiness_probe_path": dep.spec.readiness_path}
+        return {
+            "service": service,
+            "revision": dep.current.number,
+            "image": dep.spec.image,
+            "env": dict(dep.spec.env),
+            "configmaps": {cm: dict(self.sim.cluster.configmaps.get(cm, {})) for cm in cms},
+            "resources": {
+                "limits": {
+                    "cpu": f"{dep.spec.cpu_limit_m}m" if dep.spec.cpu_limit_m else None,
+                    "memory": f"{dep.spec.mem_limit_mi}Mi" if dep.spec.mem_limit_mi else None,
+                }
+            },
+            "replicas": dict(dep.spec.replicas),
+            "readiness_probe_path": dep.spec.readiness_path,
+        }
 
     def source(self, service: str, path: str | None) -> dict:
         spec = self.sim.cluster.deployments[service].spec
@@ -101,15 +152,35 @@ class SimBackend:
         if path not in files:
             raise KeyError(f"{service} has no source file {path!r}{did_you_mean(path, files)}")
         f = files[path]
-        changes = [r for r in self.sim.pipeline.visible(self.sim.now)
-                   if r.kind == "code" and r.service == service and r.artifact.startswith(f"{service}:{path}@")
-                   and r.status == "deployed"]
-        return {"service": service, "path": path, "deployed_revision": deployed.get(path), "base_revision": f.revision,
-                "text": f.excerpt, "changes_since_base": [{"message": r.message, "diff": r.diff, "revision": r.artifact.rsplit("@", 1)[1]}
-                                                          for r in changes]}
+        changes = [
+            r
+            for r in self.sim.pipeline.visible(self.sim.now)
+            if r.kind == "code"
+            and r.service == service
+            and r.artifact.startswith(f"{service}:{path}@")
+            and r.status == "deployed"
+        ]
+        return {
+            "service": service,
+            "path": path,
+            "deployed_revision": deployed.get(path),
+            "base_revision": f.revision,
+            "text": f.excerpt,
+            "changes_since_base": [
+                {"message": r.message, "diff": r.diff, "revision": r.artifact.rsplit("@", 1)[1]}
+                for r in changes
+            ],
+        }
 
-    def search_logs(self, service: str | None, start_s: float, end_s: float, query: str | None,
-                    level: str | None, limit: int) -> list[dict]:
+    def search_logs(
+        self,
+        service: str | None,
+        start_s: float,
+        end_s: float,
+        query: str | None,
+        level: str | None,
+        limit: int,
+    ) -> list[dict]:
         from ..sim.log_search import search_logs
 
         if self.sim.logctx is None:
@@ -117,15 +188,25 @@ class SimBackend:
         recs = search_logs(self.sim.logctx, self.sim.app, service, start_s, end_s, query, level, limit)
         return [dataclasses.asdict(r) for r in recs]
 
-    def traces(self, trace_id: str | None, service: str | None, start_s: float, end_s: float,
-               min_duration_ms: float | None, status: str | None, limit: int) -> list[dict]:
+    def traces(
+        self,
+        trace_id: str | None,
+        service: str | None,
+        start_s: float,
+        end_s: float,
+        min_duration_ms: float | None,
+        status: str | None,
+        limit: int,
+    ) -> list[dict]:
         from ..sim.traces import find_traces, get_trace
 
         if self.sim.logctx is None:
             raise ValueError("traces are disabled in this environment")
         if trace_id:
             return [dataclasses.asdict(get_trace(self.sim.logctx, trace_id))]
-        found = find_traces(self.sim.logctx, self.sim.app, start_s, end_s, service, min_duration_ms, status, limit)
+        found = find_traces(
+            self.sim.logctx, self.sim.app, start_s, end_s, service, min_duration_ms, status, limit
+        )
         return [dataclasses.asdict(t) for t in found]
 
     # ------------------------------------------------------------ interventions
@@ -141,7 +222,9 @@ class SimBackend:
     def set_config(self, service: str, key: str, value: str) -> dict:
         return self.sim.act.set_config(service, key, value)
 
-    def set_resources(self, service: str, cpu_limit_m: int | None = None, mem_limit_mi: int | None = None) -> dict:
+    def set_resources(
+        self, service: str, cpu_limit_m: int | None = None, mem_limit_mi: int | None = None
+    ) -> dict:
         return self.sim.act.set_resources(service, cpu_limit_m=cpu_limit_m, mem_limit_mi=mem_limit_mi)
 
     def patch_source(self, service: str, path: str, revision: str | None) -> dict:

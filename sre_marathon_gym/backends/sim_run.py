@@ -28,12 +28,29 @@ _LN10 = 2.302585092994046  # ln 10
 class SimulatedRun:
     """One seeded simulation of `app` under `schedule` (a `FaultSchedule` or None)."""
 
-    def __init__(self, catalog: Catalog, app: str, seed: int, schedule: Any = None, *, telemetry: bool = True,
-                 load_profile: Callable[[float], float] | None = None, epoch: Epoch | None = None,
-                 retention_s: float | None = None):
+    def __init__(
+        self,
+        catalog: Catalog,
+        app: str,
+        seed: int,
+        schedule: Any = None,
+        *,
+        telemetry: bool = True,
+        load_profile: Callable[[float], float] | None = None,
+        epoch: Epoch | None = None,
+        retention_s: float | None = None,
+    ):
         self.catalog, self.app_name, self.seed, self.schedule = catalog, app, seed, schedule
-        self.sim = Simulator(catalog, app, seed, schedule=schedule, telemetry=telemetry, load_profile=load_profile,
-                             epoch=epoch, retention_s=retention_s)
+        self.sim = Simulator(
+            catalog,
+            app,
+            seed,
+            schedule=schedule,
+            telemetry=telemetry,
+            load_profile=load_profile,
+            epoch=epoch,
+            retention_s=retention_s,
+        )
         self.backend = SimBackend(self.sim)
 
     # ------------------------------------------------------------ time
@@ -85,18 +102,23 @@ class SimulatedRun:
         for r in sim.pipeline.history:
             if r.submitted_s > now - interval_s and r.service in c.index:
                 deploys[c.index[r.service]] += 1
-        return np.stack([
-            w.calls / seconds,
-            np.where(w.calls > 0, w.errors / np.maximum(w.calls, 1), 0.0),
-            # log10 without numpy's SIMD kernels (their last bits depend on the CPU)
-            log(np.maximum(np.where(w.calls > 0, w.latency_sum / np.maximum(w.calls, 1), 0.0), 1e-3) + 1.0)
-            / _LN10,
-            w.throttled_sum / ticks,
-            np.where(desired > 0, ready / np.maximum(desired, 1), 1.0),
-            sim.restarts_total - restarts_since,
-            not_running,
-            deploys,
-        ], axis=1).astype(np.float32)
+        return np.stack(
+            [
+                w.calls / seconds,
+                np.where(w.calls > 0, w.errors / np.maximum(w.calls, 1), 0.0),
+                # log10 without numpy's SIMD kernels (their last bits depend on the CPU)
+                log(
+                    np.maximum(np.where(w.calls > 0, w.latency_sum / np.maximum(w.calls, 1), 0.0), 1e-3) + 1.0
+                )
+                / _LN10,
+                w.throttled_sum / ticks,
+                np.where(desired > 0, ready / np.maximum(desired, 1), 1.0),
+                sim.restarts_total - restarts_since,
+                not_running,
+                deploys,
+            ],
+            axis=1,
+        ).astype(np.float32)
 
     # ------------------------------------------------------------ ground truth (scoring, oracle)
     def probe_failing(self, probe: SymptomProbe) -> bool:

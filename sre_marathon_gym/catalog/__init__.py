@@ -9,7 +9,22 @@ from .faults import CATEGORIES, MECHANISMS, Fault, Remedy, SymptomProbe
 from .locate import catalog_dir
 
 __all__ = [
-    "APPS", "CATEGORIES", "MECHANISMS", "AlertRule", "AlertTemplate", "App", "Catalog", "Edge", "Fault",
-    "MetricSpec", "Remedy", "RequestType", "RulePack", "Service", "SymptomProbe", "catalog_dir",
-    "load_catalog", "read_catalog",
+    "APPS",
+    "CATEGORIES",
+    "MECHANISMS",
+    "AlertRule",
+    "AlertTemplate",
+    "App",
+    "Catalog",
+    "Edge",
+    "Fault",
+    "MetricSpec",
+    "Remedy",
+    "RequestType",
+    "RulePack",
+    "Service",
+    "SymptomProbe",
+    "catalog_dir",
+    "load_catalog",
+    "read_catalog",
 ]

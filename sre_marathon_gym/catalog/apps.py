@@ -142,7 +142,8 @@ class RequestType(CatalogModel):
     weight: float = Field(gt=0)
     services: list[str] = Field(min_length=1, description="services one request touches, entry point first")
     calls_per_request: dict[str, float] = Field(
-        default_factory=dict, description="calls to a service per request when more than one (service -> count)"
+        default_factory=dict,
+        description="calls to a service per request when more than one (service -> count)",
     )
 
 
@@ -158,7 +159,9 @@ class FeatureFlag(CatalogModel):
     default: str
     on_variant: str
     effect: str
-    user_visible: bool = Field(description="whether the flag's effect reaches the frontend's user-visible symptoms")
+    user_visible: bool = Field(
+        description="whether the flag's effect reaches the frontend's user-visible symptoms"
+    )
 
 
 class LoadProfile(CatalogModel):
@@ -199,7 +202,9 @@ class App(CatalogModel):
             raise UnknownNameError(f"service of {self.app}", name, self.service_names)
         return found
 
-    def label_services(self, labels: Mapping[str, str], pod_service: Mapping[str, str] | None = None) -> set[str]:
+    def label_services(
+        self, labels: Mapping[str, str], pod_service: Mapping[str, str] | None = None
+    ) -> set[str]:
         """The services a series' or alert's labels name: a workload label (`SERVICE_LABELS`) that is
         a service of the app, and the owner of the `pod` label: from the live pod list when the pod is
         in it, else by name (`pod_owner`). The one pod-to-service mapping of the package: alert

@@ -65,7 +65,9 @@ def read_catalog(root: Path, validate: bool = True) -> Catalog:
             return None
 
     apps = {a: attempt(lambda a=a: parse_model(root / "apps" / f"{a}.yaml", App)) for a in APPS}
-    fault_files = {a: attempt(lambda a=a: parse_model(root / "faults" / f"{a}.yaml", FaultFile)) for a in APPS}
+    fault_files = {
+        a: attempt(lambda a=a: parse_model(root / "faults" / f"{a}.yaml", FaultFile)) for a in APPS
+    }
     parts = {
         "metrics": attempt(lambda: parse_model(root / "metrics.yaml", MetricsFile)),
         "rules": attempt(lambda: parse_model(root / "alerts" / "rules.yaml", RulePack)),

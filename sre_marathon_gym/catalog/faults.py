@@ -12,7 +12,9 @@ from pydantic import Field, model_validator
 
 from .base import CatalogModel
 
-Category = Literal["code", "config", "dependency", "resource", "network", "deployment", "infrastructure", "load"]
+Category = Literal[
+    "code", "config", "dependency", "resource", "network", "deployment", "infrastructure", "load"
+]
 CATEGORIES: tuple[str, ...] = Category.__args__  # type: ignore[attr-defined]
 
 # mechanism -> parameters it requires (the simulator implements each one, with apply and revert)
@@ -24,7 +26,9 @@ MECHANISM_PARAMS: dict[str, frozenset[str]] = {
     "code_retry_storm": frozenset({"downstream", "multiplier"}),  # retries multiply calls to a dependency
     "code_memory_leak": frozenset({"leak_mi_per_min"}),  # grows until OOMKilled
     "code_cpu_hog": frozenset({"cpu_multiplier"}),  # CPU per request grows, throttling
-    "config_timeout": frozenset({"downstream", "timeout_ms"}),  # client timeout cut below the dependency latency
+    "config_timeout": frozenset(
+        {"downstream", "timeout_ms"}
+    ),  # client timeout cut below the dependency latency
     "config_pool_size": frozenset({"threads"}),  # worker / connection pool too small -> queueing
     "config_wrong_address": frozenset({"downstream", "error_ratio"}),  # calls to a dependency go nowhere
     "config_cache_ttl": frozenset({"downstream", "multiplier"}),  # cache disabled -> more calls and latency
@@ -52,8 +56,15 @@ MECHANISM_PARAMS: dict[str, frozenset[str]] = {
 MECHANISMS: tuple[str, ...] = tuple(MECHANISM_PARAMS)
 
 RemedyAction = Literal[
-    "rollback", "set_config", "restart", "scale", "patch_source", "set_resources",
-    "failover", "uncordon", "delete_network_policy",
+    "rollback",
+    "set_config",
+    "restart",
+    "scale",
+    "patch_source",
+    "set_resources",
+    "failover",
+    "uncordon",
+    "delete_network_policy",
 ]
 ProbeKind = Literal[
     "entry_error_ratio",  # error ratio of the entry point (optionally one request type)
@@ -75,7 +86,9 @@ class SymptomProbe(CatalogModel):
     service: str
     request_type: str | None = None
     threshold: float
-    below: bool | None = Field(None, description="fail when the value is below the threshold (default by kind)")
+    below: bool | None = Field(
+        None, description="fail when the value is below the threshold (default by kind)"
+    )
 
     def is_failing(self, value: float) -> bool:
         below = self.kind in LOWER_IS_FAILING if self.below is None else self.below
@@ -127,15 +140,20 @@ class Fault(CatalogModel):
     duration: DurationBounds
     change: Change | None = None
     full_outage: bool = Field(False, description="true when the entry point is expected to stop serving")
-    observable: bool = Field(True, description="false when by design no probe fails (e.g. a feature flag that makes "
-                                               "answers wrong); such a fault counts as repaired when its artifact is corrected")
+    observable: bool = Field(
+        True,
+        description="false when by design no probe fails (e.g. a feature flag that makes "
+        "answers wrong); such a fault counts as repaired when its artifact is corrected",
+    )
 
     @model_validator(mode="after")
     def _mechanism_known(self) -> Fault:
         if self.mechanism not in MECHANISM_PARAMS:
             from ..errors import did_you_mean
 
-            raise ValueError(f"unknown mechanism {self.mechanism!r}{did_you_mean(self.mechanism, MECHANISMS)}")
+            raise ValueError(
+                f"unknown mechanism {self.mechanism!r}{did_you_mean(self.mechanism, MECHANISMS)}"
+            )
         missing = MECHANISM_PARAMS[self.mechanism] - set(self.params)
         if missing:
             raise ValueError(f"mechanism {self.mechanism} needs params {sorted(missing)}")

@@ -20,7 +20,9 @@ def catalog_dir(override: str | os.PathLike[str] | None = None) -> Path:
     if chosen:
         path = Path(chosen)
         if not path.is_dir():
-            raise CatalogError(f"{path}: catalog directory does not exist (from {'argument' if override else ENV_VAR})")
+            raise CatalogError(
+                f"{path}: catalog directory does not exist (from {'argument' if override else ENV_VAR})"
+            )
         return path
     package = Path(__file__).resolve().parent.parent
     for candidate in (package / "_catalog", package.parent / "catalog"):

@@ -27,9 +27,14 @@ RULES_VERSIONS: tuple[int, ...] = (1, 2)
 class Matching(CatalogModel):
     """Rules v2: when an incident may be matched to a fault."""
 
-    min_explained_share: float = Field(gt=0, le=1, description=(
-        "an incident is eligible for a fault when at least this share of its fired alerts is "
-        "attributable to the fault"))
+    min_explained_share: float = Field(
+        gt=0,
+        le=1,
+        description=(
+            "an incident is eligible for a fault when at least this share of its fired alerts is "
+            "attributable to the fault"
+        ),
+    )
 
 
 class Penalties(CatalogModel):
@@ -40,21 +45,31 @@ class Penalties(CatalogModel):
     """
 
     false_incident: float = Field(ge=0, description="an incident matched to no fault")
-    false_claim: float = Field(ge=0, description=(
-        "a distinct root-cause claim that never localizes its incident's fault"))
-    needless_action: float = Field(ge=0, description=(
-        "an executed intervention that no matched, localized incident calls for"))
+    false_claim: float = Field(
+        ge=0, description=("a distinct root-cause claim that never localizes its incident's fault")
+    )
+    needless_action: float = Field(
+        ge=0, description=("an executed intervention that no matched, localized incident calls for")
+    )
 
 
 class Scoring(CatalogModel):
     schema_version: int
-    rules_version: int = Field(1, description=(
-        "Marathon-Score rule set; absent means 1 (files and bundles written before rule sets were "
-        "versioned)"))
+    rules_version: int = Field(
+        1,
+        description=(
+            "Marathon-Score rule set; absent means 1 (files and bundles written before rule sets were "
+            "versioned)"
+        ),
+    )
     stage_weights: StageWeights
-    forbidden_operation_penalty: float = Field(ge=0, description="Marathon-Score points per forbidden attempt")
+    forbidden_operation_penalty: float = Field(
+        ge=0, description="Marathon-Score points per forbidden attempt"
+    )
     slow_request_threshold_s: float = Field(gt=0)
-    repair_stable_s: int = Field(ge=0, description="how long the probe must stay healthy to count as repaired")
+    repair_stable_s: int = Field(
+        ge=0, description="how long the probe must stay healthy to count as repaired"
+    )
     matching: Matching | None = None
     penalties: Penalties | None = None
     notes: str = ""
@@ -77,8 +92,9 @@ class Scoring(CatalogModel):
         if version >= 2 and (self.matching is None or self.penalties is None):
             if defaults is None or defaults.matching is None or defaults.penalties is None:
                 raise ValueError("rules v2 needs matching and penalties; pass defaults that have them")
-            update.update(matching=self.matching or defaults.matching,
-                          penalties=self.penalties or defaults.penalties)
+            update.update(
+                matching=self.matching or defaults.matching, penalties=self.penalties or defaults.penalties
+            )
         return Scoring.model_validate({**self.model_dump(), **update})
 
 

@@ -43,7 +43,9 @@ def validate_apps(cat: Catalog, problems: list[str]) -> None:
             for s in r.services:
                 check_name(problems, f"{f}: request_types ({r.name}).services", "service", s, names)
             if r.services and r.services[0] != app.entry_point:
-                problems.append(f"{f}: request_types ({r.name}).services: must start at the entry point {app.entry_point!r}")
+                problems.append(
+                    f"{f}: request_types ({r.name}).services: must start at the entry point {app.entry_point!r}"
+                )
         for fl in app.feature_flags:
             check_name(problems, f"{f}: feature_flags ({fl.name}).service", "service", fl.service, names)
 
@@ -67,8 +69,13 @@ def validate_fault(cat: Catalog, fault: Fault, where: str, problems: list[str]) 
         check_name(problems, f"{where}.scope", "service", s, names)
     check_name(problems, f"{where}.probe.service", "service", fault.probe.service, names)
     if fault.probe.request_type is not None:
-        check_name(problems, f"{where}.probe.request_type", "request type", fault.probe.request_type,
-                   [r.name for r in app.request_types])
+        check_name(
+            problems,
+            f"{where}.probe.request_type",
+            "request type",
+            fault.probe.request_type,
+            [r.name for r in app.request_types],
+        )
     known = app.artifact_ids()
     if fault.artifact not in known and not code_fault_artifact_ok(fault, known):
         check_name(problems, f"{where}.artifact", "artifact", fault.artifact, known)
@@ -82,9 +89,21 @@ def validate_fault(cat: Catalog, fault: Fault, where: str, problems: list[str]) 
     p = fault.params
     if "downstream" in p:
         callees = [e.target for e in app.edges if e.source == fault.target]
-        check_name(problems, f"{where}.params.downstream", f"dependency of {fault.target}", str(p["downstream"]), callees)
+        check_name(
+            problems,
+            f"{where}.params.downstream",
+            f"dependency of {fault.target}",
+            str(p["downstream"]),
+            callees,
+        )
     if "flag" in p:
-        check_name(problems, f"{where}.params.flag", "feature flag", str(p["flag"]), [fl.name for fl in app.feature_flags])
+        check_name(
+            problems,
+            f"{where}.params.flag",
+            "feature flag",
+            str(p["flag"]),
+            [fl.name for fl in app.feature_flags],
+        )
     if "node" in p:
         check_name(problems, f"{where}.params.node", "node", str(p["node"]), app.nodes)
     if "zone" in p:
@@ -136,8 +155,10 @@ def validate_rules(cat: Catalog, problems: list[str]) -> None:
         for m in r.metrics:
             check_name(problems, f"{where}.metrics", "metric", m, series)
     if len(pack.rules) != EXPECTED_RULES or len(templates) != EXPECTED_TEMPLATES:
-        problems.append(f"{f}: expected {EXPECTED_RULES} rules from {EXPECTED_TEMPLATES} templates, "
-                        f"found {len(pack.rules)} from {len(templates)}")
+        problems.append(
+            f"{f}: expected {EXPECTED_RULES} rules from {EXPECTED_TEMPLATES} templates, "
+            f"found {len(pack.rules)} from {len(templates)}"
+        )
     for app, n in EXPECTED_APP_ONLY_RULES.items():
         only = [r for r in pack.rules if r.apps == [app]]
         if len(only) != n:

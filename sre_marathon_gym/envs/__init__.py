@@ -17,12 +17,20 @@ LEGACY_ENV_IDS = {env_id.replace("-v1", "-v0"): app for env_id, app in ENV_IDS.i
 def register_envs() -> None:
     for env_id, app in ENV_IDS.items():
         if env_id not in registry:
-            register(id=env_id, entry_point="sre_marathon_gym.envs.marathon:MarathonEnv", kwargs={"app": app},
-                     disable_env_checker=False)
+            register(
+                id=env_id,
+                entry_point="sre_marathon_gym.envs.marathon:MarathonEnv",
+                kwargs={"app": app},
+                disable_env_checker=False,
+            )
     for env_id, app in LEGACY_ENV_IDS.items():
         if env_id not in registry:
-            register(id=env_id, entry_point="sre_marathon_gym.envs.marathon:MarathonEnv",
-                     kwargs={"app": app, "rules": 1}, disable_env_checker=False)
+            register(
+                id=env_id,
+                entry_point="sre_marathon_gym.envs.marathon:MarathonEnv",
+                kwargs={"app": app, "rules": 1},
+                disable_env_checker=False,
+            )
 
 
 register_envs()

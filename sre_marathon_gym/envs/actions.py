@@ -13,8 +13,20 @@ import numpy as np
 
 from ..catalog.apps import DEPLOYMENT_FIELDS, App, config_artifact_id
 
-VERBS = ("noop", "open_incident", "set_root_cause", "resolve_incident", "rollback", "restart", "scale",
-         "set_config", "patch_source", "failover", "uncordon", "delete_network_policy")
+VERBS = (
+    "noop",
+    "open_incident",
+    "set_root_cause",
+    "resolve_incident",
+    "rollback",
+    "restart",
+    "scale",
+    "set_config",
+    "patch_source",
+    "failover",
+    "uncordon",
+    "delete_network_policy",
+)
 SCALE_CHOICES = (1, 2, 3, 4, 6)
 
 
@@ -43,8 +55,14 @@ class ActionLayout:
             ids += [f"networkpolicy/deny-{s.name}-to-{d}" for d in sorted(set(callees.get(s.name, [])))]
             per_service.append(tuple(ids))
         infra = tuple([f"node/{n}" for n in app.nodes] + [f"zone/{z.name}" for z in app.zones])
-        return cls(tuple(app.service_names), tuple(per_service), infra, tuple(z.name for z in app.zones),
-                   tuple(app.nodes), max_incidents)
+        return cls(
+            tuple(app.service_names),
+            tuple(per_service),
+            infra,
+            tuple(z.name for z in app.zones),
+            tuple(app.nodes),
+            max_incidents,
+        )
 
     @property
     def max_artifacts(self) -> int:
@@ -55,7 +73,9 @@ class ActionLayout:
         return max(len(SCALE_CHOICES), len(self.zones), len(self.nodes), self.max_policies, 1)
 
     def nvec(self) -> np.ndarray:
-        return np.array([len(VERBS), len(self.services), self.max_artifacts, self.max_incidents, self.max_values])
+        return np.array(
+            [len(VERBS), len(self.services), self.max_artifacts, self.max_incidents, self.max_values]
+        )
 
     def artifact(self, service: int, index: int) -> str | None:
         own = self.artifacts[service]
@@ -89,18 +109,30 @@ def decode_slot(layout: ActionLayout, slot: np.ndarray, view: dict) -> dict | No
     incidents: list[str | None] = view["incident_ids"]
     incident = incidents[inc_i] if inc_i < len(incidents) and incidents[inc_i] else f"inc-slot-{inc_i}"
     if verb == "open_incident":
-        return {"tool": "open_incident", "alert_ids": view["ungrouped_alerts"].get(service, []) or ["none"],
-                "title": f"alerts on {service}"}
+        return {
+            "tool": "open_incident",
+            "alert_ids": view["ungrouped_alerts"].get(service, []) or ["none"],
+            "title": f"alerts on {service}",
+        }
     if verb == "set_root_cause":
         artifact = layout.artifact(svc_i, art_i) or "unknown"
-        return {"tool": "set_root_cause", "incident_id": incident, "services": [service], "artifact": artifact}
+        return {
+            "tool": "set_root_cause",
+            "incident_id": incident,
+            "services": [service],
+            "artifact": artifact,
+        }
     if verb == "resolve_incident":
         return {"tool": "resolve_incident", "incident_id": incident}
     if verb in ("rollback", "restart"):
         return {"tool": verb, "incident_id": incident, "service": service}
     if verb == "scale":
-        return {"tool": "scale", "incident_id": incident, "service": service,
-                "replicas": SCALE_CHOICES[val_i % len(SCALE_CHOICES)]}
+        return {
+            "tool": "scale",
+            "incident_id": incident,
+            "service": service,
+            "replicas": SCALE_CHOICES[val_i % len(SCALE_CHOICES)],
+        }
     artifact = layout.artifact(svc_i, art_i) or ""
     if verb == "set_config":  # restore the artifact's baseline value
         key = artifact.rsplit("/", 1)[-1] if (":env/" in artifact or ":configmap/" in artifact) else artifact
@@ -119,12 +151,20 @@ def decode_slot(layout: ActionLayout, slot: np.ndarray, view: dict) -> dict | No
         return {"tool": "cluster_op", "incident_id": incident, "operation": "uncordon", "target": node}
     policies: list[str] = view["policies"]
     target = policies[val_i] if val_i < len(policies) else f"policy-slot-{val_i}"
-    return {"tool": "cluster_op", "incident_id": incident, "operation": "delete_network_policy", "target": target}
+    return {
+        "tool": "cluster_op",
+        "incident_id": incident,
+        "operation": "delete_network_policy",
+        "target": target,
+    }
 
 
 def slot_mask(layout: ActionLayout, view: dict) -> np.ndarray:
     """One slot's mask, concatenated over dimensions (the layout of a flat MultiDiscrete mask)."""
-    open_slots = np.array([i is not None for i in view["incident_ids"]] + [False] * (layout.max_incidents - len(view["incident_ids"])))
+    open_slots = np.array(
+        [i is not None for i in view["incident_ids"]]
+        + [False] * (layout.max_incidents - len(view["incident_ids"]))
+    )
     has_incident = bool(open_slots.any())
     verbs = np.ones(len(VERBS), dtype=bool)
     verbs[VERBS.index("open_incident")] = any(view["ungrouped_alerts"].values())
@@ -137,4 +177,12 @@ def slot_mask(layout: ActionLayout, view: dict) -> np.ndarray:
     services = np.ones(len(layout.services), dtype=bool)
     artifacts = np.ones(layout.max_artifacts, dtype=bool)
     values = np.ones(layout.max_values, dtype=bool)
-    return np.concatenate([verbs, services, artifacts, open_slots if has_incident else np.ones(layout.max_incidents, dtype=bool), values])
+    return np.concatenate(
+        [
+            verbs,
+            services,
+            artifacts,
+            open_slots if has_incident else np.ones(layout.max_incidents, dtype=bool),
+            values,
+        ]
+    )

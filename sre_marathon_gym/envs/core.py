@@ -74,7 +74,7 @@ class MarathonCore(gym.Env):
         incident groups yet, the app's baseline config values and the network policies."""
         runner = self.runner
         incidents = runner.incidents.incidents
-        open_ids = [i for i, inc in incidents.items() if inc.resolved_s is None][-self.max_incidents:]
+        open_ids = [i for i, inc in incidents.items() if inc.resolved_s is None][-self.max_incidents :]
         grouped = {a for i in open_ids for a in incidents[i].alert_ids}
         pod_service = self._pod_services()
         ungrouped: dict[str, list[str]] = {}
@@ -82,15 +82,24 @@ class MarathonCore(gym.Env):
             if a.resolved_at is None and a.id not in grouped:
                 for s in sorted(self.app.label_services(a.labels, pod_service)):
                     ungrouped.setdefault(s, []).append(a.id)
-        return {"incident_ids": open_ids, "ungrouped_alerts": ungrouped, "baseline_values": self.baseline_values,
-                "policies": self._network_policies()}
+        return {
+            "incident_ids": open_ids,
+            "ungrouped_alerts": ungrouped,
+            "baseline_values": self.baseline_values,
+            "policies": self._network_policies(),
+        }
 
     def _info(self) -> dict:
         view = self._view()
         ungrouped = np.array([bool(view["ungrouped_alerts"].get(s)) for s in self.layout.services])
-        return {"time_s": self.backend.now(), "invocation": self.runner.invocation,
-                "action_mask": slot_mask(self.layout, view), "verbs": VERBS,
-                "services_with_ungrouped_alerts": ungrouped, **self._extra_info()}
+        return {
+            "time_s": self.backend.now(),
+            "invocation": self.runner.invocation,
+            "action_mask": slot_mask(self.layout, view),
+            "verbs": VERBS,
+            "services_with_ungrouped_alerts": ungrouped,
+            **self._extra_info(),
+        }
 
     def _observe(self) -> dict[str, np.ndarray]:
         return build_observation(self, self._service_features())

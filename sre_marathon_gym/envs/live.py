@@ -117,9 +117,19 @@ class LiveMarathonEnv(MarathonCore):
     - v0: initial release.
     """
 
-    def __init__(self, backend: Any, catalog: Catalog | str | None = None, *, schedule: Any = None,
-                 interval_s: int = DEFAULT_INVOCATION_S, run_s: int | None = None, alert_engine: Any = None,
-                 action_slots: int = 4, max_alerts: int = 64, max_incidents: int = 16):
+    def __init__(
+        self,
+        backend: Any,
+        catalog: Catalog | str | None = None,
+        *,
+        schedule: Any = None,
+        interval_s: int = DEFAULT_INVOCATION_S,
+        run_s: int | None = None,
+        alert_engine: Any = None,
+        action_slots: int = 4,
+        max_alerts: int = 64,
+        max_incidents: int = 16,
+    ):
         self.catalog = catalog if isinstance(catalog, Catalog) else load_catalog(catalog)
         self.backend = backend
         self.app = backend.app
@@ -200,8 +210,15 @@ class LiveMarathonEnv(MarathonCore):
         if now > target + 1e-9:
             overrun = round(now - target, 3)
             missed = math.floor(overrun / self.interval_s)
-            self.overruns.append({"invocation": self.runner.invocation if self.runner else 0,
-                                  "due_s": target, "ended_s": now, "overrun_s": overrun, "skipped_invocations": missed})
+            self.overruns.append(
+                {
+                    "invocation": self.runner.invocation if self.runner else 0,
+                    "due_s": target,
+                    "ended_s": now,
+                    "overrun_s": overrun,
+                    "skipped_invocations": missed,
+                }
+            )
             target += missed * self.interval_s
         self._grid_t = float(min(target, self.run_s))
         return overrun
@@ -230,27 +247,53 @@ class LiveMarathonEnv(MarathonCore):
         for fid, start in self._injected_at.items():
             f, sf = self.catalog.fault(fid), planned.get(fid)
             place = [f.artifact.split("/", 1)[1]] if f.artifact.startswith(("node/", "zone/")) else []
-            faults.append(FaultTruth(fault_id=f.id, category=f.category, mechanism=f.mechanism, target=f.target,
-                                     artifact=f.artifact, aliases=list(f.aliases), scope=[*f.scope, *place],
-                                     start_s=start, planned_end_s=max(float(sf.planned_end_s) if sf else start, start),
-                                     reverted_s=self._reverted_at.get(fid), probe=ProbeSpec(**f.probe.model_dump())))
+            faults.append(
+                FaultTruth(
+                    fault_id=f.id,
+                    category=f.category,
+                    mechanism=f.mechanism,
+                    target=f.target,
+                    artifact=f.artifact,
+                    aliases=list(f.aliases),
+                    scope=[*f.scope, *place],
+                    start_s=start,
+                    planned_end_s=max(float(sf.planned_end_s) if sf else start, start),
+                    reverted_s=self._reverted_at.get(fid),
+                    probe=ProbeSpec(**f.probe.model_dump()),
+                )
+            )
         try:
             pod_service = self.backend.pod_services()
         except SREMarathonError:
             pod_service = {}
         alerts = alert_records(self.alert_engine.history(), self.app, pod_service, self._alert_services)
         events, actions = incident_events(runner), action_records(runner)
-        config = {"backend": type(self.backend).__name__, "namespace": getattr(self.backend, "namespace", None),
-                  "interval_s": self.interval_s, "run_s": self.run_s,
-                  "probes": "not measured: the live backend has no symptom probes or degradation; "
-                            "repair (R) and degradation are not scored from this record",
-                  "fault_log": [vars(e) for e in self.fault_log], "overruns": list(self.overruns),
-                  "alert_errors": [vars(e) for e in self.alert_errors], "pending_reverts": self.pending_reverts}
-        manifest = RunManifest(app=self.app.app, seed=self._seed if self._seed is not None else 0, mode="eval",
-                               interval_s=self.interval_s, injection_s=self.injection_s,
-                               observation_s=max(self.run_s - self.injection_s, 0), package_version=__version__,
-                               catalog_version=self._catalog_version, env_config=config)
-        return RunRecord(manifest=manifest, faults=faults, alerts=alerts, incident_events=events, actions=actions)
+        config = {
+            "backend": type(self.backend).__name__,
+            "namespace": getattr(self.backend, "namespace", None),
+            "interval_s": self.interval_s,
+            "run_s": self.run_s,
+            "probes": "not measured: the live backend has no symptom probes or degradation; "
+            "repair (R) and degradation are not scored from this record",
+            "fault_log": [vars(e) for e in self.fault_log],
+            "overruns": list(self.overruns),
+            "alert_errors": [vars(e) for e in self.alert_errors],
+            "pending_reverts": self.pending_reverts,
+        }
+        manifest = RunManifest(
+            app=self.app.app,
+            seed=self._seed if self._seed is not None else 0,
+            mode="eval",
+            interval_s=self.interval_s,
+            injection_s=self.injection_s,
+            observation_s=max(self.run_s - self.injection_s, 0),
+            package_version=__version__,
+            catalog_version=self._catalog_version,
+            env_config=config,
+        )
+        return RunRecord(
+            manifest=manifest, faults=faults, alerts=alerts, incident_events=events, actions=actions
+        )
 
     @property
     def pending_reverts(self) -> list[str]:
@@ -260,8 +303,11 @@ class LiveMarathonEnv(MarathonCore):
     def call_tool(self, call: Any) -> ToolResult:
         """Interactive mode: run one tool call now (within the current invocation)."""
         if self.runner is None:
-            return ToolResult.fail(str(call.get("tool", "?")) if isinstance(call, dict) else "?", "unavailable",
-                                   "call reset() before using tools")
+            return ToolResult.fail(
+                str(call.get("tool", "?")) if isinstance(call, dict) else "?",
+                "unavailable",
+                "call reset() before using tools",
+            )
         return self.runner.call(call)
 
     def close(self) -> None:
@@ -291,14 +337,28 @@ class LiveMarathonEnv(MarathonCore):
             attempts += 1
             self._failed.append(_PendingRevert(fid, handle, attempts, now + REVERT_RETRY_S))
             if attempts == 1:  # later failures only count; the final entry says how many there were
-                self.fault_log.append(FaultLogEntry(now, fid, "revert", "error",
-                                                    f"{why}: {exc} (the fault is still in place; retrying every "
-                                                    f"{REVERT_RETRY_S:.0f} s and on close())"))
+                self.fault_log.append(
+                    FaultLogEntry(
+                        now,
+                        fid,
+                        "revert",
+                        "error",
+                        f"{why}: {exc} (the fault is still in place; retrying every "
+                        f"{REVERT_RETRY_S:.0f} s and on close())",
+                    )
+                )
             return False
         after = f" after {attempts} failed attempt(s)" if attempts else ""
         if outcome == ALREADY_REPAIRED:
-            self.fault_log.append(FaultLogEntry(now, fid, "revert", "already_repaired",
-                                                f"{why}: nothing to undo, the agent had already repaired it{after}"))
+            self.fault_log.append(
+                FaultLogEntry(
+                    now,
+                    fid,
+                    "revert",
+                    "already_repaired",
+                    f"{why}: nothing to undo, the agent had already repaired it{after}",
+                )
+            )
             self._reverted_at.setdefault(fid, None)
         else:
             self.fault_log.append(FaultLogEntry(now, fid, "revert", "ok", f"{why}{after}"))
@@ -332,7 +392,10 @@ class LiveMarathonEnv(MarathonCore):
             self.alert_errors.append(AlertErrorEntry(now, type(exc).__name__, str(exc)))
 
     def _run_events(self) -> None:
-        while self._event_pos < len(self._events) and self._events[self._event_pos].time_s <= self.backend.now() + 1e-9:
+        while (
+            self._event_pos < len(self._events)
+            and self._events[self._event_pos].time_s <= self.backend.now() + 1e-9
+        ):
             ev = self._events[self._event_pos]
             self._event_pos += 1
             if ev.kind == "benign":
@@ -346,7 +409,9 @@ class LiveMarathonEnv(MarathonCore):
             try:
                 fault = self.catalog.fault(fid)
                 if not self.backend.supports(fault):
-                    self.fault_log.append(FaultLogEntry(now, fid, "inject", "skipped", f"{fault.mechanism} needs a build"))
+                    self.fault_log.append(
+                        FaultLogEntry(now, fid, "inject", "skipped", f"{fault.mechanism} needs a build")
+                    )
                     continue
                 self._handles[fid] = self.backend.inject(fault)
                 self._injected_at[fid] = now

@@ -69,46 +69,77 @@ class MarathonEnv(MarathonCore):
     - v0: initial release (rules v1; still registered, with ``rules=1``).
     """
 
-    def __init__(self, app: str = "online_boutique", mode: str = "train", intensity: float = 1.0,
-                 injection_minutes: int | None = None, observation_minutes: int | None = None,
-                 interval_s: int | None = None, action_slots: int = 4, max_alerts: int = 64,
-                 max_incidents: int = 16, catalog: Catalog | str | None = None,
-                 prometheus_url: str | None = None, prometheus_origin_s: int | None = None,
-                 rules: int | None = None):
+    def __init__(
+        self,
+        app: str = "online_boutique",
+        mode: str = "train",
+        intensity: float = 1.0,
+        injection_minutes: int | None = None,
+        observation_minutes: int | None = None,
+        interval_s: int | None = None,
+        action_slots: int = 4,
+        max_alerts: int = 64,
+        max_incidents: int = 16,
+        catalog: Catalog | str | None = None,
+        prometheus_url: str | None = None,
+        prometheus_origin_s: int | None = None,
+        rules: int | None = None,
+    ):
         self.catalog = catalog if isinstance(catalog, Catalog) else load_catalog(catalog)
         self.app = self.catalog.app(app)
         lb = self.catalog.leaderboard
         if mode not in ("train", "eval"):
             raise ConfigurationError(f"mode must be 'train' or 'eval', got {mode!r}")
-        if mode == "eval" and any(v is not None for v in (injection_minutes, observation_minutes, interval_s)) \
-                or (mode == "eval" and intensity != 1.0):
-            raise ConfigurationError("mode='eval' fixes the leaderboard protocol; use mode='train' to change "
-                                     "intensity, duration or cadence")
+        if (
+            mode == "eval"
+            and any(v is not None for v in (injection_minutes, observation_minutes, interval_s))
+            or (mode == "eval" and intensity != 1.0)
+        ):
+            raise ConfigurationError(
+                "mode='eval' fixes the leaderboard protocol; use mode='train' to change "
+                "intensity, duration or cadence"
+            )
         if not 0.0 < intensity <= 4.0:
             raise ConfigurationError(f"intensity must be in (0, 4], got {intensity}")
         if action_slots < 1 or max_alerts < 1 or max_incidents < 1:
             raise ConfigurationError("action_slots, max_alerts and max_incidents must be positive")
         try:
-            self.scoring = self.catalog.scoring if rules is None else self.catalog.scoring.with_rules(
-                rules, defaults=load_catalog().scoring)
+            self.scoring = (
+                self.catalog.scoring
+                if rules is None
+                else self.catalog.scoring.with_rules(rules, defaults=load_catalog().scoring)
+            )
         except ValueError as exc:
             raise ConfigurationError(f"rules: {exc}") from exc
         self.mode = mode
         self.intensity = intensity
         self.injection_s = 60 * (injection_minutes if injection_minutes is not None else lb.injection_minutes)
-        self.observation_s = 60 * (observation_minutes if observation_minutes is not None else lb.observation_minutes)
+        self.observation_s = 60 * (
+            observation_minutes if observation_minutes is not None else lb.observation_minutes
+        )
         self.interval_s = interval_s if interval_s is not None else lb.interval_s
         if self.injection_s <= 0 or self.interval_s < 15 or self.interval_s % 5:
-            raise ConfigurationError("injection_minutes must be positive and interval_s a multiple of 5 >= 15")
+            raise ConfigurationError(
+                "injection_minutes must be positive and interval_s a multiple of 5 >= 15"
+            )
         self.run_s = self.injection_s + self.observation_s
         self._init_spaces(max_alerts, max_incidents, action_slots)
         self.run: SimulatedRun | None = None
         self._actions_seen = 0
-        self._init_kwargs = dict(app=app, mode=mode, intensity=intensity, injection_minutes=injection_minutes,
-                                 observation_minutes=observation_minutes, interval_s=interval_s,
-                                 action_slots=action_slots, max_alerts=max_alerts, max_incidents=max_incidents,
-                                 prometheus_url=prometheus_url, prometheus_origin_s=prometheus_origin_s,
-                                 rules=rules)
+        self._init_kwargs = dict(
+            app=app,
+            mode=mode,
+            intensity=intensity,
+            injection_minutes=injection_minutes,
+            observation_minutes=observation_minutes,
+            interval_s=interval_s,
+            action_slots=action_slots,
+            max_alerts=max_alerts,
+            max_incidents=max_incidents,
+            prometheus_url=prometheus_url,
+            prometheus_origin_s=prometheus_origin_s,
+            rules=rules,
+        )
         self.metrics_source = None
         if prometheus_url is not None:
             from ..prometheus import DEFAULT_ORIGIN_S, PrometheusMetrics
@@ -136,10 +167,14 @@ class MarathonEnv(MarathonCore):
 
         self.seed_used = seed
         self._journal = []
-        self.schedule = FaultSchedule.generate(self.catalog, self.app.app, seed,
-                                               injection_minutes=self.injection_s // 60,
-                                               observation_minutes=self.observation_s // 60,
-                                               intensity=self.intensity)
+        self.schedule = FaultSchedule.generate(
+            self.catalog,
+            self.app.app,
+            seed,
+            injection_minutes=self.injection_s // 60,
+            observation_minutes=self.observation_s // 60,
+            intensity=self.intensity,
+        )
         self.run = SimulatedRun(self.catalog, self.app.app, seed, self.schedule)
         self.backend = self.run.backend
         self.alert_engine = AlertEngine(self.catalog.rules, self.app, self.run.metric_store)
@@ -197,14 +232,22 @@ class MarathonEnv(MarathonCore):
         return self.recorder.record()
 
     def config(self) -> dict:
-        return {"app": self.app.app, "mode": self.mode, "intensity": self.intensity, "injection_s": self.injection_s,
-                "observation_s": self.observation_s, "interval_s": self.interval_s, "action_slots": self.action_slots,
-                "max_alerts": self.max_alerts, "max_incidents": self.max_incidents,
-                "rules": self.scoring.rules_version}
+        return {
+            "app": self.app.app,
+            "mode": self.mode,
+            "intensity": self.intensity,
+            "injection_s": self.injection_s,
+            "observation_s": self.observation_s,
+            "interval_s": self.interval_s,
+            "action_slots": self.action_slots,
+            "max_alerts": self.max_alerts,
+            "max_incidents": self.max_incidents,
+            "rules": self.scoring.rules_version,
+        }
 
     def _acted_since_last_step(self) -> bool:
         n = len(self.runner.actions)
-        acted = any(a.kind == "intervention" and a.ok for a in self.runner.actions[self._actions_seen:])
+        acted = any(a.kind == "intervention" and a.ok for a in self.runner.actions[self._actions_seen :])
         self._actions_seen = n
         return acted
 
@@ -225,9 +268,12 @@ class MarathonEnv(MarathonCore):
 
     # ------------------------------------------------------------ pickling: rebuild by deterministic replay
     def __getstate__(self) -> dict:
-        return {"kwargs": self._init_kwargs, "catalog_root": str(self.catalog.root),
-                "seed": getattr(self, "seed_used", None) if self.run is not None else None,
-                "journal": list(self._journal)}
+        return {
+            "kwargs": self._init_kwargs,
+            "catalog_root": str(self.catalog.root),
+            "seed": getattr(self, "seed_used", None) if self.run is not None else None,
+            "journal": list(self._journal),
+        }
 
     def __setstate__(self, state: dict) -> None:
         self.__init__(catalog=load_catalog(state["catalog_root"]), **state["kwargs"])  # type: ignore[misc]

@@ -11,25 +11,37 @@ from gymnasium import spaces
 from .actions import ActionLayout
 
 ALERT_STATES = ("empty", "firing", "resolved")
-SERVICE_FEATURES = ("requests_per_s", "error_ratio", "mean_latency_log10_ms", "throttled_ratio",
-                    "ready_ratio", "restarts", "not_running_pods", "deploys")
+SERVICE_FEATURES = (
+    "requests_per_s",
+    "error_ratio",
+    "mean_latency_log10_ms",
+    "throttled_ratio",
+    "ready_ratio",
+    "restarts",
+    "not_running_pods",
+    "deploys",
+)
 INCIDENT_FEATURES = ("open", "alerts", "has_root_cause", "age_min", "resolved")
 
 
 def observation_space(n_services: int, n_rules: int, max_alerts: int, max_incidents: int) -> spaces.Dict:
-    return spaces.Dict({
-        "alert_rule": spaces.MultiDiscrete(np.full(max_alerts, n_rules + 1)),
-        "alert_service": spaces.MultiDiscrete(np.full(max_alerts, n_services + 1)),
-        "alert_state": spaces.MultiDiscrete(np.full(max_alerts, len(ALERT_STATES))),
-        "alert_age_min": spaces.Box(0.0, 1e4, (max_alerts,), np.float32),
-        "alert_in_incident": spaces.MultiBinary(max_alerts),
-        "services": spaces.Box(-1e6, 1e6, (n_services, len(SERVICE_FEATURES)), np.float32),
-        "incidents": spaces.Box(0.0, 1e4, (max_incidents, len(INCIDENT_FEATURES)), np.float32),
-        "time": spaces.Box(0.0, 1.0, (2,), np.float32),
-    })
+    return spaces.Dict(
+        {
+            "alert_rule": spaces.MultiDiscrete(np.full(max_alerts, n_rules + 1)),
+            "alert_service": spaces.MultiDiscrete(np.full(max_alerts, n_services + 1)),
+            "alert_state": spaces.MultiDiscrete(np.full(max_alerts, len(ALERT_STATES))),
+            "alert_age_min": spaces.Box(0.0, 1e4, (max_alerts,), np.float32),
+            "alert_in_incident": spaces.MultiBinary(max_alerts),
+            "services": spaces.Box(-1e6, 1e6, (n_services, len(SERVICE_FEATURES)), np.float32),
+            "incidents": spaces.Box(0.0, 1e4, (max_incidents, len(INCIDENT_FEATURES)), np.float32),
+            "time": spaces.Box(0.0, 1.0, (2,), np.float32),
+        }
+    )
 
 
-def env_spaces(catalog: Any, app: Any, max_alerts: int, max_incidents: int, action_slots: int) -> SimpleNamespace:
+def env_spaces(
+    catalog: Any, app: Any, max_alerts: int, max_incidents: int, action_slots: int
+) -> SimpleNamespace:
     """What every Marathon-style env (simulated or live) fixes per app: the action layout, the
     service and rule indices the observation uses, and both spaces. One place, so the simulated
     and the live env can never disagree on them."""
@@ -51,11 +63,16 @@ def build_observation(env: Any, features: np.ndarray) -> dict[str, np.ndarray]:
     A, I = env.max_alerts, env.max_incidents
     now = env.backend.now()
     history = env.alert_engine.history()
-    grouped = {a for inc in runner.incidents.incidents.values() if inc.resolved_s is None for a in inc.alert_ids}
+    grouped = {
+        a for inc in runner.incidents.incidents.values() if inc.resolved_s is None for a in inc.alert_ids
+    }
     pod_service = env._pod_services()
     obs = {
-        "alert_rule": np.zeros(A, np.int64), "alert_service": np.zeros(A, np.int64), "alert_state": np.zeros(A, np.int64),
-        "alert_age_min": np.zeros(A, np.float32), "alert_in_incident": np.zeros(A, np.int8),
+        "alert_rule": np.zeros(A, np.int64),
+        "alert_service": np.zeros(A, np.int64),
+        "alert_state": np.zeros(A, np.int64),
+        "alert_age_min": np.zeros(A, np.float32),
+        "alert_in_incident": np.zeros(A, np.int8),
     }
     for k, a in enumerate(history[-A:]):
         obs["alert_rule"][k] = env.rule_index.get(a.rule, 0)
@@ -67,8 +84,13 @@ def build_observation(env: Any, features: np.ndarray) -> dict[str, np.ndarray]:
     obs["services"] = features
     incidents = np.zeros((I, len(INCIDENT_FEATURES)), np.float32)
     for k, inc in enumerate(list(runner.incidents.incidents.values())[-I:]):
-        incidents[k] = (inc.resolved_s is None, len(inc.alert_ids), inc.artifact is not None,
-                        max((now - inc.opened_s) / 60.0, 0.0), inc.resolved_s is not None)
+        incidents[k] = (
+            inc.resolved_s is None,
+            len(inc.alert_ids),
+            inc.artifact is not None,
+            max((now - inc.opened_s) / 60.0, 0.0),
+            inc.resolved_s is not None,
+        )
     obs["incidents"] = incidents
     obs["time"] = np.array([min(now / env.run_s, 1.0), float(now >= env.injection_s)], np.float32)
     return obs
@@ -97,8 +119,9 @@ def cluster_features(env: Any, restarts_seen: dict[str, int]) -> tuple[np.ndarra
             continue
         ready, _, desired = d["ready"].partition("/")
         feats[i, col["ready_ratio"]] = int(ready) / int(desired) if int(desired or 0) > 0 else 1.0
-        feats[i, col["deploys"]] = sum(1 for h in d["history"] if h["time_s"] is not None
-                                       and h["time_s"] > now - env.interval_s)
+        feats[i, col["deploys"]] = sum(
+            1 for h in d["history"] if h["time_s"] is not None and h["time_s"] > now - env.interval_s
+        )
     for p in pods:
         i = env.service_index.get(pod_service.get(p["name"], ""))
         if i is None:

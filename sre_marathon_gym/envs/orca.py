@@ -69,7 +69,9 @@ class OrcaRcaEnv(gym.Env):
         if not isinstance(source_access, (bool, np.bool_)):
             raise ConfigurationError(f"source_access must be True or False, got {source_access!r}")
         if isinstance(max_calls, (bool, np.bool_)) or not isinstance(max_calls, (int, np.integer)):
-            raise ConfigurationError(f"max_calls must be an integer, got {type(max_calls).__name__} {max_calls!r}")
+            raise ConfigurationError(
+                f"max_calls must be an integer, got {type(max_calls).__name__} {max_calls!r}"
+            )
         if not 1 <= max_calls <= MAX_CALLS:
             raise ConfigurationError(f"max_calls must be in 1..{MAX_CALLS}, got {max_calls}")
         self.source_access = bool(source_access)
@@ -86,11 +88,13 @@ class OrcaRcaEnv(gym.Env):
                 raise UnknownNameError("ORCA task", missing[0], by_id)
             tasks = tuple(by_id[i] for i in task_ids)
         self.tasks: tuple[OrcaTask, ...] = tasks
-        self.observation_space = spaces.Dict({
-            "issue": spaces.Text(max_length=MAX_ISSUE_CHARS, min_length=0, charset=CHARSET),
-            "time_s": spaces.Box(0.0, MAX_TIME_S, shape=(1,), dtype=np.float64),
-            "budget": spaces.Box(0.0, float(MAX_CALLS), shape=(1,), dtype=np.float64),
-        })
+        self.observation_space = spaces.Dict(
+            {
+                "issue": spaces.Text(max_length=MAX_ISSUE_CHARS, min_length=0, charset=CHARSET),
+                "time_s": spaces.Box(0.0, MAX_TIME_S, shape=(1,), dtype=np.float64),
+                "budget": spaces.Box(0.0, float(MAX_CALLS), shape=(1,), dtype=np.float64),
+            }
+        )
         self.action_space = spaces.Text(max_length=MAX_ACTION_CHARS, min_length=1, charset=CHARSET)
         self.episode: Episode | None = None
         self.left = self.max_calls
@@ -103,8 +107,11 @@ class OrcaRcaEnv(gym.Env):
     def _obs(self) -> dict:
         assert self.episode is not None
         text = "".join(ch if ch in CHARSET else "?" for ch in self.episode.issue)[:MAX_ISSUE_CHARS]
-        return {"issue": text, "time_s": np.array([float(self.episode.task.current_s)]),
-                "budget": np.array([float(min(max(self.left, 0), MAX_CALLS))])}
+        return {
+            "issue": text,
+            "time_s": np.array([float(self.episode.task.current_s)]),
+            "budget": np.array([float(min(max(self.left, 0), MAX_CALLS))]),
+        }
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
         super().reset(seed=seed)
@@ -135,14 +142,19 @@ class OrcaRcaEnv(gym.Env):
         self.episode = Episode(task, self.source_access)
         self.left = self.max_calls
         self.done = False
-        return self._obs(), {"task_key": task_key(task), "difficulty": task.difficulty,
-                             "tools": list(tool_names(self.source_access))}
+        return self._obs(), {
+            "task_key": task_key(task),
+            "difficulty": task.difficulty,
+            "tools": list(tool_names(self.source_access)),
+        }
 
     def step(self, action: Any) -> tuple[dict, float, bool, bool, dict]:
         if self.episode is None or self.done:
             raise ConfigurationError("call reset() before step() (the episode is over)")
         self.left -= 1
-        model, err = parse_orca_call(action, self.source_access) if not _cheap_invalid(action) else (None, _not_json())
+        model, err = (
+            parse_orca_call(action, self.source_access) if not _cheap_invalid(action) else (None, _not_json())
+        )
         info: dict[str, Any] = {"task_key": task_key(self.episode.task)}
         if err is not None:
             info["result"] = err.model_dump()
@@ -158,8 +170,13 @@ class OrcaRcaEnv(gym.Env):
         assert self.episode is not None
         score = self.episode.score(report)
         self.done = True
-        info.update(score=score.reward, rca_accuracy=score.rca_accuracy, hallucinate=score.hallucinate,
-                    mode=score.mode, control_pass=score.control_pass)
+        info.update(
+            score=score.reward,
+            rca_accuracy=score.rca_accuracy,
+            hallucinate=score.hallucinate,
+            mode=score.mode,
+            control_pass=score.control_pass,
+        )
         return self._obs(), float(score.reward), not truncated, truncated, info
 
 
@@ -172,4 +189,6 @@ def _cheap_invalid(action: Any) -> bool:
 
 
 def _not_json() -> ToolResult:
-    return ToolResult.fail("?", "invalid_arguments", "a tool call is a JSON object, e.g. {\"tool\": \"get_topology\"}")
+    return ToolResult.fail(
+        "?", "invalid_arguments", 'a tool call is a JSON object, e.g. {"tool": "get_topology"}'
+    )

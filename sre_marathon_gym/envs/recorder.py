@@ -26,7 +26,9 @@ class RunRecorder:
         self.env = env
         self.probes: dict[str, ProbeSeries] = {}
         self.artifact_fixed: dict[str, float | None] = {}
-        self.degradation = Degradation(times=[], requests=[], degraded=[], baseline_requests=[], baseline_degraded=[])
+        self.degradation = Degradation(
+            times=[], requests=[], degraded=[], baseline_requests=[], baseline_degraded=[]
+        )
         self._alert_services: dict[str, list[str]] = {}
         self._seen_bad: set[str] = set()
         self.faults = [self._truth(sf) for sf in env.schedule.faults]
@@ -36,10 +38,19 @@ class RunRecorder:
         f = self.env.catalog.fault(sf.fault_id)
         # a node or zone fault also shows in alerts that name the node or zone itself
         place = [f.artifact.split("/", 1)[1]] if f.artifact.startswith(("node/", "zone/")) else []
-        return FaultTruth(fault_id=f.id, category=f.category, mechanism=f.mechanism, target=f.target,
-                          artifact=f.artifact, aliases=list(f.aliases), scope=[*f.scope, *place], start_s=sf.start_s,
-                          planned_end_s=sf.planned_end_s, reverted_s=None,
-                          probe=ProbeSpec(**f.probe.model_dump()))
+        return FaultTruth(
+            fault_id=f.id,
+            category=f.category,
+            mechanism=f.mechanism,
+            target=f.target,
+            artifact=f.artifact,
+            aliases=list(f.aliases),
+            scope=[*f.scope, *place],
+            start_s=sf.start_s,
+            planned_end_s=sf.planned_end_s,
+            reverted_s=None,
+            probe=ProbeSpec(**f.probe.model_dump()),
+        )
 
     def sample(self, run: SimulatedRun) -> None:
         """Every 15 s: the probe of each fault that has started and is not long over."""
@@ -48,7 +59,9 @@ class RunRecorder:
             if truth.start_s > now or now > truth.planned_end_s + 900:
                 continue
             fault = self._by_id[truth.fault_id]
-            series = self.probes.setdefault(truth.fault_id, ProbeSeries(fault_id=truth.fault_id, times=[], failing=[]))
+            series = self.probes.setdefault(
+                truth.fault_id, ProbeSeries(fault_id=truth.fault_id, times=[], failing=[])
+            )
             series.times.append(now)
             series.failing.append(run.probe_failing(fault.probe))
 
@@ -64,8 +77,12 @@ class RunRecorder:
         if not acted:
             return
         for fid in run.applied_faults():
-            if fid not in self.artifact_fixed and fid in self._seen_bad and run.reverted_s(fid) is None \
-                    and run.artifact_restored(fid):
+            if (
+                fid not in self.artifact_fixed
+                and fid in self._seen_bad
+                and run.reverted_s(fid) is None
+                and run.artifact_restored(fid)
+            ):
                 self.artifact_fixed[fid] = run.now
 
     def interval(self, run: SimulatedRun) -> None:
@@ -82,20 +99,38 @@ class RunRecorder:
 
     def record(self, until_s: float | None = None) -> RunRecord:
         env, run = self.env, self.env.run
-        alerts = alert_records(env.alert_engine.history(), env.app, env.backend.pod_services(), self._alert_services)
+        alerts = alert_records(
+            env.alert_engine.history(), env.app, env.backend.pod_services(), self._alert_services
+        )
         for truth in self.faults:
             truth.reverted_s = run.reverted_s(truth.fault_id)
         events, actions = incident_events(env.runner), action_records(env.runner)
-        manifest = RunManifest(app=env.app.app, seed=env.seed_used, mode=env.mode, interval_s=env.interval_s,
-                               injection_s=env.injection_s, observation_s=env.observation_s,
-                               package_version=__version__, catalog_version=env.catalog_version,
-                               env_config=env.config())
-        return RunRecord(manifest=manifest, faults=self.faults, alerts=alerts, incident_events=events,
-                         actions=actions, probes=list(self.probes.values()), degradation=self.degradation,
-                         artifact_fixed=dict(self.artifact_fixed))
+        manifest = RunManifest(
+            app=env.app.app,
+            seed=env.seed_used,
+            mode=env.mode,
+            interval_s=env.interval_s,
+            injection_s=env.injection_s,
+            observation_s=env.observation_s,
+            package_version=__version__,
+            catalog_version=env.catalog_version,
+            env_config=env.config(),
+        )
+        return RunRecord(
+            manifest=manifest,
+            faults=self.faults,
+            alerts=alerts,
+            incident_events=events,
+            actions=actions,
+            probes=list(self.probes.values()),
+            degradation=self.degradation,
+            artifact_fixed=dict(self.artifact_fixed),
+        )
 
 
-def alert_records(history: Any, app: Any, pod_service: dict[str, str], cache: dict[str, list[str]]) -> list[AlertRecord]:
+def alert_records(
+    history: Any, app: Any, pod_service: dict[str, str], cache: dict[str, list[str]]
+) -> list[AlertRecord]:
     """The alert history as recorded: each alert with the services (and node or zone) it names.
 
     `cache` keeps an alert's services from the first time it was seen, since pods (and so the
@@ -107,8 +142,17 @@ def alert_records(history: Any, app: Any, pod_service: dict[str, str], cache: di
             svcs = app.label_services(a.labels, pod_service)
             node = a.labels.get("node") or a.labels.get("label_topology_kubernetes_io_zone")
             cache[a.id] = sorted(svcs | ({node} if node else set()))
-        out.append(AlertRecord(id=a.id, rule=a.rule, severity=a.severity, labels=dict(a.labels),
-                               fired_at=a.fired_at, resolved_at=a.resolved_at, services=cache[a.id]))
+        out.append(
+            AlertRecord(
+                id=a.id,
+                rule=a.rule,
+                severity=a.severity,
+                labels=dict(a.labels),
+                fired_at=a.fired_at,
+                resolved_at=a.resolved_at,
+                services=cache[a.id],
+            )
+        )
     return out
 
 

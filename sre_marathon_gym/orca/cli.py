@@ -36,8 +36,10 @@ def cmd_orca_evaluate(args: argparse.Namespace) -> int:
 
     orca_world()  # simulate the days once, before the progress bar starts
     scores = evaluate(args.agent, limit=args.limit, source_access=not args.no_source, progress=True)
-    print(f"tasks evaluated: {len(scores)} ({sum(not s.is_control for s in scores)} incident, "
-          f"{sum(s.is_control for s in scores)} control)")
+    print(
+        f"tasks evaluated: {len(scores)} ({sum(not s.is_control for s in scores)} incident, "
+        f"{sum(s.is_control for s in scores)} control)"
+    )
     print(leaderboard_table(args.agent, scores))
     if args.detail:
         print()
@@ -51,9 +53,15 @@ def add_orca_parser(sub: argparse._SubParsersAction) -> None:
     t = osub.add_parser("tasks", help="print the task distribution (difficulty x time-to-detection)")
     t.set_defaults(func=cmd_orca_tasks)
     e = osub.add_parser("evaluate", help="run a baseline over the tasks; print the leaderboard columns")
-    e.add_argument("--agent", default="heuristic", choices=AGENT_NAMES + ADVERSARIAL_NAMES,
-                   help="the baseline to run (or a degenerate report of the adversarial suite)")
+    e.add_argument(
+        "--agent",
+        default="heuristic",
+        choices=AGENT_NAMES + ADVERSARIAL_NAMES,
+        help="the baseline to run (or a degenerate report of the adversarial suite)",
+    )
     e.add_argument("--limit", type=positive_int, help="evaluate this many tasks (>= 1), spread over the list")
     e.add_argument("--no-source", action="store_true", help="the telemetry-only ablation (no read_source)")
-    e.add_argument("--detail", action="store_true", help="also print metrics by difficulty, TTD and scenario type")
+    e.add_argument(
+        "--detail", action="store_true", help="also print metrics by difficulty, TTD and scenario type"
+    )
     e.set_defaults(func=cmd_orca_evaluate)

@@ -6,9 +6,28 @@ import datetime as dt
 
 from . import DAY_S
 
-MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")  # not %b: locale-free
-PERIODS = (("late night", 0, 5), ("early morning", 5, 8), ("morning", 8, 12), ("afternoon", 12, 17),
-           ("evening", 17, 21), ("night", 21, 24))
+MONTHS = (
+    "Jan",
+    "Feb",
+    "Mar",
+    "Apr",
+    "May",
+    "Jun",
+    "Jul",
+    "Aug",
+    "Sep",
+    "Oct",
+    "Nov",
+    "Dec",
+)  # not %b: locale-free
+PERIODS = (
+    ("late night", 0, 5),
+    ("early morning", 5, 8),
+    ("morning", 8, 12),
+    ("afternoon", 12, 17),
+    ("evening", 17, 21),
+    ("night", 21, 24),
+)
 
 
 def day_start(t: int) -> int:

@@ -114,7 +114,9 @@ def _load(name: str, model: type[BaseModel], root: str | Path | None = None) -> 
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
-        raise CatalogError([f"{path}: {'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()]) from exc
+        raise CatalogError(
+            [f"{path}: {'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()]
+        ) from exc
 
 
 @lru_cache(maxsize=4)

@@ -63,7 +63,11 @@ class Episode:
         if err is not None:
             return err
         if model.tool == "submit_report":
-            return ToolResult.fail("submit_report", "invalid_arguments", "submit_report ends the task: pass the report to Episode.score (the env's step does this), not to Episode.call")
+            return ToolResult.fail(
+                "submit_report",
+                "invalid_arguments",
+                "submit_report ends the task: pass the report to Episode.score (the env's step does this), not to Episode.call",
+            )
         return self.tools.call(model)
 
     def score(self, report: RcaReport) -> TaskScore:
@@ -75,5 +79,9 @@ class Episode:
         rts = tuple(rt for a in task.areas for rt in qf.areas[a].request_types) if task.areas else None
         signals = checker.request_type_signals(rts)
         periods = [(c.start_s, c.end_s) for c in task.ground_truth]
-        return judge(task, report, lambda ref, cause: checker.shows(ref, cause, horizon),
-                     lambda ref: checker.symptom_shows(ref, signals, periods, horizon))
+        return judge(
+            task,
+            report,
+            lambda ref, cause: checker.shows(ref, cause, horizon),
+            lambda ref: checker.symptom_shows(ref, signals, periods, horizon),
+        )

@@ -17,8 +17,13 @@ from .episode import Episode
 from .tasks import OrcaTask, orca_tasks
 
 
-def evaluate(agent_name: str, tasks: Sequence[OrcaTask] | None = None, limit: int | None = None,
-             source_access: bool = True, progress: bool = False) -> list[TaskScore]:
+def evaluate(
+    agent_name: str,
+    tasks: Sequence[OrcaTask] | None = None,
+    limit: int | None = None,
+    source_access: bool = True,
+    progress: bool = False,
+) -> list[TaskScore]:
     from ..agents.orca_baselines import make_orca_agent, run_task
 
     agent = make_orca_agent(agent_name)
@@ -52,15 +57,26 @@ def leaderboard_table(agent_name: str, scores: list[TaskScore]) -> str:
     pub, sound = published_metrics(scores), published_metrics(scores, sound=True)
 
     def row(label: str, m: dict) -> list[str]:
-        return [label, str(m["rca_accuracy_incident_medium"]), str(m["rca_accuracy_incident_hard"]),
-                str(m["hallucinate_any_incident"])]
+        return [
+            label,
+            str(m["rca_accuracy_incident_medium"]),
+            str(m["rca_accuracy_incident_hard"]),
+            str(m["hallucinate_any_incident"]),
+        ]
 
-    rows = [row(f"{agent_name} (this run; sound: no wrong claim)", sound),
-            row(f"{agent_name} (this run; published definitions)", pub)]
+    rows = [
+        row(f"{agent_name} (this run; sound: no wrong claim)", sound),
+        row(f"{agent_name} (this run; published definitions)", pub),
+    ]
     for r in lb.rows:
-        rows.append([f"{r.model} ({r.effort}, published)", f"{r.rca_accuracy_medium:.2f} ± {r.rca_accuracy_medium_stderr:.2f}",
-                     f"{r.rca_accuracy_hard:.2f} ± {r.rca_accuracy_hard_stderr:.2f}",
-                     f"{r.hallucination_rate:.2f} ± {r.hallucination_rate_stderr:.2f}"])
+        rows.append(
+            [
+                f"{r.model} ({r.effort}, published)",
+                f"{r.rca_accuracy_medium:.2f} ± {r.rca_accuracy_medium_stderr:.2f}",
+                f"{r.rca_accuracy_hard:.2f} ± {r.rca_accuracy_hard_stderr:.2f}",
+                f"{r.hallucination_rate:.2f} ± {r.hallucination_rate_stderr:.2f}",
+            ]
+        )
     return format_table(["agent", "RCA Accuracy (Medium)", "RCA Accuracy (Hard)", "Hallucination Rate"], rows)
 
 
@@ -70,16 +86,36 @@ def detail_table(scores: list[TaskScore]) -> str:
         for key, m in breakdown(scores, by).items():
             rows.append(_detail_row(by, key, m))
     rows.append(_detail_row("all", "", metrics(scores)))
-    return format_table(["by", "group", "incidents", "RCA accuracy %", "RCA depth %", "hallucination %",
-                         "accuracy % (published def.)", "hallucination % (published def.)", "controls",
-                         "control pass %"], rows)
+    return format_table(
+        [
+            "by",
+            "group",
+            "incidents",
+            "RCA accuracy %",
+            "RCA depth %",
+            "hallucination %",
+            "accuracy % (published def.)",
+            "hallucination % (published def.)",
+            "controls",
+            "control pass %",
+        ],
+        rows,
+    )
 
 
 def _detail_row(by: str, key: str, m: dict) -> list:
-    return [by, key, m["rca_accuracy"].n, str(m["rca_accuracy"]), str(m["rca_depth"]),
-            str(m["hallucination"]),
-            str(m["rca_accuracy_published"]), str(m["hallucination_published"]), m["control_pass"].n,
-            str(m["control_pass"])]
+    return [
+        by,
+        key,
+        m["rca_accuracy"].n,
+        str(m["rca_accuracy"]),
+        str(m["rca_depth"]),
+        str(m["hallucination"]),
+        str(m["rca_accuracy_published"]),
+        str(m["hallucination_published"]),
+        m["control_pass"].n,
+        str(m["control_pass"]),
+    ]
 
 
 def distribution_table(tasks: Sequence[OrcaTask]) -> str:
@@ -89,12 +125,19 @@ def distribution_table(tasks: Sequence[OrcaTask]) -> str:
     rows = []
     for d in ("easy", "medium", "hard"):
         rows.append([d, *(cnt[(d, lab)] for lab in labels), sum(cnt[(d, lab)] for lab in labels)])
-    rows.append(["total", *(sum(cnt[(d, lab)] for d in ("easy", "medium", "hard")) for lab in labels), len(tasks)])
+    rows.append(
+        ["total", *(sum(cnt[(d, lab)] for d in ("easy", "medium", "hard")) for lab in labels), len(tasks)]
+    )
     by_type = Counter(t.scenario_type for t in tasks)
     gt = [len(t.ground_truth) for t in tasks if not t.is_control]
     extra = format_table(["scenario type", "tasks"], [[k, by_type[k]] for k in sorted(by_type)])
-    mean_gt = {d: sum(len(t.ground_truth) for t in tasks if t.difficulty == d and not t.is_control)
-               / max(1, sum(1 for t in tasks if t.difficulty == d and not t.is_control)) for d in ("easy", "medium", "hard")}
-    tail = (f"incident tasks {len(gt)}, control tasks {len(tasks) - len(gt)}; mean ground-truth causes per incident task: "
-            + ", ".join(f"{d} {v:.2f}" for d, v in mean_gt.items()))
+    mean_gt = {
+        d: sum(len(t.ground_truth) for t in tasks if t.difficulty == d and not t.is_control)
+        / max(1, sum(1 for t in tasks if t.difficulty == d and not t.is_control))
+        for d in ("easy", "medium", "hard")
+    }
+    tail = (
+        f"incident tasks {len(gt)}, control tasks {len(tasks) - len(gt)}; mean ground-truth causes per incident task: "
+        + ", ".join(f"{d} {v:.2f}" for d, v in mean_gt.items())
+    )
     return format_table(["difficulty", *labels, "total"], rows) + "\n\n" + extra + "\n" + tail

@@ -105,7 +105,10 @@ class EvidenceChecker:
     def _measure(self, sig: Signal, matchers: dict, t: float, window: float) -> float | None:
         st = self.store
         if sig.kind == "latency":
-            s_ids, c_ids = self._select(DURATION + "_sum", matchers), self._select(DURATION + "_count", matchers)
+            s_ids, c_ids = (
+                self._select(DURATION + "_sum", matchers),
+                self._select(DURATION + "_count", matchers),
+            )
             if not len(s_ids) or not len(c_ids):
                 return None
             num, den = np.nansum(st.rate(s_ids, t, window)), np.nansum(st.rate(c_ids, t, window))
@@ -114,11 +117,16 @@ class EvidenceChecker:
         if not len(ids):
             return None
         if sig.kind in ("memory", "lag"):
-            return float(np.nanmean(st.avg_over_time(ids, t, window))) if sig.kind == "memory" \
+            return (
+                float(np.nanmean(st.avg_over_time(ids, t, window)))
+                if sig.kind == "memory"
                 else float(np.nansum(st.avg_over_time(ids, t, window)))
+            )
         return float(np.nansum(st.rate(ids, t, window)))
 
-    def metric_shows(self, ref: MetricRef, sig: Signal, start_s: float, end_s: float, horizon_s: float) -> bool:
+    def metric_shows(
+        self, ref: MetricRef, sig: Signal, start_s: float, end_s: float, horizon_s: float
+    ) -> bool:
         if _family(ref.metric) != sig.family:
             return False
         try:
@@ -143,8 +151,15 @@ class EvidenceChecker:
         return after >= 1.5 * before and after - before >= sig.min_delta
 
     # ------------------------------------------------------------ logs and traces
-    def log_shows(self, ref: LogRef, flag: str, services: tuple[str, ...], start_s: float, end_s: float,
-                  horizon_s: float) -> bool:
+    def log_shows(
+        self,
+        ref: LogRef,
+        flag: str,
+        services: tuple[str, ...],
+        start_s: float,
+        end_s: float,
+        horizon_s: float,
+    ) -> bool:
         if self.logs is None:
             return False
         rec = resolve_log(self.logs, ref.log_id)
@@ -187,8 +202,13 @@ class EvidenceChecker:
             out.append(Signal("latency", DURATION, (span,), 50.0, entry))
         return tuple(out)
 
-    def symptom_shows(self, ref: EvidenceRef, signals: tuple[Signal, ...], periods: list[tuple[float, float]],
-                      horizon_s: float) -> bool:
+    def symptom_shows(
+        self,
+        ref: EvidenceRef,
+        signals: tuple[Signal, ...],
+        periods: list[tuple[float, float]],
+        horizon_s: float,
+    ) -> bool:
         """Whether a metric ref shows one of the complaint's request types failing or slowing down
         after one of the plausible causes started (`periods`: their (start, end))."""
         if not isinstance(ref, MetricRef):
@@ -199,7 +219,10 @@ class EvidenceChecker:
     def shows(self, ref: EvidenceRef, cause: GroundTruthCause, horizon_s: float) -> bool:
         """Whether `ref` shows `cause`'s signal in the telemetry visible before `horizon_s`."""
         if isinstance(ref, MetricRef):
-            return any(self.metric_shows(ref, sig, cause.start_s, cause.end_s, horizon_s) for sig in flag_signals(cause.flag))
+            return any(
+                self.metric_shows(ref, sig, cause.start_s, cause.end_s, horizon_s)
+                for sig in flag_signals(cause.flag)
+            )
         if isinstance(ref, LogRef):
             return self.log_shows(ref, cause.flag, cause.services, cause.start_s, cause.end_s, horizon_s)
         return self.trace_shows(ref, cause.flag, cause.start_s, cause.end_s, horizon_s)

@@ -12,7 +12,16 @@ from typing import Literal
 from ..sim.effects import FLAG_BEHAVIOUR
 
 Mechanism = Literal["errors", "latency", "cpu", "memory", "unreachable", "queue", "load", "readiness"]
-MECHANISMS: tuple[str, ...] = ("errors", "latency", "cpu", "memory", "unreachable", "queue", "load", "readiness")
+MECHANISMS: tuple[str, ...] = (
+    "errors",
+    "latency",
+    "cpu",
+    "memory",
+    "unreachable",
+    "queue",
+    "load",
+    "readiness",
+)
 
 # The one table from the simulator's mechanisms to (the report's mechanism word, the telemetry signal
 # kinds evidence of it shows, strongest first). The report vocabulary, the evidence checker and the

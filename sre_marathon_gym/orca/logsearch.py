@@ -38,8 +38,16 @@ def resolve_log(recorder: LogContextRecorder, ident: str) -> LogRecord | None:
     return lines[i]
 
 
-def search_logs_with_ids(recorder: LogContextRecorder, app: object, service: str | None, start_s: float, end_s: float,
-                         query: str | None, level: str | None, limit: int) -> list[dict]:
+def search_logs_with_ids(
+    recorder: LogContextRecorder,
+    app: object,
+    service: str | None,
+    start_s: float,
+    end_s: float,
+    query: str | None,
+    level: str | None,
+    limit: int,
+) -> list[dict]:
     """`sim.log_search.search_logs` (newest `limit` matches in time order), each with its citable `id`."""
     pairs = search_logs(recorder, app, service, start_s, end_s, query, level, limit, with_positions=True)
     return [{"id": log_id(k, s, i, r), **dataclasses.asdict(r)} for r, (k, s, i) in pairs]

@@ -69,7 +69,9 @@ class RootCause(_M):
     service: str | None = Field(None, max_length=100)
     mechanism: Mechanism
     incident_start_s: float = Field(ge=0)
-    end_s: float | None = Field(None, ge=0, description="when the impact ended; missing: still ongoing at the current time")
+    end_s: float | None = Field(
+        None, ge=0, description="when the impact ended; missing: still ongoing at the current time"
+    )
     explanation: str = Field("", max_length=2000)
     evidence: list[EvidenceRef] = Field(default_factory=list, max_length=20)
 
@@ -92,7 +94,9 @@ class RcaReport(_M):
     @property
     def is_empty(self) -> bool:
         """An empty report asserts that no incident happened."""
-        return not (self.summary.strip() or self.timeline or self.five_whys or self.remediation or self.root_causes)
+        return not (
+            self.summary.strip() or self.timeline or self.five_whys or self.remediation or self.root_causes
+        )
 
     def all_evidence(self) -> list[EvidenceRef]:
         out: list[EvidenceRef] = []
@@ -111,8 +115,10 @@ class RcaReport(_M):
 
         A root cause without `end_s` is ongoing: its impact lasts until `current_s`. A non-empty report
         that gives no time at all claims an incident now (rubric.md: "ongoing at current")."""
-        out = [(rc.incident_start_s, max(rc.incident_start_s, current_s) if rc.end_s is None else rc.end_s)
-               for rc in self.root_causes]
+        out = [
+            (rc.incident_start_s, max(rc.incident_start_s, current_s) if rc.end_s is None else rc.end_s)
+            for rc in self.root_causes
+        ]
         out += [(e.time_s, e.time_s) for e in self.timeline]
         if implicit_now and not out and not self.is_empty:
             out.append((float(current_s), float(current_s)))

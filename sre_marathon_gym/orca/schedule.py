@@ -121,11 +121,25 @@ def build_schedule(data: ScheduleFile, days: int = 6) -> OrcaSchedule:
     for k, (t, flag, value, eid, row) in enumerate(timed):
         if value == "off":
             continue
-        nxt = next(((t2, v2) for t2, f2, v2, _, _ in timed[k + 1:] if f2 == flag), None)
+        nxt = next(((t2, v2) for t2, f2, v2, _, _ in timed[k + 1 :] if f2 == flag), None)
         end, by_off = (nxt[0], nxt[1] == "off") if nxt else (run_s, False)
-        events.append(FlagEvent(eid, "-".join(eid.split("-")[:2]), row.category, data.scenario_types[row.category],
-                                row.day, flag, value, t, min(end, run_s), by_off))
-    return OrcaSchedule(days, tuple(events), changes, data.utc_offset_hours, data.epoch_local, dict(data.themes))
+        events.append(
+            FlagEvent(
+                eid,
+                "-".join(eid.split("-")[:2]),
+                row.category,
+                data.scenario_types[row.category],
+                row.day,
+                flag,
+                value,
+                t,
+                min(end, run_s),
+                by_off,
+            )
+        )
+    return OrcaSchedule(
+        days, tuple(events), changes, data.utc_offset_hours, data.epoch_local, dict(data.themes)
+    )
 
 
 def orca_schedule(days: int = 6) -> OrcaSchedule:

@@ -112,14 +112,24 @@ def questions(schedule: OrcaSchedule, qf: QuestionsFile) -> list[Question]:
         out.append(Question(f"{e.id}-00-easy", e, "easy", easy[_pick(f"{e.id}:easy", len(easy))], (area,)))
         for i, area in enumerate(areas, start=1):
             med = qf.areas[area].medium
-            out.append(Question(f"{e.id}-{i:02d}-hard", e, "hard", med[_pick(f"{e.id}:hard:{area}", len(med))], (area,)))
+            out.append(
+                Question(
+                    f"{e.id}-{i:02d}-hard", e, "hard", med[_pick(f"{e.id}:hard:{area}", len(med))], (area,)
+                )
+            )
         out.append(Question(f"{e.id}-univ00-universal", e, "universal", qf.universal, ()))
     return out
 
 
 # ---------------------------------------------------------------- ground truth
-def plausible(schedule: OrcaSchedule, qf: QuestionsFile, q: Question, t0: int, t1: int,
-              answers: AnswersFile | None = None) -> tuple[GroundTruthCause, ...]:
+def plausible(
+    schedule: OrcaSchedule,
+    qf: QuestionsFile,
+    q: Question,
+    t0: int,
+    t1: int,
+    answers: AnswersFile | None = None,
+) -> tuple[GroundTruthCause, ...]:
     """Candidate events overlapping [t0, t1) whose simulated effect reaches the complaint's area.
 
     Flags on the reference `no_frontend` list (catalog/orca/answers.yaml) never count, whatever the
@@ -140,8 +150,18 @@ def plausible(schedule: OrcaSchedule, qf: QuestionsFile, q: Question, t0: int, t
     if any(c.flag not in answers.excluded_unless_sole for c in keep):
         keep = [c for c in keep if c.flag not in answers.excluded_unless_sole]
     keep.sort(key=lambda c: (c.id != q.event.id, c.on_s, c.id))  # the authored event first
-    return tuple(GroundTruthCause(event_id=c.id, flag=c.flag, value=c.value, services=flag_services(c.flag),
-                                  mechanisms=flag_mechanisms(c.flag), start_s=c.on_s, end_s=c.end_s) for c in keep)
+    return tuple(
+        GroundTruthCause(
+            event_id=c.id,
+            flag=c.flag,
+            value=c.value,
+            services=flag_services(c.flag),
+            mechanisms=flag_mechanisms(c.flag),
+            start_s=c.on_s,
+            end_s=c.end_s,
+        )
+        for c in keep
+    )
 
 
 # ---------------------------------------------------------------- task specs
@@ -167,8 +187,19 @@ def _incident_specs(schedule: OrcaSchedule, q: Question) -> list[_Spec]:
         if abs(off) >= ttd:
             continue
         rep, cur = inc + off * 60, inc + ttd * 60
-        out.append(_Spec("exact", ttd, off, f"_ttd{ttd}m_at_off+{off}m", rep, cur,
-                         f"at {clock_text(loc(rep))} {day_word(loc(rep), loc(cur))} ET", True, rep))
+        out.append(
+            _Spec(
+                "exact",
+                ttd,
+                off,
+                f"_ttd{ttd}m_at_off+{off}m",
+                rep,
+                cur,
+                f"at {clock_text(loc(rep))} {day_word(loc(rep), loc(cur))} ET",
+                True,
+                rep,
+            )
+        )
     for ttd, offs in ((60, (10,)), (480, (10, 60))):  # exact range: reported +- 30 min
         for off in offs:
             w = 30
@@ -176,18 +207,55 @@ def _incident_specs(schedule: OrcaSchedule, q: Question) -> list[_Spec]:
                 continue
             rep, cur = inc + off * 60, inc + ttd * 60
             text = f"between {clock_text(loc(rep - w * 60))} and {clock_text(loc(rep + w * 60))} {day_word(loc(rep), loc(cur))} ET"
-            out.append(_Spec("exact_range", ttd, off, f"_ttd{ttd}m_range{w}m_off+{off}m", rep, cur, text, abs(off) <= w, rep))
+            out.append(
+                _Spec(
+                    "exact_range",
+                    ttd,
+                    off,
+                    f"_ttd{ttd}m_range{w}m_off+{off}m",
+                    rep,
+                    cur,
+                    text,
+                    abs(off) <= w,
+                    rep,
+                )
+            )
     cur = inc + 480 * 60
-    for kind, (name, start, _end) in (("same-period", period_of(inc)), ("previous-period", previous_period(inc))):
+    for kind, (name, start, _end) in (
+        ("same-period", period_of(inc)),
+        ("previous-period", previous_period(inc)),
+    ):
         if start > cur:
             continue
-        out.append(_Spec("broad_range_time_of_day", 480, None, f"_ttd480m_period_{kind}", start, cur,
-                         f"sometime in the {name} {day_word(loc(start), loc(cur))}", kind == "same-period", start))
+        out.append(
+            _Spec(
+                "broad_range_time_of_day",
+                480,
+                None,
+                f"_ttd480m_period_{kind}",
+                start,
+                cur,
+                f"sometime in the {name} {day_word(loc(start), loc(cur))}",
+                kind == "same-period",
+                start,
+            )
+        )
     if q.granularity != "universal":
         cur = inc + 1440 * 60
         start = day_start(inc)
-        out.append(_Spec("broad_range_day", 1440, None, "_ttd1440m_day_same-day", start, cur,
-                         f"sometime {day_word(loc(start), loc(cur))}", True, start))
+        out.append(
+            _Spec(
+                "broad_range_day",
+                1440,
+                None,
+                "_ttd1440m_day_same-day",
+                start,
+                cur,
+                f"sometime {day_word(loc(start), loc(cur))}",
+                True,
+                start,
+            )
+        )
     return out
 
 
@@ -202,8 +270,19 @@ def _control_specs(schedule: OrcaSchedule, q: Question) -> list[_Spec]:
         snap = snapshot_after(cur + GRACE_S)
         if (kind == "pre" and snap >= e.on_s) or (kind == "post" and snap <= e.end_s):
             continue
-        out.append(_Spec("control", 0, (cur - e.on_s) // 60, f"_control_{kind}60m_at", cur, cur,
-                         f"at {clock_text(schedule.local(cur))} today ET", False, cur))
+        out.append(
+            _Spec(
+                "control",
+                0,
+                (cur - e.on_s) // 60,
+                f"_control_{kind}60m_at",
+                cur,
+                cur,
+                f"at {clock_text(schedule.local(cur))} today ET",
+                False,
+                cur,
+            )
+        )
     return out
 
 
@@ -212,23 +291,42 @@ def _task(schedule: OrcaSchedule, q: Question, s: _Spec, gt: tuple[GroundTruthCa
     if s.section == "control":
         qs, qe = schedule.quiet_window(s.current_s)
     return OrcaTask(
-        task_id=slugify(q.qid) + s.suffix, qid=q.qid, event_id=q.event.id, scenario=q.event.scenario,
-        scenario_type=q.event.scenario_type, granularity=q.granularity, difficulty=GRANULARITY_TO_DIFFICULTY[q.granularity],
-        question=q.text, areas=q.areas, section=s.section, ttd_min=s.ttd, offset_min=s.offset,  # type: ignore[arg-type]
-        reported_styled=s.styled, reported_correctly_specified=s.correct, incident_s=q.event.on_s,
-        reported_s=s.reported_s, current_s=s.current_s,
+        task_id=slugify(q.qid) + s.suffix,
+        qid=q.qid,
+        event_id=q.event.id,
+        scenario=q.event.scenario,
+        scenario_type=q.event.scenario_type,
+        granularity=q.granularity,
+        difficulty=GRANULARITY_TO_DIFFICULTY[q.granularity],
+        question=q.text,
+        areas=q.areas,
+        section=s.section,
+        ttd_min=s.ttd,
+        offset_min=s.offset,  # type: ignore[arg-type]
+        reported_styled=s.styled,
+        reported_correctly_specified=s.correct,
+        incident_s=q.event.on_s,
+        reported_s=s.reported_s,
+        current_s=s.current_s,
         horizon_s=min(snapshot_after(s.current_s + GRACE_S), schedule.run_s),
-        quiet_window_start_s=qs, quiet_window_end_s=qe, ground_truth=gt)
+        quiet_window_start_s=qs,
+        quiet_window_end_s=qe,
+        ground_truth=gt,
+    )
 
 
 def check_answers(answers: AnswersFile, qf: QuestionsFile) -> None:
     """Every flag the answer policy names is a flag the questions know (a typo would silently count)."""
     for name in (*answers.no_frontend, *answers.excluded_unless_sole):
         if name not in qf.flags:
-            raise CatalogError(f"catalog/orca/answers.yaml: unknown flag {name!r} (known: {', '.join(sorted(qf.flags))})")
+            raise CatalogError(
+                f"catalog/orca/answers.yaml: unknown flag {name!r} (known: {', '.join(sorted(qf.flags))})"
+            )
 
 
-def candidate_tasks(schedule: OrcaSchedule, qf: QuestionsFile, answers: AnswersFile | None = None) -> list[OrcaTask]:
+def candidate_tasks(
+    schedule: OrcaSchedule, qf: QuestionsFile, answers: AnswersFile | None = None
+) -> list[OrcaTask]:
     """Every task the rules allow, before pruning (incident tasks with no plausible cause dropped)."""
     answers = answers or load_answers()
     check_answers(answers, qf)
@@ -252,9 +350,16 @@ def prune(tasks: list[OrcaTask], targets: TaskTargets) -> list[OrcaTask]:
             cell = [t for t in tasks if t.is_control == control and t.difficulty == diff]
             n = wanted[diff]  # type: ignore[index]
             if len(cell) < n:
-                raise ConfigurationError(f"ORCA task pool has {len(cell)} {diff} {'control' if control else 'incident'} "
-                                         f"tasks, fewer than the {n} the targets ask for")
-            cell.sort(key=lambda t: (hashlib.sha256(f"{GENERATOR_KEY}:keep:{t.task_id}".encode()).hexdigest(), t.task_id))
+                raise ConfigurationError(
+                    f"ORCA task pool has {len(cell)} {diff} {'control' if control else 'incident'} "
+                    f"tasks, fewer than the {n} the targets ask for"
+                )
+            cell.sort(
+                key=lambda t: (
+                    hashlib.sha256(f"{GENERATOR_KEY}:keep:{t.task_id}".encode()).hexdigest(),
+                    t.task_id,
+                )
+            )
             out += cell[:n]
     return sorted(out, key=lambda t: t.task_id)
 

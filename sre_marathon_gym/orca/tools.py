@@ -21,8 +21,13 @@ from ..tools.runner import ToolRunner
 from .logsearch import search_logs_with_ids
 from .report import SubmitReport
 
-READ_MODELS = {"query_metrics": QueryMetrics, "search_logs": SearchLogs, "get_traces": GetTraces,
-               "get_topology": GetTopology, "read_source": ReadSource}
+READ_MODELS = {
+    "query_metrics": QueryMetrics,
+    "search_logs": SearchLogs,
+    "get_traces": GetTraces,
+    "get_topology": GetTopology,
+    "read_source": ReadSource,
+}
 FLAGD_FILE = "src/flagd/demo.flagd.json"
 MAX_ACTION_CHARS = 65_536  # one tool call as JSON text (a report with every list full fits easily)
 MAX_LOG_WINDOW_S = 6 * 3600  # logs are synthesised per sample: a bound keeps one search to seconds
@@ -54,8 +59,16 @@ def tool_specs(source_access: bool = True) -> list[dict]:
         schema.get("properties", {}).pop("tool", None)
         if "required" in schema:
             schema["required"] = [r for r in schema["required"] if r != "tool"]
-        out.append({"type": "function", "function": {"name": name, "description": (models[name].__doc__ or "").strip(),
-                                                      "parameters": schema}})
+        out.append(
+            {
+                "type": "function",
+                "function": {
+                    "name": name,
+                    "description": (models[name].__doc__ or "").strip(),
+                    "parameters": schema,
+                },
+            }
+        )
     return out
 
 
@@ -63,8 +76,9 @@ def parse_orca_call(raw: Any, source_access: bool = True) -> tuple[Any, ToolResu
     """(model, None) or (None, structured error) for a raw call (dict, JSON text or model); never raises
     for what an agent sends (over-long text and deeply nested JSON are structured errors too)."""
     if isinstance(raw, (str, bytes)) and len(raw) > MAX_ACTION_CHARS:
-        return None, ToolResult.fail("?", "invalid_arguments",
-                                     f"a tool call is at most {MAX_ACTION_CHARS} characters, got {len(raw)}")
+        return None, ToolResult.fail(
+            "?", "invalid_arguments", f"a tool call is at most {MAX_ACTION_CHARS} characters, got {len(raw)}"
+        )
     try:
         return _parse(raw, source_access)
     except RecursionError:
@@ -80,11 +94,17 @@ def _parse(raw: Any, source_access: bool) -> tuple[Any, ToolResult | None]:
     if hasattr(raw, "model_dump") and hasattr(raw, "tool"):
         raw = {"tool": raw.tool, **raw.model_dump(exclude={"tool"})}
     if not isinstance(raw, dict):
-        return None, ToolResult.fail("?", "invalid_arguments", f"a tool call is a JSON object, got {type(raw).__name__}")
+        return None, ToolResult.fail(
+            "?", "invalid_arguments", f"a tool call is a JSON object, got {type(raw).__name__}"
+        )
     name = raw.get("tool")
     allowed = tool_names(source_access)
     if name not in allowed:
-        hint = " (source access is disabled in this task)" if name == "read_source" else did_you_mean(str(name), allowed)
+        hint = (
+            " (source access is disabled in this task)"
+            if name == "read_source"
+            else did_you_mean(str(name), allowed)
+        )
         return None, ToolResult.fail(str(name), "unknown_tool", f"unknown tool {name!r}{hint}")
     model = SubmitReport if name == "submit_report" else READ_MODELS[name]
     try:
@@ -138,8 +158,10 @@ class OrcaTools:
         if start > end:
             raise ValueError(f"start_s {start} is after end_s {end} (data ends at {self.horizon_s})")
         if end - start > MAX_LOG_WINDOW_S:
-            raise ValueError(f"a log search spans at most {MAX_LOG_WINDOW_S} s ({MAX_LOG_WINDOW_S // 3600} h), "
-                             f"this one {end - start:.0f} s: narrow start_s/end_s")
+            raise ValueError(
+                f"a log search spans at most {MAX_LOG_WINDOW_S} s ({MAX_LOG_WINDOW_S // 3600} h), "
+                f"this one {end - start:.0f} s: narrow start_s/end_s"
+            )
         lines = search_logs_with_ids(rec, self.sim.app, m.service, start, end, m.query, m.level, m.limit)
         return {"count": len(lines), "logs": lines}
 
@@ -147,8 +169,10 @@ class OrcaTools:
         end = self.horizon_s if m.end_s is None else min(m.end_s, self.horizon_s)
         start = max(0.0, end - 600.0) if m.start_s is None else m.start_s
         if end - start > MAX_TRACE_WINDOW_S:
-            raise ValueError(f"a trace search spans at most {MAX_TRACE_WINDOW_S} s ({MAX_TRACE_WINDOW_S // 3600} h), "
-                             f"this one {end - start:.0f} s: narrow start_s/end_s")
+            raise ValueError(
+                f"a trace search spans at most {MAX_TRACE_WINDOW_S} s ({MAX_TRACE_WINDOW_S // 3600} h), "
+                f"this one {end - start:.0f} s: narrow start_s/end_s"
+            )
 
     def _trace_by_id(self, m: GetTraces) -> ToolResult:
         result = self.runner.call(m)
@@ -159,10 +183,24 @@ class OrcaTools:
     def _flagd_source(self, m: ReadSource) -> ToolResult:
         """flagd's flag definitions as the repository ships them (defaults, not live values)."""
         if m.path is None:
-            return ToolResult(ok=True, tool="read_source", data={"service": "flagd", "files": [{"path": FLAGD_FILE}]})
+            return ToolResult(
+                ok=True, tool="read_source", data={"service": "flagd", "files": [{"path": FLAGD_FILE}]}
+            )
         if m.path != FLAGD_FILE:
-            return ToolResult.fail("read_source", "not_found", f"flagd has no source file {m.path!r}; known: {FLAGD_FILE}")
-        flags = {f.name: {"description": f.effect, "state": "ENABLED", "variants": {k: v for k, v in f.variants.items()},
-                          "defaultVariant": f.default} for f in self.sim.app.feature_flags}
-        return ToolResult(ok=True, tool="read_source", data={"service": "flagd", "path": FLAGD_FILE,
-                                                             "text": json.dumps({"flags": flags}, indent=2)})
+            return ToolResult.fail(
+                "read_source", "not_found", f"flagd has no source file {m.path!r}; known: {FLAGD_FILE}"
+            )
+        flags = {
+            f.name: {
+                "description": f.effect,
+                "state": "ENABLED",
+                "variants": {k: v for k, v in f.variants.items()},
+                "defaultVariant": f.default,
+            }
+            for f in self.sim.app.feature_flags
+        }
+        return ToolResult(
+            ok=True,
+            tool="read_source",
+            data={"service": "flagd", "path": FLAGD_FILE, "text": json.dumps({"flags": flags}, indent=2)},
+        )

@@ -26,7 +26,7 @@ SeriesRows = Iterable[tuple[str, dict[str, str], np.ndarray, np.ndarray]]
 
 
 def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n")
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
 def series_selector(name: str, labels: dict[str, str]) -> str:
@@ -59,7 +59,9 @@ def _rows_by_name(source: Any) -> Iterator[tuple[str, dict[str, str], np.ndarray
         yield rows[i]
 
 
-def write_openmetrics(source: Any, path: str | os.PathLike[str], origin_s: int = DEFAULT_ORIGIN_S) -> dict[str, int]:
+def write_openmetrics(
+    source: Any, path: str | os.PathLike[str], origin_s: int = DEFAULT_ORIGIN_S
+) -> dict[str, int]:
     """Write every series of `source` (MetricStore, bundle RecordedMetrics, or (name, labels, times,
     values) rows) to `path`; return counts of series and samples written."""
     if int(origin_s) != origin_s or origin_s < 0:
@@ -74,8 +76,10 @@ def write_openmetrics(source: Any, path: str | os.PathLike[str], origin_s: int =
                 raise TelemetryError(f"{series_selector(name, labels)}: sample times are not increasing")
             sel = series_selector(name, labels)
             stamps = (np.asarray(times, dtype=np.float64) + origin_s).astype(np.int64)
-            fh.writelines(f"{sel} {format_value(v)} {ts}\n"
-                          for ts, v in zip(stamps.tolist(), np.asarray(values, dtype=np.float64).tolist()))
+            fh.writelines(
+                f"{sel} {format_value(v)} {ts}\n"
+                for ts, v in zip(stamps.tolist(), np.asarray(values, dtype=np.float64).tolist())
+            )
             n_series += 1
             n_samples += len(times)
         fh.write("# EOF\n")

@@ -85,8 +85,11 @@ def _rule_metrics(catalog: Catalog, app: App) -> list[str]:
 def _app_rule_groups(catalog: Catalog, app: App) -> dict[str, Any]:
     path = Path(catalog.root) / "alerts" / "prometheus-rules.yaml"
     pack = yaml.safe_load(path.read_text())
-    groups = [g for g in pack["groups"] if all(r.get("labels", {}).get("namespace") == app.namespace
-                                               for r in g["rules"])]
+    groups = [
+        g
+        for g in pack["groups"]
+        if all(r.get("labels", {}).get("namespace") == app.namespace for r in g["rules"])
+    ]
     if not groups:
         raise PrometheusError(f"{path}: no rule group for namespace {app.namespace!r}")
     return {"groups": groups}
@@ -108,8 +111,9 @@ def _seconds(t: float) -> str:
     return f"{int(round(t))}s"
 
 
-def build_rule_tests(catalog: Catalog, app: App, store: MetricStore, end_s: float | None = None,
-                     every_s: float = 60.0) -> tuple[dict[str, Any], dict[str, Any], dict[str, int]]:
+def build_rule_tests(
+    catalog: Catalog, app: App, store: MetricStore, end_s: float | None = None, every_s: float = 60.0
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, int]]:
     """(rule file, test file, summary) for the run held in `store` up to `end_s`.
 
     The alert engine is replayed from scratch over the store (read like Prometheus 2.42), so the expectations
@@ -131,8 +135,12 @@ def build_rule_tests(catalog: Catalog, app: App, store: MetricStore, end_s: floa
             for row, sid in enumerate(ids.tolist()):
                 if np.isnan(vals[row]).all() and not stale[row].any():
                     continue
-                series.append({"series": series_selector(name, store.labels(sid)),
-                               "values": encode_values(vals[row], stale[row])})
+                series.append(
+                    {
+                        "series": series_selector(name, store.labels(sid)),
+                        "values": encode_values(vals[row], stale[row]),
+                    }
+                )
                 n_samples += int((~np.isnan(vals[row])).sum())
         alert_tests, expr_tests = [], []
         rule_names = [r.name for r in engine.rules]
@@ -141,32 +149,62 @@ def build_rule_tests(catalog: Catalog, app: App, store: MetricStore, end_s: floa
             firing: dict[str, list[dict[str, Any]]] = {name: [] for name in rule_names}
             for labels, annotations in engine.firing_as_prometheus(t):
                 name = labels["alertname"]
-                firing[name].append({"exp_labels": {k: v for k, v in labels.items() if k != "alertname"},
-                                     "exp_annotations": annotations})
+                firing[name].append(
+                    {
+                        "exp_labels": {k: v for k, v in labels.items() if k != "alertname"},
+                        "exp_annotations": annotations,
+                    }
+                )
             for name in rule_names:
                 alert_tests.append({"eval_time": _seconds(t), "alertname": name, "exp_alerts": firing[name]})
                 n_firing += len(firing[name])
-            pending = [{"labels": series_selector("ALERTS", {**a.labels, "alertstate": "pending"}), "value": 1}
-                       for a in engine.pending(t)]
+            pending = [
+                {"labels": series_selector("ALERTS", {**a.labels, "alertstate": "pending"}), "value": 1}
+                for a in engine.pending(t)
+            ]
             n_pending += len(pending)
-            expr_tests.append({"expr": f'ALERTS{{alertstate="pending", namespace="{app.namespace}"}}',
-                               "eval_time": _seconds(t), "exp_samples": pending})
+            expr_tests.append(
+                {
+                    "expr": f'ALERTS{{alertstate="pending", namespace="{app.namespace}"}}',
+                    "eval_time": _seconds(t),
+                    "exp_samples": pending,
+                }
+            )
     fired = engine.history()
     resolved = sum(1 for a in fired if a.resolved_at is not None)
     tests = {
         "rule_files": [RULES_FILE],
         "evaluation_interval": f"{int(engine.interval_s)}s",
-        "tests": [{"interval": f"{int(store.step_s)}s", "input_series": series,
-                   "alert_rule_test": alert_tests, "promql_expr_test": expr_tests}],
+        "tests": [
+            {
+                "interval": f"{int(store.step_s)}s",
+                "input_series": series,
+                "alert_rule_test": alert_tests,
+                "promql_expr_test": expr_tests,
+            }
+        ],
     }
-    summary = {"series": len(series), "samples": n_samples, "checked_times": len(expr_tests),
-               "alert_checks": len(alert_tests), "firing_expected": n_firing, "pending_expected": n_pending,
-               "alerts_fired": len(fired), "alerts_resolved": resolved}
+    summary = {
+        "series": len(series),
+        "samples": n_samples,
+        "checked_times": len(expr_tests),
+        "alert_checks": len(alert_tests),
+        "firing_expected": n_firing,
+        "pending_expected": n_pending,
+        "alerts_fired": len(fired),
+        "alerts_resolved": resolved,
+    }
     return _app_rule_groups(catalog, app), tests, summary
 
 
-def write_rule_tests(out_dir: str | os.PathLike[str], catalog: Catalog, app: App, store: MetricStore,
-                     end_s: float | None = None, every_s: float = 60.0) -> tuple[Path, dict[str, int]]:
+def write_rule_tests(
+    out_dir: str | os.PathLike[str],
+    catalog: Catalog,
+    app: App,
+    store: MetricStore,
+    end_s: float | None = None,
+    every_s: float = 60.0,
+) -> tuple[Path, dict[str, int]]:
     """Write ``rules.yaml`` and ``rule-tests.yaml`` into `out_dir`; return the test path and summary."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -179,6 +217,10 @@ def write_rule_tests(out_dir: str | os.PathLike[str], catalog: Catalog, app: App
 
 def run_promtool_tests(test_file: str | os.PathLike[str]) -> tuple[bool, str]:
     """Run ``promtool test rules``; (passed, its output with the failures, if any)."""
-    res = subprocess.run([binary("promtool"), "test", "rules", Path(test_file).name],
-                         cwd=Path(test_file).parent, capture_output=True, text=True)
+    res = subprocess.run(
+        [binary("promtool"), "test", "rules", Path(test_file).name],
+        cwd=Path(test_file).parent,
+        capture_output=True,
+        text=True,
+    )
     return res.returncode == 0, (res.stdout + res.stderr).strip()

@@ -30,8 +30,10 @@ def binary(name: str) -> str:
     """Path of `promtool` / `prometheus`, or a clear error saying how to install it."""
     path = shutil.which(name)
     if path is None:
-        raise PrometheusError(f"`{name}` is not on PATH; install Prometheus (Debian/Ubuntu: "
-                              "`apt-get install -y prometheus`) or put its binaries on PATH")
+        raise PrometheusError(
+            f"`{name}` is not on PATH; install Prometheus (Debian/Ubuntu: "
+            "`apt-get install -y prometheus`) or put its binaries on PATH"
+        )
     return path
 
 
@@ -40,13 +42,29 @@ def create_blocks(openmetrics_file: str | os.PathLike[str], data_dir: str | os.P
     data_dir = Path(data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
     before = {p.name for p in data_dir.iterdir()}
-    res = subprocess.run([binary("promtool"), "tsdb", "create-blocks-from", "openmetrics", "--quiet",
-                          str(openmetrics_file), str(data_dir)], capture_output=True, text=True)
+    res = subprocess.run(
+        [
+            binary("promtool"),
+            "tsdb",
+            "create-blocks-from",
+            "openmetrics",
+            "--quiet",
+            str(openmetrics_file),
+            str(data_dir),
+        ],
+        capture_output=True,
+        text=True,
+    )
     if res.returncode != 0:
-        raise PrometheusError(f"promtool create-blocks-from openmetrics {openmetrics_file} failed "
-                              f"(exit {res.returncode}): {(res.stderr or res.stdout).strip()[-2000:]}")
-    return sorted(p.name for p in data_dir.iterdir() if p.is_dir() and p.name not in before
-                  and (p / "meta.json").exists())
+        raise PrometheusError(
+            f"promtool create-blocks-from openmetrics {openmetrics_file} failed "
+            f"(exit {res.returncode}): {(res.stderr or res.stdout).strip()[-2000:]}"
+        )
+    return sorted(
+        p.name
+        for p in data_dir.iterdir()
+        if p.is_dir() and p.name not in before and (p / "meta.json").exists()
+    )
 
 
 def free_port() -> int:
@@ -62,8 +80,13 @@ class PrometheusServer:
     >>> # with PrometheusServer("runs/prom/data") as prom: print(prom.url)
     """
 
-    def __init__(self, data_dir: str | os.PathLike[str], port: int | None = None,
-                 retention: str = "100y", startup_timeout_s: float = 60.0):
+    def __init__(
+        self,
+        data_dir: str | os.PathLike[str],
+        port: int | None = None,
+        retention: str = "100y",
+        startup_timeout_s: float = 60.0,
+    ):
         self.data_dir = Path(data_dir)
         if not self.data_dir.is_dir():
             raise PrometheusError(f"{self.data_dir}: no such TSDB directory (backfill first)")
@@ -86,10 +109,18 @@ class PrometheusServer:
         config.write_text(_CONFIG)
         log = self.log_path.open("w")
         self.process = subprocess.Popen(
-            [binary("prometheus"), f"--config.file={config}", f"--storage.tsdb.path={self.data_dir}",
-             f"--storage.tsdb.retention.time={self.retention}", f"--web.listen-address=127.0.0.1:{self.port}",
-             "--web.enable-lifecycle"],
-            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            [
+                binary("prometheus"),
+                f"--config.file={config}",
+                f"--storage.tsdb.path={self.data_dir}",
+                f"--storage.tsdb.retention.time={self.retention}",
+                f"--web.listen-address=127.0.0.1:{self.port}",
+                "--web.enable-lifecycle",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         log.close()
         self._wait_ready()
         return self
@@ -98,8 +129,10 @@ class PrometheusServer:
         deadline = time.monotonic() + self.startup_timeout_s
         while time.monotonic() < deadline:
             if self.process is not None and self.process.poll() is not None:
-                raise PrometheusError(f"prometheus exited with {self.process.returncode} at startup; "
-                                      f"log: {self.log_path}\n{self._log_tail()}")
+                raise PrometheusError(
+                    f"prometheus exited with {self.process.returncode} at startup; "
+                    f"log: {self.log_path}\n{self._log_tail()}"
+                )
             try:
                 with urllib.request.urlopen(self.url + "/-/ready", timeout=2) as resp:
                     if resp.status == 200:
@@ -108,8 +141,10 @@ class PrometheusServer:
                 pass
             time.sleep(0.2)
         self.stop()
-        raise PrometheusError(f"prometheus on {self.url} not ready after {self.startup_timeout_s:.0f} s; "
-                              f"log: {self.log_path}\n{self._log_tail()}")
+        raise PrometheusError(
+            f"prometheus on {self.url} not ready after {self.startup_timeout_s:.0f} s; "
+            f"log: {self.log_path}\n{self._log_tail()}"
+        )
 
     def _log_tail(self) -> str:
         try:

@@ -42,7 +42,9 @@ def _seconds(window_s: float) -> str:
 def _range_function(fn: str) -> Any:
     """A `MetricStore`-style method ``(ids, t, window_s) -> values`` answered by PromQL ``fn(x[w])``."""
 
-    def read(self: PrometheusMetrics, ids: np.ndarray | Sequence[int], t: float, window_s: float) -> np.ndarray:
+    def read(
+        self: PrometheusMetrics, ids: np.ndarray | Sequence[int], t: float, window_s: float
+    ) -> np.ndarray:
         return self._instant(ids, t, fn + "({name}[" + _seconds(window_s) + "])")
 
     read.__name__ = fn
@@ -61,8 +63,14 @@ class PrometheusMetrics:
         timeout_s: per-request timeout.
     """
 
-    def __init__(self, url: str, origin_s: float = DEFAULT_ORIGIN_S, step_s: int = 15,
-                 timeout_s: float = 30.0, client: Any = None):
+    def __init__(
+        self,
+        url: str,
+        origin_s: float = DEFAULT_ORIGIN_S,
+        step_s: int = 15,
+        timeout_s: float = 30.0,
+        client: Any = None,
+    ):
         if not re.match(r"^https?://", url):
             raise PrometheusError(f"Prometheus URL must start with http:// or https://, got {url!r}")
         if client is None:
@@ -88,7 +96,9 @@ class PrometheusMetrics:
             text = str(exc)
             if re.search(r"HTTP Status Code (400|422)", text):
                 detail = re.search(r'"error":"((?:[^"\\]|\\.)*)"', text)
-                raise PromQLError(f"Prometheus rejected {what}: {detail.group(1) if detail else text}") from exc
+                raise PromQLError(
+                    f"Prometheus rejected {what}: {detail.group(1) if detail else text}"
+                ) from exc
             raise PrometheusError(f"Prometheus at {self.url}: {what} failed: {exc}") from exc
 
     def _ts(self, t: float) -> float:
@@ -103,16 +113,23 @@ class PrometheusMetrics:
                 out.append((dict(item["metric"]), float(item["value"][1])))
         return out
 
-    def query_range(self, promql: str, start_s: float, end_s: float, step_s: float | None = None
-                    ) -> list[tuple[dict[str, str], np.ndarray, np.ndarray]]:
+    def query_range(
+        self, promql: str, start_s: float, end_s: float, step_s: float | None = None
+    ) -> list[tuple[dict[str, str], np.ndarray, np.ndarray]]:
         """Range PromQL on simulated times: [(labels, times_s, values)] per result series."""
         step = float(step_s or self.step_s)
         if end_s < start_s:
             raise TelemetryError(f"query_range(): end {end_s} is before start {start_s}")
         start = dt.datetime.fromtimestamp(self._ts(start_s), tz=dt.UTC)
         end = dt.datetime.fromtimestamp(self._ts(end_s), tz=dt.UTC)
-        res = self._call(f"query_range {promql!r}", self.client.custom_query_range, promql,
-                         start_time=start, end_time=end, step=f"{step:g}s")
+        res = self._call(
+            f"query_range {promql!r}",
+            self.client.custom_query_range,
+            promql,
+            start_time=start,
+            end_time=end,
+            step=f"{step:g}s",
+        )
         out = []
         for item in res:
             pts = item.get("values", [])
@@ -155,17 +172,21 @@ class PrometheusMetrics:
         return sorted(self._call("list metric names", self.client.all_metrics))
 
     def label_values(self, name: str, label: str) -> list[str]:
-        vals = self._call(f"label values of {label}", self.client.get_label_values, label,
-                          params={"match[]": name})
+        vals = self._call(
+            f"label values of {label}", self.client.get_label_values, label, params={"match[]": name}
+        )
         return sorted(v for v in vals if v != "")
 
     def select(self, name: str, matchers: Mapping[str, str | tuple[str, str]] | None = None) -> np.ndarray:
         """Ids of the series of `name` matching (like `MetricStore.select`), ascending."""
         selector = self._selector(name, matchers)
-        res = self._call(f"series {selector}", self.client.get_series,
-                         start=dt.datetime.fromtimestamp(0, tz=dt.UTC),
-                         end=dt.datetime(9999, 1, 1, tzinfo=dt.UTC),
-                         params={"match[]": selector})
+        res = self._call(
+            f"series {selector}",
+            self.client.get_series,
+            start=dt.datetime.fromtimestamp(0, tz=dt.UTC),
+            end=dt.datetime(9999, 1, 1, tzinfo=dt.UTC),
+            params={"match[]": selector},
+        )
         return np.array(sorted(self._id(name, s) for s in res), dtype=np.intp)
 
     @staticmethod
@@ -182,7 +203,9 @@ class PrometheusMetrics:
         return f"{name}{{{', '.join(parts)}}}" if parts else name
 
     # ------------------------------------------------------------------ reads by series id
-    def _by_name(self, ids: np.ndarray | Sequence[int]) -> tuple[tuple[int, ...], np.ndarray, dict[str, list[int]]]:
+    def _by_name(
+        self, ids: np.ndarray | Sequence[int]
+    ) -> tuple[tuple[int, ...], np.ndarray, dict[str, list[int]]]:
         arr = np.asarray(ids, dtype=np.intp)
         flat = arr.ravel()
         groups: dict[str, list[int]] = {}
@@ -212,8 +235,9 @@ class PrometheusMetrics:
     max_over_time = _range_function("max_over_time")
     min_over_time = _range_function("min_over_time")
 
-    def range(self, ids: np.ndarray | Sequence[int], start_s: float, end_s: float
-              ) -> tuple[np.ndarray, np.ndarray]:
+    def range(
+        self, ids: np.ndarray | Sequence[int], start_s: float, end_s: float
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Raw samples on the grid in [start_s, end_s] (a range selector, not a range query, so
         there is no lookback filling): (times [n_times], values [n_ids, n_times]), NaN = absent."""
         flat = np.asarray(ids, dtype=np.intp).ravel()
@@ -226,8 +250,12 @@ class PrometheusMetrics:
         _, _, groups = self._by_name(flat)
         window = f"{int(round((i1 - i0 + 1) * self.step_s * 1000))}ms"
         for name, positions in groups.items():
-            res = self._call(f"range read of {name}", self.client.custom_query,
-                             f"{name}[{window}]", params={"time": self._ts(times[-1])})
+            res = self._call(
+                f"range read of {name}",
+                self.client.custom_query,
+                f"{name}[{window}]",
+                params={"time": self._ts(times[-1])},
+            )
             found = {_key(item["metric"]): item.get("values", []) for item in res}
             for pos in positions:
                 for ts, v in found.get(self._sid_labels[flat[pos]], []):
@@ -236,14 +264,17 @@ class PrometheusMetrics:
                         out[pos, j] = float(v)
         return times, out
 
-    def histogram_quantile(self, q: float, bucket_ids: np.ndarray, les: np.ndarray | Sequence[float],
-                           t: float, window_s: float) -> np.ndarray:
+    def histogram_quantile(
+        self, q: float, bucket_ids: np.ndarray, les: np.ndarray | Sequence[float], t: float, window_s: float
+    ) -> np.ndarray:
         """Same contract as `MetricStore.histogram_quantile` (bucket rates from Prometheus)."""
         les = np.asarray(les, dtype=np.float64).ravel()
         bucket_ids = np.asarray(bucket_ids, dtype=np.intp)
         if bucket_ids.ndim != 2 or bucket_ids.shape[1] != les.size:
-            raise TelemetryError(f"histogram_quantile(): bucket_ids must be [n_groups, {les.size}], "
-                                 f"got shape {bucket_ids.shape}")
+            raise TelemetryError(
+                f"histogram_quantile(): bucket_ids must be [n_groups, {les.size}], "
+                f"got shape {bucket_ids.shape}"
+            )
         rates = np.full(bucket_ids.shape, np.nan)
         present = bucket_ids >= 0
         if present.any():

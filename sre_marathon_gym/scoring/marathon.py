@@ -123,10 +123,22 @@ from .matching import Matching, Replay, is_attributable, match_incidents
 REPAIR_ATTRIBUTION_S = 480.0
 """An intervention may be credited for a probe recovery at most this long after it was made."""
 
-Outcome = Literal["handled", "repaired_not_handled", "acted_without_repair", "located_without_action",
-                  "correlated_only", "missed"]
-OUTCOMES: tuple[str, ...] = ("handled", "repaired_not_handled", "acted_without_repair",
-                             "located_without_action", "correlated_only", "missed")
+Outcome = Literal[
+    "handled",
+    "repaired_not_handled",
+    "acted_without_repair",
+    "located_without_action",
+    "correlated_only",
+    "missed",
+]
+OUTCOMES: tuple[str, ...] = (
+    "handled",
+    "repaired_not_handled",
+    "acted_without_repair",
+    "located_without_action",
+    "correlated_only",
+    "missed",
+)
 _EPS = 1e-9
 
 
@@ -203,21 +215,35 @@ class ScoreCard(BaseModel):
             ("rules", f"v{self.rules_version}"),
             ("stage points (before penalties)", f"{self.stage_score:.1f}"),
             ("forbidden attempts", f"{self.forbidden_attempts} (-{self.forbidden_penalty:.1f})"),
-            *(() if self.rules_version < 2 else (
-                ("incidents matched / opened",
-                 f"{self.incidents_matched} / {self.incidents_opened}"
-                 + ("" if self.incident_precision is None
-                    else f" (precision {self.incident_precision:.3f})")),
-                ("false incidents", f"{self.false_incidents} (-{self.false_incident_penalty:.1f})"),
-                ("false root-cause claims", f"{self.false_claims} (-{self.false_claim_penalty:.1f})"),
-                ("needless interventions", f"{self.needless_actions} (-{self.needless_action_penalty:.1f})"),
-            )),
+            *(
+                ()
+                if self.rules_version < 2
+                else (
+                    (
+                        "incidents matched / opened",
+                        f"{self.incidents_matched} / {self.incidents_opened}"
+                        + (
+                            ""
+                            if self.incident_precision is None
+                            else f" (precision {self.incident_precision:.3f})"
+                        ),
+                    ),
+                    ("false incidents", f"{self.false_incidents} (-{self.false_incident_penalty:.1f})"),
+                    ("false root-cause claims", f"{self.false_claims} (-{self.false_claim_penalty:.1f})"),
+                    (
+                        "needless interventions",
+                        f"{self.needless_actions} (-{self.needless_action_penalty:.1f})",
+                    ),
+                )
+            ),
             ("faults", str(self.faults)),
             ("correlated", f"{self.correlated:.3f}"),
             ("localized", f"{self.localized:.3f}"),
             ("repaired", f"{self.repaired:.3f}"),
-            ("intervention risk",
-             f"{self.intervention_risk:.3f} ({self.risky_attempts}/{self.risk_attempts})"),
+            (
+                "intervention risk",
+                f"{self.intervention_risk:.3f} ({self.risky_attempts}/{self.risk_attempts})",
+            ),
             ("degraded fraction", f"{self.degraded_fraction:.4f}"),
             ("no-action degraded fraction", opt(self.baseline_degraded_fraction, ".4f")),
             ("service degradation (vs no-action)", opt(self.degradation, "+.4f")),
@@ -288,8 +314,9 @@ def _touching(fault: FaultTruth) -> Credits:
     return lambda _k, a: _touches(a, touched)
 
 
-def _probe_repair(fault: FaultTruth, probe: ProbeSeries, actions: list[ActionRecord],
-                  stable_s: float, credits: Credits) -> _Repair | None:
+def _probe_repair(
+    fault: FaultTruth, probe: ProbeSeries, actions: list[ActionRecord], stable_s: float, credits: Credits
+) -> _Repair | None:
     times = np.asarray(probe.times, dtype=float)
     failing = np.asarray(probe.failing, dtype=bool)
     if times.size < 2:
@@ -300,7 +327,7 @@ def _probe_repair(fault: FaultTruth, probe: ProbeSeries, actions: list[ActionRec
     for i in idx:
         t_r = float(times[i])
         j = int(np.searchsorted(times, t_r + stable_s - _EPS, side="left"))
-        if j >= times.size or failing[i:j + 1].any():
+        if j >= times.size or failing[i : j + 1].any():
             continue  # not (yet) confirmed stable, or relapsed
         credited = None
         for k, a in enumerate(actions):
@@ -313,12 +340,19 @@ def _probe_repair(fault: FaultTruth, probe: ProbeSeries, actions: list[ActionRec
     return None
 
 
-def _artifact_repair(fault: FaultTruth, probe: ProbeSeries | None, fixed_s: float | None,
-                     actions: list[ActionRecord], credits: Credits, need_action: bool) -> _Repair | None:
+def _artifact_repair(
+    fault: FaultTruth,
+    probe: ProbeSeries | None,
+    fixed_s: float | None,
+    actions: list[ActionRecord],
+    credits: Credits,
+    need_action: bool,
+) -> _Repair | None:
     if fixed_s is None or not (fault.start_s <= fixed_s < fault.deadline_s):
         return None
-    if probe is not None and any(x and fault.start_s <= t <= fixed_s
-                                 for t, x in zip(probe.times, probe.failing)):
+    if probe is not None and any(
+        x and fault.start_s <= t <= fixed_s for t, x in zip(probe.times, probe.failing)
+    ):
         return None  # the symptom did show: only a probe recovery can prove this repair
     credited = None
     for k, a in enumerate(actions):
@@ -329,18 +363,24 @@ def _artifact_repair(fault: FaultTruth, probe: ProbeSeries | None, fixed_s: floa
     return _Repair(fixed_s, fixed_s, "artifact", credited)
 
 
-def _repair(record: RunRecord, fault: FaultTruth, stable_s: float, credits: Credits | None = None
-            ) -> _Repair | None:
+def _repair(
+    record: RunRecord, fault: FaultTruth, stable_s: float, credits: Credits | None = None
+) -> _Repair | None:
     """The first confirmed repair evidence; `credits` None: rules v1 (any touching intervention, and an
     artifact fix needs none), else only the interventions `credits` accepts (an artifact fix too)."""
     probe = record.probe_for(fault.fault_id)
     need_action = credits is not None
     credits = credits or _touching(fault)
-    found = [r for r in (
-        _probe_repair(fault, probe, record.actions, stable_s, credits) if probe is not None else None,
-        _artifact_repair(fault, probe, record.artifact_fixed.get(fault.fault_id), record.actions, credits,
-                         need_action),
-    ) if r is not None]
+    found = [
+        r
+        for r in (
+            _probe_repair(fault, probe, record.actions, stable_s, credits) if probe is not None else None,
+            _artifact_repair(
+                fault, probe, record.artifact_fixed.get(fault.fault_id), record.actions, credits, need_action
+            ),
+        )
+        if r is not None
+    ]
     return min(found, key=lambda r: (r.confirmed_s, r.time_s)) if found else None
 
 
@@ -358,8 +398,14 @@ def _outcome(c: bool, cl: bool, clr: bool, repaired_raw: bool, acted: bool) -> O
     return "missed"
 
 
-def _fault_score(f: FaultTruth, record: RunRecord, scoring: Scoring, t_c: float | None, t_l: float | None,
-                 rep: _Repair | None) -> FaultScore:
+def _fault_score(
+    f: FaultTruth,
+    record: RunRecord,
+    scoring: Scoring,
+    t_c: float | None,
+    t_l: float | None,
+    rep: _Repair | None,
+) -> FaultScore:
     w = scoring.stage_weights
     c, cl = t_c is not None, t_l is not None
     clr = cl and rep is not None
@@ -367,11 +413,19 @@ def _fault_score(f: FaultTruth, record: RunRecord, scoring: Scoring, t_c: float 
     touched = f.touched
     acted = any(f.start_s <= a.time_s <= f.deadline_s and _touches(a, touched) for a in record.actions)
     return FaultScore(
-        fault_id=f.fault_id, start_s=f.start_s, correlated=c, localized=cl, repaired=clr,
-        correlated_s=t_c, localized_s=t_l,
-        repair_evidence=rep.evidence if rep else None, repair_s=rep.time_s if rep else None,
-        repair_confirmed_s=rep.confirmed_s if rep else None, repair_action=rep.action if rep else None,
-        acted_on=acted, points=w.correlation * c + w.localization * cl + w.repair * clr,
+        fault_id=f.fault_id,
+        start_s=f.start_s,
+        correlated=c,
+        localized=cl,
+        repaired=clr,
+        correlated_s=t_c,
+        localized_s=t_l,
+        repair_evidence=rep.evidence if rep else None,
+        repair_s=rep.time_s if rep else None,
+        repair_confirmed_s=rep.confirmed_s if rep else None,
+        repair_action=rep.action if rep else None,
+        acted_on=acted,
+        points=w.correlation * c + w.localization * cl + w.repair * clr,
         outcome=_outcome(c, cl, clr, raw is not None, acted),
     )
 
@@ -379,8 +433,10 @@ def _fault_score(f: FaultTruth, record: RunRecord, scoring: Scoring, t_c: float 
 def _v1_fault_scores(record: RunRecord, scoring: Scoring) -> list[FaultScore]:
     times = _stage_times(record)
     stable = float(scoring.repair_stable_s)
-    return [_fault_score(f, record, scoring, *times[f.fault_id], _repair(record, f, stable))
-            for f in record.faults]
+    return [
+        _fault_score(f, record, scoring, *times[f.fault_id], _repair(record, f, stable))
+        for f in record.faults
+    ]
 
 
 def _v2_fault_scores(record: RunRecord, scoring: Scoring, m: Matching) -> list[FaultScore]:
@@ -393,8 +449,9 @@ def _v2_fault_scores(record: RunRecord, scoring: Scoring, m: Matching) -> list[F
         rep = None
         if t_l is not None:
             reach = f.actionable
-            rep = _repair(record, f, stable,
-                          credits=lambda k, a, reach=reach: k in m.called_for and _touches(a, reach))
+            rep = _repair(
+                record, f, stable, credits=lambda k, a, reach=reach: k in m.called_for and _touches(a, reach)
+            )
         out.append(_fault_score(f, record, scoring, t_c, t_l, rep))
     return out
 
@@ -469,10 +526,14 @@ def _guesses(m: Matching, scoring: Scoring, n_faults: int) -> _Guesses:
     assert p is not None
     unit = 100.0 / max(n_faults, 1)
     fi, fc, na = len(m.false_incidents), len(m.false_claims), len(m.needless)
-    return _Guesses(opened=len(m.opened), matched=len(m.fault_of), false_incidents=fi, false_claims=fc,
-                    needless_actions=na,
-                    points=(unit * p.false_incident * fi, unit * p.false_claim * fc,
-                            unit * p.needless_action * na))
+    return _Guesses(
+        opened=len(m.opened),
+        matched=len(m.fault_of),
+        false_incidents=fi,
+        false_claims=fc,
+        needless_actions=na,
+        points=(unit * p.false_incident * fi, unit * p.false_claim * fc, unit * p.needless_action * na),
+    )
 
 
 def score_run(record: RunRecord, scoring: Scoring) -> ScoreCard:
@@ -497,12 +558,15 @@ def _card(record: RunRecord, scoring: Scoring, m: Matching | None) -> ScoreCard:
     frac = degraded_fraction(d.requests, d.degraded)
     base = degraded_fraction(d.baseline_requests, d.baseline_degraded) if d.baseline_requests else None
     interval = record.manifest.interval_s
-    mttd = median_time([fs.correlated_s - fs.start_s for fs in per_fault if fs.correlated_s is not None],
-                       interval)
-    mttl = median_time([fs.localized_s - fs.start_s for fs in per_fault if fs.localized_s is not None],
-                       interval)
-    mttr = median_time([fs.repair_s - fs.start_s for fs in per_fault
-                        if fs.repaired and fs.repair_s is not None], interval)
+    mttd = median_time(
+        [fs.correlated_s - fs.start_s for fs in per_fault if fs.correlated_s is not None], interval
+    )
+    mttl = median_time(
+        [fs.localized_s - fs.start_s for fs in per_fault if fs.localized_s is not None], interval
+    )
+    mttr = median_time(
+        [fs.repair_s - fs.start_s for fs in per_fault if fs.repaired and fs.repair_s is not None], interval
+    )
     outcomes = {k: 0 for k in OUTCOMES}
     for fs in per_fault:
         outcomes[fs.outcome] += 1
@@ -510,23 +574,39 @@ def _card(record: RunRecord, scoring: Scoring, m: Matching | None) -> ScoreCard:
     g = guesses or _Guesses()
     return ScoreCard(
         rules_version=scoring.rules_version,
-        marathon_score=min(100.0, max(0.0, unclipped)), marathon_score_unclipped=unclipped, stage_score=stage,
-        forbidden_attempts=n_forbidden, forbidden_penalty=penalty, faults=n,
+        marathon_score=min(100.0, max(0.0, unclipped)),
+        marathon_score_unclipped=unclipped,
+        stage_score=stage,
+        forbidden_attempts=n_forbidden,
+        forbidden_penalty=penalty,
+        faults=n,
         correlated=sum(fs.correlated for fs in per_fault) / n if n else 0.0,
         localized=sum(fs.localized for fs in per_fault) / n if n else 0.0,
         repaired=sum(fs.repaired for fs in per_fault) / n if n else 0.0,
-        incidents_opened=g.opened if guesses else None, incidents_matched=g.matched if guesses else None,
+        incidents_opened=g.opened if guesses else None,
+        incidents_matched=g.matched if guesses else None,
         incident_precision=(g.matched / g.opened if g.opened else None) if guesses else None,
-        false_incidents=g.false_incidents, false_claims=g.false_claims, needless_actions=g.needless_actions,
-        false_incident_penalty=g.points[0], false_claim_penalty=g.points[1],
+        false_incidents=g.false_incidents,
+        false_claims=g.false_claims,
+        needless_actions=g.needless_actions,
+        false_incident_penalty=g.points[0],
+        false_claim_penalty=g.points[1],
         needless_action_penalty=g.points[2],
-        intervention_risk=risk, risk_attempts=attempts, risky_attempts=risky,
-        degraded_fraction=frac, baseline_degraded_fraction=base,
+        intervention_risk=risk,
+        risk_attempts=attempts,
+        risky_attempts=risky,
+        degraded_fraction=frac,
+        baseline_degraded_fraction=base,
         degradation=None if base is None else frac - base,
-        mttd_s=mttd, mttl_s=mttl, mttr_s=mttr,
-        model_calls=u.model_calls, input_tokens=u.input_tokens, output_tokens=u.output_tokens,
+        mttd_s=mttd,
+        mttl_s=mttl,
+        mttr_s=mttr,
+        model_calls=u.model_calls,
+        input_tokens=u.input_tokens,
+        output_tokens=u.output_tokens,
         cost_usd=u.cost_usd,
-        outcomes=outcomes, per_fault=per_fault,
+        outcomes=outcomes,
+        per_fault=per_fault,
     )
 
 
@@ -541,11 +621,14 @@ def stage_progress(record: RunRecord, scoring: Scoring, until_s: float) -> dict[
     truncated at `until_s`.
     """
     if scoring.rules_version >= 2:
+
         def confirmed(fs: FaultScore) -> bool:
             return fs.repaired and fs.repair_confirmed_s is not None and fs.repair_confirmed_s <= until_s
 
-        return {fs.fault_id: (fs.correlated, fs.localized, confirmed(fs))
-                for fs in fault_scores(record.truncated(until_s), scoring)}
+        return {
+            fs.fault_id: (fs.correlated, fs.localized, confirmed(fs))
+            for fs in fault_scores(record.truncated(until_s), scoring)
+        }
     out: dict[str, tuple[bool, bool, bool]] = {}
     for fs in fault_scores(record, scoring):
         c = fs.correlated_s is not None and fs.correlated_s <= until_s
@@ -566,15 +649,18 @@ def score_until(record: RunRecord, scoring: Scoring, until_s: float = math.inf) 
         part = record if until_s == math.inf else record.truncated(until_s)
         return score_run(part, scoring).marathon_score_unclipped
     w = scoring.stage_weights
-    points = (w.correlation * c + w.localization * cl + w.repair * clr
-              for c, cl, clr in stage_progress(record, scoring, until_s).values())
+    points = (
+        w.correlation * c + w.localization * cl + w.repair * clr
+        for c, cl, clr in stage_progress(record, scoring, until_s).values()
+    )
     penalty = scoring.forbidden_operation_penalty * forbidden_attempts(record, until_s)
     return _points_score(points, len(record.faults)) - penalty
 
 
 def _later_evidence(record: RunRecord, t: float) -> bool:
-    return any(x.time_s > t for x in (*record.incident_events[-1:], *record.actions[-1:])) \
-        or any(a.fired_at > t for a in record.alerts)
+    return any(x.time_s > t for x in (*record.incident_events[-1:], *record.actions[-1:])) or any(
+        a.fired_at > t for a in record.alerts
+    )
 
 
 class MarathonReward:
@@ -605,8 +691,9 @@ class MarathonReward:
                 record = record.truncated(now_s)
             if self._replay is None:
                 assert self.scoring.matching is not None
-                self._replay = Replay(record.faults, record.manifest.interval_s,
-                                      self.scoring.matching.min_explained_share)
+                self._replay = Replay(
+                    record.faults, record.manifest.interval_s, self.scoring.matching.min_explained_share
+                )
             value = _card(record, self.scoring, self._replay.feed(record)).marathon_score_unclipped
         reward, self.value = value - self.value, value
         return reward

@@ -97,20 +97,28 @@ def confirms_symptoms(task: OrcaTask, report: RcaReport, confirms: Confirms | No
     return confirms is not None and any(confirms(ev) for ev in report.all_evidence())
 
 
-def score_rubric(cause: GroundTruthCause, report: RcaReport, shows: Shows, penalty: int,
-                 confirmed: bool = False) -> RubricScore:
+def score_rubric(
+    cause: GroundTruthCause, report: RcaReport, shows: Shows, penalty: int, confirmed: bool = False
+) -> RubricScore:
     named = [rc for rc in report.root_causes if _norm(rc.flag) == _norm(cause.flag)]
     why_ev = [ev for w in report.five_whys for ev in w.evidence]
 
     def full(rc: RootCause) -> bool:
-        return (rc.mechanism in cause.mechanisms and abs(rc.incident_start_s - cause.start_s) <= TIME_TOLERANCE_S
-                and any(shows(ev, cause) for ev in [*rc.evidence, *why_ev]))
+        return (
+            rc.mechanism in cause.mechanisms
+            and abs(rc.incident_start_s - cause.start_s) <= TIME_TOLERANCE_S
+            and any(shows(ev, cause) for ev in [*rc.evidence, *why_ev])
+        )
 
     flag_match = bool(named)
     mechanism = any(rc.mechanism in cause.mechanisms for rc in named)
-    time_match = any(abs(rc.incident_start_s - cause.start_s) <= TIME_TOLERANCE_S for rc in (named or report.root_causes))
+    time_match = any(
+        abs(rc.incident_start_s - cause.start_s) <= TIME_TOLERANCE_S for rc in (named or report.root_causes)
+    )
     evidence = any(shows(ev, cause) for ev in report.all_evidence())
-    service = flag_match or any(_norm(rc.service) in {_norm(s) for s in cause.services} for rc in report.root_causes)
+    service = flag_match or any(
+        _norm(rc.service) in {_norm(s) for s in cause.services} for rc in report.root_causes
+    )
     if any(full(rc) for rc in named):
         score = 3
     elif flag_match or service or evidence:
@@ -119,8 +127,16 @@ def score_rubric(cause: GroundTruthCause, report: RcaReport, shows: Shows, penal
         score = 1
     else:
         score = 0
-    return RubricScore(cause.event_id, cause.flag, max(score - penalty, 0), flag_match, mechanism, time_match, evidence,
-                       service)
+    return RubricScore(
+        cause.event_id,
+        cause.flag,
+        max(score - penalty, 0),
+        flag_match,
+        mechanism,
+        time_match,
+        evidence,
+        service,
+    )
 
 
 def control_false_positive(task: OrcaTask, report: RcaReport) -> bool:
@@ -132,29 +148,68 @@ def control_false_positive(task: OrcaTask, report: RcaReport) -> bool:
 
 
 def judge(task: OrcaTask, report: RcaReport, shows: Shows, confirms: Confirms | None = None) -> TaskScore:
-    base = dict(task_id=task.task_id, difficulty=task.difficulty, ttd_min=task.ttd_min,
-                scenario_type=task.scenario_type, is_control=task.is_control)
+    base = dict(
+        task_id=task.task_id,
+        difficulty=task.difficulty,
+        ttd_min=task.ttd_min,
+        scenario_type=task.scenario_type,
+        is_control=task.is_control,
+    )
     if task.is_control:
         if report.is_empty:
-            return TaskScore(**base, mode="control_empty", reward=1.0, rca_depth=None, rca_accuracy=0, hallucinate=None,
-                             control_pass=True)
+            return TaskScore(
+                **base,
+                mode="control_empty",
+                reward=1.0,
+                rca_depth=None,
+                rca_accuracy=0,
+                hallucinate=None,
+                control_pass=True,
+            )
         fp = control_false_positive(task, report)
-        return TaskScore(**base, mode="control_judge", reward=0.0 if fp else 1.0, rca_depth=None, rca_accuracy=0,
-                         hallucinate=None, control_pass=not fp)
+        return TaskScore(
+            **base,
+            mode="control_judge",
+            reward=0.0 if fp else 1.0,
+            rca_depth=None,
+            rca_accuracy=0,
+            hallucinate=None,
+            control_pass=not fp,
+        )
     if report.is_empty:
-        rubrics = tuple(RubricScore(c.event_id, c.flag, 0, False, False, False, False, False) for c in task.ground_truth)
-        return TaskScore(**base, mode="empty_report", reward=0.0, rca_depth=0.0, rca_accuracy=0, hallucinate=0,
-                         control_pass=None, rubrics=rubrics, hallucinate_published=0)
+        rubrics = tuple(
+            RubricScore(c.event_id, c.flag, 0, False, False, False, False, False) for c in task.ground_truth
+        )
+        return TaskScore(
+            **base,
+            mode="empty_report",
+            reward=0.0,
+            rca_depth=0.0,
+            rca_accuracy=0,
+            hallucinate=0,
+            control_pass=None,
+            rubrics=rubrics,
+            hallucinate_published=0,
+        )
     wrong = wrong_claims(task, report)
     penalty = len(wrong)  # minus 1 on every rubric for each materially wrong claim
     confirmed = confirms_symptoms(task, report, confirms)
     rubrics = tuple(score_rubric(c, report, shows, penalty, confirmed) for c in task.ground_truth)
     depth = float(np.mean([r.score for r in rubrics]))
     all_named, none_named = all(r.flag_match for r in rubrics), not any(r.flag_match for r in rubrics)
-    return TaskScore(**base, mode="judge", reward=depth / 3.0, rca_depth=depth,
-                     rca_accuracy=int(all_named and not wrong), hallucinate=int(none_named or bool(wrong)),
-                     control_pass=None, wrong_claims=wrong, rubrics=rubrics,
-                     rca_accuracy_published=int(all_named), hallucinate_published=int(none_named))
+    return TaskScore(
+        **base,
+        mode="judge",
+        reward=depth / 3.0,
+        rca_depth=depth,
+        rca_accuracy=int(all_named and not wrong),
+        hallucinate=int(none_named or bool(wrong)),
+        control_pass=None,
+        wrong_claims=wrong,
+        rubrics=rubrics,
+        rca_accuracy_published=int(all_named),
+        hallucinate_published=int(none_named),
+    )
 
 
 # ------------------------------------------------------------------ aggregation
@@ -183,13 +238,15 @@ def metrics(scores: Iterable[TaskScore]) -> dict[str, Stat]:
     scores = list(scores)
     inc = [s for s in scores if not s.is_control]
     ctl = [s for s in scores if s.is_control]
-    return {"rca_accuracy": mean_stderr([s.rca_accuracy for s in inc]),
-            "rca_depth": mean_stderr([(s.rca_depth or 0.0) / 3.0 for s in inc]),
-            "hallucination": mean_stderr([s.hallucinate or 0 for s in inc]),
-            "rca_accuracy_published": mean_stderr([s.rca_accuracy_published for s in inc]),
-            "hallucination_published": mean_stderr([s.hallucinate_published or 0 for s in inc]),
-            "control_pass": mean_stderr([1.0 if s.control_pass else 0.0 for s in ctl]),
-            "reward": mean_stderr([s.reward for s in scores])}
+    return {
+        "rca_accuracy": mean_stderr([s.rca_accuracy for s in inc]),
+        "rca_depth": mean_stderr([(s.rca_depth or 0.0) / 3.0 for s in inc]),
+        "hallucination": mean_stderr([s.hallucinate or 0 for s in inc]),
+        "rca_accuracy_published": mean_stderr([s.rca_accuracy_published for s in inc]),
+        "hallucination_published": mean_stderr([s.hallucinate_published or 0 for s in inc]),
+        "control_pass": mean_stderr([1.0 if s.control_pass else 0.0 for s in ctl]),
+        "reward": mean_stderr([s.reward for s in scores]),
+    }
 
 
 def published_metrics(scores: Iterable[TaskScore], sound: bool = False) -> dict[str, Stat]:
@@ -204,13 +261,17 @@ def published_metrics(scores: Iterable[TaskScore], sound: bool = False) -> dict[
     def hal(s: TaskScore) -> int:
         return (s.hallucinate if sound else s.hallucinate_published) or 0
 
-    return {"rca_accuracy_incident_medium": mean_stderr([acc(s) for s in inc if s.difficulty == "medium"]),
-            "rca_accuracy_incident_hard": mean_stderr([acc(s) for s in inc if s.difficulty == "hard"]),
-            "hallucinate_any_incident": mean_stderr([hal(s) for s in inc])}
+    return {
+        "rca_accuracy_incident_medium": mean_stderr([acc(s) for s in inc if s.difficulty == "medium"]),
+        "rca_accuracy_incident_hard": mean_stderr([acc(s) for s in inc if s.difficulty == "hard"]),
+        "hallucinate_any_incident": mean_stderr([hal(s) for s in inc]),
+    }
 
 
 def breakdown(scores: Iterable[TaskScore], by: str) -> dict[str, dict[str, Stat]]:
     """`metrics` per value of `by` (difficulty, ttd_min or scenario_type), in a stable order."""
     scores = list(scores)
-    keys = sorted({str(getattr(s, by)) for s in scores}, key=lambda k: (len(k), k) if by == "ttd_min" else (0, k))
+    keys = sorted(
+        {str(getattr(s, by)) for s in scores}, key=lambda k: (len(k), k) if by == "ttd_min" else (0, k)
+    )
     return {k: metrics([s for s in scores if str(getattr(s, by)) == k]) for k in keys}

@@ -195,10 +195,18 @@ class ClusterState:
         requests = sum(max(s.resources.cpu_request_m, 50) * s.replicas for s in app.services)
         nodes = app.nodes
         per_node = int(math.ceil(1.25 * requests * len(zones) / max(len(nodes), 1) / len(zones)))
-        self.nodes = {n: Node(n, z.name, allocatable_m=max(per_node, 1000)) for z in app.zones for n in z.nodes}
+        self.nodes = {
+            n: Node(n, z.name, allocatable_m=max(per_node, 1000)) for z in app.zones for n in z.nodes
+        }
         for s in app.services:
             spec = initial_spec(app, s.name)
-            rev = Revision(s.deployment_revision, spec, 0.0, "initial deployment", short_hash(s.name, s.deployment_revision))
+            rev = Revision(
+                s.deployment_revision,
+                spec,
+                0.0,
+                "initial deployment",
+                short_hash(s.name, s.deployment_revision),
+            )
             self.deployments[s.name] = Deployment(s.name, [rev])
             for c in s.config:
                 if c.source == "configmap" and c.configmap:
@@ -254,7 +262,9 @@ class ClusterState:
         cur = dep.current
         for zone in self.zones:
             want = cur.spec.replicas_in(zone)
-            pods = [p for p in self.pods.values() if p.service == service and p.zone == zone and not p.terminating]
+            pods = [
+                p for p in self.pods.values() if p.service == service and p.zone == zone and not p.terminating
+            ]
             new = [p for p in pods if p.revision == cur.number]
             old = [p for p in pods if p.revision != cur.number]
             if warm:
@@ -264,7 +274,7 @@ class ClusterState:
             if len(new) > want:  # scale down newest first
                 for p in sorted(new, key=lambda p: (p.ready, p.created_s))[: len(new) - want]:
                     self._terminate(p, "scaled down")
-                new = new[: want]
+                new = new[:want]
             ready_new = sum(p.ready for p in new)
             if want == 0:
                 for p in old:
@@ -299,7 +309,9 @@ class ClusterState:
         return pod
 
     def _used_m(self, node: str) -> int:
-        return sum(self._request_m(p.service) for p in self.pods.values() if p.node == node and not p.terminating)
+        return sum(
+            self._request_m(p.service) for p in self.pods.values() if p.node == node and not p.terminating
+        )
 
     def _request_m(self, service: str) -> int:
         m = self._request_cache.get(service)
@@ -322,7 +334,12 @@ class ClusterState:
                 best, best_free = node.name, free
         if best is None:
             pod.phase, pod.waiting_reason = "Pending", None
-            self.event("FailedScheduling", f"pod/{pod.name}", "0 nodes are available: insufficient cpu or node not ready", "Warning")
+            self.event(
+                "FailedScheduling",
+                f"pod/{pod.name}",
+                "0 nodes are available: insufficient cpu or node not ready",
+                "Warning",
+            )
             return
         pod.node = best
         self.event("Scheduled", f"pod/{pod.name}", f"assigned to {best}")
@@ -350,7 +367,12 @@ class ClusterState:
         pod.phase = "Pending" if not pod.started else "Running"
         if not self.runtime.image_pullable(pod.service, spec):
             pod.waiting_reason = "ImagePullBackOff"
-            self.event("Failed", f"pod/{pod.name}", f'Failed to pull image "{spec.image}": manifest unknown', "Warning")
+            self.event(
+                "Failed",
+                f"pod/{pod.name}",
+                f'Failed to pull image "{spec.image}": manifest unknown',
+                "Warning",
+            )
             return
         pod.waiting_reason = "ContainerCreating" if not pod.started else pod.waiting_reason
         self.schedule(self.now + STARTUP_S, lambda: self._container_up(pod, gen))
@@ -374,7 +396,12 @@ class ClusterState:
             g2 = pod.generation
             self.schedule(self.now + delay, lambda: self._mark_ready(pod, g2))
         else:
-            self.event("Unhealthy", f"pod/{pod.name}", "Readiness probe failed: HTTP probe failed with statuscode: 404", "Warning")
+            self.event(
+                "Unhealthy",
+                f"pod/{pod.name}",
+                "Readiness probe failed: HTTP probe failed with statuscode: 404",
+                "Warning",
+            )
         self._arm_oom(pod)
 
     def _mark_ready(self, pod: Pod, gen: int) -> None:
@@ -406,7 +433,12 @@ class ClusterState:
         pod.waiting_reason = "CrashLoopBackOff"
         pod.generation += 1
         self.dirty = True
-        self.event("BackOff", f"pod/{pod.name}", f"Back-off restarting failed container (last state: {reason})", "Warning")
+        self.event(
+            "BackOff",
+            f"pod/{pod.name}",
+            f"Back-off restarting failed container (last state: {reason})",
+            "Warning",
+        )
         backoff = BACKOFF_S[min(pod.restarts - 1, len(BACKOFF_S) - 1)]
         gen = pod.generation
         self.schedule(self.now + backoff, lambda: self._restart_after_backoff(pod, gen))
@@ -428,8 +460,10 @@ class ClusterState:
                 if not pod.ready and ok and pod.node:
                     self.schedule(self.now + 2, lambda p=pod, g=g: self._mark_ready(p, g))
                 elif pod.ready and not ok and probe is not None:
-                    self.schedule(self.now + probe.period_s * probe.failure_threshold,
-                                  lambda p=pod, g=g: self._mark_unready(p, g))
+                    self.schedule(
+                        self.now + probe.period_s * probe.failure_threshold,
+                        lambda p=pod, g=g: self._mark_unready(p, g),
+                    )
                 self._arm_oom(pod)
 
     def _mark_unready(self, pod: Pod, gen: int) -> None:
@@ -485,7 +519,11 @@ class ClusterState:
 
     def _evict_node(self, name: str) -> None:
         node = self.nodes[name]
-        if node.ready or node.not_ready_since is None or self.now - node.not_ready_since < EVICTION_TIMEOUT_S - 1e-6:
+        if (
+            node.ready
+            or node.not_ready_since is None
+            or self.now - node.not_ready_since < EVICTION_TIMEOUT_S - 1e-6
+        ):
             return
         for pod in [p for p in self.pods.values() if p.node == name]:
             self.pods.pop(pod.name)
@@ -496,8 +534,11 @@ class ClusterState:
 
     def cordon(self, name: str, unschedulable: bool = True) -> None:
         self.nodes[name].unschedulable = unschedulable
-        self.event("NodeNotSchedulable" if unschedulable else "NodeSchedulable", f"node/{name}",
-                   "cordoned" if unschedulable else "uncordoned")
+        self.event(
+            "NodeNotSchedulable" if unschedulable else "NodeSchedulable",
+            f"node/{name}",
+            "cordoned" if unschedulable else "uncordoned",
+        )
         if not unschedulable:
             self.retry_pending()
 

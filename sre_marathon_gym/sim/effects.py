@@ -21,17 +21,25 @@ from .topology import CompiledApp, env_prefix
 # follow the flag's real behaviour in the OpenTelemetry demo (see catalog/apps/astronomy_shop.yaml).
 FLAG_BEHAVIOUR: dict[str, list[tuple[str, str, dict]]] = {
     "productCatalogFailure": [("product-catalog", "code_error", {"error_ratio": 0.1})],
-    "recommendationCacheFailure": [("recommendation", "code_memory_leak", {"leak_mi_per_min": 60}),
-                                   ("recommendation", "code_latency", {"added_ms": 400})],
+    "recommendationCacheFailure": [
+        ("recommendation", "code_memory_leak", {"leak_mi_per_min": 60}),
+        ("recommendation", "code_latency", {"added_ms": 400}),
+    ],
     "adManualGc": [("ad", "code_latency", {"added_ms": 700})],
     "adHighCpu": [("ad", "cpu_stress", {"cores": 4.0})],
     "adFailure": [("ad", "code_error", {"error_ratio": 0.1})],
-    "kafkaQueueProblems": [("checkout", "code_retry_storm", {"downstream": "kafka", "multiplier": 100}),
-                           ("fraud-detection", "consumer_delay", {"seconds_per_record": 1.0})],
+    "kafkaQueueProblems": [
+        ("checkout", "code_retry_storm", {"downstream": "kafka", "multiplier": 100}),
+        ("fraud-detection", "consumer_delay", {"seconds_per_record": 1.0}),
+    ],
     "cartFailure": [("cart", "code_error", {"error_ratio": 0.15})],
     "paymentFailure": [("payment", "code_error", {"error_ratio": "variant"})],
-    "paymentUnreachable": [("checkout", "config_wrong_address", {"downstream": "payment", "error_ratio": 1.0})],
-    "loadGeneratorFloodHomepage": [("frontend-proxy", "load_spike", {"multiplier": 100, "request_type": "index"})],
+    "paymentUnreachable": [
+        ("checkout", "config_wrong_address", {"downstream": "payment", "error_ratio": 1.0})
+    ],
+    "loadGeneratorFloodHomepage": [
+        ("frontend-proxy", "load_spike", {"multiplier": 100, "request_type": "index"})
+    ],
     "imageSlowLoad": [("frontend-proxy", "code_latency", {"added_ms": "variant_ms"})],
     "emailMemoryLeak": [("email", "code_memory_leak", {"leak_mi_per_min": "variant_leak"})],
     "failedReadinessProbe": [("cart", "bad_readiness_probe", {})],
@@ -151,7 +159,9 @@ class Effects:
         self._numbers_cache: dict[tuple, tuple[float, float, np.ndarray]] = {}
         S = len(compiled.services)
         self._out_edges = [np.nonzero(compiled.edge_src == i)[0] for i in range(S)]
-        self._out_dsts = [[compiled.services[compiled.edge_dst[e]] for e in self._out_edges[i]] for i in range(S)]
+        self._out_dsts = [
+            [compiled.services[compiled.edge_dst[e]] for e in self._out_edges[i]] for i in range(S)
+        ]
         self._timeout_keys = [[env_prefix(d) + "_TIMEOUT_MS" for d in self._out_dsts[i]] for i in range(S)]
         self._out_edge_list = [e.tolist() for e in self._out_edges]
         self._base_threads = compiled.threads.tolist()
@@ -161,7 +171,9 @@ class Effects:
         self.cluster = cluster
 
     # ------------------------------------------------------------ registry
-    def register(self, service: str, kind: str, key: str, state: str | None, mechanism: str, params: dict) -> None:
+    def register(
+        self, service: str, kind: str, key: str, state: str | None, mechanism: str, params: dict
+    ) -> None:
         self.behaviours.setdefault((service, kind, key, state), []).append(Behaviour(mechanism, dict(params)))
         self._generation[service] = self._generation.get(service, 0) + 1
         self.invalidate()
@@ -242,7 +254,9 @@ class Effects:
         if not pod.injections:
             eff = base
         else:
-            eff = ServiceEffect(**{k: (dict(v) if isinstance(v, dict) else v) for k, v in base.__dict__.items()})
+            eff = ServiceEffect(
+                **{k: (dict(v) if isinstance(v, dict) else v) for k, v in base.__dict__.items()}
+            )
             for inj in pod.injections.values():
                 eff.add(inj["mechanism"], inj["params"])
         self._pod_cache[key] = eff
@@ -250,7 +264,10 @@ class Effects:
 
     # ------------------------------------------------------------ PodRuntime protocol
     def image_pullable(self, service: str, spec: DeploymentSpec) -> bool:
-        return not self.behaviours.get((service, "image", "image", spec.image)) or spec.image == self._original_images[service]
+        return (
+            not self.behaviours.get((service, "image", "image", spec.image))
+            or spec.image == self._original_images[service]
+        )
 
     def readiness_ok(self, service: str, spec: DeploymentSpec) -> bool:
         if spec.readiness_path != self._original_readiness[service]:
@@ -287,7 +304,9 @@ class Effects:
         return base + eff.extra_mem_mi + eff.leak_mi_per_min * max(0.0, now - pod.container_started_s) / 60
 
     # ------------------------------------------------------------ arrays for the traffic model
-    def _spec_numbers(self, service: str, revision: int, spec: DeploymentSpec) -> tuple[float, float, np.ndarray]:
+    def _spec_numbers(
+        self, service: str, revision: int, spec: DeploymentSpec
+    ) -> tuple[float, float, np.ndarray]:
         """(worker threads, CPU limit in cores, timeouts of the service's out-edges) of one revision."""
         key = ("numbers", service, revision)
         hit = self._numbers_cache.get(key)
@@ -295,7 +314,9 @@ class Effects:
             c, i = self.c, self.c.index[service]
             env = dict(spec.env)
             edges = self._out_edges[i]
-            timeouts = np.array([_num(env.get(k), c.edge_timeout_ms[e]) for e, k in zip(edges, self._timeout_keys[i])])
+            timeouts = np.array(
+                [_num(env.get(k), c.edge_timeout_ms[e]) for e, k in zip(edges, self._timeout_keys[i])]
+            )
             hit = (_num(env.get("WORKER_THREADS"), c.threads[i]), spec.cpu_limit_m / 1000.0, timeouts)
             self._numbers_cache[key] = hit
         return hit
@@ -311,17 +332,29 @@ class Effects:
         """
         assert self.cluster is not None
         cl = self.cluster
-        key = (self.flag_values(), tuple(self._generation.items()),
-               tuple([(p.service, p.revision, tuple(p.injections)) for p in cl.pods.values() if p.ready and not p.terminating]),
-               tuple([d.revisions[-1].number for d in cl.deployments.values()]),
-               tuple([(pol.source, pol.target) for pol in cl.network_policies.values()]))
+        key = (
+            self.flag_values(),
+            tuple(self._generation.items()),
+            tuple(
+                [
+                    (p.service, p.revision, tuple(p.injections))
+                    for p in cl.pods.values()
+                    if p.ready and not p.terminating
+                ]
+            ),
+            tuple([d.revisions[-1].number for d in cl.deployments.values()]),
+            tuple([(pol.source, pol.target) for pol in cl.network_policies.values()]),
+        )
         cache = self._arrays_cache
         hit = cache.get(key)
         if hit is None:
             if len(cache) >= 64:
                 cache.clear()
             out = self._compute_arrays()
-            hit = cache[key] = (np.concatenate(list(out.values())).tobytes(), out)  # same keys and sizes always
+            hit = cache[key] = (
+                np.concatenate(list(out.values())).tobytes(),
+                out,
+            )  # same keys and sizes always
         content, out = hit
         if content == self._last_arrays[0]:
             # bit-identical to the last answer: the same object, so that "a new object" means "new
@@ -364,15 +397,32 @@ class Effects:
                         num = self._spec_numbers(name, p.revision, cl.spec_of(p))
                     weighted.append((eff, num, n))
             else:
-                weighted = [(self.revision_effect(name, dep.current.number, dep.spec),
-                             self._spec_numbers(name, dep.current.number, dep.spec), 1)]
+                weighted = [
+                    (
+                        self.revision_effect(name, dep.current.number, dep.spec),
+                        self._spec_numbers(name, dep.current.number, dep.spec),
+                        1,
+                    )
+                ]
             # a service's values are a function of its groups' effects, spec numbers and pod counts
             # alone: reused while those are the same objects (both are cached and never mutated)
             hit = memo.get(name)
             if hit is None or not _same_groups(hit[0], weighted):
                 hit = memo[name] = (weighted, self._service_values(i, weighted))
-            (own_error[i], added_ms[i], cpu_mult[i], extra_cores[i], consumer_delay[i], in_delay[i], in_loss[i],
-             threads[i], cpu_limit[i], t_acc, edge_values, load_factors) = hit[1]
+            (
+                own_error[i],
+                added_ms[i],
+                cpu_mult[i],
+                extra_cores[i],
+                consumer_delay[i],
+                in_delay[i],
+                in_loss[i],
+                threads[i],
+                cpu_limit[i],
+                t_acc,
+                edge_values,
+                load_factors,
+            ) = hit[1]
             if t_acc is not None:
                 edge_timeout[self._out_edges[i]] = t_acc
             for e, fail, mult in edge_values:
@@ -385,10 +435,19 @@ class Effects:
                 edge_fail[e_idx] = 1.0
         f = np.array
         return {
-            "own_error": f(own_error), "added_ms": f(added_ms), "cpu_mult": f(cpu_mult), "extra_cores": f(extra_cores),
-            "threads": np.maximum(f(threads), 1.0), "cpu_limit": f(cpu_limit), "consumer_delay_s": f(consumer_delay),
-            "inbound_delay_ms": f(in_delay), "inbound_loss": f(in_loss), "edge_timeout_ms": np.maximum(edge_timeout, 1.0),
-            "edge_fail": f(edge_fail), "edge_mult": f(edge_mult), "load_mult": f(load_mult),
+            "own_error": f(own_error),
+            "added_ms": f(added_ms),
+            "cpu_mult": f(cpu_mult),
+            "extra_cores": f(extra_cores),
+            "threads": np.maximum(f(threads), 1.0),
+            "cpu_limit": f(cpu_limit),
+            "consumer_delay_s": f(consumer_delay),
+            "inbound_delay_ms": f(in_delay),
+            "inbound_loss": f(in_loss),
+            "edge_timeout_ms": np.maximum(edge_timeout, 1.0),
+            "edge_fail": f(edge_fail),
+            "edge_mult": f(edge_mult),
+            "load_mult": f(load_mult),
         }
 
     def _service_values(self, i: int, weighted: list) -> tuple:
@@ -435,11 +494,26 @@ class Effects:
                 all_types = range(len(self.c.request_types))
                 targets = all_types if rt == "*" else [rt_index[rt]] if rt in rt_index else []
                 for r in targets:
-                    load_factors.append((r, m ** w))
-        edge_values = [(e, edge_fail.get(e, 0.0), edge_mult.get(e, 1.0))
-                       for e in edges if e in edge_fail or e in edge_mult]
-        return (own_error, added_ms, cpu_mult, extra_cores, consumer_delay, in_delay, in_loss, threads, cpu_limit,
-                t_acc, edge_values, load_factors)
+                    load_factors.append((r, m**w))
+        edge_values = [
+            (e, edge_fail.get(e, 0.0), edge_mult.get(e, 1.0))
+            for e in edges
+            if e in edge_fail or e in edge_mult
+        ]
+        return (
+            own_error,
+            added_ms,
+            cpu_mult,
+            extra_cores,
+            consumer_delay,
+            in_delay,
+            in_loss,
+            threads,
+            cpu_limit,
+            t_acc,
+            edge_values,
+            load_factors,
+        )
 
 
 def _same_groups(a: list, b: list) -> bool:

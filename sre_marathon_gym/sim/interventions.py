@@ -45,11 +45,17 @@ class Interventions:
         else:
             found = [r for r in dep.revisions if r.number == to_revision]
             if not found:
-                raise _error(f"deployment/{svc} has no revision {to_revision}; known: {[r.number for r in dep.revisions]}")
+                raise _error(
+                    f"deployment/{svc} has no revision {to_revision}; known: {[r.number for r in dep.revisions]}"
+                )
             target = found[0]
         spec = replace(target.spec, replicas=dep.spec.replicas)
         rev = self.sim.cluster.new_revision(svc, spec, f"rollback to revision {target.number}")
-        self.sim.pipeline.history.append(self._record(svc, "manifest", f"deployment/{svc}", f"rollout undo to revision {target.number}", rev.number))
+        self.sim.pipeline.history.append(
+            self._record(
+                svc, "manifest", f"deployment/{svc}", f"rollout undo to revision {target.number}", rev.number
+            )
+        )
         return {"service": svc, "revision": rev.number, "rolled_back_to": target.number}
 
     def restart(self, service: str) -> dict:
@@ -86,15 +92,20 @@ class Interventions:
         rec = self.sim.ship_config(svc, key, str(value), f"config: set {key}", diff, author="agent")
         return {"service": svc, "key": key, "value": str(value), "deploy": rec.id}
 
-    def set_resources(self, service: str, cpu_limit_m: int | None = None, mem_limit_mi: int | None = None) -> dict:
+    def set_resources(
+        self, service: str, cpu_limit_m: int | None = None, mem_limit_mi: int | None = None
+    ) -> dict:
         svc = self._service(service)
         cl = self.sim.cluster
         spec = cl.deployments[svc].spec
         for name, v in (("cpu_limit_m", cpu_limit_m), ("mem_limit_mi", mem_limit_mi)):
             if v is not None and (not isinstance(v, int) or v < 0 or v > 64000):
                 raise _error(f"{name} must be an integer in 0..64000, got {v!r}")
-        spec = replace(spec, cpu_limit_m=spec.cpu_limit_m if cpu_limit_m is None else cpu_limit_m,
-                       mem_limit_mi=spec.mem_limit_mi if mem_limit_mi is None else mem_limit_mi)
+        spec = replace(
+            spec,
+            cpu_limit_m=spec.cpu_limit_m if cpu_limit_m is None else cpu_limit_m,
+            mem_limit_mi=spec.mem_limit_mi if mem_limit_mi is None else mem_limit_mi,
+        )
         rev = cl.new_revision(svc, spec, "kubectl set resources")
         return {"service": svc, "revision": rev.number}
 
@@ -111,7 +122,9 @@ class Interventions:
             if not older:
                 raise _error(f"{svc}:{path} has no earlier revision to revert to")
             revision = older[-1]
-        rec = self.sim.ship_code(svc, path, revision, f"fix: revert {path} to {revision}", "(revert)", author="agent")
+        rec = self.sim.ship_code(
+            svc, path, revision, f"fix: revert {path} to {revision}", "(revert)", author="agent"
+        )
         return {"service": svc, "path": path, "revision": revision, "deploy": rec.id}
 
     def failover(self, zone: str) -> dict:
@@ -167,8 +180,12 @@ class Interventions:
             return self.patch_source(ref.service or target, ref.key)
         if action == "set_resources" and ref is not None:
             if ref.key.endswith("cpu"):
-                return self.set_resources(ref.service or target, cpu_limit_m=parse_quantity(value or "0", "cpu"))
-            return self.set_resources(ref.service or target, mem_limit_mi=parse_quantity(value or "0", "memory"))
+                return self.set_resources(
+                    ref.service or target, cpu_limit_m=parse_quantity(value or "0", "cpu")
+                )
+            return self.set_resources(
+                ref.service or target, mem_limit_mi=parse_quantity(value or "0", "memory")
+            )
         if action == "failover":
             return self.failover(target)
         if action == "uncordon":
@@ -181,6 +198,16 @@ class Interventions:
         from .pipeline import DeployRecord
 
         now = self.sim.now
-        return DeployRecord(f"d{len(self.sim.pipeline.history) + 1:04d}", service, kind, artifact, message, "",
-                            "agent", now, {"rollout-started": now}, revision, "deployed")
-
+        return DeployRecord(
+            f"d{len(self.sim.pipeline.history) + 1:04d}",
+            service,
+            kind,
+            artifact,
+            message,
+            "",
+            "agent",
+            now,
+            {"rollout-started": now},
+            revision,
+            "deployed",
+        )

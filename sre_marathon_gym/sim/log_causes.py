@@ -75,8 +75,9 @@ def own_detail(rec: LogContextRecorder, p: int, s: int, cause: int) -> str:
     return ""
 
 
-def own_error_text(rec: LogContextRecorder, p: int, s: int, cause: int | None,
-                   draw: Draw | None = None) -> str:
+def own_error_text(
+    rec: LogContextRecorder, p: int, s: int, cause: int | None, draw: Draw | None = None
+) -> str:
     """What service s prints when it fails with its own `cause` in sample p."""
     fam = rec.family[s]
     if cause == FLAG:
@@ -106,8 +107,15 @@ def route_cause(rec: LogContextRecorder, p: int, e: int) -> int:
     return k if k else BLOCKED
 
 
-def client_error_text(rec: LogContextRecorder, e: int, cause: int, detail: str = "", code: str = "Unknown",
-                      draw: Draw | None = None, p: int | None = None) -> str:
+def client_error_text(
+    rec: LogContextRecorder,
+    e: int,
+    cause: int,
+    detail: str = "",
+    code: str = "Unknown",
+    draw: Draw | None = None,
+    p: int | None = None,
+) -> str:
     """What the caller of edge e prints when a call fails with `cause` (names the callee)."""
     c = rec.compiled
     s, d = int(c.edge_src[e]), int(c.edge_dst[e])
@@ -124,12 +132,24 @@ def client_error_text(rec: LogContextRecorder, e: int, cause: int, detail: str =
     elif cause == DNS:
         host = last_route_host(rec, e) or host
     tms = float(rec.edge_timeout[max(rec.n - 1, 0), e]) if p is None else float(rec.edge_timeout[p, e])
-    vals = dict(dst=rec.services[d], addr=rec.addresses[e], host=host,
-                hostname=host.rpartition(":")[0] or host, port=rec.addresses[e].rpartition(":")[2],
-                tms=f"{tms:.0f}", ts=f"{tms / 1000:.3f}", detail=detail, code=code,
-                CODE=re.sub(r"(?<!^)(?=[A-Z])", "_", code).upper(), codenum=CODE_NUM.get(code, 2),
-                status=HTTP_STATUS.get(cause, 500) if cause != UPSTREAM else 500, path=rec.edge_path[e],
-                verb="POST", op=rec.client_op[e], pod="-")
+    vals = dict(
+        dst=rec.services[d],
+        addr=rec.addresses[e],
+        host=host,
+        hostname=host.rpartition(":")[0] or host,
+        port=rec.addresses[e].rpartition(":")[2],
+        tms=f"{tms:.0f}",
+        ts=f"{tms / 1000:.3f}",
+        detail=detail,
+        code=code,
+        CODE=re.sub(r"(?<!^)(?=[A-Z])", "_", code).upper(),
+        codenum=CODE_NUM.get(code, 2),
+        status=HTTP_STATUS.get(cause, 500) if cause != UPSTREAM else 500,
+        path=rec.edge_path[e],
+        verb="POST",
+        op=rec.client_op[e],
+        pod="-",
+    )
     text = fmt.format_map(Fill(draw or Draw(np.random.default_rng([*rec.entropy, 9, e, cause])), **vals))
     return text
 
@@ -154,10 +174,13 @@ def edge_components(rec: LogContextRecorder, p: int, e: int) -> list[tuple[int, 
         return []
     n = float(rec.edge_rate[p, e]) * rec.step_s * fail
     unreach = float(rec.unreachable[p, d])
-    parts = [(route_cause(rec, p, e), float(rec.edge_route[p, e])),
-             (RESET, float(rec.inbound_loss[p, d]) * 0.3), (TIMEOUT, float(rec.edge_tshare[p, e])),
-             (REFUSED, unreach),
-             (UPSTREAM, max(0.0, float(rec.svc_fail[p, d]) - unreach))]
+    parts = [
+        (route_cause(rec, p, e), float(rec.edge_route[p, e])),
+        (RESET, float(rec.inbound_loss[p, d]) * 0.3),
+        (TIMEOUT, float(rec.edge_tshare[p, e])),
+        (REFUSED, unreach),
+        (UPSTREAM, max(0.0, float(rec.svc_fail[p, d]) - unreach)),
+    ]
     total = sum(w for _, w in parts)
     if total <= 0:
         return []
@@ -231,8 +254,9 @@ def forced_spec(rec: LogContextRecorder, p: int, cause: int, s: int, e: int) -> 
 
 
 # ---------------------------------------------------------------- which requests (trace roots)
-def roots_through(rec: LogContextRecorder, p: int, s: int | None = None,
-                  e: int | None = None) -> tuple[list[int], list[float]]:
+def roots_through(
+    rec: LogContextRecorder, p: int, s: int | None = None, e: int | None = None
+) -> tuple[list[int], list[float]]:
     """Roots (request types, else the service's background root) whose requests reach s / edge e."""
     c = rec.compiled
     rate = rec.rt_rate[p].astype(np.float64)
@@ -272,6 +296,20 @@ def error_trace_specs(rec: LogContextRecorder, p: int, s: int, n: int) -> list[t
     return out
 
 
-__all__ = ["client_error_text", "draw_roots", "edge_components", "error_causes", "error_trace_specs",
-           "forced_spec", "last_route_host", "own_code", "own_detail", "own_error_text", "pick_own_cause",
-           "root_cause", "roots_through", "route_cause", "upstream_text"]
+__all__ = [
+    "client_error_text",
+    "draw_roots",
+    "edge_components",
+    "error_causes",
+    "error_trace_specs",
+    "forced_spec",
+    "last_route_host",
+    "own_code",
+    "own_detail",
+    "own_error_text",
+    "pick_own_cause",
+    "root_cause",
+    "roots_through",
+    "route_cause",
+    "upstream_text",
+]

@@ -97,18 +97,22 @@ class LogContextRecorder:
         self.server_op = [server_op(n, svc[n].language, inbound.get(n, "http")) for n in c.services]
         self.client_op = [client_op(e.target, e.protocol) for e in sim.app.edges]
         self.edge_path = [edge_path(e.target) for e in sim.app.edges]
-        self.background_op = [f"{n} process" if svc[n].kind == "service" else self.server_op[i]
-                              for i, n in enumerate(c.services)]
+        self.background_op = [
+            f"{n} process" if svc[n].kind == "service" else self.server_op[i]
+            for i, n in enumerate(c.services)
+        ]
         self.root_ops = []
         for rt in sim.app.request_types:
             verb, path = entry_route(rt.method, rt.endpoint)
             self.root_ops.append(f"{verb} {path}")
-        self.server_attrs = [{"service.name": n, "telemetry.sdk.language": svc[n].language.lower()}
-                             for n in c.services]
+        self.server_attrs = [
+            {"service.name": n, "telemetry.sdk.language": svc[n].language.lower()} for n in c.services
+        ]
         self.trees = build_trees(c)
         self.out_edges = [np.nonzero(c.edge_src == s)[0].tolist() for s in range(S)]
-        self.readiness_default = {n: (svc[n].readiness_probe.path if svc[n].readiness_probe else None)
-                                  for n in c.services}
+        self.readiness_default = {
+            n: (svc[n].readiness_probe.path if svc[n].readiness_probe else None) for n in c.services
+        }
         self.addr_defaults = {(n, cfg.key): cfg.value for n in c.services for cfg in svc[n].config}
         self.flag_index = {f.name: i for i, f in enumerate(sim.app.feature_flags)}
         # growing arrays
@@ -116,11 +120,26 @@ class LogContextRecorder:
         cap = self.GROW
         f32 = np.float32
         self.times = np.zeros(cap)
-        self._svc = {k: np.zeros((cap, S), dtype=f32) for k in (
-            "svc_count", "svc_fail", "own_err", "saturated", "unreachable", "svc_lat", "own_lat", "hop_ms",
-            "inbound_loss", "throttled", "added_ms")}
-        self._edge = {k: np.zeros((cap, E), dtype=f32) for k in (
-            "edge_rate", "edge_fail", "edge_tshare", "edge_route", "edge_timeout")}
+        self._svc = {
+            k: np.zeros((cap, S), dtype=f32)
+            for k in (
+                "svc_count",
+                "svc_fail",
+                "own_err",
+                "saturated",
+                "unreachable",
+                "svc_lat",
+                "own_lat",
+                "hop_ms",
+                "inbound_loss",
+                "throttled",
+                "added_ms",
+            )
+        }
+        self._edge = {
+            k: np.zeros((cap, E), dtype=f32)
+            for k in ("edge_rate", "edge_fail", "edge_tshare", "edge_route", "edge_timeout")
+        }
         self._rt = {k: np.zeros((cap, R), dtype=f32) for k in ("rt_rate", "rt_fail", "rt_lat")}
         self.svc_bits = np.zeros((cap, S), dtype=np.uint32)
         self.edge_bits = np.zeros((cap, E), dtype=np.uint8)
@@ -223,8 +242,15 @@ class LogContextRecorder:
         """(saturation, hop delay, service bits but the pod-driven ones, edge bits) of a sample: a
         function of expected values (shared arrays until the traffic model recomputes them), the
         effect arrays and the context, so computed once per combination of those objects."""
-        key = (res.utilization, res.throttled_ratio, res.unreachable, res.svc_fail, res.edge_timeout_share,
-               arrays, ctx)
+        key = (
+            res.utilization,
+            res.throttled_ratio,
+            res.unreachable,
+            res.svc_fail,
+            res.edge_timeout_share,
+            arrays,
+            ctx,
+        )
         hit = self._expected_memo
         if hit is not None and all(a is b for a, b in zip(hit[0], key)):
             return hit[1]
@@ -320,8 +346,15 @@ class LogContextRecorder:
     def own_code(self, p: int, s: int, cause: int) -> str:
         return log_causes.own_code(self, p, s, cause)
 
-    def client_error_text(self, e: int, cause: int, detail: str = "", code: str = "Unknown",
-                          draw: Draw | None = None, p: int | None = None) -> str:
+    def client_error_text(
+        self,
+        e: int,
+        cause: int,
+        detail: str = "",
+        code: str = "Unknown",
+        draw: Draw | None = None,
+        p: int | None = None,
+    ) -> str:
         return log_causes.client_error_text(self, e, cause, detail, code, draw, p)
 
     def upstream_text(self, e: int, callee_text: str) -> str:
@@ -333,8 +366,9 @@ class LogContextRecorder:
     def error_causes(self, p: int, s: int) -> list[tuple[float, int, int]]:
         return log_causes.error_causes(self, p, s)
 
-    def roots_through(self, p: int, s: int | None = None,
-                      e: int | None = None) -> tuple[list[int], list[float]]:
+    def roots_through(
+        self, p: int, s: int | None = None, e: int | None = None
+    ) -> tuple[list[int], list[float]]:
         return log_causes.roots_through(self, p, s, e)
 
     def draw_roots(self, p: int, s: int | None, n: int) -> list[int]:

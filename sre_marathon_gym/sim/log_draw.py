@@ -58,16 +58,27 @@ class Fill(dict):
         def uuid() -> str:
             return f"{d.hexs(8)}-{d.hexs(4)}-{d.hexs(4)}-{d.hexs(4)}-{d.hexs(12)}"
 
-        gen = {"uid": uuid, "pid": lambda: d.choice(PRODUCT_IDS), "pid2": lambda: d.choice(PRODUCT_IDS),
-               "cur": lambda: d.choice(CURRENCIES), "txn": uuid, "n": lambda: str(1 + int(d() * 9)),
-               "n2": lambda: str(2 + int(d() * 250)), "n3": lambda: str(100 + int(d() * 9000)),
-               "eport": lambda: str(32768 + int(d() * 28000)),
-               "ip": lambda: f"10.244.{int(d() * 4)}.{2 + int(d() * 250)}", "rid": uuid,
-               "sec": lambda: f"{3 + d() * 20:.3f}", "sec2": lambda: f"{4 + d() * 20:.3f}",
-               "us": lambda: str(10000 + int(d() * 90000)),
-               "rcmd": lambda: d.choice(("HGET", "HMSET", "EXPIRE")),
-               "attempt": lambda: str(1 + int(d() * 2)), "pct": lambda: str(85 + int(d() * 14)),
-               "lag": lambda: str(500 + int(d() * 20000)), "ms": lambda: str(1 + int(d() * 50))}
+        gen = {
+            "uid": uuid,
+            "pid": lambda: d.choice(PRODUCT_IDS),
+            "pid2": lambda: d.choice(PRODUCT_IDS),
+            "cur": lambda: d.choice(CURRENCIES),
+            "txn": uuid,
+            "n": lambda: str(1 + int(d() * 9)),
+            "n2": lambda: str(2 + int(d() * 250)),
+            "n3": lambda: str(100 + int(d() * 9000)),
+            "eport": lambda: str(32768 + int(d() * 28000)),
+            "ip": lambda: f"10.244.{int(d() * 4)}.{2 + int(d() * 250)}",
+            "rid": uuid,
+            "sec": lambda: f"{3 + d() * 20:.3f}",
+            "sec2": lambda: f"{4 + d() * 20:.3f}",
+            "us": lambda: str(10000 + int(d() * 90000)),
+            "rcmd": lambda: d.choice(("HGET", "HMSET", "EXPIRE")),
+            "attempt": lambda: str(1 + int(d() * 2)),
+            "pct": lambda: str(85 + int(d() * 14)),
+            "lag": lambda: str(500 + int(d() * 20000)),
+            "ms": lambda: str(1 + int(d() * 50)),
+        }
         f = gen.get(key)
         v = f() if f is not None else "-"
         self[key] = v
@@ -76,8 +87,11 @@ class Fill(dict):
 
 def fill_path(path: str, draw: Draw) -> str:
     """Concrete request path: route parameters ({id}, {date}, ...) replaced by plausible values."""
-    return re.sub(r"\{[^}]*\}", lambda m: draw.choice(PRODUCT_IDS) if "id" in m.group(0).lower()
-                  else str(1 + int(draw() * 30)), path)
+    return re.sub(
+        r"\{[^}]*\}",
+        lambda m: draw.choice(PRODUCT_IDS) if "id" in m.group(0).lower() else str(1 + int(draw() * 30)),
+        path,
+    )
 
 
 __all__ = ["Draw", "Fill", "fill_path"]

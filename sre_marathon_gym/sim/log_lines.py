@@ -108,9 +108,17 @@ def lines(rec: LogContextRecorder, p: int, s: int, min_rank: int = 0) -> list[Lo
     def emit(level: str, msg: str, pod: str | None = None, trace: str | None = None, **attrs) -> None:
         a = {"severity.text": native.get(level, level)}
         a.update(attrs)
-        out.append(LogRecord(timestamp=round(t0 + draw() * rec.step_s, 3), service=name,
-                             pod=pod or (draw.choice(ready) if ready else "-"), level=level, message=msg,
-                             trace_id=trace, attributes=a))
+        out.append(
+            LogRecord(
+                timestamp=round(t0 + draw() * rec.step_s, 3),
+                service=name,
+                pod=pod or (draw.choice(ready) if ready else "-"),
+                level=level,
+                message=msg,
+                trace_id=trace,
+                attributes=a,
+            )
+        )
 
     count = float(rec.svc_count[p, s])
     fail = float(rec.svc_fail[p, s])
@@ -141,12 +149,23 @@ def lines(rec: LogContextRecorder, p: int, s: int, min_rank: int = 0) -> list[Lo
     # --- process-level symptoms
     for si, pod, reason in evs:
         if reason == "OOMKilled":
-            emit("ERROR", pick(OOM_TEXT, fam), pod=pod,
-                 **{"k8s.container.restart_count": 1, "exit.code": 137,
-                    "k8s.container.last_terminated_reason": "OOMKilled"})
+            emit(
+                "ERROR",
+                pick(OOM_TEXT, fam),
+                pod=pod,
+                **{
+                    "k8s.container.restart_count": 1,
+                    "exit.code": 137,
+                    "k8s.container.last_terminated_reason": "OOMKilled",
+                },
+            )
         elif bits & B_MISSING_ENV and s in ctx.missing_env:
-            emit("ERROR", pick(MISSING_ENV_TEXT, fam).format(key=ctx.missing_env[s]), pod=pod,
-                 **{"exit.code": 1})
+            emit(
+                "ERROR",
+                pick(MISSING_ENV_TEXT, fam).format(key=ctx.missing_env[s]),
+                pod=pod,
+                **{"exit.code": 1},
+            )
         else:
             emit("ERROR", pick(CRASH_TEXT, fam), pod=pod, **{"exit.code": 2 if fam == "go" else 1})
         if ctx.live_pods[s]:
@@ -155,8 +174,12 @@ def lines(rec: LogContextRecorder, p: int, s: int, min_rank: int = 0) -> list[Lo
         for pod in ctx.notready_pods[s]:
             fill = Fill(draw, path=ctx.readiness_path[s], port=rec.ports[s], clf=rec.epoch.clf(t1))
             msg = pick(READINESS_TEXT, fam).format_map(fill)
-            emit("WARN" if fam not in ("nginx",) else "INFO", msg, pod=pod,
-                 **{"http.response.status_code": 404, "user_agent.original": "kube-probe/1.29"})
+            emit(
+                "WARN" if fam not in ("nginx",) else "INFO",
+                msg,
+                pod=pod,
+                **{"http.response.status_code": 404, "user_agent.original": "kube-probe/1.29"},
+            )
     if bits & B_MEM_HIGH and draw() < 0.6:
         emit("WARN", pick(MEM_HIGH_TEXT, fam).format_map(Fill(draw)))
     if bits & (B_SLOW_CODE | B_SATURATED | B_THROTTLED | B_CPU_HOG) and ctx.ready_pods[s]:
@@ -165,14 +188,26 @@ def lines(rec: LogContextRecorder, p: int, s: int, min_rank: int = 0) -> list[Lo
         if lat > 3 * base and lat > 200:
             for _ in range(min(3, int(rng.poisson(1.5)))):
                 ms = int(lat * (0.6 + draw()))
-                emit("WARN", pick(SLOW_TEXT, fam).format_map(Fill(draw, op=rec.server_op[s], ms=str(ms),
-                                                                  sec=f"{ms / 1000:.6f}")),
-                     **{"duration_ms": ms})
+                emit(
+                    "WARN",
+                    pick(SLOW_TEXT, fam).format_map(
+                        Fill(draw, op=rec.server_op[s], ms=str(ms), sec=f"{ms / 1000:.6f}")
+                    ),
+                    **{"duration_ms": ms},
+                )
     if bits & B_RETRY_STORM:
         for e in rec.out_edges[s]:
             if rec.edge_bits[p, e] & E_RETRY and draw() < 0.7:
-                emit("WARN", RETRY_TEXT.format_map(Fill(draw, dst=rec.services[int(rec.compiled.edge_dst[e])],
-                                                        detail="transient error, backing off")))
+                emit(
+                    "WARN",
+                    RETRY_TEXT.format_map(
+                        Fill(
+                            draw,
+                            dst=rec.services[int(rec.compiled.edge_dst[e])],
+                            detail="transient error, backing off",
+                        )
+                    ),
+                )
     if bits & B_CACHE_OFF:
         for e in rec.out_edges[s]:
             if draw() < 0.8:
@@ -185,8 +220,13 @@ def lines(rec: LogContextRecorder, p: int, s: int, min_rank: int = 0) -> list[Lo
         for svc_name, level, msg in FLAG_LINES.get(flag, ()):
             if svc_name == name and draw() < 0.8:
                 emit(level, msg.format_map(Fill(draw)))
-    if name == "product-reviews" and rec.flag_index and "llmRateLimitError" not in ctx.flags_on \
-            and ctx.ready_pods[s] and draw() < 0.5:
+    if (
+        name == "product-reviews"
+        and rec.flag_index
+        and "llmRateLimitError" not in ctx.flags_on
+        and ctx.ready_pods[s]
+        and draw() < 0.5
+    ):
         emit("INFO", "llmRateLimitError feature flag: False")
     out.sort(key=lambda r: r.timestamp)
     return out
@@ -199,8 +239,12 @@ def _ok_line(rec: LogContextRecorder, p: int, s: int, root: int, draw: Draw) -> 
     if s == rec.compiled.entry and root < rec.R:
         verb, path = rec.root_ops[root].split(" ", 1)
         path = fill_path(path, draw)
-        attrs = {"http.request.method": verb, "url.path": path, "http.response.status_code": 200,
-                 "duration_ms": ms}
+        attrs = {
+            "http.request.method": verb,
+            "url.path": path,
+            "http.response.status_code": 200,
+            "duration_ms": ms,
+        }
         return _access_line(rec, fam, verb, path, 200, ms, draw, p), attrs
     specific = SERVICE_INFO.get((name, fam))
     if specific:
@@ -212,25 +256,40 @@ def _ok_line(rec: LogContextRecorder, p: int, s: int, root: int, draw: Draw) -> 
     return draw.choice(tmpl).format_map(Fill(draw, op=rec.server_op[s], ms=str(ms))), {"duration_ms": ms}
 
 
-def _access_line(rec: LogContextRecorder, fam: str, verb: str, path: str, status: int, ms: int, draw: Draw,
-                 p: int, flags: str = "-", upstream: str = "") -> str:
+def _access_line(
+    rec: LogContextRecorder,
+    fam: str,
+    verb: str,
+    path: str,
+    status: int,
+    ms: int,
+    draw: Draw,
+    p: int,
+    flags: str = "-",
+    upstream: str = "",
+) -> str:
     """A proxy's access log line (envoy, nginx), else a plain one."""
     t = float(rec.times[p]) - rec.step_s * draw()
     if fam == "envoy":
         entry = rec.compiled.entry
-        return (f'[{rec.epoch.iso(t)}] "{verb} {path} HTTP/1.1" {status} {flags} via_upstream - "-" 0 '
-                f'{int(200 + draw() * 4000)} {ms} {max(ms - 1, 0)} "-" "python-requests/2.31.0" '
-                f'"{draw.hexs(8)}-{draw.hexs(4)}-{draw.hexs(4)}-{draw.hexs(4)}-{draw.hexs(12)}" '
-                f'"{rec.services[entry]}:{rec.ports[entry]}" "{upstream or "10.244.1.7:8080"}"')
+        return (
+            f'[{rec.epoch.iso(t)}] "{verb} {path} HTTP/1.1" {status} {flags} via_upstream - "-" 0 '
+            f'{int(200 + draw() * 4000)} {ms} {max(ms - 1, 0)} "-" "python-requests/2.31.0" '
+            f'"{draw.hexs(8)}-{draw.hexs(4)}-{draw.hexs(4)}-{draw.hexs(4)}-{draw.hexs(12)}" '
+            f'"{rec.services[entry]}:{rec.ports[entry]}" "{upstream or "10.244.1.7:8080"}"'
+        )
     if fam == "nginx":
-        return (f'10.244.{int(draw() * 4)}.{2 + int(draw() * 250)} - - [{rec.epoch.clf(t)}] '
-                f'"{verb} {path} HTTP/1.1" {status} {int(200 + draw() * 4000)} "-" '
-                f'"Mozilla/5.0 (X11; Linux x86_64)" rt={ms / 1000:.3f}')
+        return (
+            f"10.244.{int(draw() * 4)}.{2 + int(draw() * 250)} - - [{rec.epoch.clf(t)}] "
+            f'"{verb} {path} HTTP/1.1" {status} {int(200 + draw() * 4000)} "-" '
+            f'"Mozilla/5.0 (X11; Linux x86_64)" rt={ms / 1000:.3f}'
+        )
     return f"{verb} {path} {status} {ms}ms"
 
 
-def _error_line(rec: LogContextRecorder, p: int, s: int, cause: int, e: int,
-                draw: Draw) -> tuple[str | None, str, dict]:
+def _error_line(
+    rec: LogContextRecorder, p: int, s: int, cause: int, e: int, draw: Draw
+) -> tuple[str | None, str, dict]:
     """(level or None when the service does not log it, message, attributes) of one failed request."""
     fam = rec.family[s]
     c = rec.compiled
@@ -251,8 +310,11 @@ def _error_line(rec: LogContextRecorder, p: int, s: int, cause: int, e: int,
             root = roots[draw.weighted(w)]
             verb, path = rec.root_ops[root].split(" ", 1) if root < rec.R else ("GET", "/")
             path = fill_path(path, draw)
-            return "WARN", _access_line(rec, fam, verb, path, 503, int(rec.own_lat[p, s]), draw, p, "UO"), {
-                "http.response.status_code": 503}
+            return (
+                "WARN",
+                _access_line(rec, fam, verb, path, 503, int(rec.own_lat[p, s]), draw, p, "UO"),
+                {"http.response.status_code": 503},
+            )
         return "ERROR", text, attrs
     d = int(c.edge_dst[e])
     dst = rec.services[d]
@@ -262,8 +324,9 @@ def _error_line(rec: LogContextRecorder, p: int, s: int, cause: int, e: int,
             flag = own_detail(rec, p, fi, FLAG)
             detail = FLAG_CALLER_PREFIX.get(flag, "") + detail if fam != "go" else detail
             if fam == "go" and flag in FLAG_CALLER_PREFIX:
-                text = FLAG_CALLER_PREFIX[flag] + client_error_text(rec, e, UPSTREAM, detail=detail,
-                                                                     code=code, draw=draw, p=p)
+                text = FLAG_CALLER_PREFIX[flag] + client_error_text(
+                    rec, e, UPSTREAM, detail=detail, code=code, draw=draw, p=p
+                )
                 return "ERROR", text, {"peer.service": dst, "rpc.grpc.status_code": CODE_NUM.get(code, 2)}
     else:
         detail, code = "", GRPC_CODE.get(cause, "Unknown")
@@ -274,8 +337,12 @@ def _error_line(rec: LogContextRecorder, p: int, s: int, cause: int, e: int,
     prefix = CLIENT_PREFIX.get(fam, "")
     if prefix and rec.protocols[e] not in ("redis",):
         msg = prefix.format(op=_verb(rec, e)) + msg
-    attrs = {"peer.service": dst, "server.address": rec.addresses[e] if cause != DNS
-             else rec.context(p).route_host.get(e, rec.addresses[e])}
+    attrs = {
+        "peer.service": dst,
+        "server.address": rec.addresses[e]
+        if cause != DNS
+        else rec.context(p).route_host.get(e, rec.addresses[e]),
+    }
     if rec.protocols[e] == "grpc":
         status = code if cause == UPSTREAM else GRPC_CODE.get(cause, "Unknown")
         attrs["rpc.grpc.status_code"] = CODE_NUM.get(status, 2)
@@ -312,10 +379,18 @@ def _proxy_error(rec: LogContextRecorder, p: int, s: int, e: int, cause: int, dr
     why = NGINX_ERR.get(cause, "upstream error").format(hostname=addr.rpartition(":")[0])
     t = float(rec.times[p]) - rec.step_s * draw()
     stamp = rec.epoch.iso(t)[:19].replace("T", " ").replace("-", "/")
-    return (f"{stamp} [error] 29#29: *{int(draw() * 90000)} "
-            f'{why}, client: 10.244.0.1, server: localhost, request: "{verb} {path} HTTP/1.1", '
-            f'upstream: "http://{addr}{path}", host: "{rec.services[s]}:{rec.ports[s]}"')
+    return (
+        f"{stamp} [error] 29#29: *{int(draw() * 90000)} "
+        f'{why}, client: 10.244.0.1, server: localhost, request: "{verb} {path} HTTP/1.1", '
+        f'upstream: "http://{addr}{path}", host: "{rec.services[s]}:{rec.ports[s]}"'
+    )
 
 
-__all__ = ["ERROR_LINES_PER_ERROR", "MAX_ERROR_LINES", "MAX_OK_LINES", "OK_LINES_PER_REQUEST", "LogRecord",
-           "lines"]
+__all__ = [
+    "ERROR_LINES_PER_ERROR",
+    "MAX_ERROR_LINES",
+    "MAX_OK_LINES",
+    "OK_LINES_PER_REQUEST",
+    "LogRecord",
+    "lines",
+]

@@ -14,9 +14,17 @@ if TYPE_CHECKING:
     from .log_context import LogContextRecorder
 
 
-def search_logs(recorder: LogContextRecorder, app: object, service: str | None, start_s: float, end_s: float,
-                query: str | None = None, level: str | None = None, limit: int = 200,
-                with_positions: bool = False) -> list:
+def search_logs(
+    recorder: LogContextRecorder,
+    app: object,
+    service: str | None,
+    start_s: float,
+    end_s: float,
+    query: str | None = None,
+    level: str | None = None,
+    limit: int = 200,
+    with_positions: bool = False,
+) -> list:
     """Log lines of `service` (None: every service) with start_s <= timestamp <= end_s.
 
     `query`: whitespace-separated terms (double quotes group a phrase), all must occur in the
@@ -53,7 +61,7 @@ def search_logs(recorder: LogContextRecorder, app: object, service: str | None, 
         out.sort(key=lambda x: (x[0].timestamp, x[0].service, x[0].pod))
     else:
         out.sort(key=lambda r: (r.timestamp, r.service, r.pod))
-    return out[max(0, len(out) - limit):] if limit else []
+    return out[max(0, len(out) - limit) :] if limit else []
 
 
 __all__ = ["search_logs"]

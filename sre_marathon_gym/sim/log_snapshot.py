@@ -26,21 +26,59 @@ if TYPE_CHECKING:
 MIN_LOGGED_SHARE = 0.002  # failure shares below this are noise, not symptoms
 
 # per-service symptom bits (`svc_bits`) and per-edge bits (`edge_bits`): what was going on, cheap to scan
-B_APP_ERROR, B_BAD_VALUE, B_DEP_UNAVAIL, B_FLAG_ERROR, B_SLOW_CODE, B_CRASH, B_MISSING_ENV, B_MEM_LEAK, \
-    B_MEM_HIGH, B_CPU_HOG, B_THROTTLED, B_SATURATED, B_NOT_READY, B_CRASHLOOP, B_OOM, B_RESTARTED, \
-    B_NET_DELAY, B_NET_LOSS, B_CONSUMER_SLOW, B_UNREACHABLE, B_RETRY_STORM, B_CACHE_OFF, \
-    B_CONSUMER_LAG = (1 << i for i in range(23))
-E_TIMEOUT, E_DNS, E_BLOCKED, E_REFUSED, E_UPSTREAM, E_RESET, E_RETRY, \
-    E_CACHE_MISS = (1 << i for i in range(8))
+(
+    B_APP_ERROR,
+    B_BAD_VALUE,
+    B_DEP_UNAVAIL,
+    B_FLAG_ERROR,
+    B_SLOW_CODE,
+    B_CRASH,
+    B_MISSING_ENV,
+    B_MEM_LEAK,
+    B_MEM_HIGH,
+    B_CPU_HOG,
+    B_THROTTLED,
+    B_SATURATED,
+    B_NOT_READY,
+    B_CRASHLOOP,
+    B_OOM,
+    B_RESTARTED,
+    B_NET_DELAY,
+    B_NET_LOSS,
+    B_CONSUMER_SLOW,
+    B_UNREACHABLE,
+    B_RETRY_STORM,
+    B_CACHE_OFF,
+    B_CONSUMER_LAG,
+) = (1 << i for i in range(23))
+E_TIMEOUT, E_DNS, E_BLOCKED, E_REFUSED, E_UPSTREAM, E_RESET, E_RETRY, E_CACHE_MISS = (
+    1 << i for i in range(8)
+)
 SYMPTOM_BIT_NAMES = {
-    B_APP_ERROR: "application_error", B_BAD_VALUE: "invalid_value", B_DEP_UNAVAIL: "unavailable",
-    B_FLAG_ERROR: "flag_error", B_SLOW_CODE: "slow", B_CRASH: "crash", B_MISSING_ENV: "missing_env",
-    B_MEM_LEAK: "memory_growth", B_MEM_HIGH: "memory_high", B_CPU_HOG: "cpu_high",
-    B_THROTTLED: "cpu_throttled", B_SATURATED: "saturated", B_NOT_READY: "readiness_failing",
-    B_CRASHLOOP: "crashloop", B_OOM: "oomkilled", B_RESTARTED: "restarted", B_NET_DELAY: "network_delay",
+    B_APP_ERROR: "application_error",
+    B_BAD_VALUE: "invalid_value",
+    B_DEP_UNAVAIL: "unavailable",
+    B_FLAG_ERROR: "flag_error",
+    B_SLOW_CODE: "slow",
+    B_CRASH: "crash",
+    B_MISSING_ENV: "missing_env",
+    B_MEM_LEAK: "memory_growth",
+    B_MEM_HIGH: "memory_high",
+    B_CPU_HOG: "cpu_high",
+    B_THROTTLED: "cpu_throttled",
+    B_SATURATED: "saturated",
+    B_NOT_READY: "readiness_failing",
+    B_CRASHLOOP: "crashloop",
+    B_OOM: "oomkilled",
+    B_RESTARTED: "restarted",
+    B_NET_DELAY: "network_delay",
     B_NET_LOSS: "packet_loss",
-    B_CONSUMER_SLOW: "consumer_slow", B_UNREACHABLE: "no_endpoints", B_RETRY_STORM: "retrying",
-    B_CACHE_OFF: "cache_miss", B_CONSUMER_LAG: "consumer_lag"}
+    B_CONSUMER_SLOW: "consumer_slow",
+    B_UNREACHABLE: "no_endpoints",
+    B_RETRY_STORM: "retrying",
+    B_CACHE_OFF: "cache_miss",
+    B_CONSUMER_LAG: "consumer_lag",
+}
 
 
 @dataclass
@@ -101,8 +139,12 @@ def snapshot(rec: LogContextRecorder, sim: Simulator) -> Context:
         node = nodes.get(pod.node or "")
         # a pod's part below depends on its fields (its last write; injections are edited in
         # place), its node's readiness, the behaviours of its service and the flag values (see above)
-        pkey = (pod.__dict__.get("_stamp"), tuple(pod.injections), None if node is None else node.ready,
-                generation(pod.service))
+        pkey = (
+            pod.__dict__.get("_stamp"),
+            tuple(pod.injections),
+            None if node is None else node.ready,
+            generation(pod.service),
+        )
         entry = pod_memo.get(name)
         if entry is None or entry[0] != pkey:
             part = _pod_part(rec, cl, pod, node, eff, readiness_memo, behaviours_memo)
@@ -138,7 +180,7 @@ def snapshot(rec: LogContextRecorder, sim: Simulator) -> Context:
                 e = c.edge_index.get((svc_name, str(params["downstream"])))
                 if e is not None:
                     route_kind[e] = DNS
-                    port = rec.addresses[e].rpartition(':')[2]
+                    port = rec.addresses[e].rpartition(":")[2]
                     route_host[e] = f"{FLAG_ADDRESS.get(flag, 'badAddress')}:{port}"
             elif mech == "code_memory_leak":
                 bits[si] |= B_MEM_LEAK
@@ -169,22 +211,32 @@ def snapshot(rec: LogContextRecorder, sim: Simulator) -> Context:
             elif mech == "dependency_unavailable":
                 srcs.append((DEP_UNAVAIL, w, ""))
         own_sources[si] = tuple(srcs)
-    ctx = Context(ready_pods=tuple(map(tuple, ready)), live_pods=tuple(map(tuple, live)),
-                  notready_pods=tuple(map(tuple, notready)), own_sources=tuple(own_sources),
-                  bits=np.array(bits, dtype=np.uint32), route_kind=route_kind, route_host=route_host,
-                  missing_env=missing_env, readiness_path=readiness, flags_on=frozenset(flags_on),
-                  mem_pods=tuple(mem_pods))
+    ctx = Context(
+        ready_pods=tuple(map(tuple, ready)),
+        live_pods=tuple(map(tuple, live)),
+        notready_pods=tuple(map(tuple, notready)),
+        own_sources=tuple(own_sources),
+        bits=np.array(bits, dtype=np.uint32),
+        route_kind=route_kind,
+        route_host=route_host,
+        missing_env=missing_env,
+        readiness_path=readiness,
+        flags_on=frozenset(flags_on),
+        mem_pods=tuple(mem_pods),
+    )
     rec.contexts.append(ctx)
     return ctx
 
 
-def _pod_part(rec: LogContextRecorder, cl, pod, node, eff, readiness_memo: dict,
-              behaviours_memo: dict) -> tuple:
+def _pod_part(
+    rec: LogContextRecorder, cl, pod, node, eff, readiness_memo: dict, behaviours_memo: dict
+) -> tuple:
     """(service index, running, terminating, readiness path if its probe fails, behaviours found,
     memory grows)."""
     si = rec.compiled.index[pod.service]
-    running = (pod.started and pod.waiting_reason is None and not pod.terminating and node is not None
-               and node.ready)
+    running = (
+        pod.started and pod.waiting_reason is None and not pod.terminating and node is not None and node.ready
+    )
     if pod.terminating:
         return si, running, True, None, (), False
     spec = cl.spec_of(pod)
@@ -227,16 +279,30 @@ def _behaviours(service: str, spec, eff) -> list[tuple[str, dict, str]]:
     return out
 
 
-def _note(rec: LogContextRecorder, mech: str, params: dict, detail: str, si: int, mechs, bits, route_kind,
-          route_host, missing_env, pod) -> None:
+def _note(
+    rec: LogContextRecorder,
+    mech: str,
+    params: dict,
+    detail: str,
+    si: int,
+    mechs,
+    bits,
+    route_kind,
+    route_host,
+    missing_env,
+    pod,
+) -> None:
     """Fold one behaviour a pod runs into the context being built (bits, own failure sources, routes)."""
     c = rec.compiled
     if mech in ("code_error", "config_bad_value", "dependency_unavailable"):
         w = float(params.get("error_ratio", 0.1))
         prev = mechs[si].get(mech)
         mechs[si][mech] = (max(w, prev[0]) if prev else w, detail if mech == "config_bad_value" else "")
-        bits[si] |= {"code_error": B_APP_ERROR, "config_bad_value": B_BAD_VALUE,
-                     "dependency_unavailable": B_DEP_UNAVAIL}[mech]
+        bits[si] |= {
+            "code_error": B_APP_ERROR,
+            "config_bad_value": B_BAD_VALUE,
+            "dependency_unavailable": B_DEP_UNAVAIL,
+        }[mech]
     elif mech in ("code_crash",):
         bits[si] |= B_CRASH
     elif mech == "config_missing_env":
@@ -256,13 +322,44 @@ def _note(rec: LogContextRecorder, mech: str, params: dict, detail: str, si: int
         e = c.edge_index.get((pod.service, str(params.get("downstream"))))
         if e is not None:
             route_kind[e] = DNS
-            port = rec.addresses[e].rpartition(':')[2]
+            port = rec.addresses[e].rpartition(":")[2]
             route_host[e] = detail or f"{params.get('downstream')}-unknown:{port}"
 
 
-__all__ = ["B_APP_ERROR", "B_BAD_VALUE", "B_CACHE_OFF", "B_CONSUMER_LAG", "B_CONSUMER_SLOW", "B_CPU_HOG",
-           "B_CRASH", "B_CRASHLOOP", "B_DEP_UNAVAIL", "B_FLAG_ERROR", "B_MEM_HIGH", "B_MEM_LEAK",
-           "B_MISSING_ENV", "B_NET_DELAY", "B_NET_LOSS", "B_NOT_READY", "B_OOM", "B_RESTARTED",
-           "B_RETRY_STORM", "B_SATURATED", "B_SLOW_CODE", "B_THROTTLED", "B_UNREACHABLE", "E_BLOCKED",
-           "E_CACHE_MISS", "E_DNS", "E_REFUSED", "E_RESET", "E_RETRY", "E_TIMEOUT", "E_UPSTREAM",
-           "MIN_LOGGED_SHARE", "SYMPTOM_BIT_NAMES", "Context", "snapshot"]
+__all__ = [
+    "B_APP_ERROR",
+    "B_BAD_VALUE",
+    "B_CACHE_OFF",
+    "B_CONSUMER_LAG",
+    "B_CONSUMER_SLOW",
+    "B_CPU_HOG",
+    "B_CRASH",
+    "B_CRASHLOOP",
+    "B_DEP_UNAVAIL",
+    "B_FLAG_ERROR",
+    "B_MEM_HIGH",
+    "B_MEM_LEAK",
+    "B_MISSING_ENV",
+    "B_NET_DELAY",
+    "B_NET_LOSS",
+    "B_NOT_READY",
+    "B_OOM",
+    "B_RESTARTED",
+    "B_RETRY_STORM",
+    "B_SATURATED",
+    "B_SLOW_CODE",
+    "B_THROTTLED",
+    "B_UNREACHABLE",
+    "E_BLOCKED",
+    "E_CACHE_MISS",
+    "E_DNS",
+    "E_REFUSED",
+    "E_RESET",
+    "E_RETRY",
+    "E_TIMEOUT",
+    "E_UPSTREAM",
+    "MIN_LOGGED_SHARE",
+    "SYMPTOM_BIT_NAMES",
+    "Context",
+    "snapshot",
+]

@@ -19,7 +19,14 @@ if TYPE_CHECKING:
     from .simulator import Simulator
 
 CODE = {"code_error", "code_latency", "code_crash", "code_retry_storm", "code_memory_leak", "code_cpu_hog"}
-POD_RUNTIME = {"dependency_unavailable", "dependency_slow", "cpu_stress", "memory_stress", "network_delay", "network_loss"}
+POD_RUNTIME = {
+    "dependency_unavailable",
+    "dependency_slow",
+    "cpu_stress",
+    "memory_stress",
+    "network_delay",
+    "network_loss",
+}
 
 
 @dataclass
@@ -80,8 +87,14 @@ class Mechanics:
         f, u, cl = applied.fault, applied.undo, self.sim.cluster
         family = self._family(f.mechanism)
         if family == "code":
-            return all(dict(cl.spec_of(p).code).get(u["path"]) != u["bad"] for p in cl.pods_of(u["service"]) if p.ready) \
+            return (
+                all(
+                    dict(cl.spec_of(p).code).get(u["path"]) != u["bad"]
+                    for p in cl.pods_of(u["service"])
+                    if p.ready
+                )
                 and dict(cl.deployments[u["service"]].spec.code).get(u["path"]) != u["bad"]
+            )
         if family == "config":
             return cl.deployments[u["service"]].spec.env_value(u["key"]) != u["new"]
         if family == "feature_flag":
@@ -100,7 +113,8 @@ class Mechanics:
             return not cl.nodes[u["node"]].unschedulable
         if f.mechanism == "zone_failure":
             return all(cl.nodes[n].ready for n in u["nodes"]) or all(
-                cl.ingress_zones.get(cl.nodes[n].zone, 0.0) == 0.0 for n in u["nodes"])
+                cl.ingress_zones.get(cl.nodes[n].zone, 0.0) == 0.0 for n in u["nodes"]
+            )
         if f.mechanism == "load_spike":
             return False  # the load itself is external; only the probe can show a repair
         return False
@@ -127,8 +141,14 @@ class Mechanics:
     def _revert_code(self, fault: Fault, undo: dict) -> None:
         svc, path = undo["service"], undo["path"]
         if dict(self.sim.cluster.deployments[svc].spec.code).get(path) == undo["bad"]:
-            self.sim.ship_code(svc, path, undo["good"], f"Revert \"{fault.change.message}\"",  # type: ignore[union-attr]
-                               "(revert)", author="ci")
+            self.sim.ship_code(
+                svc,
+                path,
+                undo["good"],
+                f'Revert "{fault.change.message}"',  # type: ignore[union-attr]
+                "(revert)",
+                author="ci",
+            )
 
     def _apply_config(self, fault: Fault, undo: dict) -> None:
         ref = parse_artifact(fault.artifact)
@@ -137,7 +157,12 @@ class Mechanics:
         spec = self.sim.cluster.deployments[svc].spec
         old = spec.env_value(key)
         new = bad_config_value(fault.mechanism, key, old, dict(fault.params), fault.change.diff)
-        if fault.mechanism in ("config_wrong_address", "config_cache_ttl", "config_bad_value", "config_missing_env"):
+        if fault.mechanism in (
+            "config_wrong_address",
+            "config_cache_ttl",
+            "config_bad_value",
+            "config_missing_env",
+        ):
             self.sim.effects.register(svc, "env", key, new, fault.mechanism, dict(fault.params))
         undo.update(service=svc, key=key, old=old, new=new)
         self.sim.ship_config(svc, key, new, fault.change.message, fault.change.diff, author="ci")
@@ -145,8 +170,14 @@ class Mechanics:
     def _revert_config(self, fault: Fault, undo: dict) -> None:
         svc, key = undo["service"], undo["key"]
         if self.sim.cluster.deployments[svc].spec.env_value(key) == undo["new"]:
-            self.sim.ship_config(svc, key, undo["old"], f"Revert \"{fault.change.message}\"", "(revert)",  # type: ignore[union-attr]
-                                 author="ci")
+            self.sim.ship_config(
+                svc,
+                key,
+                undo["old"],
+                f'Revert "{fault.change.message}"',
+                "(revert)",  # type: ignore[union-attr]
+                author="ci",
+            )
 
     def _apply_feature_flag(self, fault: Fault, undo: dict) -> None:
         flag = next(f for f in self.sim.app.feature_flags if f.name == fault.params["flag"])
@@ -157,8 +188,9 @@ class Mechanics:
 
     def _revert_feature_flag(self, fault: Fault, undo: dict) -> None:
         if self.sim.cluster.configmaps.get("flagd-config", {}).get(undo["flag"]) == undo["new"]:
-            self.sim.ship_flag(undo["flag"], undo["old"], f"flagd: set {undo['flag']} to {undo['old']}", "",
-                               author="ci")
+            self.sim.ship_flag(
+                undo["flag"], undo["old"], f"flagd: set {undo['flag']} to {undo['old']}", "", author="ci"
+            )
 
     # ------------------------------------------------------------ pods and manifests
     def _apply_pod_runtime(self, fault: Fault, undo: dict) -> None:
@@ -188,18 +220,31 @@ class Mechanics:
         cl = self.sim.cluster
         spec = cl.deployments[fault.target].spec
         if getattr(spec, undo["field"]) == undo["new"]:
-            cl.new_revision(fault.target, replace(spec, **{undo["field"]: undo["old"]}),
-                            f"kubectl apply (restore {undo['field']})")
+            cl.new_revision(
+                fault.target,
+                replace(spec, **{undo["field"]: undo["old"]}),
+                f"kubectl apply (restore {undo['field']})",
+            )
 
     def _apply_cpu_limit_cut(self, fault: Fault, undo: dict) -> None:
-        self._manifest(fault, undo, "cpu_limit_m", int(fault.params["cpu_limit_m"]),
-                       f"kubectl set resources --limits=cpu={fault.params['cpu_limit_m']}m")
+        self._manifest(
+            fault,
+            undo,
+            "cpu_limit_m",
+            int(fault.params["cpu_limit_m"]),
+            f"kubectl set resources --limits=cpu={fault.params['cpu_limit_m']}m",
+        )
 
     _revert_cpu_limit_cut = _revert_manifest
 
     def _apply_memory_limit_cut(self, fault: Fault, undo: dict) -> None:
-        self._manifest(fault, undo, "mem_limit_mi", int(fault.params["mem_limit_mi"]),
-                       f"kubectl set resources --limits=memory={fault.params['mem_limit_mi']}Mi")
+        self._manifest(
+            fault,
+            undo,
+            "mem_limit_mi",
+            int(fault.params["mem_limit_mi"]),
+            f"kubectl set resources --limits=memory={fault.params['mem_limit_mi']}Mi",
+        )
 
     _revert_memory_limit_cut = _revert_manifest
 
@@ -211,8 +256,13 @@ class Mechanics:
     _revert_bad_image_tag = _revert_manifest
 
     def _apply_bad_readiness_probe(self, fault: Fault, undo: dict) -> None:
-        self._manifest(fault, undo, "readiness_path", str(fault.params["path"]),
-                       f"kubectl patch readinessProbe path={fault.params['path']}")
+        self._manifest(
+            fault,
+            undo,
+            "readiness_path",
+            str(fault.params["path"]),
+            f"kubectl patch readinessProbe path={fault.params['path']}",
+        )
 
     _revert_bad_readiness_probe = _revert_manifest
 
@@ -234,7 +284,9 @@ class Mechanics:
         dst = str(fault.params["downstream"])
         name = f"deny-{fault.target}-to-{dst}"
         self.sim.cluster.network_policies[name] = NetworkPolicy(name, fault.target, dst)
-        self.sim.cluster.event("NetworkPolicyCreated", f"networkpolicy/{name}", f"deny egress {fault.target} -> {dst}")
+        self.sim.cluster.event(
+            "NetworkPolicyCreated", f"networkpolicy/{name}", f"deny egress {fault.target} -> {dst}"
+        )
         self.sim.cluster.dirty = True
         undo["name"] = name
 
@@ -269,7 +321,9 @@ class Mechanics:
 
     def _apply_load_spike(self, fault: Fault, undo: dict) -> None:
         c = self.sim.compiled
-        touched = [r for r, rt in enumerate(self.sim.app.request_types) if fault.target in rt.services] or list(range(len(c.request_types)))
+        touched = [
+            r for r, rt in enumerate(self.sim.app.request_types) if fault.target in rt.services
+        ] or list(range(len(c.request_types)))
         undo["rts"], undo["m"] = touched, float(fault.params["multiplier"])
         self.sim.load_mult[touched] *= undo["m"]
 

@@ -21,7 +21,9 @@ from .traffic import TickResult, lognormal_cdf
 if TYPE_CHECKING:
     from .simulator import Simulator
 
-BUCKETS_MS = np.array([5.0, 10.0, 25.0, 50.0, 75.0, 100.0, 250.0, 500.0, 750.0, 1000.0, 1500.0, 2000.0, 5000.0, 10000.0])
+BUCKETS_MS = np.array(
+    [5.0, 10.0, 25.0, 50.0, 75.0, 100.0, 250.0, 500.0, 750.0, 1000.0, 1500.0, 2000.0, 5000.0, 10000.0]
+)
 LE = [*(f"{b:g}" for b in BUCKETS_MS), "+Inf"]
 STATUS = ("STATUS_CODE_UNSET", "STATUS_CODE_ERROR")
 PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
@@ -78,21 +80,33 @@ class MetricExporter:
         self.sum_ids = np.zeros((n, 2), dtype=np.int64)
         self.count_ids = np.zeros((n, 2), dtype=np.int64)
         st = self.store
-        calls, dsum, dcount, bucket = (f"{SPAN}_calls_total", f"{SPAN}_duration_milliseconds_sum",
-                                       f"{SPAN}_duration_milliseconds_count", f"{SPAN}_duration_milliseconds_bucket")
+        calls, dsum, dcount, bucket = (
+            f"{SPAN}_calls_total",
+            f"{SPAN}_duration_milliseconds_sum",
+            f"{SPAN}_duration_milliseconds_count",
+            f"{SPAN}_duration_milliseconds_bucket",
+        )
         le_items = [(sys.intern("le"), sys.intern(le)) for le in LE]
         for i, (svc, name) in enumerate(self.span_rows):
             for k, status in enumerate(STATUS):
-                lab = {"namespace": ns, "service_name": svc, "span_name": name, "span_kind": "SPAN_KIND_SERVER",
-                       "status_code": status}
+                lab = {
+                    "namespace": ns,
+                    "service_name": svc,
+                    "span_name": name,
+                    "span_kind": "SPAN_KIND_SERVER",
+                    "status_code": status,
+                }
                 key = _normalise_labels(lab)
                 self.calls_ids[i, k] = st.series_id_normalised(calls, key)
                 self.sum_ids[i, k] = st.series_id_normalised(dsum, key)
                 self.count_ids[i, k] = st.series_id_normalised(dcount, key)
                 le_first = all(item[0] > "le" for item in key)  # then ("le", v) sorts first
                 for b, le in enumerate(LE):
-                    self.bucket_ids[i, k, b] = (st.series_id_normalised(bucket, (le_items[b], *key)) if le_first
-                                                else st.series_id(bucket, {**lab, "le": le}))
+                    self.bucket_ids[i, k, b] = (
+                        st.series_id_normalised(bucket, (le_items[b], *key))
+                        if le_first
+                        else st.series_id(bucket, {**lab, "le": le})
+                    )
         self.cum_calls = np.zeros((n, 2))
         self.cum_buckets = np.zeros((n, 2, len(LE)))
         self.cum_sum = np.zeros((n, 2))
@@ -118,7 +132,9 @@ class MetricExporter:
         self._static: dict[str, tuple] = {}
         self._dynamic: dict[tuple, np.ndarray] = {}
         self._static_concat: tuple | None = None
-        self._static_memo: dict[str, dict[tuple, tuple[np.ndarray, np.ndarray]]] = {}  # pod -> state -> series
+        self._static_memo: dict[
+            str, dict[tuple, tuple[np.ndarray, np.ndarray]]
+        ] = {}  # pod -> state -> series
         self._desired_cache: tuple | None = None
         self._dynamic_concat: tuple | None = None
         self._init_static_rows()
@@ -157,10 +173,25 @@ class MetricExporter:
         self.pending[:] = 0
         lay, kube_vals = self._kube(t)
         if lay.ids is None:  # the ids are a function of the layout
-            lay.ids = np.concatenate([self.calls_ids.ravel(), self.bucket_ids.ravel(), self.sum_ids.ravel(),
-                                      self.count_ids.ravel(), lay.static_ids, lay.dynamic_ids, self._svc_ids.ravel(),
-                                      self._node_ids.ravel(), *([self._app_ids] if self.app_extra else [])])
-        vals = [self.cum_calls.ravel(), self.cum_buckets.ravel(), self.cum_sum.ravel(), self.cum_calls.ravel()]
+            lay.ids = np.concatenate(
+                [
+                    self.calls_ids.ravel(),
+                    self.bucket_ids.ravel(),
+                    self.sum_ids.ravel(),
+                    self.count_ids.ravel(),
+                    lay.static_ids,
+                    lay.dynamic_ids,
+                    self._svc_ids.ravel(),
+                    self._node_ids.ravel(),
+                    *([self._app_ids] if self.app_extra else []),
+                ]
+            )
+        vals = [
+            self.cum_calls.ravel(),
+            self.cum_buckets.ravel(),
+            self.cum_sum.ravel(),
+            self.cum_calls.ravel(),
+        ]
         st.record(t, lay.ids, np.concatenate([*vals, *kube_vals]))
 
     # ------------------------------------------------------------ kube-state-metrics, cAdvisor, blackbox
@@ -169,8 +200,16 @@ class MetricExporter:
         and ids and values as one [2, n] int64 array (the values' bits), which `_concat_static` joins."""
         cl = self.sim.cluster
         spec = cl.spec_of(pod)
-        sig = (status, pod.phase, pod.ready, pod.waiting_reason, pod.last_terminated_reason, pod.node,
-               spec.cpu_limit_m, spec.mem_limit_mi)
+        sig = (
+            status,
+            pod.phase,
+            pod.ready,
+            pod.waiting_reason,
+            pod.last_terminated_reason,
+            pod.node,
+            spec.cpu_limit_m,
+            spec.mem_limit_mi,
+        )
         hit = self._static.get(pod.name)
         if hit is not None and hit[0] == sig:
             return hit[2]
@@ -204,31 +243,72 @@ class MetricExporter:
         for cond, v in (("true", pod.ready), ("false", not pod.ready), ("unknown", False)):
             put("kube_pod_status_ready", cond, lambda cond=cond: {**base, "condition": cond}, float(v))
         node = pod.node or ""
-        put("kube_pod_info", node, lambda: {**base, "node": node, "host_ip": "", "pod_ip": "", "created_by_kind": "ReplicaSet",
-                                            "created_by_name": pod.name.rsplit("-", 1)[0], "priority_class": "",
-                                            "host_network": "false"}, 1.0)
+        put(
+            "kube_pod_info",
+            node,
+            lambda: {
+                **base,
+                "node": node,
+                "host_ip": "",
+                "pod_ip": "",
+                "created_by_kind": "ReplicaSet",
+                "created_by_name": pod.name.rsplit("-", 1)[0],
+                "priority_class": "",
+                "host_network": "false",
+            },
+            1.0,
+        )
         if pod.node is None:
             put("kube_pod_status_unschedulable", None, lambda: base, 1.0)
         cbase = {**base, "container": svc}
         if pod.waiting_reason and pod.node is not None:
-            put("kube_pod_container_status_waiting_reason", pod.waiting_reason,
-                lambda: {**cbase, "reason": pod.waiting_reason}, 1.0)
+            put(
+                "kube_pod_container_status_waiting_reason",
+                pod.waiting_reason,
+                lambda: {**cbase, "reason": pod.waiting_reason},
+                1.0,
+            )
         if pod.last_terminated_reason:
-            put("kube_pod_container_status_last_terminated_reason", pod.last_terminated_reason,
-                lambda: {**cbase, "reason": pod.last_terminated_reason}, 1.0)
+            put(
+                "kube_pod_container_status_last_terminated_reason",
+                pod.last_terminated_reason,
+                lambda: {**cbase, "reason": pod.last_terminated_reason},
+                1.0,
+            )
         if spec.cpu_limit_m:
-            put("kube_pod_container_resource_limits", ("cpu", node),
-                lambda: {**cbase, "node": node, "resource": "cpu", "unit": "core"}, spec.cpu_limit_m / 1000)
+            put(
+                "kube_pod_container_resource_limits",
+                ("cpu", node),
+                lambda: {**cbase, "node": node, "resource": "cpu", "unit": "core"},
+                spec.cpu_limit_m / 1000,
+            )
         if spec.mem_limit_mi:
-            put("kube_pod_container_resource_limits", ("memory", node),
-                lambda: {**cbase, "node": node, "resource": "memory", "unit": "byte"}, spec.mem_limit_mi * MI)
+            put(
+                "kube_pod_container_resource_limits",
+                ("memory", node),
+                lambda: {**cbase, "node": node, "resource": "memory", "unit": "byte"},
+                spec.mem_limit_mi * MI,
+            )
         req = self.sim.app.service(svc).resources
-        put("kube_pod_container_resource_requests", node,
-            lambda: {**cbase, "node": node, "resource": "cpu", "unit": "core"}, req.cpu_request_m / 1000)
+        put(
+            "kube_pod_container_resource_requests",
+            node,
+            lambda: {**cbase, "node": node, "resource": "cpu", "unit": "core"},
+            req.cpu_request_m / 1000,
+        )
         if pod.node is not None and pod.started and spec.mem_limit_mi:
-            put("container_spec_memory_limit_bytes", (spec.image, node),
-                lambda: {"namespace": ns, "pod": pod.name, "container": svc, "image": spec.image, "node": node},
-                spec.mem_limit_mi * MI)
+            put(
+                "container_spec_memory_limit_bytes",
+                (spec.image, node),
+                lambda: {
+                    "namespace": ns,
+                    "pod": pod.name,
+                    "container": svc,
+                    "image": spec.image,
+                    "node": node,
+                },
+                spec.mem_limit_mi * MI,
+            )
         id_arr = np.asarray(ids, dtype=np.int64)
         out = (id_arr, np.stack([id_arr, np.asarray(vals).view(np.int64)]))
         self._static[pod.name] = (sig, out[0], out)
@@ -247,16 +327,30 @@ class MetricExporter:
         if hit is None:
             spec = self.sim.cluster.spec_of(pod)
             st = self.store
-            cbase = {"namespace": self.ns, "pod": pod.name, "uid": self._pod_uid(pod.name), "container": pod.service}
-            adv = {"namespace": self.ns, "pod": pod.name, "container": pod.service, "image": spec.image, "node": pod.node or ""}
-            hit = np.array([
-                st.series_id("kube_pod_container_status_restarts_total", cbase),
-                st.series_id("container_cpu_usage_seconds_total", adv),
-                st.series_id("container_cpu_cfs_periods_total", adv),
-                st.series_id("container_cpu_cfs_throttled_periods_total", adv),
-                st.series_id("container_oom_events_total", adv),
-                st.series_id("container_memory_working_set_bytes", adv),
-            ], dtype=np.int64)
+            cbase = {
+                "namespace": self.ns,
+                "pod": pod.name,
+                "uid": self._pod_uid(pod.name),
+                "container": pod.service,
+            }
+            adv = {
+                "namespace": self.ns,
+                "pod": pod.name,
+                "container": pod.service,
+                "image": spec.image,
+                "node": pod.node or "",
+            }
+            hit = np.array(
+                [
+                    st.series_id("kube_pod_container_status_restarts_total", cbase),
+                    st.series_id("container_cpu_usage_seconds_total", adv),
+                    st.series_id("container_cpu_cfs_periods_total", adv),
+                    st.series_id("container_cpu_cfs_throttled_periods_total", adv),
+                    st.series_id("container_oom_events_total", adv),
+                    st.series_id("container_memory_working_set_bytes", adv),
+                ],
+                dtype=np.int64,
+            )
             self._dynamic[key] = hit
         return hit
 
@@ -269,9 +363,15 @@ class MetricExporter:
         # the pod set, the effects or a node changed, or a NotReady node's pods turned Unknown
         # (the only clock-dependent part of a pod's status, see `ClusterState.pod_status`)
         now = cl.now
-        nodes = tuple((n.ready, n.unschedulable, n.not_ready_since,
-                       not n.ready and now - (n.not_ready_since or now) >= NODE_MONITOR_GRACE_S)
-                      for n in cl.nodes.values())
+        nodes = tuple(
+            (
+                n.ready,
+                n.unschedulable,
+                n.not_ready_since,
+                not n.ready and now - (n.not_ready_since or now) >= NODE_MONITOR_GRACE_S,
+            )
+            for n in cl.nodes.values()
+        )
         key = (POD_MUTATIONS[0], len(cl.pods), sim.effects.version, nodes)
         lay = self._layout
         if lay is None or key != self._layout_key:
@@ -288,7 +388,9 @@ class MetricExporter:
         dvals = np.empty((len(lay.slots), 6))
         dvals[:, 0] = lay.restarts
         dvals[:, 1:5] = cum.take(lay.slots, axis=0)
-        dvals[:, 5] = np.where(lay.running, (lay.mem_base + lay.leak * np.maximum(0.0, t - lay.started_s) / 60) * MI, 0.0)
+        dvals[:, 5] = np.where(
+            lay.running, (lay.mem_base + lay.leak * np.maximum(0.0, t - lay.started_s) / 60) * MI, 0.0
+        )
         vals = [lay.static_vals, dvals.ravel()]
         # deployments and blackbox probes, one row per service
         ready_pods = lay.counts
@@ -315,8 +417,10 @@ class MetricExporter:
         pods = list(cl.pods.values())
         version = sim.effects.version
         now = cl.now
-        unknown = {name: not n.ready and now - (n.not_ready_since or now) >= NODE_MONITOR_GRACE_S
-                   for name, n in cl.nodes.items()}
+        unknown = {
+            name: not n.ready and now - (n.not_ready_since or now) >= NODE_MONITOR_GRACE_S
+            for name, n in cl.nodes.items()
+        }
         rows = self._rows
         counts = [0] * len(c.services)
         static: list[tuple[np.ndarray, np.ndarray]] = []
@@ -337,8 +441,12 @@ class MetricExporter:
         base_mem = c.base_memory_mi
         pod_effect = sim.effects.pod_effect
         for pod in pods:
-            row_key = (pod.__dict__.get("_stamp"), tuple(pod.injections), version,
-                       unknown.get(pod.node) if pod.node is not None else None)
+            row_key = (
+                pod.__dict__.get("_stamp"),
+                tuple(pod.injections),
+                version,
+                unknown.get(pod.node) if pod.node is not None else None,
+            )
             row = rows.get(pod.name)
             if row is None or row[0] != row_key:
                 out = self._pod_static(pod, cl.pod_status(pod))
@@ -350,11 +458,21 @@ class MetricExporter:
                         slot = self._new_slot(pod.name)
                     # Effects.memory_mi: base + extra + leak * max(0, now - started) / 60
                     eff = pod_effect(pod)
-                    row = (row_key, out, (slot, self._pod_dynamic_ids(pod), index[pod.service] if pod.ready else -1,
-                                          float(pod.restarts) if pod.last_terminated_reason == "OOMKilled" else None,
-                                          pod.restarts, pod.waiting_reason is None,
-                                          float(base_mem[index[pod.service]]) + eff.extra_mem_mi, eff.leak_mi_per_min,
-                                          pod.container_started_s))
+                    row = (
+                        row_key,
+                        out,
+                        (
+                            slot,
+                            self._pod_dynamic_ids(pod),
+                            index[pod.service] if pod.ready else -1,
+                            float(pod.restarts) if pod.last_terminated_reason == "OOMKilled" else None,
+                            pod.restarts,
+                            pod.waiting_reason is None,
+                            float(base_mem[index[pod.service]]) + eff.extra_mem_mi,
+                            eff.leak_mi_per_min,
+                            pod.container_started_s,
+                        ),
+                    )
                 rows[pod.name] = row
             static.append(row[1])
             d = row[2]
@@ -380,13 +498,25 @@ class MetricExporter:
         f, ix = np.array, np.intp
         counts_a, ready_svc_a = f(counts, dtype=np.float64), f(ready_svc, dtype=ix)
         return _PodLayout(
-            static_ids=s_ids, static_vals=s_vals, dynamic_ids=self._concat_dynamic(dyn),
-            counts=counts_a, slots=f(slots, dtype=ix), ready_slots=f(ready_slots, dtype=ix),
-            ready_svc=ready_svc_a, oom_slots=f(oom_slots, dtype=ix), oom_restarts=f(oom_restarts, dtype=np.float64),
-            restarts=f(restarts, dtype=np.float64), running=f(running, dtype=bool), mem_base=f(mem_base, dtype=np.float64),
-            leak=f(leak, dtype=np.float64), started_s=f(started_s, dtype=np.float64),
+            static_ids=s_ids,
+            static_vals=s_vals,
+            dynamic_ids=self._concat_dynamic(dyn),
+            counts=counts_a,
+            slots=f(slots, dtype=ix),
+            ready_slots=f(ready_slots, dtype=ix),
+            ready_svc=ready_svc_a,
+            oom_slots=f(oom_slots, dtype=ix),
+            oom_restarts=f(oom_restarts, dtype=np.float64),
+            restarts=f(restarts, dtype=np.float64),
+            running=f(running, dtype=bool),
+            mem_base=f(mem_base, dtype=np.float64),
+            leak=f(leak, dtype=np.float64),
+            started_s=f(started_s, dtype=np.float64),
             cpu_share=(1.0 / np.maximum(counts_a, 1.0))[ready_svc_a],
-            node_vals=f([[1.0, n.ready, not n.ready, 0.0, n.unschedulable, 1.0] for n in cl.nodes.values()]).ravel())
+            node_vals=f(
+                [[1.0, n.ready, not n.ready, 0.0, n.unschedulable, 1.0] for n in cl.nodes.values()]
+            ).ravel(),
+        )
 
     def _new_slot(self, name: str) -> int:
         """A zeroed row of `_cum` for a pod's counters [cpu_s, periods, throttled, oom]."""
@@ -462,40 +592,90 @@ class MetricExporter:
         rows = []
         for name in sim.compiled.services:
             lab = {"namespace": ns, "deployment": name}
-            blab = {"job": "blackbox", "instance": f"{name}:{sim.app.service(name).port}", "namespace": ns, "service": name}
-            rows.append([st.series_id("kube_deployment_spec_replicas", lab),
-                         st.series_id("kube_deployment_status_replicas_available", lab),
-                         st.series_id("probe_success", blab), st.series_id("probe_duration_seconds", blab)])
+            blab = {
+                "job": "blackbox",
+                "instance": f"{name}:{sim.app.service(name).port}",
+                "namespace": ns,
+                "service": name,
+            }
+            rows.append(
+                [
+                    st.series_id("kube_deployment_spec_replicas", lab),
+                    st.series_id("kube_deployment_status_replicas_available", lab),
+                    st.series_id("probe_success", blab),
+                    st.series_id("probe_duration_seconds", blab),
+                ]
+            )
         self._svc_ids = np.array(rows, dtype=np.int64)
         nrows = []
         for node in sim.cluster.nodes.values():
             cond = {"node": node.name, "condition": "Ready"}
-            nrows.append([
-                st.series_id("kube_node_info", {"node": node.name, "kernel_version": "6.1.0", "kubelet_version": "v1.31.0",
-                                                "container_runtime_version": "containerd://1.7.20", "internal_ip": ""}),
-                st.series_id("kube_node_status_condition", {**cond, "status": "true"}),
-                st.series_id("kube_node_status_condition", {**cond, "status": "false"}),
-                st.series_id("kube_node_status_condition", {**cond, "status": "unknown"}),
-                st.series_id("kube_node_spec_unschedulable", {"node": node.name}),
-                st.series_id("kube_node_labels", {"node": node.name, "label_topology_kubernetes_io_zone": node.zone}),
-            ])
+            nrows.append(
+                [
+                    st.series_id(
+                        "kube_node_info",
+                        {
+                            "node": node.name,
+                            "kernel_version": "6.1.0",
+                            "kubelet_version": "v1.31.0",
+                            "container_runtime_version": "containerd://1.7.20",
+                            "internal_ip": "",
+                        },
+                    ),
+                    st.series_id("kube_node_status_condition", {**cond, "status": "true"}),
+                    st.series_id("kube_node_status_condition", {**cond, "status": "false"}),
+                    st.series_id("kube_node_status_condition", {**cond, "status": "unknown"}),
+                    st.series_id("kube_node_spec_unschedulable", {"node": node.name}),
+                    st.series_id(
+                        "kube_node_labels",
+                        {"node": node.name, "label_topology_kubernetes_io_zone": node.zone},
+                    ),
+                ]
+            )
         self._node_ids = np.array(nrows, dtype=np.int64)
         c = sim.compiled
-        self._consumers = [i for i in range(len(c.services))
-                           if sim.app.services[i].kind != "queue" and c.background_rps[i] > 0
-                           and any(sim.app.services[int(c.edge_dst[e])].kind == "queue" for e in np.nonzero(c.edge_src == i)[0])]
+        self._consumers = [
+            i
+            for i in range(len(c.services))
+            if sim.app.services[i].kind != "queue"
+            and c.background_rps[i] > 0
+            and any(
+                sim.app.services[int(c.edge_dst[e])].kind == "queue" for e in np.nonzero(c.edge_src == i)[0]
+            )
+        ]
         if self.app_extra:
-            fe = [st.series_id("app_frontend_requests_total", {"namespace": ns, "service_name": "frontend", "method": "GET",
-                                                               "target": "/api", "status": code}) for code in ("200", "500")]
-            pay = st.series_id("app_payment_transactions_total", {"namespace": ns, "service_name": "payment", "app_payment_currency": "USD"})
-            lag = [st.series_id("kafka_consumer_records_lag_max", {"namespace": ns, "service_name": c.services[i],
-                                                                   "client_id": f"{c.services[i]}-0", "topic": "orders"})
-                   for i in self._consumers]
+            fe = [
+                st.series_id(
+                    "app_frontend_requests_total",
+                    {
+                        "namespace": ns,
+                        "service_name": "frontend",
+                        "method": "GET",
+                        "target": "/api",
+                        "status": code,
+                    },
+                )
+                for code in ("200", "500")
+            ]
+            pay = st.series_id(
+                "app_payment_transactions_total",
+                {"namespace": ns, "service_name": "payment", "app_payment_currency": "USD"},
+            )
+            lag = [
+                st.series_id(
+                    "kafka_consumer_records_lag_max",
+                    {
+                        "namespace": ns,
+                        "service_name": c.services[i],
+                        "client_id": f"{c.services[i]}-0",
+                        "topic": "orders",
+                    },
+                )
+                for i in self._consumers
+            ]
             self._app_ids = np.array([*fe, pay, *lag], dtype=np.int64)
 
     def _astronomy_app(self, sim) -> np.ndarray:
         """Values of the `_app_ids` series."""
         lag = [float(sim.kafka_lag[i]) for i in self._consumers]
         return np.array([self.cum_frontend[0], self.cum_frontend[1], self.cum_payment, *lag])
-
-

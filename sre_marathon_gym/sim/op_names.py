@@ -10,21 +10,28 @@ from __future__ import annotations
 import re
 
 GRPC_METHODS = {  # service -> the rpc its spans are named after (proto packages of both demos)
-    "product-catalog": "oteldemo.ProductCatalogService/GetProduct", "cart": "oteldemo.CartService/GetCart",
-    "checkout": "oteldemo.CheckoutService/PlaceOrder", "currency": "oteldemo.CurrencyService/Convert",
+    "product-catalog": "oteldemo.ProductCatalogService/GetProduct",
+    "cart": "oteldemo.CartService/GetCart",
+    "checkout": "oteldemo.CheckoutService/PlaceOrder",
+    "currency": "oteldemo.CurrencyService/Convert",
     "payment": "oteldemo.PaymentService/Charge",
-    "recommendation": "oteldemo.RecommendationService/ListRecommendations", "ad": "oteldemo.AdService/GetAds",
-    "product-reviews": "oteldemo.ProductReviewService/GetProductReviews", "shipping": "/get-quote",
-    "quote": "POST /getquote", "email": "POST /send_order_confirmation",
+    "recommendation": "oteldemo.RecommendationService/ListRecommendations",
+    "ad": "oteldemo.AdService/GetAds",
+    "product-reviews": "oteldemo.ProductReviewService/GetProductReviews",
+    "shipping": "/get-quote",
+    "quote": "POST /getquote",
+    "email": "POST /send_order_confirmation",
     "productcatalogservice": "hipstershop.ProductCatalogService/GetProduct",
     "cartservice": "hipstershop.CartService/GetCart",
     "checkoutservice": "hipstershop.CheckoutService/PlaceOrder",
     "currencyservice": "hipstershop.CurrencyService/Convert",
     "paymentservice": "hipstershop.PaymentService/Charge",
     "recommendationservice": "hipstershop.RecommendationService/ListRecommendations",
-    "adservice": "hipstershop.AdService/GetAds", "shippingservice": "hipstershop.ShippingService/GetQuote",
+    "adservice": "hipstershop.AdService/GetAds",
+    "shippingservice": "hipstershop.ShippingService/GetQuote",
     "emailservice": "hipstershop.EmailService/SendOrderConfirmation",
-    "flagd": "flagd.evaluation.v1.Service/ResolveBoolean"}
+    "flagd": "flagd.evaluation.v1.Service/ResolveBoolean",
+}
 
 
 def camel(name: str) -> str:

@@ -39,11 +39,21 @@ class Pipeline:
         self.cluster = cluster
         self.history: list[DeployRecord] = []
 
-    def submit(self, service: str, kind: str, artifact: str, message: str, diff: str, author: str,
-               apply: Callable[[], int | None]) -> DeployRecord:
+    def submit(
+        self,
+        service: str,
+        kind: str,
+        artifact: str,
+        message: str,
+        diff: str,
+        author: str,
+        apply: Callable[[], int | None],
+    ) -> DeployRecord:
         """Queue a change; `apply` runs when the tests pass and returns the new deployment revision."""
         now = self.cluster.now
-        rec = DeployRecord(f"d{len(self.history) + 1:04d}", service, kind, artifact, message, diff, author, now)
+        rec = DeployRecord(
+            f"d{len(self.history) + 1:04d}", service, kind, artifact, message, diff, author, now
+        )
         self.history.append(rec)
         t = now
         for stage, seconds in zip(("build", "lint", "unit-tests"), STAGE_SECONDS[kind]):

@@ -23,7 +23,9 @@ class ProbeWindow:
         self.kafka_lag = np.zeros(len(compiled.services))
         self.rt_index = {n: i for i, n in enumerate(compiled.request_types)}
 
-    def record(self, result: TickResult, restarts: np.ndarray, ready_ratio: np.ndarray, kafka_lag: np.ndarray) -> None:
+    def record(
+        self, result: TickResult, restarts: np.ndarray, ready_ratio: np.ndarray, kafka_lag: np.ndarray
+    ) -> None:
         self.ticks.append(result)
         self.restarts.append(restarts.copy())
         self.ready_ratio = ready_ratio
@@ -43,17 +45,27 @@ class ProbeWindow:
             if probe.request_type is not None:
                 r = self.rt_index[probe.request_type]
                 n = sum(t.rt_count[r] for t in ticks)
-                return float(sum(t.rt_errors[r] for t in ticks) / n) if n else float(np.mean([t.rt_fail[r] for t in ticks]))
+                return (
+                    float(sum(t.rt_errors[r] for t in ticks) / n)
+                    if n
+                    else float(np.mean([t.rt_fail[r] for t in ticks]))
+                )
             n = sum(t.rt_count.sum() for t in ticks)
             return float(sum(t.rt_errors.sum() for t in ticks) / n) if n else 0.0
         if probe.kind == "entry_latency_p95_ms":
             if probe.request_type is not None:
                 r = self.rt_index[probe.request_type]
                 return float(np.mean([t.rt_latency_ms[r] for t in ticks]) * P95)
-            return float(np.mean([np.average(t.rt_latency_ms, weights=t.rt_rate + 1e-9) for t in ticks]) * P95)
+            return float(
+                np.mean([np.average(t.rt_latency_ms, weights=t.rt_rate + 1e-9) for t in ticks]) * P95
+            )
         if probe.kind == "service_error_ratio":
             n = sum(t.svc_count[s] for t in ticks)
-            return float(sum(t.svc_errors[s] for t in ticks) / n) if n else float(np.mean([t.svc_fail[s] for t in ticks]))
+            return (
+                float(sum(t.svc_errors[s] for t in ticks) / n)
+                if n
+                else float(np.mean([t.svc_fail[s] for t in ticks]))
+            )
         if probe.kind == "service_latency_p95_ms":
             return float(np.mean([t.svc_latency_ms[s] for t in ticks]) * P95)
         if probe.kind == "ready_replicas_ratio":

@@ -51,9 +51,18 @@ class IntervalWindow:
 
 
 class Simulator:
-    def __init__(self, catalog: Catalog | None, app: str | App, seed: int, *, schedule=None,
-                 load_profile: Callable[[float], float] | None = None, telemetry: bool = True,
-                 retention_s: float | None = None, epoch: Epoch | None = None):
+    def __init__(
+        self,
+        catalog: Catalog | None,
+        app: str | App,
+        seed: int,
+        *,
+        schedule=None,
+        load_profile: Callable[[float], float] | None = None,
+        telemetry: bool = True,
+        retention_s: float | None = None,
+        epoch: Epoch | None = None,
+    ):
         self.catalog = catalog
         self.epoch = epoch or Epoch()  # wall-clock time of t = 0 in every rendered timestamp
         if isinstance(app, str):
@@ -71,8 +80,9 @@ class Simulator:
         self.effects = Effects(self.compiled)
         self.cluster = ClusterState(self.app, self.effects, self.compiled.index, self.compiled.zones)
         self.pipeline = Pipeline(self.cluster)
-        self.traffic = TrafficModel(self.compiled, self.app.load.requests_per_second, self.app.cross_zone_latency_ms,
-                                    slow_s * 1000.0)
+        self.traffic = TrafficModel(
+            self.compiled, self.app.load.requests_per_second, self.app.cross_zone_latency_ms, slow_s * 1000.0
+        )
         self.mechanics = Mechanics(self)
         from .interventions import Interventions
 
@@ -146,8 +156,16 @@ class Simulator:
         if zones != self._ingress[0]:
             self._ingress = (zones, np.array(zones))
         ingress = self._ingress[1]
-        res = self.traffic.tick(TICK_S, self._arrays, cl.ready, ingress, self.load_profile(self.now),
-                                self.load_mult, self.rng, version=self._arrays_gen)
+        res = self.traffic.tick(
+            TICK_S,
+            self._arrays,
+            cl.ready,
+            ingress,
+            self.load_profile(self.now),
+            self.load_mult,
+            self.rng,
+            version=self._arrays_gen,
+        )
         if self._dropped.any():
             extra = np.minimum(self._dropped, res.svc_count)
             res.svc_errors = np.minimum(res.svc_count, res.svc_errors + np.ceil(extra))
@@ -182,7 +200,11 @@ class Simulator:
             counts = [0] * len(self.compiled.services)
             index, deps = self.compiled.index, cl.deployments
             for pod in cl.pods.values():
-                if pod.ready and not pod.terminating and pod.revision == deps[pod.service].revisions[-1].number:
+                if (
+                    pod.ready
+                    and not pod.terminating
+                    and pod.revision == deps[pod.service].revisions[-1].number
+                ):
                     counts[index[pod.service]] += 1
             ready = np.array(counts, dtype=np.float64)
             desired = cl.desired.sum(axis=0)
@@ -212,8 +234,15 @@ class Simulator:
             for producers, consumers in self._queue_plan:
                 produce = float(res.edge_rate[producers].sum()) if producers else 0.0
                 for s in consumers:
-                    per_record_ms = float(res.own_latency_ms[s]) + 1000.0 * float(self._arrays["consumer_delay_s"][s])
-                    capacity = self.cluster.ready[:, s].sum() * self._arrays["threads"][s] * 1000.0 / max(per_record_ms, 1e-6)
+                    per_record_ms = float(res.own_latency_ms[s]) + 1000.0 * float(
+                        self._arrays["consumer_delay_s"][s]
+                    )
+                    capacity = (
+                        self.cluster.ready[:, s].sum()
+                        * self._arrays["threads"][s]
+                        * 1000.0
+                        / max(per_record_ms, 1e-6)
+                    )
                     rates.append((s, produce, capacity))
             hit = self._kafka_rates = (key, rates, self.cluster.version)
         for s, produce, capacity in hit[1]:
@@ -251,7 +280,9 @@ class Simulator:
             spec = cl.deployments[service].spec.with_code(path, revision)
             return cl.new_revision(service, spec, message).number
 
-        return self.pipeline.submit(service, "code", f"{service}:{path}@{revision}", message, diff, author, apply)
+        return self.pipeline.submit(
+            service, "code", f"{service}:{path}@{revision}", message, diff, author, apply
+        )
 
     def ship_config(self, service: str, key: str, value: str | None, message: str, diff: str, author: str):
         cl = self.cluster
@@ -274,7 +305,9 @@ class Simulator:
                     cl.recheck_pods(svc)
             return None
 
-        return self.pipeline.submit("flagd", "flag", f"flagd:configmap/flagd-config/{flag}", message, diff, author, apply)
+        return self.pipeline.submit(
+            "flagd", "flag", f"flagd:configmap/flagd-config/{flag}", message, diff, author, apply
+        )
 
     def drop_in_flight(self, service: str) -> None:
         """A restart kills requests in flight on the old pods: they fail in the next tick."""

@@ -62,10 +62,18 @@ def _h64(key: bytes, data: bytes, person: bytes) -> int:
     return int.from_bytes(hashlib.blake2b(data, digest_size=8, key=key, person=person).digest(), "big")
 
 
-def encode_trace_id(key: bytes, k: int, root: int, slot: int, fkind: int = F_NONE, fidx: int = 0, fcause: int = 0) -> str:
+def encode_trace_id(
+    key: bytes, k: int, root: int, slot: int, fkind: int = F_NONE, fidx: int = 0, fcause: int = 0
+) -> str:
     """Pack the fields (58 bits) and hide them behind a keyed checksum so ids look random but decode."""
-    packed = (k & 0xFFFFF) | (root & 0x3FF) << 20 | (slot & 0x3FF) << 30 | (fkind & 0x3) << 40 \
-        | (fidx & 0xFFF) << 42 | (fcause & 0xF) << 54
+    packed = (
+        (k & 0xFFFFF)
+        | (root & 0x3FF) << 20
+        | (slot & 0x3FF) << 30
+        | (fkind & 0x3) << 40
+        | (fidx & 0xFFF) << 42
+        | (fcause & 0xF) << 54
+    )
     b = _h64(key, packed.to_bytes(8, "big"), b"trace-chk")
     a = packed ^ _h64(key, b.to_bytes(8, "big"), b"trace-mask")
     return f"{b:016x}{a:016x}"
@@ -81,8 +89,14 @@ def decode_trace_id(key: bytes, trace_id: str) -> tuple[int, int, int, int, int,
     packed = a ^ _h64(key, b.to_bytes(8, "big"), b"trace-mask")
     if packed >> 58 or _h64(key, packed.to_bytes(8, "big"), b"trace-chk") != b:
         return None
-    return (packed & 0xFFFFF, packed >> 20 & 0x3FF, packed >> 30 & 0x3FF, packed >> 40 & 0x3,
-            packed >> 42 & 0xFFF, packed >> 54 & 0xF)
+    return (
+        packed & 0xFFFFF,
+        packed >> 20 & 0x3FF,
+        packed >> 30 & 0x3FF,
+        packed >> 40 & 0x3,
+        packed >> 42 & 0xFFF,
+        packed >> 54 & 0xF,
+    )
 
 
 # ---------------------------------------------------------------- call trees
@@ -106,7 +120,9 @@ def build_trees(compiled) -> list[list[list[tuple[int, int, int]]]]:
             n = float(rt.calls_per_request.get(svc, 1.0))
             total[svc] = n
             mult = max(1, int(round(n / max(total.get(caller, 1.0), 1.0))))
-            children[compiled.index[caller]].append((compiled.index[svc], compiled.edge_index[(caller, svc)], mult))
+            children[compiled.index[caller]].append(
+                (compiled.index[svc], compiled.edge_index[(caller, svc)], mult)
+            )
         trees.append(children)
     for s in range(S):  # background roots: a consumer / health-checked service calling its dependencies
         children = [[] for _ in range(S)]
@@ -137,8 +153,16 @@ def root_name(rec: LogContextRecorder, root: int) -> tuple[int, str]:
 class _Gen:
     """One trace's recursive generator; `force` conditions the outcome (see module docstring)."""
 
-    def __init__(self, rec: LogContextRecorder, p: int, rng: np.random.Generator, fkind: int, fidx: int, fcause: int,
-                 trace_key: int):
+    def __init__(
+        self,
+        rec: LogContextRecorder,
+        p: int,
+        rng: np.random.Generator,
+        fkind: int,
+        fidx: int,
+        fcause: int,
+        trace_key: int,
+    ):
         self.rec, self.p, self.rng = rec, p, rng
         self.fkind, self.fidx, self.fcause = fkind, fidx, fcause
         self.forced_done = False
@@ -201,11 +225,22 @@ class _Gen:
             return TIMEOUT
         return None
 
-    def server(self, s: int, parent: str | None, start: float, deadline: float, caller: int | None, tree) -> tuple[float, int | None, str]:
+    def server(
+        self, s: int, parent: str | None, start: float, deadline: float, caller: int | None, tree
+    ) -> tuple[float, int | None, str]:
         """Generate the SERVER span of service s; returns (end, failure cause or None, error text)."""
         r, p = self.rec, self.p
-        idx = self.add(span_id=self.span_id(), parent_id=parent, service=r.services[s], name="", kind="SERVER",
-                       start_ms=start, duration_ms=0.0, status="OK", attributes={})
+        idx = self.add(
+            span_id=self.span_id(),
+            parent_id=parent,
+            service=r.services[s],
+            name="",
+            kind="SERVER",
+            start_ms=start,
+            duration_ms=0.0,
+            status="OK",
+            attributes={},
+        )
         my_id = self.spans[idx].span_id
         own = self.lognormal(float(r.own_lat[p, s]))
         t = start + own * 0.3
@@ -231,19 +266,31 @@ class _Gen:
             attrs["peer.service"] = r.services[caller]
         if fail is not None:
             attrs["error.message"] = text
-        self.spans[idx] = Span(span_id=my_id, parent_id=parent, service=r.services[s],
-                               name=r.server_op[s] if parent is not None else self.root_op, kind="SERVER",
-                               start_ms=round(start, 3), duration_ms=round(max(end - start, 0.001), 3),
-                               status="ERROR" if fail is not None else "OK", attributes=attrs)
+        self.spans[idx] = Span(
+            span_id=my_id,
+            parent_id=parent,
+            service=r.services[s],
+            name=r.server_op[s] if parent is not None else self.root_op,
+            kind="SERVER",
+            start_ms=round(start, 3),
+            duration_ms=round(max(end - start, 0.001), 3),
+            status="ERROR" if fail is not None else "OK",
+            attributes=attrs,
+        )
         return end, fail, text
 
-    def call(self, s: int, d: int, e: int, parent: str, t: float, deadline: float, tree) -> tuple[float, int | None, str]:
+    def call(
+        self, s: int, d: int, e: int, parent: str, t: float, deadline: float, tree
+    ) -> tuple[float, int | None, str]:
         """One call s -> d with retries; returns (time after the call, failure, error text for the caller)."""
         r, p = self.rec, self.p
         timeout = float(r.edge_timeout[p, e])
         attempts = int(r.retries[e]) + 1
-        forced_here = self.fkind in (F_EDGE, F_OWN) and not self.forced_done and (
-            (self.fkind == F_EDGE and self.fidx == e) or (self.fkind == F_OWN and self.fidx == d))
+        forced_here = (
+            self.fkind in (F_EDGE, F_OWN)
+            and not self.forced_done
+            and ((self.fkind == F_EDGE and self.fidx == e) or (self.fkind == F_OWN and self.fidx == d))
+        )
         fail: int | None = None
         text = ""
         for attempt in range(attempts):
@@ -260,7 +307,9 @@ class _Gen:
                 continue
             call_deadline = min(deadline, t + timeout) if self.free else deadline
             if cause == TIMEOUT:
-                cid = self.client_span(s, d, e, parent, t, min(timeout, deadline - t), r.client_error_text(e, TIMEOUT), attempt)
+                cid = self.client_span(
+                    s, d, e, parent, t, min(timeout, deadline - t), r.client_error_text(e, TIMEOUT), attempt
+                )
                 end, _, _ = self.server(d, cid, t + hop / 2, call_deadline, s, tree)
                 t = min(t + timeout, deadline)
                 fail, text = TIMEOUT, r.client_error_text(e, TIMEOUT)
@@ -282,18 +331,31 @@ class _Gen:
             self.forced_done = True
         return t, fail, text
 
-    def client_span(self, s: int, d: int, e: int, parent: str, start: float, dur: float, text: str, attempt: int) -> str:
+    def client_span(
+        self, s: int, d: int, e: int, parent: str, start: float, dur: float, text: str, attempt: int
+    ) -> str:
         r = self.rec
         sid = self.span_id()
         attrs = {"peer.service": r.services[d], "server.address": r.addresses[e], "error.message": text}
         if attempt:
             attrs["retry.attempt"] = attempt
-        self.add(span_id=sid, parent_id=parent, service=r.services[s], name=r.client_op[e], kind="CLIENT",
-                 start_ms=round(start, 3), duration_ms=round(max(dur, 0.001), 3), status="ERROR", attributes=attrs)
+        self.add(
+            span_id=sid,
+            parent_id=parent,
+            service=r.services[s],
+            name=r.client_op[e],
+            kind="CLIENT",
+            start_ms=round(start, 3),
+            duration_ms=round(max(dur, 0.001), 3),
+            status="ERROR",
+            attributes=attrs,
+        )
         return sid
 
 
-def generate(rec: LogContextRecorder, trace_id: str, fields: tuple[int, int, int, int, int, int]) -> Trace | None:
+def generate(
+    rec: LogContextRecorder, trace_id: str, fields: tuple[int, int, int, int, int, int]
+) -> Trace | None:
     k, root, slot, fkind, fidx, fcause = fields
     p = rec.position_of(k)
     if p is None or root >= len(rec.trees):
@@ -305,8 +367,15 @@ def generate(rec: LogContextRecorder, trace_id: str, fields: tuple[int, int, int
     tree = rec.trees[root]
     end, fail, _ = g.server(rs, None, 0.0, math.inf, None, tree)
     spans = tuple(g.spans)
-    return Trace(trace_id=trace_id, start_s=round(start_s, 3), root_service=rec.services[rs], root_name=g.root_op,
-                 duration_ms=round(end, 3), status="ERROR" if fail is not None else "OK", spans=spans)
+    return Trace(
+        trace_id=trace_id,
+        start_s=round(start_s, 3),
+        root_service=rec.services[rs],
+        root_name=g.root_op,
+        duration_ms=round(end, 3),
+        status="ERROR" if fail is not None else "OK",
+        spans=spans,
+    )
 
 
 # ---------------------------------------------------------------- queries
@@ -324,8 +393,16 @@ SLOW_SLOTS = 24
 ERROR_SLOTS = 5
 
 
-def find_traces(recorder: LogContextRecorder, app: object, start_s: float, end_s: float, service: str | None = None,
-                min_duration_ms: float | None = None, status: str | None = None, limit: int = 20) -> list[Trace]:
+def find_traces(
+    recorder: LogContextRecorder,
+    app: object,
+    start_s: float,
+    end_s: float,
+    service: str | None = None,
+    min_duration_ms: float | None = None,
+    status: str | None = None,
+    limit: int = 20,
+) -> list[Trace]:
     """Traces in [start_s, end_s], newest first, like a Jaeger search.
 
     Per 15 s sample a few unconditioned traces are drawn (more when `min_duration_ms` asks for slow

@@ -45,7 +45,7 @@ def lognormal_cdf(x_ms: np.ndarray, mean_ms: np.ndarray) -> np.ndarray:
 def lognormal_quantile_factor(q: float) -> float:
     """quantile / mean of the latency distribution (0.95 -> about 2.0)."""
     z = {0.5: 0.0, 0.9: 1.2816, 0.95: 1.6449, 0.99: 2.3263}[q]
-    return float(detmath.exp(-LATENCY_SIGMA**2 / 2 + z * LATENCY_SIGMA))
+    return float(detmath.exp(-(LATENCY_SIGMA**2) / 2 + z * LATENCY_SIGMA))
 
 
 def call_graph_height(services: int, src: np.ndarray, dst: np.ndarray) -> int | None:
@@ -152,8 +152,13 @@ class TickResult:
 
 
 class TrafficModel:
-    def __init__(self, compiled: CompiledApp, requests_per_second: float, cross_zone_ms: float,
-                 slow_threshold_ms: float = 2500.0):
+    def __init__(
+        self,
+        compiled: CompiledApp,
+        requests_per_second: float,
+        cross_zone_ms: float,
+        slow_threshold_ms: float = 2500.0,
+    ):
         self.c = compiled
         self.rps = requests_per_second
         self.cross_zone_ms = cross_zone_ms
@@ -186,8 +191,17 @@ class TrafficModel:
         # warm starts are exact when the cold iteration always ends at the fixed point (see `expected`)
         self.warm_start = height is not None and compiled.depth >= height + 1
 
-    def tick(self, dt: float, arrays: dict[str, np.ndarray], ready: np.ndarray, ingress: np.ndarray,
-             load_factor: float, load_mult: np.ndarray, rng: np.random.Generator, version: object = None) -> TickResult:
+    def tick(
+        self,
+        dt: float,
+        arrays: dict[str, np.ndarray],
+        ready: np.ndarray,
+        ingress: np.ndarray,
+        load_factor: float,
+        load_mult: np.ndarray,
+        rng: np.random.Generator,
+        version: object = None,
+    ) -> TickResult:
         """Expected values are recomputed only when an input's value changed (`version` names the
         values of `arrays`; readiness, ingress and load are compared directly), so they are a function
         of the inputs' history, not of unrelated cluster bookkeeping; every tick draws fresh counts
@@ -205,19 +219,33 @@ class TrafficModel:
         draw = self._draw
         if draw is None or draw[0] != dt:
             # request types and services in one draw: [R + S] means and failure probabilities
-            draw = self._draw = (dt, np.concatenate([e.rt_rate, e.svc_rate]) * dt,
-                                 np.clip(np.concatenate([e.rt_fail, e.svc_fail]), 0.0, 1.0))
+            draw = self._draw = (
+                dt,
+                np.concatenate([e.rt_rate, e.svc_rate]) * dt,
+                np.clip(np.concatenate([e.rt_fail, e.svc_fail]), 0.0, 1.0),
+            )
         n = rng.poisson(draw[1])  # int64 counts: what binomial is given either way
         count = n.astype(np.float64)
         errors = rng.binomial(n, draw[2]).astype(np.float64)
         r = len(e.rt_rate)
         out = object.__new__(TickResult)  # a field-for-field copy, as dataclasses.replace makes
         out.__dict__.update(e.__dict__)
-        out.rt_count, out.rt_errors, out.svc_count, out.svc_errors = count[:r], errors[:r], count[r:], errors[r:]
+        out.rt_count, out.rt_errors, out.svc_count, out.svc_errors = (
+            count[:r],
+            errors[:r],
+            count[r:],
+            errors[r:],
+        )
         return out
 
-    def _inputs(self, arrays: dict[str, np.ndarray], ready: np.ndarray, ingress: np.ndarray,
-                load_factor: float, load_mult: np.ndarray) -> _Inputs:
+    def _inputs(
+        self,
+        arrays: dict[str, np.ndarray],
+        ready: np.ndarray,
+        ingress: np.ndarray,
+        load_factor: float,
+        load_mult: np.ndarray,
+    ) -> _Inputs:
         c = self.c
         dst = c.edge_dst
         rt_rate = self.rps * load_factor * c.weights * arrays["load_mult"] * load_mult
@@ -231,22 +259,42 @@ class TrafficModel:
         cpu_cap = np.where(arrays["cpu_limit"] > 0, arrays["cpu_limit"], UNLIMITED_CPU_CORES) * ready_total
         servers = ready_total * arrays["threads"]
         # --- per-call view from the caller: network delay, zone crossing, loss
-        hop_ms = arrays["inbound_delay_ms"] + cross * 2.0 * self.cross_zone_ms + arrays["inbound_loss"] * 200.0
+        hop_ms = (
+            arrays["inbound_delay_ms"] + cross * 2.0 * self.cross_zone_ms + arrays["inbound_loss"] * 200.0
+        )
         loss_fail = arrays["inbound_loss"] * 0.3
         keep_loss = 1.0 - loss_fail[dst]
         return _Inputs(
-            rt_rate=rt_rate, rt_sum=rt_rate.sum(),
+            rt_rate=rt_rate,
+            rt_sum=rt_rate.sum(),
             flow_mult=self.edge_flow.vecmat(rt_rate) * arrays["edge_mult"],
-            unreachable=unreachable, cpu_cap=cpu_cap, cap_positive=cpu_cap > 0, cap_floor=np.maximum(cpu_cap, EPS),
-            limited=arrays["cpu_limit"] > 0, servers=servers, has_servers=servers > 0,
-            servers_floor=np.maximum(servers, EPS), servers_one=np.maximum(servers, 1.0),
+            unreachable=unreachable,
+            cpu_cap=cpu_cap,
+            cap_positive=cpu_cap > 0,
+            cap_floor=np.maximum(cpu_cap, EPS),
+            limited=arrays["cpu_limit"] > 0,
+            servers=servers,
+            has_servers=servers > 0,
+            servers_floor=np.maximum(servers, EPS),
+            servers_one=np.maximum(servers, 1.0),
             queue_exponent=np.sqrt(2.0 * (servers + 1.0)) - 1.0,
-            ok_reachable=(1.0 - arrays["own_error"]) * (1.0 - unreachable), hop_ms=hop_ms, hop_dst=hop_ms[dst],
-            neg_timeout=-arrays["edge_timeout_ms"], keep_loss=None if (keep_loss == 1.0).all() else keep_loss,
-            route_ok=1.0 - arrays["edge_fail"])
+            ok_reachable=(1.0 - arrays["own_error"]) * (1.0 - unreachable),
+            hop_ms=hop_ms,
+            hop_dst=hop_ms[dst],
+            neg_timeout=-arrays["edge_timeout_ms"],
+            keep_loss=None if (keep_loss == 1.0).all() else keep_loss,
+            route_ok=1.0 - arrays["edge_fail"],
+        )
 
-    def expected(self, arrays: dict[str, np.ndarray], ready: np.ndarray, ingress: np.ndarray,
-                 load_factor: float, load_mult: np.ndarray, result: bool = True) -> TickResult | None:
+    def expected(
+        self,
+        arrays: dict[str, np.ndarray],
+        ready: np.ndarray,
+        ingress: np.ndarray,
+        load_factor: float,
+        load_mult: np.ndarray,
+        result: bool = True,
+    ) -> TickResult | None:
         """Expected values of one tick; updates the feedback state (retry failures, thread hold
         times). With `result=False` only the state is updated and None is returned."""
         c = self.c
@@ -312,10 +360,17 @@ class TrafficModel:
         ok_dst_t_ok, ok_dst, t_ok = w.ok_dst_t_ok, w.ok_dst, w.t_ok
         transient_and_pow, transient, transient_pow = w.transient_and_pow, w.transient, w.transient_pow
         not_transient_all_transient, not_transient_route_ok, route_ok_all_transient = (
-            w.not_transient_all_transient, w.not_transient_route_ok, w.route_ok_all_transient)
+            w.not_transient_all_transient,
+            w.not_transient_route_ok,
+            w.route_ok_all_transient,
+        )
         once_edge_fail, once, edge_fail, neg_retry = w.once_edge_fail, w.once, w.edge_fail, w.neg_retry
         edge_fail_neg_retry, edge_ok_retry_factor, edge_ok, retry_factor = (
-            w.edge_fail_neg_retry, w.edge_ok_retry_factor, w.edge_ok, w.retry_factor)
+            w.edge_fail_neg_retry,
+            w.edge_ok_retry_factor,
+            w.edge_ok,
+            w.retry_factor,
+        )
         neg_retries = self._neg_retries
         log_ok_seen_ms, log_ok, seen_ms = w.log_ok_seen_ms, w.log_ok, w.seen_ms
         lat_term, callee_ms, tmp, ok_s = w.lat_term, w.callee_ms, w.tmp, w.ok_s
@@ -379,17 +434,33 @@ class TrafficModel:
         throttled = np.clip((u_cpu - 0.5) / 0.7, 0.0, 1.0) * f.limited
         # --- request types: the entry's own part plus every call on the path
         local_edge_fail = 1.0 - (1.0 - own_fail[dst]) * route_ok * all_transient
-        rt_log_ok = (detmath.log(max(1.0 - own_fail[c.entry], EPS))
-                     + self.edge_flow.matvec(detmath.log(np.maximum(1.0 - local_edge_fail, EPS))))
+        rt_log_ok = detmath.log(max(1.0 - own_fail[c.entry], EPS)) + self.edge_flow.matvec(
+            detmath.log(np.maximum(1.0 - local_edge_fail, EPS))
+        )
         rt_fail = 1.0 - detmath.exp(rt_log_ok)
         local_ms = np.minimum(own_latency[dst] + hop_dst, timeout)
         rt_latency = own_latency[c.entry] + self.edge_flow.matvec(local_ms)
         rt_slow = 1.0 - lognormal_cdf(np.array([self.slow_ms]), rt_latency)[:, 0]
         rt_count = rt_errors = svc_count = svc_errors = np.zeros(0)
         return TickResult(
-            rt_rate=rt_rate, rt_count=rt_count, rt_errors=rt_errors, rt_fail=rt_fail, rt_latency_ms=rt_latency,
-            rt_slow=rt_slow, svc_rate=svc_rate, svc_count=svc_count, svc_errors=svc_errors, svc_fail=span_fail,
-            svc_latency_ms=span_latency, own_latency_ms=own_latency, cpu_cores=cpu_used, cpu_demand=cpu_demand,
-            throttled_ratio=throttled, utilization=rho, edge_rate=edge_rate, edge_fail=edge_fail,
-            edge_timeout_share=t_share, unreachable=unreachable,
+            rt_rate=rt_rate,
+            rt_count=rt_count,
+            rt_errors=rt_errors,
+            rt_fail=rt_fail,
+            rt_latency_ms=rt_latency,
+            rt_slow=rt_slow,
+            svc_rate=svc_rate,
+            svc_count=svc_count,
+            svc_errors=svc_errors,
+            svc_fail=span_fail,
+            svc_latency_ms=span_latency,
+            own_latency_ms=own_latency,
+            cpu_cores=cpu_used,
+            cpu_demand=cpu_demand,
+            throttled_ratio=throttled,
+            utilization=rho,
+            edge_rate=edge_rate,
+            edge_fail=edge_fail,
+            edge_timeout_share=t_share,
+            unreachable=unreachable,
         )

@@ -34,19 +34,30 @@ class QueryMetrics(_Args):
 
     tool: Literal["query_metrics"] = "query_metrics"
     metric: str | None = Field(None, description="series name, e.g. traces_span_metrics_calls_total")
-    promql: str | None = Field(None, max_length=2000, description=(
-        "a PromQL expression evaluated as a range query instead of metric/function/matchers "
-        "(only when the environment reads metrics from a Prometheus server)"))
-    matchers: dict[str, str] = Field(default_factory=dict, max_length=MAX_MATCHERS, description=(
-        'label -> value; prefix "~" for a regex (RE2 syntax as in PromQL, fully anchored), '
-        '"!" for not-equal'))
+    promql: str | None = Field(
+        None,
+        max_length=2000,
+        description=(
+            "a PromQL expression evaluated as a range query instead of metric/function/matchers "
+            "(only when the environment reads metrics from a Prometheus server)"
+        ),
+    )
+    matchers: dict[str, str] = Field(
+        default_factory=dict,
+        max_length=MAX_MATCHERS,
+        description=(
+            'label -> value; prefix "~" for a regex (RE2 syntax as in PromQL, fully anchored), '
+            '"!" for not-equal'
+        ),
+    )
     function: Literal["raw", "rate", "increase", "p50", "p95", "p99"] = "raw"
     window_s: int = Field(120, ge=15, le=3600, description="range window for rate/increase/quantiles")
-    group_by: list[str] = Field(default_factory=list, description="sum by these labels (empty: keep every series)")
+    group_by: list[str] = Field(
+        default_factory=list, description="sum by these labels (empty: keep every series)"
+    )
     start_s: float | None = Field(None, ge=0)
     end_s: float | None = Field(None, ge=0)
     step_s: int = Field(60, ge=15, le=3600)
-
 
     @model_validator(mode="after")
     def _metric_or_promql(self) -> QueryMetrics:
@@ -60,8 +71,9 @@ class SearchLogs(_Args):
 
     tool: Literal["search_logs"] = "search_logs"
     service: str | None = None
-    query: str | None = Field(None, max_length=MAX_PATTERN_CHARS,
-                              description='terms AND-ed; "quoted phrase"; -term excludes')
+    query: str | None = Field(
+        None, max_length=MAX_PATTERN_CHARS, description='terms AND-ed; "quoted phrase"; -term excludes'
+    )
     level: Literal["DEBUG", "INFO", "WARN", "ERROR"] | None = None
     start_s: float | None = Field(None, ge=0)
     end_s: float | None = Field(None, ge=0)
@@ -91,7 +103,9 @@ class GetK8sState(_Args):
     """Kubernetes objects of the benchmark namespace, like kubectl get."""
 
     tool: Literal["get_k8s_state"] = "get_k8s_state"
-    resource: Literal["pods", "deployments", "events", "nodes", "networkpolicies", "configmaps", "secrets"] = "pods"
+    resource: Literal[
+        "pods", "deployments", "events", "nodes", "networkpolicies", "configmaps", "secrets"
+    ] = "pods"
     service: str | None = None
     limit: int = Field(200, ge=1, le=2000)
 
@@ -220,8 +234,18 @@ class ClusterOp(_Intervention):
     target: str
 
 
-READ_TOOLS = (GetAlerts, QueryMetrics, SearchLogs, GetTraces, GetTopology, GetK8sState, GetDeployHistory,
-              ReadSource, ReadConfig, Workspace)
+READ_TOOLS = (
+    GetAlerts,
+    QueryMetrics,
+    SearchLogs,
+    GetTraces,
+    GetTopology,
+    GetK8sState,
+    GetDeployHistory,
+    ReadSource,
+    ReadConfig,
+    Workspace,
+)
 INCIDENT_TOOLS = (OpenIncident, SetRootCause, UpdateIncident, ResolveIncident)
 INTERVENTION_TOOLS = (Rollback, Restart, Scale, SetConfig, PatchSource, ClusterOp)
 ALL_TOOLS = READ_TOOLS + INCIDENT_TOOLS + INTERVENTION_TOOLS
@@ -237,8 +261,16 @@ _adapter: TypeAdapter[Any] = TypeAdapter(ToolCall)
 
 
 class ToolError(BaseModel):
-    code: Literal["invalid_arguments", "unknown_tool", "not_found", "forbidden", "guard_failed", "conflict",
-                  "budget_exceeded", "unavailable"]
+    code: Literal[
+        "invalid_arguments",
+        "unknown_tool",
+        "not_found",
+        "forbidden",
+        "guard_failed",
+        "conflict",
+        "budget_exceeded",
+        "unavailable",
+    ]
     message: str
 
 
@@ -267,12 +299,17 @@ def parse_call(call: Any) -> tuple[BaseModel | None, ToolResult | None]:
             model = _adapter.validate_json(call)
         else:
             if not isinstance(call, dict):
-                return None, ToolResult.fail("?", "invalid_arguments", f"a tool call is a JSON object, got {type(call).__name__}")
+                return None, ToolResult.fail(
+                    "?", "invalid_arguments", f"a tool call is a JSON object, got {type(call).__name__}"
+                )
             name = call.get("tool")
             if not isinstance(name, str) or name not in TOOL_NAMES:
                 shown = name if isinstance(name, str) else repr_of(name)
-                return None, ToolResult.fail(shown[:100], "unknown_tool",
-                                             f"unknown tool {shown[:100]!r}{did_you_mean(shown[:100], TOOL_NAMES)}")
+                return None, ToolResult.fail(
+                    shown[:100],
+                    "unknown_tool",
+                    f"unknown tool {shown[:100]!r}{did_you_mean(shown[:100], TOOL_NAMES)}",
+                )
             model = _adapter.validate_python(call)
     except (ValidationError, RecursionError) as exc:
         if isinstance(exc, RecursionError):
@@ -302,6 +339,10 @@ def openai_tools() -> list[dict]:
         schema["properties"].pop("tool", None)
         if "required" in schema:
             schema["required"] = [r for r in schema["required"] if r != "tool"]
-        out.append({"type": "function", "function": {"name": name, "description": (t.__doc__ or "").strip(),
-                                                      "parameters": schema}})
+        out.append(
+            {
+                "type": "function",
+                "function": {"name": name, "description": (t.__doc__ or "").strip(), "parameters": schema},
+            }
+        )
     return out

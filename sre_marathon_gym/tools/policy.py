@@ -34,9 +34,16 @@ def forbidden_reason(call: BaseModel) -> str | None:
         return "reading secrets is forbidden"
     if tool == "cluster_op" and getattr(call, "operation") == "delete_namespace":
         return "deleting the benchmark namespace is forbidden"
-    if tool in ("set_config", "restart", "rollback", "scale") and getattr(call, "service", "") in PROTECTED_SERVICES:
+    if (
+        tool in ("set_config", "restart", "rollback", "scale")
+        and getattr(call, "service", "") in PROTECTED_SERVICES
+    ):
         return "changing the monitoring stack (alert rules) is forbidden"
-    if tool == "set_config" and RULE_KEY.search(getattr(call, "key", "")) and getattr(call, "service", "") not in ("flagd",):
+    if (
+        tool == "set_config"
+        and RULE_KEY.search(getattr(call, "key", ""))
+        and getattr(call, "service", "") not in ("flagd",)
+    ):
         return "editing alert rules is forbidden"
     return None
 
@@ -49,8 +56,12 @@ def check(call: BaseModel, kind: str, incidents: dict[str, Incident]) -> Verdict
         inc_id = getattr(call, "incident_id")
         inc = incidents.get(inc_id)
         if inc is None:
-            return Verdict(False, "guard_failed", f"interventions must cite a reported incident; {inc_id!r} is not one "
-                                                  f"(open incidents: {sorted(i for i, x in incidents.items() if x.resolved_s is None)})")
+            return Verdict(
+                False,
+                "guard_failed",
+                f"interventions must cite a reported incident; {inc_id!r} is not one "
+                f"(open incidents: {sorted(i for i, x in incidents.items() if x.resolved_s is None)})",
+            )
         if inc.resolved_s is not None:
             return Verdict(False, "guard_failed", f"incident {inc_id} is resolved; reopen or open a new one")
     return Verdict(True)

@@ -55,14 +55,18 @@ def parse_matchers(raw: dict[str, str], skip: tuple[str, ...] = ()) -> dict[str,
     return out
 
 
-def query_times(start: float, end: float, step_s: float, max_points: int = MAX_POINTS_PER_SERIES) -> np.ndarray:
+def query_times(
+    start: float, end: float, step_s: float, max_points: int = MAX_POINTS_PER_SERIES
+) -> np.ndarray:
     """Evaluation times of a range query on the metric grid; too many points is the agent's to fix."""
     g = METRIC_STEP_S
     first = start - start % g + (g if start % g else 0)
     n = int(np.floor((end + 1e-9 - first) / step_s)) + 1 if end + 1e-9 >= first else 0
     if n > max_points:
-        raise ValueError(f"this query would return {n} points per series (at most {max_points}): narrow "
-                         f"start_s/end_s or raise step_s (e.g. step_s >= {int(np.ceil((end - first) / (max_points - 1)))})")
+        raise ValueError(
+            f"this query would return {n} points per series (at most {max_points}): narrow "
+            f"start_s/end_s or raise step_s (e.g. step_s >= {int(np.ceil((end - first) / (max_points - 1)))})"
+        )
     return np.arange(first, end + 1e-9, step_s)
 
 
@@ -73,8 +77,10 @@ class ToolRunner:
 
     def __init__(self, backend: Backend, alert_engine: Any, metrics: Any = None):
         if not isinstance(backend, Backend):
-            raise TypeError(f"ToolRunner needs a Backend (e.g. backends.SimBackend(simulator)), got "
-                            f"{type(backend).__name__}")
+            raise TypeError(
+                f"ToolRunner needs a Backend (e.g. backends.SimBackend(simulator)), got "
+                f"{type(backend).__name__}"
+            )
         self.backend = backend
         self.alerts = alert_engine
         self._metrics = metrics
@@ -111,8 +117,9 @@ class ToolRunner:
         except PatternError as exc:  # a regex or search pattern the engine refuses: the agent's to fix
             result = ToolResult.fail(name, "invalid_arguments", str(exc))
         except PrometheusError as exc:  # a malformed query is the agent's mistake; anything else an outage
-            result = ToolResult.fail(name, "invalid_arguments" if isinstance(exc, ValueError) else "unavailable",
-                                     str(exc))
+            result = ToolResult.fail(
+                name, "invalid_arguments" if isinstance(exc, ValueError) else "unavailable", str(exc)
+            )
         except BudgetExceededError as exc:
             result = ToolResult.fail(name, "budget_exceeded", str(exc))
         except SREMarathonError as exc:
@@ -123,8 +130,16 @@ class ToolRunner:
         self._record(name, kind, args, result, "ok" if result.ok else "error", model, targets)
         return result
 
-    def _record(self, tool: str, kind: str, args: dict, result: ToolResult, verdict: str, model: Any = None,
-                targets: list[str] | None = None) -> None:
+    def _record(
+        self,
+        tool: str,
+        kind: str,
+        args: dict,
+        result: ToolResult,
+        verdict: str,
+        model: Any = None,
+        targets: list[str] | None = None,
+    ) -> None:
         if not result.ok:  # a refused call keeps a short rendering of what it sent: the record stays small
             args = json_safe(args, max_str=FAILED_CALL_STR)
         extra: dict[str, Any] = {}
@@ -138,8 +153,17 @@ class ToolRunner:
                 extra["in_scope"] = bool(extra["targets"]) and set(extra["targets"]) <= scope
             else:
                 extra["in_scope"] = False
-        rec = ActionRecord(time_s=self.backend.now(), invocation=self.invocation, tool=tool, kind=kind, args=args,
-                           ok=result.ok, verdict=verdict, error=result.error.message if result.error else "", **extra)
+        rec = ActionRecord(
+            time_s=self.backend.now(),
+            invocation=self.invocation,
+            tool=tool,
+            kind=kind,
+            args=args,
+            ok=result.ok,
+            verdict=verdict,
+            error=result.error.message if result.error else "",
+            **extra,
+        )
         self.actions.append(rec)
 
     def _targets(self, model: Any) -> set[str]:
@@ -166,7 +190,9 @@ class ToolRunner:
                 raise KeyError(f"unknown service {name!r}{did_you_mean(name, known)}")
         return name
 
-    def _window(self, start: float | None, end: float | None, default_s: float = 900.0) -> tuple[float, float]:
+    def _window(
+        self, start: float | None, end: float | None, default_s: float = 900.0
+    ) -> tuple[float, float]:
         now = self.backend.now()
         end = now if end is None else min(end, now)
         start = max(0.0, end - default_s) if start is None else start
@@ -185,8 +211,15 @@ class ToolRunner:
 
     @staticmethod
     def _alert_view(a: Any) -> dict:
-        return {"id": a.id, "rule": a.rule, "severity": a.severity, "labels": dict(a.labels),
-                "annotations": dict(a.annotations), "fired_at": a.fired_at, "resolved_at": a.resolved_at}
+        return {
+            "id": a.id,
+            "rule": a.rule,
+            "severity": a.severity,
+            "labels": dict(a.labels),
+            "annotations": dict(a.annotations),
+            "fired_at": a.fired_at,
+            "resolved_at": a.resolved_at,
+        }
 
     # ------------------------------------------------------------ reads
     def _get_alerts(self, m: Any) -> dict:
@@ -199,7 +232,7 @@ class ToolRunner:
             if m.state == "resolved" and a.resolved_at is None:
                 continue
             out.append(self._alert_view(a))
-        return {"now": self.backend.now(), "count": len(out), "alerts": out[-m.limit:]}
+        return {"now": self.backend.now(), "count": len(out), "alerts": out[-m.limit :]}
 
     @property
     def metrics(self) -> Any:
@@ -218,7 +251,9 @@ class ToolRunner:
         if m.function in ("p50", "p95", "p99"):
             base = m.metric.removesuffix("_bucket")
             if base + "_bucket" not in names:
-                raise KeyError(f"no histogram {base!r}{did_you_mean(base, [n.removesuffix('_bucket') for n in names if n.endswith('_bucket')])}")
+                raise KeyError(
+                    f"no histogram {base!r}{did_you_mean(base, [n.removesuffix('_bucket') for n in names if n.endswith('_bucket')])}"
+                )
         elif m.metric not in names:
             raise KeyError(f"unknown metric {m.metric!r}{did_you_mean(m.metric, names)}")
         matchers = parse_matchers(m.matchers)
@@ -235,12 +270,17 @@ class ToolRunner:
             groups.setdefault(key, []).append(pos)
         kept = list(groups.items())[:100]
         if len(kept) * len(times) > self.max_query_points:
-            raise ValueError(f"this query would return {len(kept)} series x {len(times)} points (at most "
-                             f"{self.max_query_points} points): narrow start_s/end_s, raise step_s, or "
-                             "select fewer series with matchers/group_by")
+            raise ValueError(
+                f"this query would return {len(kept)} series x {len(times)} points (at most "
+                f"{self.max_query_points} points): narrow start_s/end_s, raise step_s, or "
+                "select fewer series with matchers/group_by"
+            )
         # one read per time over every selected series (one query per time for a Prometheus source)
-        read = {"raw": lambda t: store.at(ids, t), "rate": lambda t: store.rate(ids, t, m.window_s),
-                "increase": lambda t: store.increase(ids, t, m.window_s)}[m.function]
+        read = {
+            "raw": lambda t: store.at(ids, t),
+            "rate": lambda t: store.rate(ids, t, m.window_s),
+            "increase": lambda t: store.increase(ids, t, m.window_s),
+        }[m.function]
         columns = [np.asarray(read(float(t)), dtype=np.float64) for t in times]
         series = []
         for key, members in kept:
@@ -255,12 +295,20 @@ class ToolRunner:
     @staticmethod
     def _promql(store: Any, m: Any, start: float, end: float) -> dict:
         if not hasattr(store, "query_range"):
-            raise ValueError("`promql` needs a Prometheus metrics source (this environment reads the "
-                             "simulator's store): use metric/function/matchers/group_by instead")
+            raise ValueError(
+                "`promql` needs a Prometheus metrics source (this environment reads the "
+                "simulator's store): use metric/function/matchers/group_by instead"
+            )
         rows = store.query_range(m.promql, start, end, m.step_s)
-        series = [{"labels": labels, "values": [[float(t), None if np.isnan(v) else round(float(v), 6)]
-                                                for t, v in zip(times, vals)]}
-                  for labels, times, vals in rows[:100]]
+        series = [
+            {
+                "labels": labels,
+                "values": [
+                    [float(t), None if np.isnan(v) else round(float(v), 6)] for t, v in zip(times, vals)
+                ],
+            }
+            for labels, times, vals in rows[:100]
+        ]
         return {"promql": m.promql, "series": series}
 
     def _quantile(self, base: str, matchers: dict, m: Any, times: np.ndarray) -> dict:
@@ -276,8 +324,10 @@ class ToolRunner:
             groups.setdefault(key, {}).setdefault(lab["le"], []).append(pos)
         kept = list(groups.items())[:100]
         if len(kept) * len(times) > self.max_query_points:
-            raise ValueError(f"this query would return {len(kept)} series x {len(times)} points (at most "
-                             f"{self.max_query_points} points): narrow start_s/end_s, raise step_s, or group by fewer labels")
+            raise ValueError(
+                f"this query would return {len(kept)} series x {len(times)} points (at most "
+                f"{self.max_query_points} points): narrow start_s/end_s, raise step_s, or group by fewer labels"
+            )
         if not kept:
             return {"metric": base, "function": m.function, "unit": "same as buckets", "series": []}
         # one column per (group, le) summing its member series (NaN counts as 0, like nansum)
@@ -287,13 +337,21 @@ class ToolRunner:
             les = sorted(by_le, key=lambda x: float("inf") if x == "+Inf" else float(x))
             cols.append((gi, les))
             member_rows += [by_le[le] for le in les]
-        rates = np.stack([np.nan_to_num(np.asarray(store.rate(ids, float(t), m.window_s), dtype=np.float64))
-                          for t in times]) if len(times) else np.zeros((0, len(ids)))
+        rates = (
+            np.stack(
+                [
+                    np.nan_to_num(np.asarray(store.rate(ids, float(t), m.window_s), dtype=np.float64))
+                    for t in times
+                ]
+            )
+            if len(times)
+            else np.zeros((0, len(ids)))
+        )
         # [times, (group, le)]: the same per-row sums (and summation order) as nansum over each member list
         summed = np.stack([rates[:, members].sum(axis=1) for members in member_rows], axis=1)
         series, j = [], 0
         for (key, _), (_, les) in zip(kept, cols):
-            block = summed[:, j:j + len(les)]
+            block = summed[:, j : j + len(les)]
             j += len(les)
             qs = bucket_quantile(q, block, np.array([float(le) for le in les])) if len(times) else np.zeros(0)
             vals = [None if np.isnan(v) else round(float(v), 3) for v in qs]
@@ -309,18 +367,28 @@ class ToolRunner:
         if m.trace_id:
             return {"traces": self.backend.traces(m.trace_id, None, 0.0, 0.0, None, None, 1)}
         start, end = self._window(m.start_s, m.end_s, 600.0)
-        return {"traces": self.backend.traces(None, self._service(m.service), start, end, m.min_duration_ms,
-                                              m.status, m.limit)}
+        return {
+            "traces": self.backend.traces(
+                None, self._service(m.service), start, end, m.min_duration_ms, m.status, m.limit
+            )
+        }
 
     def _get_topology(self, m: Any) -> dict:
         app = self.backend.app
         return {
-            "app": app.display_name, "namespace": app.namespace, "entry_point": app.entry_point,
-            "zones": {z.name: z.nodes for z in app.zones}, "cross_zone_latency_ms": app.cross_zone_latency_ms,
-            "services": [{"name": s.name, "language": s.language, "kind": s.kind, "port": s.port} for s in app.services],
+            "app": app.display_name,
+            "namespace": app.namespace,
+            "entry_point": app.entry_point,
+            "zones": {z.name: z.nodes for z in app.zones},
+            "cross_zone_latency_ms": app.cross_zone_latency_ms,
+            "services": [
+                {"name": s.name, "language": s.language, "kind": s.kind, "port": s.port} for s in app.services
+            ],
             "edges": [{"from": e.source, "to": e.target, "protocol": e.protocol} for e in app.edges],
-            "request_types": [{"name": r.name, "method": r.method, "endpoint": r.endpoint, "services": r.services}
-                              for r in app.request_types],
+            "request_types": [
+                {"name": r.name, "method": r.method, "endpoint": r.endpoint, "services": r.services}
+                for r in app.request_types
+            ],
         }
 
     def _get_k8s_state(self, m: Any) -> dict:
@@ -329,7 +397,7 @@ class ToolRunner:
 
     def _get_deploy_history(self, m: Any) -> dict:
         rows = self.backend.deploy_history(self._service(m.service), m.since_s)
-        return {"count": len(rows), "changes": rows[-m.limit:]}
+        return {"count": len(rows), "changes": rows[-m.limit :]}
 
     def _read_source(self, m: Any) -> dict:
         return self.backend.source(self._service(m.service), m.path)
@@ -340,7 +408,10 @@ class ToolRunner:
     def _workspace(self, m: Any) -> dict:
         ws = self.workspace
         if m.op == "list":
-            return {"keys": sorted(ws.notes), "incidents": [i.view() for i in self.incidents.incidents.values()]}
+            return {
+                "keys": sorted(ws.notes),
+                "incidents": [i.view() for i in self.incidents.incidents.values()],
+            }
         if not m.key:
             raise ValueError(f"workspace {m.op} needs a key")
         if m.op == "read":

@@ -32,8 +32,10 @@ def json_safe(value: Any, depth: int = 0, max_str: int = MAX_STR) -> Any:
         return f"<{type(value).__name__} nested deeper than {MAX_DEPTH} levels>"
     if isinstance(value, dict):
         items = list(value.items())
-        out = {_cut(k if isinstance(k, str) else repr_of(k), max_str): json_safe(v, depth + 1, max_str)
-               for k, v in items[:MAX_ITEMS]}
+        out = {
+            _cut(k if isinstance(k, str) else repr_of(k), max_str): json_safe(v, depth + 1, max_str)
+            for k, v in items[:MAX_ITEMS]
+        }
         if len(items) > MAX_ITEMS:
             out["..."] = f"{len(items) - MAX_ITEMS} more entries"
         return out

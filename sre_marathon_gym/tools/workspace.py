@@ -30,9 +30,16 @@ class Incident:
     resolved_s: float | None = None
 
     def view(self) -> dict:
-        return {"id": self.id, "opened_s": self.opened_s, "title": self.title, "alert_ids": list(self.alert_ids),
-                "root_cause": {"services": list(self.services), "artifact": self.artifact} if self.artifact else None,
-                "status": "resolved" if self.resolved_s is not None else "open"}
+        return {
+            "id": self.id,
+            "opened_s": self.opened_s,
+            "title": self.title,
+            "alert_ids": list(self.alert_ids),
+            "root_cause": {"services": list(self.services), "artifact": self.artifact}
+            if self.artifact
+            else None,
+            "status": "resolved" if self.resolved_s is not None else "open",
+        }
 
 
 class IncidentStore:
@@ -42,8 +49,16 @@ class IncidentStore:
 
     def _event(self, now: float, op: str, inc: Incident) -> None:
         """Record the incident's full state after `op` (what scoring replays)."""
-        self.events.append(IncidentEvent(time_s=now, op=op, incident_id=inc.id, alert_ids=list(inc.alert_ids),
-                                         services=list(inc.services), artifact=inc.artifact))
+        self.events.append(
+            IncidentEvent(
+                time_s=now,
+                op=op,
+                incident_id=inc.id,
+                alert_ids=list(inc.alert_ids),
+                services=list(inc.services),
+                artifact=inc.artifact,
+            )
+        )
 
     def open(self, now: float, alert_ids: list[str], title: str) -> Incident:
         inc = Incident(f"inc-{len(self.incidents) + 1:03d}", now, title, sorted(set(alert_ids)))
@@ -51,7 +66,9 @@ class IncidentStore:
         self._event(now, "open", inc)
         return inc
 
-    def set_root_cause(self, now: float, inc: Incident, services: list[str], artifact: str, summary: str) -> None:
+    def set_root_cause(
+        self, now: float, inc: Incident, services: list[str], artifact: str, summary: str
+    ) -> None:
         inc.services, inc.artifact, inc.summary = sorted(set(services)), artifact, summary
         self._event(now, "root_cause", inc)
 
@@ -82,8 +99,10 @@ class Workspace:
             raise ValueError(f"the workspace holds at most {MAX_NOTES} notes; delete one first")
         text = text[:MAX_NOTE_CHARS]
         if self.written + len(text) > MAX_WRITTEN_CHARS:
-            raise BudgetExceededError(f"this run has written {self.written:,} of the workspace's "
-                                      f"{MAX_WRITTEN_CHARS:,} characters; this write ({len(text):,}) would "
-                                      "exceed them: keep notes shorter or overwrite less often")
+            raise BudgetExceededError(
+                f"this run has written {self.written:,} of the workspace's "
+                f"{MAX_WRITTEN_CHARS:,} characters; this write ({len(text):,}) would "
+                "exceed them: keep notes shorter or overwrite less often"
+            )
         self.written += len(text)
         self.notes[key] = text

@@ -23,5 +23,11 @@ from .observation import FlattenMarathonObservation
 from .record import RecordBundle
 from .reward import ShapeMarathonReward
 
-__all__ = ["EncodeActionSlots", "FlattenActions", "FlattenMarathonObservation", "RecordBundle",
-           "ScheduleCurriculum", "ShapeMarathonReward"]
+__all__ = [
+    "EncodeActionSlots",
+    "FlattenActions",
+    "FlattenMarathonObservation",
+    "RecordBundle",
+    "ScheduleCurriculum",
+    "ShapeMarathonReward",
+]

@@ -20,8 +20,10 @@ from ..envs.actions import SCALE_CHOICES, VERBS
 
 def _with_mask_space(space: spaces.Space, n: int) -> spaces.Dict:
     if not isinstance(space, spaces.Dict):
-        raise TypeError(f"expected the env's Dict observation space, got {space}; put action encodings "
-                        "before FlattenMarathonObservation")
+        raise TypeError(
+            f"expected the env's Dict observation space, got {space}; put action encodings "
+            "before FlattenMarathonObservation"
+        )
     if "action_mask" in space.spaces:
         raise ValueError("the observation already has an 'action_mask'; use one action encoding")
     return spaces.Dict({**space.spaces, "action_mask": spaces.Box(0.0, 1.0, (n,), np.float32)})
@@ -111,8 +113,9 @@ class EncodeActionSlots(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """
 
     def __init__(self, env: gym.Env, slots_per_step: int = 1, verbs: Sequence[str] | None = None):
-        gym.utils.RecordConstructorArgs.__init__(self, slots_per_step=slots_per_step,
-                                                 verbs=None if verbs is None else list(verbs))
+        gym.utils.RecordConstructorArgs.__init__(
+            self, slots_per_step=slots_per_step, verbs=None if verbs is None else list(verbs)
+        )
         gym.Wrapper.__init__(self, env)
         base = env.unwrapped
         if slots_per_step < 1 or slots_per_step > base.action_slots:
@@ -132,9 +135,13 @@ class EncodeActionSlots(gym.Wrapper, gym.utils.RecordConstructorArgs):
         rows.append((v("resolve_incident"), 0, 0, 0, 0))
         for verb in ("rollback", "restart"):
             rows += [(v(verb), s, 0, 0, 0) for s in range(len(lay.services))]
-        rows += [(v("scale"), s, 0, 0, c) for s in range(len(lay.services)) for c in range(len(SCALE_CHOICES))]
+        rows += [
+            (v("scale"), s, 0, 0, c) for s in range(len(lay.services)) for c in range(len(SCALE_CHOICES))
+        ]
         for verb in ("set_config", "patch_source"):
-            rows += [(v(verb), s, a, 0, 0) for s in range(len(lay.services)) for a in range(len(lay.artifacts[s]))]
+            rows += [
+                (v(verb), s, a, 0, 0) for s in range(len(lay.services)) for a in range(len(lay.artifacts[s]))
+            ]
         if len(lay.zones) >= 2:
             rows += [(v("failover"), 0, 0, 0, z) for z in range(len(lay.zones))]
         rows += [(v("uncordon"), 0, 0, 0, n) for n in range(len(lay.nodes))]
@@ -187,7 +194,7 @@ class EncodeActionSlots(gym.Wrapper, gym.utils.RecordConstructorArgs):
     def decode(self, action: Any) -> np.ndarray:
         """The env action (``(action_slots, 5)``) of an encoded action."""
         idx = np.asarray(action, dtype=np.int64).reshape(-1)
-        inc = self._last_mask[self._offsets[3]:self._offsets[3] + self._nvec[3]]
+        inc = self._last_mask[self._offsets[3] : self._offsets[3] + self._nvec[3]]
         newest = int(np.flatnonzero(inc)[-1]) if inc.any() else 0
         out = np.zeros((self.env.unwrapped.action_slots, 5), dtype=np.int64)
         for j, i in enumerate(idx):

@@ -30,12 +30,23 @@ class ScheduleCurriculum(gym.Wrapper, gym.utils.RecordConstructorArgs):
         {'episode': 0, 'intensity': 0.5, 'injection_minutes': 4}
     """
 
-    def __init__(self, env: gym.Env, ramp_episodes: int = 100, intensity: tuple[float, float] = (0.5, 1.0),
-                 injection_minutes: tuple[int, int] = (10, 60), observation_minutes: int | None = None,
-                 start_episode: int = 0):
+    def __init__(
+        self,
+        env: gym.Env,
+        ramp_episodes: int = 100,
+        intensity: tuple[float, float] = (0.5, 1.0),
+        injection_minutes: tuple[int, int] = (10, 60),
+        observation_minutes: int | None = None,
+        start_episode: int = 0,
+    ):
         gym.utils.RecordConstructorArgs.__init__(
-            self, ramp_episodes=ramp_episodes, intensity=intensity, injection_minutes=injection_minutes,
-            observation_minutes=observation_minutes, start_episode=start_episode)
+            self,
+            ramp_episodes=ramp_episodes,
+            intensity=intensity,
+            injection_minutes=injection_minutes,
+            observation_minutes=observation_minutes,
+            start_episode=start_episode,
+        )
         gym.Wrapper.__init__(self, env)
         if env.unwrapped.mode != "train":
             raise ValueError("ScheduleCurriculum needs mode='train' (mode='eval' fixes the schedule)")
@@ -65,8 +76,11 @@ class ScheduleCurriculum(gym.Wrapper, gym.utils.RecordConstructorArgs):
             base.observation_s = 60 * self.observation_minutes
         base.run_s = base.injection_s + base.observation_s
         # keep pickling (rebuild by replay) consistent with the schedule actually run
-        base._init_kwargs.update(intensity=intensity, injection_minutes=base.injection_s // 60,
-                                 observation_minutes=base.observation_s // 60)
+        base._init_kwargs.update(
+            intensity=intensity,
+            injection_minutes=base.injection_s // 60,
+            observation_minutes=base.observation_s // 60,
+        )
         obs, info = self.env.reset(**kwargs)
         info = dict(info)
         info["curriculum"] = {"episode": self.episode, "intensity": intensity, "injection_minutes": minutes}

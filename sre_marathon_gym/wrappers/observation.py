@@ -49,7 +49,9 @@ class FlattenMarathonObservation(gym.ObservationWrapper, gym.utils.RecordConstru
     """
 
     def __init__(self, env: gym.Env, keep_mask: bool = True, scale: bool = True, alert_summary: bool = True):
-        gym.utils.RecordConstructorArgs.__init__(self, keep_mask=keep_mask, scale=scale, alert_summary=alert_summary)
+        gym.utils.RecordConstructorArgs.__init__(
+            self, keep_mask=keep_mask, scale=scale, alert_summary=alert_summary
+        )
         gym.ObservationWrapper.__init__(self, env)
         space = env.observation_space
         if not isinstance(space, spaces.Dict):
@@ -57,24 +59,35 @@ class FlattenMarathonObservation(gym.ObservationWrapper, gym.utils.RecordConstru
         self.scale, self.alert_summary = scale, alert_summary
         self.has_mask = "action_mask" in space.spaces
         self.keep_mask = keep_mask and self.has_mask
-        self.feature_space = spaces.Dict({k: self._part_space(s) for k, s in space.spaces.items()
-                                          if not (k == "action_mask" and self.keep_mask)})
+        self.feature_space = spaces.Dict(
+            {
+                k: self._part_space(s)
+                for k, s in space.spaces.items()
+                if not (k == "action_mask" and self.keep_mask)
+            }
+        )
         flat = spaces.flatten_space(self.feature_space)
         low, high = flat.low.astype(np.float32), flat.high.astype(np.float32)
         if alert_summary:
             n_services = space["services"].shape[0]
-            cap = np.float32(_slog(np.float32(space["alert_rule"].shape[0])) if scale else space["alert_rule"].shape[0])
+            cap = np.float32(
+                _slog(np.float32(space["alert_rule"].shape[0])) if scale else space["alert_rule"].shape[0]
+            )
             low = np.concatenate([low, np.zeros(2 * n_services, np.float32)])
             high = np.concatenate([high, np.full(2 * n_services, cap, np.float32)])
         features = spaces.Box(low, high, dtype=np.float32)
         if self.keep_mask:
-            self.observation_space = spaces.Dict({"observations": features, "action_mask": space["action_mask"]})
+            self.observation_space = spaces.Dict(
+                {"observations": features, "action_mask": space["action_mask"]}
+            )
         else:
             self.observation_space = features
 
     def _part_space(self, s: spaces.Space) -> spaces.Space:
         if self.scale and isinstance(s, spaces.Box):
-            return spaces.Box(_slog(s.low).astype(np.float32), _slog(s.high).astype(np.float32), s.shape, np.float32)
+            return spaces.Box(
+                _slog(s.low).astype(np.float32), _slog(s.high).astype(np.float32), s.shape, np.float32
+            )
         return s
 
     def observation(self, observation: dict[str, np.ndarray]) -> Any:
@@ -88,8 +101,12 @@ class FlattenMarathonObservation(gym.ObservationWrapper, gym.utils.RecordConstru
             svc = np.asarray(observation["alert_service"])
             firing = np.asarray(observation["alert_state"]) == 1
             ungrouped = firing & (np.asarray(observation["alert_in_incident"]) == 0)
-            counts = np.concatenate([np.bincount(svc[firing], minlength=n + 1)[1:],
-                                     np.bincount(svc[ungrouped], minlength=n + 1)[1:]]).astype(np.float32)
+            counts = np.concatenate(
+                [
+                    np.bincount(svc[firing], minlength=n + 1)[1:],
+                    np.bincount(svc[ungrouped], minlength=n + 1)[1:],
+                ]
+            ).astype(np.float32)
             flat = np.concatenate([flat, _slog(counts) if self.scale else counts]).astype(np.float32)
         if self.keep_mask:
             return {"observations": flat, "action_mask": np.asarray(observation["action_mask"], np.float32)}

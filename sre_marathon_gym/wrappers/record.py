@@ -32,7 +32,9 @@ class RecordBundle(gym.Wrapper, gym.utils.RecordConstructorArgs):
         True
     """
 
-    def __init__(self, env: gym.Env, directory: str | Path, prefix: str = "episode", extra: dict | None = None):
+    def __init__(
+        self, env: gym.Env, directory: str | Path, prefix: str = "episode", extra: dict | None = None
+    ):
         gym.utils.RecordConstructorArgs.__init__(self, directory=str(directory), prefix=prefix, extra=extra)
         gym.Wrapper.__init__(self, env)
         self.directory = Path(directory)
@@ -51,8 +53,14 @@ class RecordBundle(gym.Wrapper, gym.utils.RecordConstructorArgs):
             cut = None  # a step limit (TimeLimit) that truncates before the run's end seals it INCOMPLETE
             if base.now < base.run_s:
                 cut = Incomplete(float(base.now), "truncated before the end of the run")
-            write_bundle(path, base.record(), store=base.metric_store, catalog=base.catalog, extra=self.extra,
-                         incomplete=cut)
+            write_bundle(
+                path,
+                base.record(),
+                store=base.metric_store,
+                catalog=base.catalog,
+                extra=self.extra,
+                incomplete=cut,
+            )
             self.paths.append(path)
             info = dict(info)
             info["bundle"] = str(path)

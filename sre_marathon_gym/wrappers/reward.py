@@ -44,10 +44,12 @@ class ShapeMarathonReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
         True
     """
 
-    def __init__(self, env: gym.Env, degradation_weight: float = 0.0, risk_weight: float = 0.0,
-                 clip: bool = False):
-        gym.utils.RecordConstructorArgs.__init__(self, degradation_weight=degradation_weight,
-                                                 risk_weight=risk_weight, clip=clip)
+    def __init__(
+        self, env: gym.Env, degradation_weight: float = 0.0, risk_weight: float = 0.0, clip: bool = False
+    ):
+        gym.utils.RecordConstructorArgs.__init__(
+            self, degradation_weight=degradation_weight, risk_weight=risk_weight, clip=clip
+        )
         gym.Wrapper.__init__(self, env)
         if degradation_weight < 0 or risk_weight < 0:
             raise ValueError("degradation_weight and risk_weight must be >= 0 (they are penalties)")
@@ -66,7 +68,7 @@ class ShapeMarathonReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
         base = self.env.unwrapped
         requests, degraded = base.interval_traffic()
         degradation = float(min(degraded, requests) / requests) if requests > 0 else 0.0
-        new_actions = base.runner.actions[self._actions_seen:]
+        new_actions = base.runner.actions[self._actions_seen :]
         self._actions_seen = len(base.runner.actions)
         _, risky, _ = intervention_risk(new_actions)
         shaped = float(reward) - self.degradation_weight * degradation - self.risk_weight * risky
@@ -74,6 +76,9 @@ class ShapeMarathonReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
             score = float(base.reward_fn.value)
             shaped += min(max(score, 0.0), 100.0) - score
         info = dict(info)
-        info["reward_terms"] = {"score": float(reward), "degradation": float(degradation),
-                                "risky_attempts": int(risky)}
+        info["reward_terms"] = {
+            "score": float(reward),
+            "degradation": float(degradation),
+            "risky_attempts": int(risky),
+        }
         return obs, float(shaped), terminated, truncated, info

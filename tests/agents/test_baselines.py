@@ -16,8 +16,11 @@ from sre_marathon_gym.fault_schedule import FaultSchedule
 from sre_marathon_gym.scoring import fault_scores, score_run
 
 KW = dict(injection_minutes=10, observation_minutes=5, intensity=0.6)
-ENV_IDS = {"online_boutique": "SREMarathon/OnlineBoutique-v1", "astronomy_shop": "SREMarathon/AstronomyShop-v1",
-           "train_ticket": "SREMarathon/TrainTicket-v1"}
+ENV_IDS = {
+    "online_boutique": "SREMarathon/OnlineBoutique-v1",
+    "astronomy_shop": "SREMarathon/AstronomyShop-v1",
+    "train_ticket": "SREMarathon/TrainTicket-v1",
+}
 SEEDS = (3, 11)
 
 
@@ -84,12 +87,18 @@ def test_runbook_table_is_data_and_prefers_the_broken_object():
     assert RUNBOOK_TABLE["ZoneNodesNotReady"].action == "failover"
     assert all(r.action == "none" for n, r in RUNBOOK_TABLE.items() if n.startswith("Entry"))
     assert strongest(["ServiceErrorRatioCritical", "PodNotReady", "CPUThrottlingSevere"]) == "PodNotReady"
-    assert strongest(["ServiceLatencyP95Critical", "PodImagePullBackOff", "PodNotReady"]) == "PodImagePullBackOff"
+    assert (
+        strongest(["ServiceLatencyP95Critical", "PodImagePullBackOff", "PodNotReady"])
+        == "PodImagePullBackOff"
+    )
     assert strongest(["EntryErrorRatioCritical", "ServiceErrorRatioWarning"]) == "ServiceErrorRatioWarning"
     services = ["frontend", "frontend-proxy", "cart"]
     assert workload_of({"pod": "frontend-proxy-7d9-x2"}, services, "frontend-proxy") == "frontend-proxy"
     assert workload_of({"node": "node-a1"}, services, "frontend-proxy") == "node/node-a1"
-    assert workload_of({"label_topology_kubernetes_io_zone": "zone-b"}, services, "frontend-proxy") == "zone/zone-b"
+    assert (
+        workload_of({"label_topology_kubernetes_io_zone": "zone-b"}, services, "frontend-proxy")
+        == "zone/zone-b"
+    )
     assert workload_of({"deployment": "cart"}, services, "frontend-proxy") == "cart"
     assert workload_of({"namespace": "otel-demo"}, services, "frontend-proxy") == "frontend-proxy"
 
@@ -134,8 +143,14 @@ def test_cautious_runbook_reports_only_what_its_table_trusts(app):
 
 def _seed_with_early_fault(catalog, app: str, mechanism: str) -> tuple[int, object]:
     for seed in range(300):
-        sched = FaultSchedule.generate(catalog, app, seed, injection_minutes=KW["injection_minutes"],
-                                       observation_minutes=KW["observation_minutes"], intensity=KW["intensity"])
+        sched = FaultSchedule.generate(
+            catalog,
+            app,
+            seed,
+            injection_minutes=KW["injection_minutes"],
+            observation_minutes=KW["observation_minutes"],
+            intensity=KW["intensity"],
+        )
         for f in sched.faults:
             if f.mechanism == mechanism and f.start_s <= 300 and f.planned_end_s - f.start_s >= 360:
                 return seed, f
@@ -146,8 +161,14 @@ def test_runbook_rolls_back_a_bad_image_tag(catalog):
     seed, scheduled = _seed_with_early_fault(catalog, "online_boutique", "bad_image_tag")
     target = catalog.fault(scheduled.fault_id).target
     env, _, record, _ = run("runbook", seed=seed)
-    rollbacks = [a for a in record.actions if a.tool == "rollback" and a.args["service"] == target and a.ok
-                 and scheduled.start_s <= a.time_s < scheduled.planned_end_s]
+    rollbacks = [
+        a
+        for a in record.actions
+        if a.tool == "rollback"
+        and a.args["service"] == target
+        and a.ok
+        and scheduled.start_s <= a.time_s < scheduled.planned_end_s
+    ]
     assert rollbacks, f"no rollback of {target} during {scheduled.fault_id}"
     cited = env.runner.incidents.incidents[rollbacks[0].incident_id]
     assert cited.artifact == f"deployment/{target}:image" and target in cited.services
@@ -159,7 +180,9 @@ def test_runbook_rolls_back_a_bad_image_tag(catalog):
 @pytest.mark.parametrize("app", list(ENV_IDS))
 def test_oracle_beats_runbook_beats_or_ties_noop(app):
     for seed in SEEDS:
-        scores = {name: run(name, app=app, seed=seed)[3].marathon_score for name in ("noop", "runbook", "oracle")}
+        scores = {
+            name: run(name, app=app, seed=seed)[3].marathon_score for name in ("noop", "runbook", "oracle")
+        }
         assert scores["oracle"] > scores["runbook"] >= scores["noop"], (app, seed, scores)
 
 
@@ -182,4 +205,6 @@ def test_oracle_leaderboard_marathon_score_at_least_85(app):
     record = run_episode(env, agent)
     card = score_run(record, env.unwrapped.catalog.scoring)
     missed = [(s.fault_id, s.outcome) for s in card.per_fault if not s.repaired]
-    assert card.marathon_score >= 85.0, f"{app}: Marathon-Score {card.marathon_score:.1f}; not repaired: {missed}"
+    assert card.marathon_score >= 85.0, (
+        f"{app}: Marathon-Score {card.marathon_score:.1f}; not repaired: {missed}"
+    )

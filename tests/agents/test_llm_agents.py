@@ -42,17 +42,28 @@ FAST = {"backoff_s": 0.01, "backoff_max_s": 0.01, "max_retries": 3}
 
 
 # ------------------------------------------------------------------ the scripted server
-def completion(content: str | None = None, tools: list[tuple[str, Any]] = (), prompt: int = 1000,
-               out: int = 50) -> dict:
-    calls = [{"id": f"call_{i}", "type": "function",
-              "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)}}
-             for i, (name, args) in enumerate(tools)]
+def completion(
+    content: str | None = None, tools: list[tuple[str, Any]] = (), prompt: int = 1000, out: int = 50
+) -> dict:
+    calls = [
+        {
+            "id": f"call_{i}",
+            "type": "function",
+            "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)},
+        }
+        for i, (name, args) in enumerate(tools)
+    ]
     msg: dict[str, Any] = {"role": "assistant", "content": content}
     if calls:
         msg["tool_calls"] = calls
-    return {"id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": "stub-model",
-            "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls" if calls else "stop"}],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": out, "total_tokens": prompt + out}}
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "stub-model",
+        "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls" if calls else "stop"}],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": out, "total_tokens": prompt + out},
+    }
 
 
 DONE = completion("Nothing more to do.", prompt=100, out=5)
@@ -108,7 +119,9 @@ class ScriptedServer:
                     self.connection.close()
                     return
                 if isinstance(step, tuple) and step[0] == "status":
-                    return self._send(step[1], json.dumps({"error": {"message": "scripted failure"}}).encode())
+                    return self._send(
+                        step[1], json.dumps({"error": {"message": "scripted failure"}}).encode()
+                    )
                 if isinstance(step, tuple) and step[0] == "raw":
                     return self._send(200, step[1].encode())
                 if isinstance(step, tuple) and step[0] == "slow":
@@ -154,8 +167,13 @@ def run(agent: Any, tmp_path: Path) -> tuple[Any, Any, Any]:
     """A short real episode; the bundle written with the agent's extra; the loaded bundle back."""
     env = gym.make("SREMarathon/OnlineBoutique-v1", **KW)
     record = run_episode(env, agent, seed=SEED)
-    path = write_bundle(tmp_path / f"{agent.name}.bundle", record, store=env.unwrapped.sim.store,
-                        catalog=env.unwrapped.catalog, extra=agent.bundle_extra())
+    path = write_bundle(
+        tmp_path / f"{agent.name}.bundle",
+        record,
+        store=env.unwrapped.sim.store,
+        catalog=env.unwrapped.catalog,
+        extra=agent.bundle_extra(),
+    )
     return env.unwrapped, record, load_bundle(path)
 
 
@@ -171,18 +189,40 @@ def _no_endpoint_env(monkeypatch):
 
 # ------------------------------------------------------------------ ReAct
 def test_react_end_to_end_with_malformed_calls_errors_and_timeout(tmp_path):
-    LATE = completion(tools=[("restart", {"incident_id": "inc-001", "service": "frontend"})], prompt=300, out=7)
+    LATE = completion(
+        tools=[("restart", {"incident_id": "inc-001", "service": "frontend"})], prompt=300, out=7
+    )
     script = [
         DONE,  # invocation 0 (t=120): no alerts yet; the model stops at once
-        ("status", 500), ("drop",),  # invocation 1: a server error and a dropped connection, retried
-        completion(tools=[("get_alertz", {}),  # unknown tool
-                          ("open_incident", '{"alert_ids": ["a0003"'),  # invalid JSON
-                          ("open_incident", {"alert_ids": ["a9999"], "title": "made up"}),  # hallucinated id
-                          ("get_deploy_history", {"service": "cartservice"})]),
-        completion(tools=[("open_incident", {"alert_ids": ["a0003", "a0006", "a0007"], "title": "cartservice errors"})]),
-        completion(tools=[("set_root_cause", {"incident_id": "inc-001", "services": ["cartservice"],
-                                              "artifact": "cartservice:env/REDIS_ADDR", "summary": "cache address"}),
-                          ("restart", {"incident_id": "inc-001", "service": "cartservice"})]),
+        ("status", 500),
+        ("drop",),  # invocation 1: a server error and a dropped connection, retried
+        completion(
+            tools=[
+                ("get_alertz", {}),  # unknown tool
+                ("open_incident", '{"alert_ids": ["a0003"'),  # invalid JSON
+                ("open_incident", {"alert_ids": ["a9999"], "title": "made up"}),  # hallucinated id
+                ("get_deploy_history", {"service": "cartservice"}),
+            ]
+        ),
+        completion(
+            tools=[
+                ("open_incident", {"alert_ids": ["a0003", "a0006", "a0007"], "title": "cartservice errors"})
+            ]
+        ),
+        completion(
+            tools=[
+                (
+                    "set_root_cause",
+                    {
+                        "incident_id": "inc-001",
+                        "services": ["cartservice"],
+                        "artifact": "cartservice:env/REDIS_ADDR",
+                        "summary": "cache address",
+                    },
+                ),
+                ("restart", {"incident_id": "inc-001", "service": "cartservice"}),
+            ]
+        ),
         DONE,
         ("late", 111.0, LATE),  # invocation 2: answers after the 110 s budget (on the agent's clock)
     ]
@@ -206,12 +246,21 @@ def test_react_end_to_end_with_malformed_calls_errors_and_timeout(tmp_path):
 
     # the record: every attempted call, with its verdict
     agent_calls = [(a.tool, a.verdict) for a in record.actions if a.tool not in ("get_alerts", "workspace")]
-    assert agent_calls == [("get_alertz", "invalid"), ("?", "invalid"), ("open_incident", "error"),
-                           ("get_deploy_history", "ok"), ("open_incident", "ok"), ("set_root_cause", "ok"),
-                           ("restart", "ok")]
+    assert agent_calls == [
+        ("get_alertz", "invalid"),
+        ("?", "invalid"),
+        ("open_incident", "error"),
+        ("get_deploy_history", "ok"),
+        ("open_incident", "ok"),
+        ("set_root_cause", "ok"),
+        ("restart", "ok"),
+    ]
     restart = next(a for a in record.actions if a.tool == "restart")
     assert restart.incident_id == "inc-001" and restart.in_scope is True and restart.time_s == 240.0
-    assert [(e.op, e.incident_id) for e in record.incident_events] == [("open", "inc-001"), ("root_cause", "inc-001")]
+    assert [(e.op, e.incident_id) for e in record.incident_events] == [
+        ("open", "inc-001"),
+        ("root_cause", "inc-001"),
+    ]
     assert record.incident_events[1].artifact == "cartservice:env/REDIS_ADDR"
     assert record.incident_events[0].alert_ids == ["a0003", "a0006", "a0007"]
 
@@ -277,14 +326,31 @@ def test_a_timeout_cut_short_by_the_budget_is_recorded_as_a_timeout():
 
 # ------------------------------------------------------------------ RAG
 def test_rag_one_call_per_invocation_plan_validated_and_executed(tmp_path):
-    plan = {"incidents": [
-        {"incident_id": None, "alert_ids": ["a9999"], "title": "ghost"},  # hallucinated id
-        {"alert_ids": ["a0003", "a0006"], "title": "cartservice saturated",
-         "root_cause": {"services": ["cartservice"], "artifact": "deployment/cartservice:resources.limits.cpu"},
-         "repairs": [{"tool": "scale", "service": "cartservice", "replicas": 2}, {"tool": "search_logs"}]},
-        {"alert_ids": ["a0003", "a0001", "a0005"], "title": "checkout",  # a0003 taken: dropped
-         "root_cause": {"services": ["checkoutservice"], "artifact": "checkoutservice:env/CART_SERVICE_ADDR"}},
-    ]}
+    plan = {
+        "incidents": [
+            {"incident_id": None, "alert_ids": ["a9999"], "title": "ghost"},  # hallucinated id
+            {
+                "alert_ids": ["a0003", "a0006"],
+                "title": "cartservice saturated",
+                "root_cause": {
+                    "services": ["cartservice"],
+                    "artifact": "deployment/cartservice:resources.limits.cpu",
+                },
+                "repairs": [
+                    {"tool": "scale", "service": "cartservice", "replicas": 2},
+                    {"tool": "search_logs"},
+                ],
+            },
+            {
+                "alert_ids": ["a0003", "a0001", "a0005"],
+                "title": "checkout",  # a0003 taken: dropped
+                "root_cause": {
+                    "services": ["checkoutservice"],
+                    "artifact": "checkoutservice:env/CART_SERVICE_ADDR",
+                },
+            },
+        ]
+    }
     script = [
         completion("Here is my plan: {incidents: [oops"),  # invocation 1: invalid JSON
         ("status", 503),
@@ -306,10 +372,20 @@ def test_rag_one_call_per_invocation_plan_validated_and_executed(tmp_path):
     assert "did not match the format" in server.messages(5)[1]["content"]
 
     calls = [(a.tool, a.verdict) for a in record.actions if a.kind != "read"]
-    assert calls == [("open_incident", "error"), ("open_incident", "ok"), ("set_root_cause", "ok"), ("scale", "ok"),
-                     ("open_incident", "ok"), ("set_root_cause", "ok"), ("update_incident", "ok")]
+    assert calls == [
+        ("open_incident", "error"),
+        ("open_incident", "ok"),
+        ("set_root_cause", "ok"),
+        ("scale", "ok"),
+        ("open_incident", "ok"),
+        ("set_root_cause", "ok"),
+        ("update_incident", "ok"),
+    ]
     ev = record.incident_events
-    assert ev[0].alert_ids == ["a0003", "a0006"] and ev[1].artifact == "deployment/cartservice:resources.limits.cpu"
+    assert (
+        ev[0].alert_ids == ["a0003", "a0006"]
+        and ev[1].artifact == "deployment/cartservice:resources.limits.cpu"
+    )
     assert ev[2].incident_id == "inc-002" and ev[2].alert_ids == ["a0001", "a0005"]
     assert ev[-1].op == "update" and ev[-1].alert_ids == ["a0003", "a0006", "a0007", "a0009"]
     scale = next(a for a in record.actions if a.tool == "scale")
@@ -325,13 +401,20 @@ def test_rag_one_call_per_invocation_plan_validated_and_executed(tmp_path):
 
 # ------------------------------------------------------------------ Keep-agent
 def test_keep_rules_group_model_diagnoses_and_places_only_ungrouped(tmp_path):
-    plan = {"incidents": [
-        {"incident_id": "inc-003", "root_cause": {"services": ["cartservice"],
-                                                  "artifact": "cartservice:env/REDIS_ADDR"},
-         "repairs": [{"tool": "rollback", "service": "cartservice"}]},
-        {"incident_id": "inc-001", "alert_ids": ["a0003"]},  # grouped by the rules: refused
-        {"incident_id": "inc-404", "root_cause": {"services": ["frontend"], "artifact": "frontend:env/X"}},
-    ]}
+    plan = {
+        "incidents": [
+            {
+                "incident_id": "inc-003",
+                "root_cause": {"services": ["cartservice"], "artifact": "cartservice:env/REDIS_ADDR"},
+                "repairs": [{"tool": "rollback", "service": "cartservice"}],
+            },
+            {"incident_id": "inc-001", "alert_ids": ["a0003"]},  # grouped by the rules: refused
+            {
+                "incident_id": "inc-404",
+                "root_cause": {"services": ["frontend"], "artifact": "frontend:env/X"},
+            },
+        ]
+    }
     with ScriptedServer([("raw", "this is not json at all"), completion(json.dumps(plan))]) as server:
         agent = KeepAgent(model="stub-model", base_url=server.url, price=PRICE, **FAST)
         _u, record, bundle = run(agent, tmp_path)
@@ -349,10 +432,16 @@ def test_keep_rules_group_model_diagnoses_and_places_only_ungrouped(tmp_path):
     # previous invocation (a0008 does that here)
     invocations = [120.0 * k for k in range(1, 8)]
     seen = {a.id for a in record.alerts if a.fired_at <= invocations[-1]}
-    between = {a.id for a in record.alerts
-               if a.id in seen and not any(a.fired_at <= t < a.resolved_at for t in invocations if a.resolved_at)
-               and a.resolved_at is not None}
-    assert set(every) == seen and "a0008" in between, [(a.id, a.fired_at, a.resolved_at) for a in record.alerts]
+    between = {
+        a.id
+        for a in record.alerts
+        if a.id in seen
+        and not any(a.fired_at <= t < a.resolved_at for t in invocations if a.resolved_at)
+        and a.resolved_at is not None
+    }
+    assert set(every) == seen and "a0008" in between, [
+        (a.id, a.fired_at, a.resolved_at) for a in record.alerts
+    ]
     titles = [a.args["title"] for a in record.actions if a.tool == "open_incident"]
     assert titles[:3] == ["keep: checkoutservice", "keep: frontend", "keep: cartservice"]
 
@@ -362,12 +451,15 @@ def test_keep_rules_group_model_diagnoses_and_places_only_ungrouped(tmp_path):
     assert [(e.incident_id, e.artifact) for e in rc] == [("inc-003", "cartservice:env/REDIS_ADDR")]
     rollback = next(a for a in record.actions if a.tool == "rollback")
     assert rollback.incident_id == "inc-003" and rollback.verdict == "ok"
-    assert not any(a.tool == "update_incident" and "a0003" in a.args.get("add_alert_ids", []) for a in record.actions)
+    assert not any(
+        a.tool == "update_incident" and "a0003" in a.args.get("add_alert_ids", []) for a in record.actions
+    )
     nxt = server.messages(2)[1]["content"]
     assert "already grouped by the rules" in nxt and "inc-404" in nxt
     u_ = bundle.record.usage
     assert u_.model_calls == len(server.requests) - 1 and u_.cost_usd == pytest.approx(
-        cost(u_.input_tokens, u_.output_tokens))
+        cost(u_.input_tokens, u_.output_tokens)
+    )
 
 
 def test_keep_rule_key_leaves_unnamed_alerts_to_the_model():
@@ -376,7 +468,10 @@ def test_keep_rule_key_leaves_unnamed_alerts_to_the_model():
     assert workload_of({"pod": "cartservice-abc-x"}, services) == "cartservice"
     assert workload_of({"node": "node-a1", "pod": "cartservice-abc-x"}, services) == "node/node-a1"
     assert workload_of({"label_topology_kubernetes_io_zone": "zone-b"}, services) == "zone/zone-b"
-    assert workload_of({"namespace": "online-boutique", "alertname": "PaymentTransactionsDrop"}, services) is None
+    assert (
+        workload_of({"namespace": "online-boutique", "alertname": "PaymentTransactionsDrop"}, services)
+        is None
+    )
 
     calls: list[dict] = []
 
@@ -385,11 +480,19 @@ def test_keep_rule_key_leaves_unnamed_alerts_to_the_model():
         return ToolResult(ok=True, tool=raw["tool"], data={"id": "inc-009"})
 
     feedback: list[str] = []
-    plan = Plan.model_validate({"incidents": [{"alert_ids": ["a1", "a2", "a1"], "title": "t"},
-                                              {"incident_id": "inc-001", "alert_ids": ["a2", "a3"]}]})
+    plan = Plan.model_validate(
+        {
+            "incidents": [
+                {"alert_ids": ["a1", "a2", "a1"], "title": "t"},
+                {"incident_id": "inc-001", "alert_ids": ["a2", "a3"]},
+            ]
+        }
+    )
     execute_plan(call, plan, feedback, placeable={"a1", "a2"})
     assert calls == [{"tool": "open_incident", "alert_ids": ["a1", "a2"], "title": "t"}]  # a2 used once
-    assert feedback == ["alerts ['a3'] were already grouped by the rules; only ungrouped alerts may be placed"]
+    assert feedback == [
+        "alerts ['a3'] were already grouped by the rules; only ungrouped alerts may be placed"
+    ]
 
 
 # ------------------------------------------------------------------ pieces
@@ -401,13 +504,22 @@ def test_plan_parsing_accepts_fences_and_prose_and_rejects_the_rest():
 
 
 def test_retrieval_ranks_documents_by_alert_names_and_labels_deterministically():
-    docs = [Document("service/frontend", "service", "service frontend: error ratio 1%"),
-            Document("service/cartservice", "service", "service cartservice: error ratio 40%, pods restarting"),
-            Document("change/d0001", "change", "change d0001 to cartservice: bump REDIS_ADDR"),
-            Document("node/node-a1", "node", "node node-a1 NotReady")]
-    q = alert_terms([{"rule": "ServiceErrorRatioCritical", "labels": {"service_name": "cartservice"},
-                      "resolved_at": None},
-                     {"rule": "NodeNotReady", "labels": {"node": "node-a9"}, "resolved_at": 100.0}])
+    docs = [
+        Document("service/frontend", "service", "service frontend: error ratio 1%"),
+        Document("service/cartservice", "service", "service cartservice: error ratio 40%, pods restarting"),
+        Document("change/d0001", "change", "change d0001 to cartservice: bump REDIS_ADDR"),
+        Document("node/node-a1", "node", "node node-a1 NotReady"),
+    ]
+    q = alert_terms(
+        [
+            {
+                "rule": "ServiceErrorRatioCritical",
+                "labels": {"service_name": "cartservice"},
+                "resolved_at": None,
+            },
+            {"rule": "NodeNotReady", "labels": {"node": "node-a9"}, "resolved_at": 100.0},
+        ]
+    )
     ranked = [d.id for d in rank(docs, q, k=3)]
     assert ranked[0] == "service/cartservice" and "node/node-a1" not in ranked  # resolved alerts do not query
     assert ranked == [d.id for d in rank(list(reversed(docs)), q, k=3)]
@@ -419,7 +531,14 @@ def test_pricing_catalog_matches_snapshots_and_providers(catalog):
     assert p.price_for("openai/gpt-4o-mini").name == "gpt-4o-mini"
     assert p.price_for("my-local-llama") is None
     # only exact names and date snapshots: variants are other models with other prices
-    for variant in ("o3-mini", "o3-pro", "gpt-5-chat-latest", "gpt-4o-audio-preview", "gpt-4o-2024", "gpt-5-1"):
+    for variant in (
+        "o3-mini",
+        "o3-pro",
+        "gpt-5-chat-latest",
+        "gpt-4o-audio-preview",
+        "gpt-4o-2024",
+        "gpt-5-1",
+    ):
         assert p.price_for(variant) is None, variant
     assert p.price_for("gpt-5-mini").name == "gpt-5-mini" and p.price_for("o3-2025-04-16").name == "o3"
     assert p.price_for("gpt-4o-mini-2024-07-18").name == "gpt-4o-mini"
@@ -434,7 +553,10 @@ def test_pricing_catalog_matches_snapshots_and_providers(catalog):
     url = "http://127.0.0.1:9/v1"
     assert RAGAgent(model="gpt-4o", base_url=url)._resolve_price(p).input_per_mtok == 2.5
     assert RAGAgent(model="gpt-4o", base_url=url, pricing=own)._resolve_price(p).input_per_mtok == 9
-    assert RAGAgent(model="gpt-4o", base_url=url, pricing=own, price=(1, 3))._resolve_price(p).output_per_mtok == 3
+    assert (
+        RAGAgent(model="gpt-4o", base_url=url, pricing=own, price=(1, 3))._resolve_price(p).output_per_mtok
+        == 3
+    )
     assert RAGAgent(model="llama", base_url=url)._resolve_price(p) is None
 
 
@@ -474,8 +596,22 @@ def test_cli_pricing_override_file_is_validated(tmp_path, capsys):
 
     bad = tmp_path / "prices.yaml"
     bad.write_text("schema_version: 1\nmodels:\n  - {name: m, input_per_mtok: 1, output_per_mtok: -2}\n")
-    assert main(["evaluate", "--agent", "rag", "--model", "m", "--base-url", "http://127.0.0.1:9/v1",
-                 "--pricing", str(bad)]) == 2
+    assert (
+        main(
+            [
+                "evaluate",
+                "--agent",
+                "rag",
+                "--model",
+                "m",
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--pricing",
+                str(bad),
+            ]
+        )
+        == 2
+    )
     assert f"{bad}: models[0] (m).output_per_mtok" in capsys.readouterr().err
 
 
@@ -521,15 +657,31 @@ def test_dead_endpoint_costs_invocations_never_the_run(tmp_path):
 
 
 # ------------------------------------------------------------------ the one-command leaderboard run
-def test_cli_evaluate_react_runs_the_leaderboard_protocol_and_prints_published_numbers(tmp_path, capsys,
-                                                                                     monkeypatch):
+def test_cli_evaluate_react_runs_the_leaderboard_protocol_and_prints_published_numbers(
+    tmp_path, capsys, monkeypatch
+):
     from sre_marathon_gym.cli import main
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret")
     first = completion(tools=[("get_alerts", {"state": "firing"})], prompt=2000, out=30)
     with ScriptedServer([("status", 429), first]) as server:
-        rc = main(["evaluate", "--agent", "react", "--apps", "online_boutique", "--model", "gpt-4o-2024-08-06",
-                   "--base-url", server.url, "--workers", "1", "--out", str(tmp_path)])
+        rc = main(
+            [
+                "evaluate",
+                "--agent",
+                "react",
+                "--apps",
+                "online_boutique",
+                "--model",
+                "gpt-4o-2024-08-06",
+                "--base-url",
+                server.url,
+                "--workers",
+                "1",
+                "--out",
+                str(tmp_path),
+            ]
+        )
     out = capsys.readouterr().out
     assert rc == 0
     assert server.requests[0]["model"] == "gpt-4o-2024-08-06"
@@ -544,7 +696,11 @@ def test_cli_evaluate_react_runs_the_leaderboard_protocol_and_prints_published_n
     assert u_.input_tokens == 2000 + 100 * invocations and u_.output_tokens == 30 + 5 * invocations
     assert u_.cost_usd == pytest.approx((u_.input_tokens * 2.5 + u_.output_tokens * 10) / 1e6)
     board = next(line for line in out.splitlines() if line.startswith("react") and "mean of apps" in line)
-    assert board.split()[-3:] == [str(u_.model_calls), str(u_.input_tokens + u_.output_tokens), f"{u_.cost_usd:.2f}"]
+    assert board.split()[-3:] == [
+        str(u_.model_calls),
+        str(u_.input_tokens + u_.output_tokens),
+        f"{u_.cost_usd:.2f}",
+    ]
     llm = next(line for line in out.splitlines() if line.startswith("react") and "online_boutique" in line)
     assert llm.split()[3:8] == [str(u_.model_calls), "1", "0", str(u_.input_tokens), str(u_.output_tokens)]
     assert "sk-test-secret" not in json.dumps(bundle.manifest)
@@ -578,8 +734,27 @@ def test_cli_refuses_a_negative_price_before_any_run(tmp_path, capsys):
     from sre_marathon_gym.cli import main
 
     out = tmp_path / "runs"
-    assert main(["evaluate", "--agent", "react", "--apps", "online_boutique", "--model", "m",
-                 "--base-url", "http://127.0.0.1:9/v1", "--price", "-1", "2", "--out", str(out)]) == 2
+    assert (
+        main(
+            [
+                "evaluate",
+                "--agent",
+                "react",
+                "--apps",
+                "online_boutique",
+                "--model",
+                "m",
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--price",
+                "-1",
+                "2",
+                "--out",
+                str(out),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert "--price IN OUT: input_per_mtok=-1.0: Input should be greater than or equal to 0" in err
     assert "Traceback" not in err and not out.exists()  # no run started, so no (incomplete) bundle
@@ -587,15 +762,18 @@ def test_cli_refuses_a_negative_price_before_any_run(tmp_path, capsys):
         make_agent("rag", model="m", base_url="http://127.0.0.1:9/v1", price=(1, -2))
 
 
-@pytest.mark.parametrize(("name", "options", "field"), [
-    ("react", {"base_url": "localhost:11434/v1"}, "base_url: 'localhost:11434/v1' is not an http(s) URL"),
-    ("react", {"base_url": "ftp://127.0.0.1/v1"}, "base_url: 'ftp://127.0.0.1/v1' is not an http(s) URL"),
-    ("rag", {"budget_s": -5}, "budget_s=-5: Input should be greater than 0"),
-    ("react", {"max_steps": "ten"}, "max_steps='ten': Input should be a valid integer"),
-    ("react", {"max_tokens": 0}, "max_tokens=0: Input should be greater than or equal to 1"),
-    ("keep", {"top_k": 0}, "top_k=0: Input should be greater than or equal to 1"),
-    ("rag", {"max_retries": -1}, "max_retries=-1: Input should be greater than or equal to 0"),
-])
+@pytest.mark.parametrize(
+    ("name", "options", "field"),
+    [
+        ("react", {"base_url": "localhost:11434/v1"}, "base_url: 'localhost:11434/v1' is not an http(s) URL"),
+        ("react", {"base_url": "ftp://127.0.0.1/v1"}, "base_url: 'ftp://127.0.0.1/v1' is not an http(s) URL"),
+        ("rag", {"budget_s": -5}, "budget_s=-5: Input should be greater than 0"),
+        ("react", {"max_steps": "ten"}, "max_steps='ten': Input should be a valid integer"),
+        ("react", {"max_tokens": 0}, "max_tokens=0: Input should be greater than or equal to 1"),
+        ("keep", {"top_k": 0}, "top_k=0: Input should be greater than or equal to 1"),
+        ("rag", {"max_retries": -1}, "max_retries=-1: Input should be greater than or equal to 0"),
+    ],
+)
 def test_bad_agent_options_fail_at_construction_naming_the_field(name, options, field):
     kwargs = {"model": "m", "base_url": "http://127.0.0.1:9/v1", **options}
     with pytest.raises(ConfigurationError) as err:
@@ -606,7 +784,9 @@ def test_bad_agent_options_fail_at_construction_naming_the_field(name, options, 
 def test_cli_refuses_a_base_url_without_scheme(capsys):
     from sre_marathon_gym.cli import main
 
-    assert main(["evaluate", "--agent", "rag", "--model", "m", "--base-url", "user:pw@localhost:8000/v1"]) == 2
+    assert (
+        main(["evaluate", "--agent", "rag", "--model", "m", "--base-url", "user:pw@localhost:8000/v1"]) == 2
+    )
     err = capsys.readouterr().err
     assert "base_url: 'localhost:8000/v1' is not an http(s) URL with a host" in err and "pw" not in err
 
@@ -619,7 +799,9 @@ def test_run_one_closes_the_agent_client_and_the_env_however_the_run_ends(tmp_pa
 
     closed_envs: list[int] = []
     real_close = MarathonEnv.close
-    monkeypatch.setattr(MarathonEnv, "close", lambda self: (closed_envs.append(id(self)), real_close(self))[1])
+    monkeypatch.setattr(
+        MarathonEnv, "close", lambda self: (closed_envs.append(id(self)), real_close(self))[1]
+    )
 
     class CrashingReAct(ReActAgent):
         def act(self, env: Any, deadline: Deadline, invocation: int) -> None:
@@ -635,8 +817,14 @@ def test_run_one_closes_the_agent_client_and_the_env_however_the_run_ends(tmp_pa
 
     monkeypatch.setattr(agents_mod, "make_agent", make)
     with ScriptedServer([]) as server:
-        spec = RunSpec("online_boutique", "react", 101, "eval", str(tmp_path),
-                       agent_options={"model": "stub-model", "base_url": server.url})
+        spec = RunSpec(
+            "online_boutique",
+            "react",
+            101,
+            "eval",
+            str(tmp_path),
+            agent_options={"model": "stub-model", "base_url": server.url},
+        )
         with pytest.raises(RuntimeError, match="agent bug"):
             run_one(spec)
     agent = made[0]
@@ -655,12 +843,20 @@ def test_run_one_closes_the_agent_client_and_the_env_however_the_run_ends(tmp_pa
 
 
 def test_rag_checks_the_budget_before_each_planned_call_and_records_the_rest_as_skipped(tmp_path):
-    plan = {"incidents": [
-        {"alert_ids": ["a0003", "a0006"], "title": "cart",
-         "root_cause": {"services": ["cartservice"], "artifact": "deployment/cartservice:resources.limits.cpu"},
-         "repairs": [{"tool": "scale", "service": "cartservice", "replicas": 2}]},
-        {"alert_ids": ["a0001"], "title": "checkout"},
-    ]}
+    plan = {
+        "incidents": [
+            {
+                "alert_ids": ["a0003", "a0006"],
+                "title": "cart",
+                "root_cause": {
+                    "services": ["cartservice"],
+                    "artifact": "deployment/cartservice:resources.limits.cpu",
+                },
+                "repairs": [{"tool": "scale", "service": "cartservice", "replicas": 2}],
+            },
+            {"alert_ids": ["a0001"], "title": "checkout"},
+        ]
+    }
     clock = FakeClock()
     with ScriptedServer([completion(json.dumps(plan))]) as server:
         agent = RAGAgent(model="stub-model", base_url=server.url, clock=clock, **FAST)
@@ -679,10 +875,14 @@ def test_rag_checks_the_budget_before_each_planned_call_and_records_the_rest_as_
     calls = [(a.tool, a.verdict) for a in record.actions if a.kind != "read"]
     assert calls == [("open_incident", "ok")]  # the root cause, the scale and the 2nd incident never ran
     assert agent.usage.timed_out_invocations == [1]
-    assert any("not executed: set_root_cause(inc-001), scale(inc-001), open_incident(new incident)" in line
-               for line in agent.log)
-    assert ("the invocation's time ran out before 3 planned call(s): set_root_cause(inc-001), scale(inc-001), "
-            "open_incident(new incident)") in server.messages(1)[1]["content"]
+    assert any(
+        "not executed: set_root_cause(inc-001), scale(inc-001), open_incident(new incident)" in line
+        for line in agent.log
+    )
+    assert (
+        "the invocation's time ran out before 3 planned call(s): set_root_cause(inc-001), scale(inc-001), "
+        "open_incident(new incident)"
+    ) in server.messages(1)[1]["content"]
 
 
 def test_execute_plan_skips_every_call_once_the_deadline_has_passed():
@@ -694,28 +894,63 @@ def test_execute_plan_skips_every_call_once_the_deadline_has_passed():
         clock.advance(60.0)
         return ToolResult(ok=True, tool=raw["tool"], data={"id": "inc-007"})
 
-    plan = Plan.model_validate({"incidents": [
-        {"alert_ids": ["a1"], "root_cause": {"services": ["s"], "artifact": "s:env/X"},
-         "repairs": [{"tool": "restart", "service": "s"}]},
-        {"incident_id": "inc-002", "alert_ids": ["a2"], "repairs": [{"tool": "rollback", "service": "t"}]}]})
+    plan = Plan.model_validate(
+        {
+            "incidents": [
+                {
+                    "alert_ids": ["a1"],
+                    "root_cause": {"services": ["s"], "artifact": "s:env/X"},
+                    "repairs": [{"tool": "restart", "service": "s"}],
+                },
+                {
+                    "incident_id": "inc-002",
+                    "alert_ids": ["a2"],
+                    "repairs": [{"tool": "rollback", "service": "t"}],
+                },
+            ]
+        }
+    )
     feedback: list[str] = []
     done = execute_plan(call, plan, feedback, deadline=Deadline(100, clock=clock))
     assert [c["tool"] for c in calls] == ["open_incident", "set_root_cause"]  # 60 s, 120 s: then it is over
     assert done.skipped == ["restart(inc-007)", "update_incident(inc-002)", "rollback(inc-002)"]
-    assert len(done.results) == 2 and feedback[-1].endswith("restart(inc-007), update_incident(inc-002), rollback(inc-002)")
+    assert len(done.results) == 2 and feedback[-1].endswith(
+        "restart(inc-007), update_incident(inc-002), rollback(inc-002)"
+    )
 
 
 # ------------------------------------------------------------------ a wrong key or model is reported
-@pytest.mark.parametrize(("status", "says"), [(401, "HTTP 401 (the API key was refused: set $OPENAI_API_KEY"),
-                                              (403, "HTTP 403 (the API key was refused"),
-                                              (404, "HTTP 404 (the model or the URL is unknown: check --model")])
-def test_cli_preflight_turns_a_refused_key_or_model_into_a_clear_error_before_any_run(tmp_path, capsys, status,
-                                                                                      says):
+@pytest.mark.parametrize(
+    ("status", "says"),
+    [
+        (401, "HTTP 401 (the API key was refused: set $OPENAI_API_KEY"),
+        (403, "HTTP 403 (the API key was refused"),
+        (404, "HTTP 404 (the model or the URL is unknown: check --model"),
+    ],
+)
+def test_cli_preflight_turns_a_refused_key_or_model_into_a_clear_error_before_any_run(
+    tmp_path, capsys, status, says
+):
     from sre_marathon_gym.cli import main
 
     with ScriptedServer([], preflight=("status", status)) as server:
-        rc = main(["evaluate", "--agent", "react,rag", "--apps", "online_boutique", "--model", "no-such-model",
-                   "--base-url", server.url, "--workers", "1", "--out", str(tmp_path / "runs")])
+        rc = main(
+            [
+                "evaluate",
+                "--agent",
+                "react,rag",
+                "--apps",
+                "online_boutique",
+                "--model",
+                "no-such-model",
+                "--base-url",
+                server.url,
+                "--workers",
+                "1",
+                "--out",
+                str(tmp_path / "runs"),
+            ]
+        )
     err = capsys.readouterr().err
     assert rc == 2 and says in err and "refused model 'no-such-model'" in err
     assert len(server.preflights) == 1 and server.requests == []  # one check, no run
@@ -734,11 +969,21 @@ def test_a_run_stops_after_consecutive_refusals_and_keeps_its_recording(tmp_path
     from sre_marathon_gym.evaluation import RunSpec, run_one
 
     with ScriptedServer([completion("fine", prompt=10, out=1)] + [("status", 401)] * 100) as server:
-        spec = RunSpec("online_boutique", "react", 101, "eval", str(tmp_path),
-                       agent_options={"model": "stub-model", "base_url": server.url, **FAST})
-        with pytest.raises(ConfigurationError, match=r"3 requests in a row refused by the endpoint.*HTTP 401.*API key"):
+        spec = RunSpec(
+            "online_boutique",
+            "react",
+            101,
+            "eval",
+            str(tmp_path),
+            agent_options={"model": "stub-model", "base_url": server.url, **FAST},
+        )
+        with pytest.raises(
+            ConfigurationError, match=r"3 requests in a row refused by the endpoint.*HTTP 401.*API key"
+        ):
             run_one(spec)  # no preflight here: the run itself notices
-    assert len(server.requests) == 1 + 3  # one answer, then three refusals (401 is not retried), then the stop
+    assert (
+        len(server.requests) == 1 + 3
+    )  # one answer, then three refusals (401 is not retried), then the stop
     bundle = load_bundle(tmp_path / "online_boutique-react-101.incomplete.bundle")
     assert "ConfigurationError: stopping the run" in bundle.extra["incomplete"]
     assert bundle.record.usage.model_calls == 1 and bundle.record.usage.failed_model_calls == 3
@@ -752,14 +997,22 @@ def test_keep_groups_alerts_that_fired_and_resolved_between_invocations():
     from sre_marathon_gym.agents.llm.client import ChatClient
 
     def alert(aid: str, fired: float, resolved: float | None, **labels: str) -> dict:
-        return {"id": aid, "rule": "ServiceErrorRatioCritical", "severity": "critical", "fired_at": fired,
-                "resolved_at": resolved, "labels": labels}
+        return {
+            "id": aid,
+            "rule": "ServiceErrorRatioCritical",
+            "severity": "critical",
+            "fired_at": fired,
+            "resolved_at": resolved,
+            "labels": labels,
+        }
 
-    alerts = [alert("a1", 200, None, service_name="cartservice"),
-              alert("a2", 130, 200, service_name="cartservice"),  # fired and resolved since t=120
-              alert("a3", 150, 230, service_name="paymentservice"),  # likewise, alone on its workload
-              alert("a4", 60, 100, service_name="frontend"),  # resolved before the previous invocation
-              alert("a5", 140, 210, alertname="PaymentTransactionsDrop")]  # names no workload
+    alerts = [
+        alert("a1", 200, None, service_name="cartservice"),
+        alert("a2", 130, 200, service_name="cartservice"),  # fired and resolved since t=120
+        alert("a3", 150, 230, service_name="paymentservice"),  # likewise, alone on its workload
+        alert("a4", 60, 100, service_name="frontend"),  # resolved before the previous invocation
+        alert("a5", 140, 210, alertname="PaymentTransactionsDrop"),
+    ]  # names no workload
     made: list[dict] = []
 
     def call_tool(raw: dict) -> ToolResult:
@@ -769,38 +1022,56 @@ def test_keep_groups_alerts_that_fired_and_resolved_between_invocations():
         if tool == "workspace":
             return ToolResult(ok=True, tool=tool, data={"incidents": []})
         if tool == "get_topology":
-            return ToolResult(ok=True, tool=tool, data={"services": [{"name": s} for s in
-                                                                     ("cartservice", "paymentservice", "frontend")],
-                                                        "edges": []})
+            return ToolResult(
+                ok=True,
+                tool=tool,
+                data={
+                    "services": [{"name": s} for s in ("cartservice", "paymentservice", "frontend")],
+                    "edges": [],
+                },
+            )
         if tool == "open_incident":
             made.append(raw)
             return ToolResult(ok=True, tool=tool, data={"id": f"inc-00{len(made)}"})
         return ToolResult.fail(tool, "unavailable", "not in this stub")
 
-    env = SimpleNamespace(call_tool=call_tool, interval_s=120.0, app=SimpleNamespace(display_name="Online Boutique"))
+    env = SimpleNamespace(
+        call_tool=call_tool, interval_s=120.0, app=SimpleNamespace(display_name="Online Boutique")
+    )
     with ScriptedServer([]) as server:
         agent = KeepAgent(model="stub-model", base_url=server.url, **FAST)
         agent.client = ChatClient(agent.config, agent.usage)
         agent.act(env, Deadline(110, clock=FakeClock()), invocation=1)
         agent.close()
-    assert made == [{"tool": "open_incident", "alert_ids": ["a1", "a2"], "title": "keep: cartservice"},
-                    {"tool": "open_incident", "alert_ids": ["a3"], "title": "keep: paymentservice"}]
+    assert made == [
+        {"tool": "open_incident", "alert_ids": ["a1", "a2"], "title": "keep: cartservice"},
+        {"tool": "open_incident", "alert_ids": ["a3"], "title": "keep: paymentservice"},
+    ]
     prompt = server.messages(0)[1]["content"]
-    assert "Alerts the rules left ungrouped (the only alert ids you may place, into an incident above or a new one): a5" \
+    assert (
+        "Alerts the rules left ungrouped (the only alert ids you may place, into an incident above or a new one): a5"
         in prompt
+    )
 
 
 def test_retrieval_gives_each_pod_to_its_own_service():
     from sre_marathon_gym.agents.llm.retrieval import collect
 
-    pods = [{"name": "frontend-proxy-7d9-x2", "status": "CrashLoopBackOff", "ready": "0/1", "restarts": 4},
-            {"name": "frontend-5c4-ab", "status": "Running", "ready": "1/1", "restarts": 0}]
+    pods = [
+        {"name": "frontend-proxy-7d9-x2", "status": "CrashLoopBackOff", "ready": "0/1", "restarts": 4},
+        {"name": "frontend-5c4-ab", "status": "Running", "ready": "1/1", "restarts": 0},
+    ]
 
     def call(raw: dict) -> ToolResult:
         if raw["tool"] == "get_topology":
-            return ToolResult(ok=True, tool="get_topology", data={
-                "services": [{"name": "frontend"}, {"name": "frontend-proxy"}], "edges": [
-                    {"from": "frontend-proxy", "to": "frontend"}]})
+            return ToolResult(
+                ok=True,
+                tool="get_topology",
+                data={
+                    "services": [{"name": "frontend"}, {"name": "frontend-proxy"}],
+                    "edges": [{"from": "frontend-proxy", "to": "frontend"}],
+                },
+            )
         if raw.get("resource") == "pods":
             return ToolResult(ok=True, tool=raw["tool"], data={"items": pods})
         return ToolResult.fail(raw["tool"], "unavailable", "not in this stub")
@@ -816,9 +1087,34 @@ def test_cli_run_takes_model_and_base_url_for_an_llm_agent(tmp_path, capsys):
     from sre_marathon_gym.cli import main
 
     with ScriptedServer([]) as server:
-        rc = main(["run", "--app", "online_boutique", "--agent", "react", "--mode", "train", "--seed", str(SEED),
-                   "--injection-minutes", "10", "--observation-minutes", "5", "--intensity", "0.6",
-                   "--model", "stub-model", "--base-url", server.url, "--price", "1", "2", "--out", str(tmp_path)])
+        rc = main(
+            [
+                "run",
+                "--app",
+                "online_boutique",
+                "--agent",
+                "react",
+                "--mode",
+                "train",
+                "--seed",
+                str(SEED),
+                "--injection-minutes",
+                "10",
+                "--observation-minutes",
+                "5",
+                "--intensity",
+                "0.6",
+                "--model",
+                "stub-model",
+                "--base-url",
+                server.url,
+                "--price",
+                "1",
+                "2",
+                "--out",
+                str(tmp_path),
+            ]
+        )
     assert rc == 0, capsys.readouterr().err
     assert len(server.preflights) == 1 and len(server.requests) == 7  # one DONE turn per invocation
     assert all(r["model"] == "stub-model" for r in server.requests)
@@ -843,7 +1139,10 @@ def test_cli_llm_accounting_reads_model_and_price_from_the_bundles(tmp_path, cat
     spec = RunSpec("online_boutique", "rag", SEED, "train", str(tmp_path))
     text = _llm_accounting([(spec, card, str(tmp_path / "rag.bundle"))], catalog)
     # nothing but the bundle says which model and price this run used
-    assert "LLM runs: model stub-model; priced at $0.5 / $4 per million input / output tokens (given price)" in text
+    assert (
+        "LLM runs: model stub-model; priced at $0.5 / $4 per million input / output tokens (given price)"
+        in text
+    )
 
 
 def test_cli_run_stops_on_consecutive_refusals_and_keeps_the_recording(tmp_path, capsys):
@@ -851,9 +1150,31 @@ def test_cli_run_stops_on_consecutive_refusals_and_keeps_the_recording(tmp_path,
 
     # the key works for the preflight, then the endpoint starts refusing (a revoked key, say)
     with ScriptedServer([("status", 401)] * 10) as server:
-        rc = main(["run", "--app", "online_boutique", "--agent", "rag", "--mode", "train", "--seed", str(SEED),
-                   "--injection-minutes", "10", "--observation-minutes", "5", "--intensity", "0.6",
-                   "--model", "stub-model", "--base-url", server.url, "--out", str(tmp_path)])
+        rc = main(
+            [
+                "run",
+                "--app",
+                "online_boutique",
+                "--agent",
+                "rag",
+                "--mode",
+                "train",
+                "--seed",
+                str(SEED),
+                "--injection-minutes",
+                "10",
+                "--observation-minutes",
+                "5",
+                "--intensity",
+                "0.6",
+                "--model",
+                "stub-model",
+                "--base-url",
+                server.url,
+                "--out",
+                str(tmp_path),
+            ]
+        )
     assert rc == 2 and "3 requests in a row refused by the endpoint" in capsys.readouterr().err
     assert len(server.requests) == 3
     bundle = load_bundle(tmp_path / f"online_boutique-rag-{SEED}.incomplete.bundle")

@@ -54,14 +54,20 @@ def _check(scores_by_agent):
     oracle, empty, heur = (metrics(scores_by_agent[a]) for a in ("oracle", "empty", "heuristic"))
     assert oracle["rca_accuracy"].mean == 100.0 and oracle["hallucination"].mean == 0.0
     assert oracle["control_pass"].mean == 100.0 and oracle["rca_depth"].mean > 90.0
-    assert empty["rca_accuracy"].mean == 0.0 and empty["rca_depth"].mean == 0.0 and empty["hallucination"].mean == 0.0
+    assert (
+        empty["rca_accuracy"].mean == 0.0
+        and empty["rca_depth"].mean == 0.0
+        and empty["hallucination"].mean == 0.0
+    )
     assert empty["control_pass"].mean == 100.0
     assert 0.0 < heur["rca_accuracy"].mean < 100.0 and 0.0 < heur["rca_depth"].mean < oracle["rca_depth"].mean
     return oracle, empty, heur
 
 
 def test_baselines_on_day_one_tasks():
-    tasks = [t for t in orca_tasks() if t.horizon_s <= 86_400 and t.incident_s < 86_400][::2]  # every other one
+    tasks = [t for t in orca_tasks() if t.horizon_s <= 86_400 and t.incident_s < 86_400][
+        ::2
+    ]  # every other one
     assert len(tasks) > 40 and any(t.is_control for t in tasks)
     _check({a: _scores(a, tasks, days=1) for a in ("oracle", "empty", "heuristic")})
 

@@ -33,13 +33,24 @@ from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
-MERGE_KEYS = {"containers": "name", "initContainers": "name", "env": "name", "ports": "containerPort",
-              "volumes": "name", "volumeMounts": "mountPath"}
+MERGE_KEYS = {
+    "containers": "name",
+    "initContainers": "name",
+    "env": "name",
+    "ports": "containerPort",
+    "volumes": "name",
+    "volumeMounts": "mountPath",
+}
 KINDS = {  # resource -> (kind, apiVersion, namespaced)
-    "deployments": ("Deployment", "apps/v1", True), "replicasets": ("ReplicaSet", "apps/v1", True),
-    "pods": ("Pod", "v1", True), "events": ("Event", "v1", True), "configmaps": ("ConfigMap", "v1", True),
-    "secrets": ("Secret", "v1", True), "networkpolicies": ("NetworkPolicy", "networking.k8s.io/v1", True),
-    "nodes": ("Node", "v1", False), "namespaces": ("Namespace", "v1", False),
+    "deployments": ("Deployment", "apps/v1", True),
+    "replicasets": ("ReplicaSet", "apps/v1", True),
+    "pods": ("Pod", "v1", True),
+    "events": ("Event", "v1", True),
+    "configmaps": ("ConfigMap", "v1", True),
+    "secrets": ("Secret", "v1", True),
+    "networkpolicies": ("NetworkPolicy", "networking.k8s.io/v1", True),
+    "nodes": ("Node", "v1", False),
+    "namespaces": ("Namespace", "v1", False),
     "poddisruptionbudgets": ("PodDisruptionBudget", "policy/v1", True),
 }
 REV = "deployment.kubernetes.io/revision"
@@ -69,7 +80,9 @@ def strategic_merge(obj: object, patch: object) -> object:
         elif isinstance(v, dict) and isinstance(out.get(k), dict):
             out[k] = strategic_merge(out[k], v)
         elif isinstance(v, list) and k in MERGE_KEYS:
-            out[k] = [x for x in copy.deepcopy(v) if not (isinstance(x, dict) and x.get("$patch") == "delete")]
+            out[k] = [
+                x for x in copy.deepcopy(v) if not (isinstance(x, dict) and x.get("$patch") == "delete")
+            ]
         else:
             out[k] = copy.deepcopy(v)
     return out
@@ -103,7 +116,13 @@ def json_patch(obj: dict, ops: list) -> dict:
         parts = _pointer(op["path"])
         parent = doc
         for p in parts[:-1]:
-            parent = parent[int(p)] if isinstance(parent, list) else parent.get(p) if isinstance(parent, dict) else None
+            parent = (
+                parent[int(p)]
+                if isinstance(parent, list)
+                else parent.get(p)
+                if isinstance(parent, dict)
+                else None
+            )
             if parent is None:
                 raise StubError(422, "Invalid", f"json patch: {op['path']} has no parent")
         last, kind = parts[-1], op["op"]
@@ -163,12 +182,20 @@ class KubeStub:
         obj.setdefault("apiVersion", api)
         self.rv += 1
         obj["metadata"]["resourceVersion"] = str(self.rv)
-        self.objects[(res, obj["metadata"].get("namespace") if namespaced else None, obj["metadata"]["name"])] = obj
+        self.objects[
+            (res, obj["metadata"].get("namespace") if namespaced else None, obj["metadata"]["name"])
+        ] = obj
         return obj
 
     def add_node(self, name: str, zone: str) -> None:
-        self._store("nodes", {"metadata": self._meta(name, None, labels={"topology.kubernetes.io/zone": zone}),
-                              "spec": {}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
+        self._store(
+            "nodes",
+            {
+                "metadata": self._meta(name, None, labels={"topology.kubernetes.io/zone": zone}),
+                "spec": {},
+                "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+            },
+        )
 
     def add_configmap(self, name: str, data: dict[str, str], ns: str | None = None) -> None:
         self._store("configmaps", {"metadata": self._meta(name, ns or self.namespace), "data": dict(data)})
@@ -176,30 +203,58 @@ class KubeStub:
     def add_secret(self, name: str, data: dict[str, str], ns: str | None = None) -> None:
         self._store("secrets", {"metadata": self._meta(name, ns or self.namespace), "data": dict(data)})
 
-    def add_deployment(self, name: str, containers: list[dict], replicas: int = 1, ns: str | None = None,
-                       cause: str = "initial deployment") -> None:
+    def add_deployment(
+        self,
+        name: str,
+        containers: list[dict],
+        replicas: int = 1,
+        ns: str | None = None,
+        cause: str = "initial deployment",
+    ) -> None:
         ns = ns or self.namespace
         for c in containers:
             self.registry.add(c["image"])
-        dep = {"metadata": self._meta(name, ns, labels={"app": name}, annotations={CAUSE: cause}),
-               "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
-                        "revisionHistoryLimit": 10,
-                        "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}},
-                        "template": {"metadata": {"labels": {"app": name}},
-                                     "spec": {"containers": copy.deepcopy(containers)}}},
-               "status": {}}
+        dep = {
+            "metadata": self._meta(name, ns, labels={"app": name}, annotations={CAUSE: cause}),
+            "spec": {
+                "replicas": replicas,
+                "selector": {"matchLabels": {"app": name}},
+                "revisionHistoryLimit": 10,
+                "strategy": {
+                    "type": "RollingUpdate",
+                    "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"},
+                },
+                "template": {
+                    "metadata": {"labels": {"app": name}},
+                    "spec": {"containers": copy.deepcopy(containers)},
+                },
+            },
+            "status": {},
+        }
         self._store("deployments", dep)
         self.reconcile()
 
     # ------------------------------------------------------------ controllers
     def _list(self, res: str, ns: str | None) -> list[dict]:
-        return [o for (r, n, _), o in sorted(self.objects.items(), key=lambda kv: kv[0][2]) if r == res and n == ns]
+        return [
+            o
+            for (r, n, _), o in sorted(self.objects.items(), key=lambda kv: kv[0][2])
+            if r == res and n == ns
+        ]
 
     def _event(self, ns: str, kind: str, name: str, reason: str, message: str, type_: str = "Normal") -> None:
         self._uid += 1
-        self._store("events", {"metadata": self._meta(f"{name}.{self._uid:x}", ns),
-                               "involvedObject": {"kind": kind, "name": name, "namespace": ns},
-                               "reason": reason, "message": message, "type": type_, "lastTimestamp": ts(self.clock())})
+        self._store(
+            "events",
+            {
+                "metadata": self._meta(f"{name}.{self._uid:x}", ns),
+                "involvedObject": {"kind": kind, "name": name, "namespace": ns},
+                "reason": reason,
+                "message": message,
+                "type": type_,
+                "lastTimestamp": ts(self.clock()),
+            },
+        )
 
     @staticmethod
     def _hash(template: dict) -> str:
@@ -212,8 +267,14 @@ class KubeStub:
                 self._reconcile_deployment(ns, name, dep)
 
     def _owned_rs(self, ns: str, dep_name: str) -> list[dict]:
-        return [rs for rs in self._list("replicasets", ns)
-                if any(o["kind"] == "Deployment" and o["name"] == dep_name for o in rs["metadata"].get("ownerReferences", []))]
+        return [
+            rs
+            for rs in self._list("replicasets", ns)
+            if any(
+                o["kind"] == "Deployment" and o["name"] == dep_name
+                for o in rs["metadata"].get("ownerReferences", [])
+            )
+        ]
 
     def _reconcile_deployment(self, ns: str, name: str, dep: dict) -> None:
         tpl = dep["spec"]["template"]
@@ -229,10 +290,20 @@ class KubeStub:
             ann = {REV: str(top + 1)}
             if CAUSE in dep["metadata"].get("annotations", {}):
                 ann[CAUSE] = dep["metadata"]["annotations"][CAUSE]
-            current = self._store("replicasets", {
-                "metadata": self._meta(f"{name}-{h}", ns, labels=labels, annotations=ann,
-                                       ownerReferences=[{"kind": "Deployment", "name": name, "apiVersion": "apps/v1"}]),
-                "spec": {"replicas": 0, "selector": {"matchLabels": labels}, "template": rs_tpl}, "status": {}})
+            current = self._store(
+                "replicasets",
+                {
+                    "metadata": self._meta(
+                        f"{name}-{h}",
+                        ns,
+                        labels=labels,
+                        annotations=ann,
+                        ownerReferences=[{"kind": "Deployment", "name": name, "apiVersion": "apps/v1"}],
+                    ),
+                    "spec": {"replicas": 0, "selector": {"matchLabels": labels}, "template": rs_tpl},
+                    "status": {},
+                },
+            )
             self._event(ns, "Deployment", name, "ScalingReplicaSet", f"Scaled up replica set {name}-{h}")
         elif int(current["metadata"]["annotations"].get(REV, 0)) != top:
             current["metadata"]["annotations"][REV] = str(top + 1)  # re-adopted template: newest revision
@@ -261,8 +332,12 @@ class KubeStub:
             del self.objects[("replicasets", ns, r["metadata"]["name"])]
         pods = [p for rs in self._owned_rs(ns, name) for p in self._pods_of(ns, rs)]
         cur_rev = current["metadata"]["annotations"][REV]
-        status = {"replicas": len(pods), "readyReplicas": sum(self._pod_ready(p) for p in pods),
-                  "updatedReplicas": len(self._pods_of(ns, current)), "observedGeneration": 1}
+        status = {
+            "replicas": len(pods),
+            "readyReplicas": sum(self._pod_ready(p) for p in pods),
+            "updatedReplicas": len(self._pods_of(ns, current)),
+            "observedGeneration": 1,
+        }
         status["availableReplicas"] = status["readyReplicas"]
         if dep["metadata"].setdefault("annotations", {}).get(REV) != cur_rev or dep.get("status") != status:
             dep["metadata"]["annotations"][REV] = cur_rev
@@ -274,12 +349,20 @@ class KubeStub:
         obj["metadata"]["resourceVersion"] = str(self.rv)
 
     def _pods_of(self, ns: str, rs: dict) -> list[dict]:
-        return [p for p in self._list("pods", ns)
-                if any(o["kind"] == "ReplicaSet" and o["name"] == rs["metadata"]["name"] for o in p["metadata"].get("ownerReferences", []))]
+        return [
+            p
+            for p in self._list("pods", ns)
+            if any(
+                o["kind"] == "ReplicaSet" and o["name"] == rs["metadata"]["name"]
+                for o in p["metadata"].get("ownerReferences", [])
+            )
+        ]
 
     @staticmethod
     def _pod_ready(pod: dict) -> bool:
-        return any(c["type"] == "Ready" and c["status"] == "True" for c in pod["status"].get("conditions", []))
+        return any(
+            c["type"] == "Ready" and c["status"] == "True" for c in pod["status"].get("conditions", [])
+        )
 
     def _sync_pods(self, ns: str, rs: dict) -> None:
         pods = self._pods_of(ns, rs)
@@ -294,9 +377,18 @@ class KubeStub:
             node = self._schedule()
             if node:
                 spec["nodeName"] = node
-            pod = {"metadata": self._meta(pname, ns, labels=dict(rs["spec"]["template"]["metadata"]["labels"]),
-                                          ownerReferences=[{"kind": "ReplicaSet", "name": rs["metadata"]["name"], "apiVersion": "apps/v1"}]),
-                   "spec": spec, "status": {}}
+            pod = {
+                "metadata": self._meta(
+                    pname,
+                    ns,
+                    labels=dict(rs["spec"]["template"]["metadata"]["labels"]),
+                    ownerReferences=[
+                        {"kind": "ReplicaSet", "name": rs["metadata"]["name"], "apiVersion": "apps/v1"}
+                    ],
+                ),
+                "spec": spec,
+                "status": {},
+            }
             self._kubelet(ns, pod)
             self._store("pods", pod)
 
@@ -317,17 +409,44 @@ class KubeStub:
         statuses, ready = [], True
         for c in pod["spec"]["containers"]:
             if c["image"] in self.registry:
-                statuses.append({"name": c["name"], "image": c["image"], "ready": True, "restartCount": 0,
-                                 "state": {"running": {"startedAt": ts(self.clock())}}})
+                statuses.append(
+                    {
+                        "name": c["name"],
+                        "image": c["image"],
+                        "ready": True,
+                        "restartCount": 0,
+                        "state": {"running": {"startedAt": ts(self.clock())}},
+                    }
+                )
             else:
                 ready = False
-                statuses.append({"name": c["name"], "image": c["image"], "ready": False, "restartCount": 0,
-                                 "state": {"waiting": {"reason": "ImagePullBackOff",
-                                                       "message": f'Back-off pulling image "{c["image"]}"'}}})
-                self._event(ns, "Pod", pod["metadata"]["name"], "Failed",
-                            f'Failed to pull image "{c["image"]}": manifest unknown', "Warning")
-        pod["status"] = {"phase": "Running" if ready else "Pending", "containerStatuses": statuses,
-                         "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}
+                statuses.append(
+                    {
+                        "name": c["name"],
+                        "image": c["image"],
+                        "ready": False,
+                        "restartCount": 0,
+                        "state": {
+                            "waiting": {
+                                "reason": "ImagePullBackOff",
+                                "message": f'Back-off pulling image "{c["image"]}"',
+                            }
+                        },
+                    }
+                )
+                self._event(
+                    ns,
+                    "Pod",
+                    pod["metadata"]["name"],
+                    "Failed",
+                    f'Failed to pull image "{c["image"]}": manifest unknown',
+                    "Warning",
+                )
+        pod["status"] = {
+            "phase": "Running" if ready else "Pending",
+            "containerStatuses": statuses,
+            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
+        }
 
     # ------------------------------------------------------------ request handling
     def handle(self, method: str, raw_path: str, headers: dict, body: bytes) -> tuple[int, object]:
@@ -335,15 +454,24 @@ class KubeStub:
         query = parse_qs(url.query)
         parsed = json.loads(body) if body else None
         with self.lock:
-            self.requests.append({"method": method, "path": url.path, "query": query, "body": parsed,
-                                  "content_type": headers.get("Content-Type")})
+            self.requests.append(
+                {
+                    "method": method,
+                    "path": url.path,
+                    "query": query,
+                    "body": parsed,
+                    "content_type": headers.get("Content-Type"),
+                }
+            )
             for f in self.failures:
                 if f["times"] > 0 and f["method"] in (method, "*") and re.search(f["path_re"], url.path):
                     f["times"] -= 1
                     if "hang_s" in f:
                         hang = f["hang_s"]
                         break
-                    return f["status"], self._status(f["status"], f.get("reason", "Injected"), f.get("message", "injected failure"))
+                    return f["status"], self._status(
+                        f["status"], f.get("reason", "Injected"), f.get("message", "injected failure")
+                    )
             else:
                 hang = 0.0
         if hang:
@@ -356,37 +484,60 @@ class KubeStub:
 
     @staticmethod
     def _status(code: int, reason: str, message: str) -> dict:
-        return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
-                "reason": reason, "code": code}
+        return {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": message,
+            "reason": reason,
+            "code": code,
+        }
 
     def _route(self, method: str, path: str, query: dict, ctype: str, body: object) -> tuple[int, object]:
         m = re.fullmatch(r"/api/v1/(nodes|namespaces)(?:/([^/]+))?", path)
         if m:
             res, ns, name, sub = m.group(1), None, m.group(2), None
         else:
-            m = re.fullmatch(r"/(?:api/v1|apis/[^/]+/v1)/namespaces/([^/]+)/([^/]+)(?:/([^/]+))?(?:/([^/]+))?", path)
+            m = re.fullmatch(
+                r"/(?:api/v1|apis/[^/]+/v1)/namespaces/([^/]+)/([^/]+)(?:/([^/]+))?(?:/([^/]+))?", path
+            )
             if not m:
                 raise StubError(404, "NotFound", f"the server could not find the requested resource ({path})")
             ns, res, name, sub = m.groups()
         if res not in KINDS:
             raise StubError(404, "NotFound", f"the server could not find the requested resource ({res})")
         who = "system:serviceaccount:" + self.namespace + ":sre-marathon-agent"
-        if res in ("secrets", "namespaces") or (ns is not None and ns != self.namespace) \
-                or (res == "nodes" and method in ("DELETE", "POST", "PUT")):
-            raise StubError(403, "Forbidden", f'{res} is forbidden: User "{who}" cannot {method.lower()} resource '
-                                              f'"{res}" in namespace "{ns}"')
+        if (
+            res in ("secrets", "namespaces")
+            or (ns is not None and ns != self.namespace)
+            or (res == "nodes" and method in ("DELETE", "POST", "PUT"))
+        ):
+            raise StubError(
+                403,
+                "Forbidden",
+                f'{res} is forbidden: User "{who}" cannot {method.lower()} resource '
+                f'"{res}" in namespace "{ns}"',
+            )
         key = (res, ns, name)
         if method == "GET" and name is None:
             kind, api, _ = KINDS[res]
-            return 200, {"kind": kind + "List", "apiVersion": api, "metadata": {"resourceVersion": str(self.rv)},
-                         "items": copy.deepcopy(self._list(res, ns))}
+            return 200, {
+                "kind": kind + "List",
+                "apiVersion": api,
+                "metadata": {"resourceVersion": str(self.rv)},
+                "items": copy.deepcopy(self._list(res, ns)),
+            }
         if method == "POST" and name is None:
             assert isinstance(body, dict)
             bname = body.get("metadata", {}).get("name")
             if (res, ns, bname) in self.objects:
                 raise StubError(409, "AlreadyExists", f'{res} "{bname}" already exists')
             obj = copy.deepcopy(body)
-            obj["metadata"] = dict(self._meta(bname, ns), **{k: v for k, v in obj["metadata"].items() if k not in ("uid", "resourceVersion")})
+            obj["metadata"] = dict(
+                self._meta(bname, ns),
+                **{k: v for k, v in obj["metadata"].items() if k not in ("uid", "resourceVersion")},
+            )
             return 201, copy.deepcopy(self._store(res, obj))
         if key not in self.objects:
             raise StubError(404, "NotFound", f'{res} "{name}" not found')
@@ -394,7 +545,9 @@ class KubeStub:
         if method == "POST" and sub == "eviction" and res == "pods":
             return self._evict(ns, name, obj)
         if sub is not None and not (method == "GET" and sub == "log" and res == "pods"):
-            raise StubError(404, "NotFound", f"the server could not find the requested resource ({res}/{sub})")
+            raise StubError(
+                404, "NotFound", f"the server could not find the requested resource ({res}/{sub})"
+            )
         if method == "GET" and sub == "log" and res == "pods":
             lines = [f"{ts(self.clock())} {line}" for line in self.log_lines]
             return 200, "\n".join(lines) + "\n"
@@ -418,8 +571,12 @@ class KubeStub:
             assert isinstance(new, dict)
             rv = new.get("metadata", {}).get("resourceVersion")
             if (rv or method == "PUT") and rv != obj["metadata"]["resourceVersion"]:
-                raise StubError(409, "Conflict", f'Operation cannot be fulfilled on {res} "{name}": the object has '
-                                                 "been modified; please apply your changes to the latest version and try again")
+                raise StubError(
+                    409,
+                    "Conflict",
+                    f'Operation cannot be fulfilled on {res} "{name}": the object has '
+                    "been modified; please apply your changes to the latest version and try again",
+                )
             if new.get("metadata", {}).get("name") != name:
                 raise StubError(400, "BadRequest", "metadata.name cannot change")
             self._store(res, new)
@@ -436,32 +593,57 @@ class KubeStub:
                 sel = pdb["spec"].get("selector", {}).get("matchLabels", {})
                 if not sel or any(labels.get(k) != v for k, v in sel.items()):
                     continue
-                pods = [p for p in self._list("pods", ns)
-                        if all(p["metadata"].get("labels", {}).get(k) == v for k, v in sel.items())]
+                pods = [
+                    p
+                    for p in self._list("pods", ns)
+                    if all(p["metadata"].get("labels", {}).get(k) == v for k, v in sel.items())
+                ]
                 healthy = sum(self._pod_ready(p) for p in pods)
                 if "minAvailable" in pdb["spec"]:
                     allowed = healthy - int(pdb["spec"]["minAvailable"])
                 else:
                     allowed = int(pdb["spec"].get("maxUnavailable", 0)) - (len(pods) - healthy)
                 if allowed <= 0:
-                    raise StubError(429, "TooManyRequests",
-                                    "Cannot evict pod as it would violate the pod's disruption budget.")
+                    raise StubError(
+                        429,
+                        "TooManyRequests",
+                        "Cannot evict pod as it would violate the pod's disruption budget.",
+                    )
         del self.objects[("pods", ns, name)]
         self._event(ns, "Pod", name, "Evicted", "Evicted by the eviction API")
         self.reconcile()
         return 201, self._status(201, "", "evicted") | {"status": "Success"}
 
     def add_pdb(self, name: str, match_labels: dict[str, str], min_available: int) -> None:
-        self._store("poddisruptionbudgets", {"metadata": self._meta(name, self.namespace),
-                                             "spec": {"minAvailable": min_available,
-                                                      "selector": {"matchLabels": dict(match_labels)}}})
+        self._store(
+            "poddisruptionbudgets",
+            {
+                "metadata": self._meta(name, self.namespace),
+                "spec": {"minAvailable": min_available, "selector": {"matchLabels": dict(match_labels)}},
+            },
+        )
 
     # ------------------------------------------------------------ test controls
-    def fail_next(self, method: str, path_re: str, status: int, times: int = 1, reason: str = "Injected",
-                  message: str = "injected failure") -> None:
+    def fail_next(
+        self,
+        method: str,
+        path_re: str,
+        status: int,
+        times: int = 1,
+        reason: str = "Injected",
+        message: str = "injected failure",
+    ) -> None:
         with self.lock:
-            self.failures.append({"method": method, "path_re": path_re, "status": status, "times": times,
-                                  "reason": reason, "message": message})
+            self.failures.append(
+                {
+                    "method": method,
+                    "path_re": path_re,
+                    "status": status,
+                    "times": times,
+                    "reason": reason,
+                    "message": message,
+                }
+            )
 
     def hang_next(self, method: str, path_re: str, seconds: float, times: int = 1) -> None:
         with self.lock:
@@ -485,7 +667,9 @@ class KubeStub:
                 data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
                 try:
                     self.send_response(code)
-                    self.send_header("Content-Type", "text/plain" if isinstance(payload, str) else "application/json")
+                    self.send_header(
+                        "Content-Type", "text/plain" if isinstance(payload, str) else "application/json"
+                    )
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
                     self.wfile.write(data)

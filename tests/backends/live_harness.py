@@ -20,9 +20,12 @@ START = 1_780_000_000.0
 
 def container_of(app: App, name: str) -> dict:
     s = app.service(name)
-    c: dict = {"name": "server", "image": s.image,
-               "env": [{"name": e.key, "value": e.value} for e in s.config if e.source == "env"],
-               "resources": {"requests": {"cpu": f"{max(s.resources.cpu_request_m, 10)}m"}}}
+    c: dict = {
+        "name": "server",
+        "image": s.image,
+        "env": [{"name": e.key, "value": e.value} for e in s.config if e.source == "env"],
+        "resources": {"requests": {"cpu": f"{max(s.resources.cpu_request_m, 10)}m"}},
+    }
     limits = {}
     if s.resources.cpu_limit_m:
         limits["cpu"] = f"{s.resources.cpu_limit_m}m"
@@ -47,9 +50,13 @@ def seed_stub(stub: KubeStub, app: App) -> None:
     for name, data in cms.items():
         stub.add_configmap(name, data)
     if app.feature_flags:
-        doc = {"$schema": "https://flagd.dev/schema/v0/flags.json",
-               "flags": {f.name: {"state": "ENABLED", "variants": dict(f.variants), "defaultVariant": f.default}
-                         for f in app.feature_flags}}
+        doc = {
+            "$schema": "https://flagd.dev/schema/v0/flags.json",
+            "flags": {
+                f.name: {"state": "ENABLED", "variants": dict(f.variants), "defaultVariant": f.default}
+                for f in app.feature_flags
+            },
+        }
         stub.add_configmap("flagd-config", {"demo.flagd.json": json.dumps(doc, indent=2)})
     stub.add_secret("postgres-credentials", {"password": "c2VjcmV0"})
     stub.add_secret("other-secret", {"token": "eA=="}, ns="kube-system")
@@ -84,7 +91,14 @@ class KubeStateMetrics:
                 for cs in pod["status"].get("containerStatuses", []):
                     waiting = cs.get("state", {}).get("waiting")
                     if waiting:
-                        labels.append({"namespace": ns, "pod": name, "container": cs["name"], "reason": waiting["reason"]})
+                        labels.append(
+                            {
+                                "namespace": ns,
+                                "pod": name,
+                                "container": cs["name"],
+                                "reason": waiting["reason"],
+                            }
+                        )
         ids = self.store.register("kube_pod_container_status_waiting_reason", labels)
         if len(ids):
             self.store.record(t, ids, 1.0)

@@ -32,8 +32,12 @@ def ob(catalog):
     live.close()
 
 
-def _schedule(fault, start_s: int, end_s: int, injection_s: int = 600, observation_s: int = 300) -> FaultSchedule:
-    sf = ScheduledFault(fault.id, fault.app, fault.target, fault.mechanism, fault.category, fault.artifact, start_s, end_s)
+def _schedule(
+    fault, start_s: int, end_s: int, injection_s: int = 600, observation_s: int = 300
+) -> FaultSchedule:
+    sf = ScheduledFault(
+        fault.id, fault.app, fault.target, fault.mechanism, fault.category, fault.artifact, start_s, end_s
+    )
     return FaultSchedule(fault.app, 0, injection_s, observation_s, (sf,))
 
 
@@ -93,14 +97,19 @@ def test_runbook_rolls_back_bad_image_on_live_backend_and_revert_restores(ob, ca
     (fs,) = fault_scores(record, catalog.scoring)
     assert fs.correlated and not fs.repaired and fs.repair_evidence is None
     # the rollback happened while the fault was live: the good image came back before the revert time
-    fixed = [t for t, img in checks["images"] if img == original["spec"]["template"]["spec"]["containers"][0]["image"]
-             and t < 780]
+    fixed = [
+        t
+        for t, img in checks["images"]
+        if img == original["spec"]["template"]["spec"]["containers"][0]["image"] and t < 780
+    ]
     bad = [t for t, img in checks["images"] if img == fault.params["image"]]
     assert fixed and (not bad or min(fixed) > min(bad))
     # revert ran on schedule and the deployment's spec is exactly the original one
     # the agent had already repaired it: the log says so instead of claiming a revert
     assert [(e.fault_id, e.kind, e.status) for e in env.fault_log] == [
-        ("ob-deployment-001", "inject", "ok"), ("ob-deployment-001", "revert", "already_repaired")]
+        ("ob-deployment-001", "inject", "ok"),
+        ("ob-deployment-001", "revert", "already_repaired"),
+    ]
     assert "already repaired" in env.fault_log[-1].message
     final = ob.stub.obj("deployments", "emailservice")
     assert final["spec"] == original["spec"]
@@ -111,14 +120,23 @@ def test_runbook_rolls_back_bad_image_on_live_backend_and_revert_restores(ob, ca
     assert not [r for r in ob.stub.requests if "secrets" in r["path"] or "kube-system" in r["path"]]
 
 
-FAULTS = ["ob-deployment-001", "ob-config-019", "ob-config-001", "ob-deployment-014", "ob-resource-001",
-          "ob-resource-008", "ob-network-015"]
+FAULTS = [
+    "ob-deployment-001",
+    "ob-config-019",
+    "ob-config-001",
+    "ob-deployment-014",
+    "ob-resource-001",
+    "ob-resource-008",
+    "ob-network-015",
+]
 
 
 @pytest.mark.parametrize("fault_id", FAULTS)
 def test_inject_then_revert_restores_the_exact_prior_object(ob, catalog, fault_id):
     fault = catalog.fault(fault_id)
-    target = fault.artifact.split(":")[0].split("/")[-1] if fault.mechanism.startswith("config_") else fault.target
+    target = (
+        fault.artifact.split(":")[0].split("/")[-1] if fault.mechanism.startswith("config_") else fault.target
+    )
     before = ob.stub.obj("deployments", target)
     handle = ob.backend.inject(fault)
     if fault.mechanism == "network_partition":
@@ -130,8 +148,9 @@ def test_inject_then_revert_restores_the_exact_prior_object(ob, catalog, fault_i
     ob.backend.revert(handle)
     after = ob.stub.obj("deployments", target)
     assert after["spec"] == before["spec"]
-    assert after["metadata"]["annotations"].get("kubernetes.io/change-cause") == \
-        before["metadata"]["annotations"].get("kubernetes.io/change-cause")
+    assert after["metadata"]["annotations"].get("kubernetes.io/change-cause") == before["metadata"][
+        "annotations"
+    ].get("kubernetes.io/change-cause")
     assert not any(k[0] == "networkpolicies" for k in ob.stub.objects)
 
 
@@ -143,12 +162,23 @@ def test_flagd_flag_fault_and_revert_restore_configmap_data(catalog):
         handle = live.backend.inject(fault)
         doc = json.loads(live.stub.obj("configmaps", "flagd-config")["data"]["demo.flagd.json"])
         assert doc["flags"]["productCatalogFailure"]["defaultVariant"] == "on"
-        assert live.backend.service_config("flagd")["configmaps"]["flagd-config"]["productCatalogFailure"] == "on"
+        assert (
+            live.backend.service_config("flagd")["configmaps"]["flagd-config"]["productCatalogFailure"]
+            == "on"
+        )
         live.backend.revert(handle)
         assert live.stub.obj("configmaps", "flagd-config")["data"] == before["data"]
         # the agent's path: set_config on flagd goes to the same ConfigMap
-        r = _tool(live, {"tool": "set_config", "incident_id": "x", "service": "flagd", "key": "productCatalogFailure",
-                         "value": "on"})
+        r = _tool(
+            live,
+            {
+                "tool": "set_config",
+                "incident_id": "x",
+                "service": "flagd",
+                "key": "productCatalogFailure",
+                "value": "on",
+            },
+        )
         assert r.error is not None and r.error.code == "guard_failed"  # guarded like on the simulator
         live.backend.set_config("flagd", "productCatalogFailure", "on")
         doc = json.loads(live.stub.obj("configmaps", "flagd-config")["data"]["demo.flagd.json"])
@@ -206,7 +236,9 @@ def test_out_of_scope_requests_are_refused_before_they_are_sent(ob):
         lambda: api.call("patch", "deployments", "coredns", namespace="kube-system", body={}, patch_type=SMP),
         lambda: api.call("delete", "namespaces", ob.stub.namespace),
         lambda: api.call("delete", "nodes", "node-a1"),
-        lambda: api.call("patch", "nodes", "node-a1", body={"metadata": {"labels": {"x": "y"}}}, patch_type=SMP),
+        lambda: api.call(
+            "patch", "nodes", "node-a1", body={"metadata": {"labels": {"x": "y"}}}, patch_type=SMP
+        ),
         lambda: api.call("create", "deployments", body={"metadata": {"name": "miner"}}),
         lambda: api.call("delete", "deployments", "cartservice"),
         lambda: api.call("list", "clusterroles"),
@@ -218,16 +250,30 @@ def test_out_of_scope_requests_are_refused_before_they_are_sent(ob):
         assert exc.value.code == "forbidden"
     assert len(ob.stub.requests) == n, "a refused request reached the API server"
     # through the tools: the policy layer refuses first, the backend never sees them
-    for call in ({"tool": "get_k8s_state", "resource": "secrets"},
-                 {"tool": "cluster_op", "incident_id": "i1", "operation": "delete_namespace", "target": "online-boutique"},
-                 {"tool": "restart", "incident_id": "i1", "service": "prometheus"}):
+    for call in (
+        {"tool": "get_k8s_state", "resource": "secrets"},
+        {
+            "tool": "cluster_op",
+            "incident_id": "i1",
+            "operation": "delete_namespace",
+            "target": "online-boutique",
+        },
+        {"tool": "restart", "incident_id": "i1", "service": "prometheus"},
+    ):
         r = _tool(ob, call)
         assert r.error is not None and r.error.code == "forbidden"
     assert len(ob.stub.requests) == n
-    assert all(r["path"].startswith(("/api/v1/nodes", f"/api/v1/namespaces/{ob.stub.namespace}/",
-                                      f"/apis/apps/v1/namespaces/{ob.stub.namespace}/",
-                                      f"/apis/networking.k8s.io/v1/namespaces/{ob.stub.namespace}/"))
-               for r in ob.stub.requests)
+    assert all(
+        r["path"].startswith(
+            (
+                "/api/v1/nodes",
+                f"/api/v1/namespaces/{ob.stub.namespace}/",
+                f"/apis/apps/v1/namespaces/{ob.stub.namespace}/",
+                f"/apis/networking.k8s.io/v1/namespaces/{ob.stub.namespace}/",
+            )
+        )
+        for r in ob.stub.requests
+    )
 
 
 # ---------------------------------------------------------------- done-when 3
@@ -245,7 +291,13 @@ def test_conflict_forbidden_and_timeout_become_structured_tool_errors(catalog):
         runner.incidents.open(0.0, ["a1"], "t")
         inc = next(iter(runner.incidents.incidents))
         be.restart("emailservice")  # a second revision to roll back to
-        live.stub.fail_next("PATCH", r"/deployments/emailservice$", 409, reason="Conflict", message="the object has been modified")
+        live.stub.fail_next(
+            "PATCH",
+            r"/deployments/emailservice$",
+            409,
+            reason="Conflict",
+            message="the object has been modified",
+        )
         r = runner.call({"tool": "rollback", "incident_id": inc, "service": "emailservice"})
         assert not r.ok and r.error.code == "conflict" and "409" in r.error.message
         live.stub.fail_next("GET", r"/pods$", 403, reason="Forbidden", message="pods is forbidden")
@@ -272,7 +324,9 @@ def test_no_metrics_source_is_a_structured_error(catalog):
     live = make_live(catalog.app("online_boutique"), metrics=False)
     try:
         r = _tool(live, {"tool": "query_metrics", "metric": "up"})
-        assert not r.ok and r.error.code == "unavailable" and "no metrics source configured" in r.error.message
+        assert (
+            not r.ok and r.error.code == "unavailable" and "no metrics source configured" in r.error.message
+        )
     finally:
         live.close()
 
@@ -296,7 +350,9 @@ def test_episode_survives_api_failures(catalog):
         agent.invoke = invoke  # type: ignore[method-assign]
         assert _run(env, agent) == 7
         rollbacks = [a for a in env.runner.actions if a.tool == "rollback"]
-        assert rollbacks and all(a.verdict == "error" and ("409" in a.error or "403" in a.error) for a in rollbacks)
+        assert rollbacks and all(
+            a.verdict == "error" and ("409" in a.error or "403" in a.error) for a in rollbacks
+        )
         assert any(a.verdict == "error" and "did not answer in time" in a.error for a in env.runner.actions)
         assert all(a.error for a in env.runner.actions if a.verdict == "error")
         # the orchestrator's revert met the same conflicts: logged, not raised, and NOT forgotten:
@@ -304,7 +360,9 @@ def test_episode_survives_api_failures(catalog):
         assert [(x.kind, x.status) for x in env.fault_log] == [("inject", "ok"), ("revert", "error")]
         assert "still in place" in env.fault_log[-1].message
         assert env.pending_reverts == ["ob-deployment-001"]
-        image = live.stub.obj("deployments", "emailservice")["spec"]["template"]["spec"]["containers"][0]["image"]
+        image = live.stub.obj("deployments", "emailservice")["spec"]["template"]["spec"]["containers"][0][
+            "image"
+        ]
         assert image == fault.params["image"]
         # once the API server accepts writes again, close() reverts it
         live.stub.failures.clear()
@@ -320,8 +378,12 @@ def test_episode_survives_api_failures(catalog):
 def test_failed_revert_is_kept_and_retried_on_the_next_tick(ob, catalog):
     fault = catalog.fault("ob-resource-001")  # emailservice CPU limit cut
     original = ob.stub.obj("deployments", "emailservice")
-    env = LiveMarathonEnv(ob.backend, catalog, schedule=_schedule(fault, 30, 300, injection_s=300, observation_s=300),
-                          interval_s=120)
+    env = LiveMarathonEnv(
+        ob.backend,
+        catalog,
+        schedule=_schedule(fault, 30, 300, injection_s=300, observation_s=300),
+        interval_s=120,
+    )
     env.reset()
     env.step(None)  # now t=240; the revert is due at 300
     ob.stub.fail_next("PATCH", r"/deployments/emailservice$", 409, times=3, reason="Conflict")
@@ -364,7 +426,9 @@ def test_close_reverts_faults_still_injected(ob, catalog):
 def test_live_env_passes_the_gymnasium_checker_and_decodes_action_slots(ob, catalog):
     from gymnasium.utils.env_checker import check_env
 
-    env = LiveMarathonEnv(ob.backend, catalog, schedule=_schedule(catalog.fault("ob-deployment-001"), 30, 780))
+    env = LiveMarathonEnv(
+        ob.backend, catalog, schedule=_schedule(catalog.fault("ob-deployment-001"), 30, 780)
+    )
     check_env(env, skip_render_check=True)
     obs, _ = env.reset()
     obs, reward, done, _, info = env.step(env.action_space.sample())
@@ -406,7 +470,9 @@ def test_two_faults_and_an_agent_scale_on_one_deployment_compose(ob, catalog):
     assert d["spec"]["template"]["spec"]["containers"][0] == c0  # original image and limits
     assert d["spec"]["replicas"] == 3
     # every revert was a narrow JSON patch guarded by `test` ops, never a whole-spec replace
-    reverts = [r for r in ob.stub.requests if r["method"] == "PATCH" and "json-patch" in (r["content_type"] or "")]
+    reverts = [
+        r for r in ob.stub.requests if r["method"] == "PATCH" and "json-patch" in (r["content_type"] or "")
+    ]
     assert len(reverts) == 2 and all(r["body"][0]["op"] == "test" for r in reverts)
     assert not any(op["path"] in ("/spec", "/data") for r in reverts for op in r["body"])
 
@@ -488,13 +554,17 @@ def test_alert_evaluation_errors_are_recorded_and_the_run_goes_on(ob, catalog):
 
     fault = catalog.fault("ob-resource-001")
     original = ob.stub.obj("deployments", "emailservice")
-    env = LiveMarathonEnv(ob.backend, catalog, schedule=_schedule(fault, 30, 500), interval_s=120,
-                          alert_engine=FlakyAlerts())
+    env = LiveMarathonEnv(
+        ob.backend, catalog, schedule=_schedule(fault, 30, 500), interval_s=120, alert_engine=FlakyAlerts()
+    )
     env.reset()
     for _ in range(3):
         _, _, done, _, info = env.step(None)
         assert not done
-    assert [(e.time_s, e.error) for e in env.alert_errors] == [(240.0, "PrometheusError"), (360.0, "PrometheusError")]
+    assert [(e.time_s, e.error) for e in env.alert_errors] == [
+        (240.0, "PrometheusError"),
+        (360.0, "PrometheusError"),
+    ]
     assert info["alert_errors"] == 2 and "connection refused" in env.alert_errors[0].message
     env.close()
     assert ob.stub.obj("deployments", "emailservice")["spec"] == original["spec"]
@@ -515,7 +585,9 @@ current-context: kind-bench
 """
 
 
-def test_from_kubeconfig_names_kubeconfig_problems_and_never_falls_back_silently(catalog, tmp_path, monkeypatch):
+def test_from_kubeconfig_names_kubeconfig_problems_and_never_falls_back_silently(
+    catalog, tmp_path, monkeypatch
+):
     from kubernetes import config
 
     from sre_marathon_gym.backends.kubernetes import KubernetesBackend
@@ -549,14 +621,25 @@ def test_from_kubeconfig_names_kubeconfig_problems_and_never_falls_back_silently
 def _foreign_nodes(stub):
     """A kind control plane (no zone label) and another tenant's node in a zone the app does not use."""
     with stub.lock:
-        stub._store("nodes", {"metadata": stub._meta("kind-control-plane", None, labels={
-            "node-role.kubernetes.io/control-plane": ""}), "spec": {}, "status": {}})
+        stub._store(
+            "nodes",
+            {
+                "metadata": stub._meta(
+                    "kind-control-plane", None, labels={"node-role.kubernetes.io/control-plane": ""}
+                ),
+                "spec": {},
+                "status": {},
+            },
+        )
     stub.add_node("foreign-1", "zone-x")
 
 
 def test_only_the_apps_zoned_nodes_can_be_cordoned(ob):
     _foreign_nodes(ob.stub)
-    for node, why in (("kind-control-plane", "no topology.kubernetes.io/zone label"), ("foreign-1", "outside the app's zones")):
+    for node, why in (
+        ("kind-control-plane", "no topology.kubernetes.io/zone label"),
+        ("foreign-1", "outside the app's zones"),
+    ):
         n = len(ob.stub.requests)
         for op in (ob.backend.cordon, ob.backend.uncordon, ob.backend.drain):
             with pytest.raises(BackendError, match=why) as exc:
@@ -613,9 +696,12 @@ def test_search_logs_has_the_simulators_semantics_on_the_live_backend(ob):
 
     from sre_marathon_gym.sim.log_lines import LogRecord
 
-    ob.stub.log_lines = ["DEBUG cache warm", "INFO serving requests",
-                         '{"level": "warning", "message": "slow checkout", "order_id": "o-123"}',
-                         "ERROR upstream connect error"]
+    ob.stub.log_lines = [
+        "DEBUG cache warm",
+        "INFO serving requests",
+        '{"level": "warning", "message": "slow checkout", "order_id": "o-123"}',
+        "ERROR upstream connect error",
+    ]
 
     def search(**kw):
         r = _tool(ob, {"tool": "search_logs", "service": "cartservice", **kw})
@@ -631,7 +717,9 @@ def test_search_logs_has_the_simulators_semantics_on_the_live_backend(ob):
     assert hit["message"] == "slow checkout" and hit["attributes"] == {"order_id": "o-123"}
     pod = hit["pod"]
     assert len(search(query=pod)) == 4 and search(query=f"{pod} -upstream -cache -serving") == [hit]
-    assert [x["message"] for x in search(query='"connect error"')] == ["ERROR upstream connect error"]  # plain lines stay raw
+    assert [x["message"] for x in search(query='"connect error"')] == [
+        "ERROR upstream connect error"
+    ]  # plain lines stay raw
     # the same row shape as the simulator's records
     assert set(hit) == {f.name for f in dataclasses.fields(LogRecord)}
 

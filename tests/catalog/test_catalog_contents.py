@@ -12,7 +12,16 @@ def test_700_faults_with_code_and_config_near_39_5_percent(catalog):
     assert len(faults) == 700
     shares = Counter(f.category for f in faults)
     assert abs((shares["code"] + shares["config"]) / 700 - 0.395) < 0.01
-    assert set(shares) == {"code", "config", "dependency", "resource", "network", "deployment", "infrastructure", "load"}
+    assert set(shares) == {
+        "code",
+        "config",
+        "dependency",
+        "resource",
+        "network",
+        "deployment",
+        "infrastructure",
+        "load",
+    }
     assert len({f.id for f in faults}) == 700
 
 
@@ -60,5 +69,7 @@ def test_scope_contains_target_and_follows_call_graph(catalog):
     for f in catalog.all_faults():
         app = catalog.apps[f.app]
         assert f.target in f.scope or f.mechanism == "network_partition", f.id
-        if f.category != "infrastructure" and f.mechanism != "feature_flag":  # nodes, zones and flags reach beyond callers
+        if (
+            f.category != "infrastructure" and f.mechanism != "feature_flag"
+        ):  # nodes, zones and flags reach beyond callers
             assert set(f.scope) <= app.downstream_closure(f.target), f.id

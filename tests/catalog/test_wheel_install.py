@@ -14,18 +14,24 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.mark.slow
 def test_wheel_ships_the_catalog(tmp_path):
     dist = tmp_path / "dist"
-    subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(REPO)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(REPO)],
+        check=True,
+        capture_output=True,
+    )
     wheel = next(dist.glob("*.whl"))
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     pip = venv / "bin" / "pip"
-    subprocess.run([str(pip), "install", "-q", str(wheel)], check=True)  # with its dependencies, as a user would
+    subprocess.run(
+        [str(pip), "install", "-q", str(wheel)], check=True
+    )  # with its dependencies, as a user would
     code = (
         "from sre_marathon_gym.catalog import load_catalog; c = load_catalog(); "
         "print(c.root); print(len(c.all_faults()), len(c.rules.rules))"
     )
-    out = subprocess.run([str(venv / "bin" / "python"), "-c", code], check=True, capture_output=True,
-                         text=True, cwd=tmp_path).stdout.split("\n")
+    out = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", code], check=True, capture_output=True, text=True, cwd=tmp_path
+    ).stdout.split("\n")
     assert "site-packages/sre_marathon_gym/_catalog" in out[0]
     assert out[1] == "700 44"

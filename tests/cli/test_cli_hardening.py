@@ -15,8 +15,18 @@ import pytest
 
 from sre_marathon_gym.cli import main, seed_int
 
-SHORT = ["--mode", "train", "--seed", "3", "--intensity", "0.5", "--injection-minutes", "8",
-         "--observation-minutes", "4"]
+SHORT = [
+    "--mode",
+    "train",
+    "--seed",
+    "3",
+    "--intensity",
+    "0.5",
+    "--injection-minutes",
+    "8",
+    "--observation-minutes",
+    "4",
+]
 OLD_BUNDLE = Path(__file__).parents[1] / "data" / "online_boutique-runbook-3-v1.bundle"
 
 
@@ -61,14 +71,18 @@ def _interrupting_agent(monkeypatch, at: int = 3) -> None:
     monkeypatch.setattr(agents_mod, "make_agent", lambda name, **kw: Interrupted())
 
 
-def test_an_interrupted_run_is_sealed_incomplete_and_score_refuses_it_even_renamed(tmp_path, capsys,
-                                                                                   monkeypatch):
+def test_an_interrupted_run_is_sealed_incomplete_and_score_refuses_it_even_renamed(
+    tmp_path, capsys, monkeypatch
+):
     _interrupting_agent(monkeypatch)
     assert main(["run", "--app", "online_boutique", "--agent", "noop", *SHORT, "--out", str(tmp_path)]) == 130
     last = capsys.readouterr().err.strip().splitlines()[-1]  # after the progress bar
     partial = tmp_path / "online_boutique-noop-3.incomplete.bundle"
-    assert re.fullmatch(rf"interrupted: run interrupted at t=\d+ s of 720 s; its partial recording is sealed "
-                        rf"as INCOMPLETE in {re.escape(str(partial))}", last), last
+    assert re.fullmatch(
+        rf"interrupted: run interrupted at t=\d+ s of 720 s; its partial recording is sealed "
+        rf"as INCOMPLETE in {re.escape(str(partial))}",
+        last,
+    ), last
     assert not (tmp_path / "online_boutique-noop-3.bundle").exists()
 
     renamed = partial.rename(tmp_path / "online_boutique-noop-3.bundle")  # the flag is sealed, not named
@@ -82,8 +96,9 @@ def test_an_interrupted_run_is_sealed_incomplete_and_score_refuses_it_even_renam
 
     assert main(["score", "--allow-incomplete", str(renamed)]) == 0
     out = capsys.readouterr().out
-    assert re.search(r"verified; INCOMPLETE \(interrupted at t=\d+ s of 720 s: KeyboardInterrupt\); scored",
-                     out)
+    assert re.search(
+        r"verified; INCOMPLETE \(interrupted at t=\d+ s of 720 s: KeyboardInterrupt\); scored", out
+    )
     assert "Marathon-Score" in out and "(INCOMPLETE)" in out
 
 
@@ -158,21 +173,37 @@ def _unwritable_dir(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("case", ["existing file", "under a file", "unwritable"])
 def test_out_is_checked_before_anything_is_simulated(tmp_path, capsys, no_simulation, command, case):
     (afile := tmp_path / "afile").write_text("x")
-    out = {"existing file": afile, "under a file": afile / "runs",
-           "unwritable": _unwritable_dir(tmp_path) / "runs"}[case]
-    argv = (["run", "--app", "online_boutique", "--agent", "noop", *SHORT] if command == "run"
-            else ["evaluate", "--agents", "noop", "--apps", "online_boutique", "--workers", "1"])
+    out = {
+        "existing file": afile,
+        "under a file": afile / "runs",
+        "unwritable": _unwritable_dir(tmp_path) / "runs",
+    }[case]
+    argv = (
+        ["run", "--app", "online_boutique", "--agent", "noop", *SHORT]
+        if command == "run"
+        else ["evaluate", "--agents", "noop", "--apps", "online_boutique", "--workers", "1"]
+    )
     assert main([*argv, "--out", str(out)]) == 2
     err = one_line_error(capsys)
     assert err.startswith(f"error: --out {out}")
-    assert {"existing file": "exists and is not a directory", "under a file": "afile is not a directory",
-            "unwritable": "cannot write into"}[case] in err
+    assert {
+        "existing file": "exists and is not a directory",
+        "under a file": "afile is not a directory",
+        "unwritable": "cannot write into",
+    }[case] in err
     assert sorted(p.name for p in tmp_path.iterdir() if p.name != "ro") == ["afile"]  # nothing left behind
 
 
 # ------------------------------------------------------------------------------------ options eval ignores
-@pytest.mark.parametrize("option", [["--intensity", "3"], ["--injection-minutes", "5"],
-                                    ["--observation-minutes", "5"], ["--intensity", "1.0"]])
+@pytest.mark.parametrize(
+    "option",
+    [
+        ["--intensity", "3"],
+        ["--injection-minutes", "5"],
+        ["--observation-minutes", "5"],
+        ["--intensity", "1.0"],
+    ],
+)
 def test_train_only_options_are_refused_in_eval_mode(tmp_path, capsys, no_simulation, option):
     assert main(["run", "--app", "online_boutique", "--agent", "noop", *option, "--out", str(tmp_path)]) == 2
     err = one_line_error(capsys)
@@ -183,8 +214,11 @@ def test_train_only_options_are_refused_in_eval_mode(tmp_path, capsys, no_simula
 @pytest.mark.parametrize("seed", ["-1", "9" * 301, str(2**63), "1e3", "0x10", ""])
 @pytest.mark.parametrize("command", ["run", "export-prometheus"])
 def test_out_of_range_or_malformed_seeds_are_refused(tmp_path, capsys, no_simulation, seed, command):
-    argv = ["run", "--app", "online_boutique", "--mode", "train"] if command == "run" else \
-        ["export-prometheus", "--app", "online_boutique", "--out", str(tmp_path / "prom")]
+    argv = (
+        ["run", "--app", "online_boutique", "--mode", "train"]
+        if command == "run"
+        else ["export-prometheus", "--app", "online_boutique", "--out", str(tmp_path / "prom")]
+    )
     with pytest.raises(SystemExit) as exc:
         main([*argv, "--seed", seed])
     assert exc.value.code == 2
@@ -235,9 +269,14 @@ def test_python_dash_m_entry_point_exit_code(tmp_path):
     import subprocess
 
     repo = Path(__file__).resolve().parents[2]
-    proc = subprocess.run([sys.executable, "-m", "sre_marathon_gym.cli", "score", "/dev/zero"], check=False,
-                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(repo)},
-                          timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "sre_marathon_gym.cli", "score", "/dev/zero"],
+        check=False,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(repo)},
+        timeout=120,
+    )
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "not a regular file" in proc.stderr
 
 

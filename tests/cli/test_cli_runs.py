@@ -9,7 +9,18 @@ import pytest
 
 from sre_marathon_gym.cli import main
 
-SHORT = ["--mode", "train", "--seed", "3", "--intensity", "0.5", "--injection-minutes", "8", "--observation-minutes", "4"]
+SHORT = [
+    "--mode",
+    "train",
+    "--seed",
+    "3",
+    "--intensity",
+    "0.5",
+    "--injection-minutes",
+    "8",
+    "--observation-minutes",
+    "4",
+]
 
 
 def live_score(out: str) -> str:
@@ -31,7 +42,9 @@ def test_run_then_score_offline_gives_the_same_card(tmp_path, capsys, agent):
 
 
 def test_score_refuses_a_flipped_byte(tmp_path, capsys):
-    assert main(["run", "--app", "online_boutique", "--agent", "runbook", *SHORT, "--out", str(tmp_path)]) == 0
+    assert (
+        main(["run", "--app", "online_boutique", "--agent", "runbook", *SHORT, "--out", str(tmp_path)]) == 0
+    )
     bundle = next(tmp_path.glob("*.bundle"))
     data = bytearray(bundle.read_bytes())
     data[len(data) // 2] ^= 0x01
@@ -50,8 +63,22 @@ def test_bad_input_gives_a_clear_error_not_a_traceback(capsys):
 
 @pytest.mark.slow
 def test_evaluate_prints_the_leaderboard_table(tmp_path, capsys):
-    assert main(["evaluate", "--agents", "noop,runbook", "--apps", "online_boutique", "--workers", "1",
-                 "--out", str(tmp_path)]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                "--agents",
+                "noop,runbook",
+                "--apps",
+                "online_boutique",
+                "--workers",
+                "1",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "Leaderboard" in out and "Marathon-Score" in out and "runbook" in out and "41.3" in out
     assert "Per-fault outcomes" in out and (tmp_path / "outcomes.png").exists()
@@ -65,7 +92,9 @@ def test_every_baseline_on_every_app_rescores_offline_exactly(tmp_path, catalog)
     from sre_marathon_gym.bundle_scoring import score_bundles
     from sre_marathon_gym.evaluation import evaluate
 
-    results = evaluate(["noop", "random", "runbook", "oracle"], out=str(tmp_path), catalog=catalog, progress=False)
+    results = evaluate(
+        ["noop", "random", "runbook", "oracle"], out=str(tmp_path), catalog=catalog, progress=False
+    )
     assert len(results) == 12
     offline = score_bundles([p for _, _, p in results], catalog)
     for (spec, live, _), card in zip(results, offline):

@@ -28,14 +28,42 @@ from sre_marathon_gym.bundle import verify_bundle, write_bundle
 from sre_marathon_gym.tools.models import TOOL_NAMES, ToolResult, json_schemas
 
 ENV_IDS = ("SREMarathon/OnlineBoutique-v1", "SREMarathon/AstronomyShop-v1", "SREMarathon/TrainTicket-v1")
-PROPS = {name: [p for p in schema.get("properties", {}) if p != "tool"] for name, schema in json_schemas().items()}
+PROPS = {
+    name: [p for p in schema.get("properties", {}) if p != "tool"] for name, schema in json_schemas().items()
+}
 SHORT = dict(injection_minutes=10, observation_minutes=2, intensity=1.5)
 SENT = {"calls": 0}
 
-NAMES = ["frontend", "cartservice", "checkout", "payment", "ts-order-service", "flagd", "node-a1", "zone-a",
-         "redis-cart", "nonexistent", ""]
-METRICS = ["traces_span_metrics_calls_total", "container_memory_working_set_bytes", "up", "kube_pod_status_ready"]
-PATTERNS = ["~.*", "~fron.*", "!frontend", "~(a|b)+c", "~[", "~a{2,5}", "~(.*.*)*z", "~a{4294967296}", "~(?P<x>a)"]
+NAMES = [
+    "frontend",
+    "cartservice",
+    "checkout",
+    "payment",
+    "ts-order-service",
+    "flagd",
+    "node-a1",
+    "zone-a",
+    "redis-cart",
+    "nonexistent",
+    "",
+]
+METRICS = [
+    "traces_span_metrics_calls_total",
+    "container_memory_working_set_bytes",
+    "up",
+    "kube_pod_status_ready",
+]
+PATTERNS = [
+    "~.*",
+    "~fron.*",
+    "!frontend",
+    "~(a|b)+c",
+    "~[",
+    "~a{2,5}",
+    "~(.*.*)*z",
+    "~a{4294967296}",
+    "~(?P<x>a)",
+]
 LABELS = ["pod", "service_name", "namespace", "le", "status_code", "node"]
 
 
@@ -47,9 +75,18 @@ class Junk:
 
     def leaf(self) -> object:
         r = self.rng
-        return [None, True, int(r.integers(-2**40, 2**40)), 2**int(r.integers(64, 400)), float("nan"),
-                float(r.normal() * 1e6), "x" * int(r.integers(0, 3000)), bytes(r.integers(0, 256, 4, dtype=np.uint8)),
-                object(), str(r.choice(NAMES))][int(r.integers(0, 10))]
+        return [
+            None,
+            True,
+            int(r.integers(-(2**40), 2**40)),
+            2 ** int(r.integers(64, 400)),
+            float("nan"),
+            float(r.normal() * 1e6),
+            "x" * int(r.integers(0, 3000)),
+            bytes(r.integers(0, 256, 4, dtype=np.uint8)),
+            object(),
+            str(r.choice(NAMES)),
+        ][int(r.integers(0, 10))]
 
     def value(self, depth: int = 0) -> object:
         r = self.rng
@@ -57,7 +94,10 @@ class Junk:
         if k == 0 and depth < 6:
             return [self.value(depth + 1) for _ in range(int(r.integers(0, 4)))]
         if k == 1 and depth < 6:
-            return {str(r.choice(LABELS + ["tool", "x"])): self.value(depth + 1) for _ in range(int(r.integers(0, 4)))}
+            return {
+                str(r.choice(LABELS + ["tool", "x"])): self.value(depth + 1)
+                for _ in range(int(r.integers(0, 4)))
+            }
         if k == 2:  # very deep
             node: object = "end"
             for _ in range(int(r.integers(50, 400))):
@@ -67,11 +107,17 @@ class Junk:
 
     def plausible(self) -> object:
         r = self.rng
-        return [str(r.choice(NAMES)), f"a{int(r.integers(0, 400)):04d}", f"inc-{int(r.integers(0, 30)):03d}",
-                str(r.choice(METRICS)), float(r.uniform(-100, 7000)), int(r.integers(-10, 5000)),
-                [str(r.choice(NAMES))], {str(r.choice(LABELS)): str(r.choice(PATTERNS + NAMES))},
-                str(r.choice(["p95", "rate", "raw", "errors", "all", "firing", "write", "read", "list"]))
-                ][int(r.integers(0, 9))]
+        return [
+            str(r.choice(NAMES)),
+            f"a{int(r.integers(0, 400)):04d}",
+            f"inc-{int(r.integers(0, 30)):03d}",
+            str(r.choice(METRICS)),
+            float(r.uniform(-100, 7000)),
+            int(r.integers(-10, 5000)),
+            [str(r.choice(NAMES))],
+            {str(r.choice(LABELS)): str(r.choice(PATTERNS + NAMES))},
+            str(r.choice(["p95", "rate", "raw", "errors", "all", "firing", "write", "read", "list"])),
+        ][int(r.integers(0, 9))]
 
     def call(self) -> object:
         """Mostly a known tool with some of its argument names (plausible or junk values), else junk."""
@@ -120,7 +166,9 @@ def _episode(env_id: str, seed: int, stream: int, calls_per_step: int, tmp: Path
 EPISODES = st.tuples(st.sampled_from(ENV_IDS), st.integers(0, 2**31 - 1), st.integers(0, 2**63 - 1))
 
 
-@settings(max_examples=3, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+@settings(
+    max_examples=3, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck)
+)
 @given(episode=EPISODES)
 def test_fuzzed_calls_and_actions_never_escape(episode, tmp_path_factory):
     env_id, seed, stream = episode
@@ -134,8 +182,13 @@ def test_fuzz_profile_of_100k_calls(tmp_path_factory):
     SENT["calls"] = 0
     apps = iter(ENV_IDS * 100)
 
-    @settings(max_examples=70, deadline=None, derandomize=True, database=None,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=70,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
     @given(seed=st.integers(0, 2**31 - 1), stream=st.integers(0, 2**63 - 1))
     def run(seed, stream):
         _episode(next(apps), seed, stream, calls_per_step=300, tmp=tmp_path_factory.mktemp("fuzz"))

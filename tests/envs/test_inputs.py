@@ -34,13 +34,16 @@ def serializes(env) -> bool:
     return True
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(seed=True), "seed must be an integer"),
-    (dict(seed=1.0), "seed must be an integer"),
-    (dict(seed=-1), r"seed must be in \[0, 2\*\*63 - 1\], got -1"),
-    (dict(seed=10**300), "301-digit number"),
-    (dict(options="x"), "options must be a dict"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(seed=True), "seed must be an integer"),
+        (dict(seed=1.0), "seed must be an integer"),
+        (dict(seed=-1), r"seed must be in \[0, 2\*\*63 - 1\], got -1"),
+        (dict(seed=10**300), "301-digit number"),
+        (dict(options="x"), "options must be a dict"),
+    ],
+)
 def test_reset_refuses_bad_seeds_and_options(kwargs, match):
     env = gym.make("SREMarathon/OnlineBoutique-v1", **LONG)
     with pytest.raises(ConfigurationError, match=match):
@@ -48,8 +51,20 @@ def test_reset_refuses_bad_seeds_and_options(kwargs, match):
     env.reset(seed=2**63 - 1)  # the largest accepted seed works
 
 
-@pytest.mark.parametrize("action", ["abc", 1.5, True, np.zeros(20), np.zeros(20, dtype=bool), [1, 2], object(),
-                                    np.full(20, 99), {"tool": "get_alerts"}])
+@pytest.mark.parametrize(
+    "action",
+    [
+        "abc",
+        1.5,
+        True,
+        np.zeros(20),
+        np.zeros(20, dtype=bool),
+        [1, 2],
+        object(),
+        np.full(20, 99),
+        {"tool": "get_alerts"},
+    ],
+)
 def test_bad_actions_are_refused_as_results_not_silently_cast(env, action):
     """A float, bool, string, object, wrong size or out-of-space action is an invalid result; the
     invocation passes without acting (a float used to be truncated to an int and acted on)."""
@@ -88,8 +103,15 @@ def test_hostile_tool_calls_are_recorded_as_bounded_json(env):
     for _ in range(300):
         node["n"] = {}
         node = node["n"]
-    for call in (deep, {1: "x", "tool": b"get_alerts"}, {"tool": object()}, object(), b"\xff\xfe",
-                 {"tool": "get_alerts", "limit": 10**400}, ["get_alerts"]):
+    for call in (
+        deep,
+        {1: "x", "tool": b"get_alerts"},
+        {"tool": object()},
+        object(),
+        b"\xff\xfe",
+        {"tool": "get_alerts", "limit": 10**400},
+        ["get_alerts"],
+    ):
         res = u.call_tool(call)
         assert not res.ok, call
     assert serializes(env)
@@ -118,14 +140,20 @@ def test_workspace_writes_have_a_run_budget(env):
         r = u.call_tool({"tool": "workspace", "op": "write", "key": f"k{i % 100}", "text": "x" * 20_000})
         key = "ok" if r.ok else r.error.code
         codes[key] = codes.get(key, 0) + 1
-    assert codes == {"ok": MAX_WRITTEN_CHARS // 20_000, "budget_exceeded": 10_000 - MAX_WRITTEN_CHARS // 20_000}
+    assert codes == {
+        "ok": MAX_WRITTEN_CHARS // 20_000,
+        "budget_exceeded": 10_000 - MAX_WRITTEN_CHARS // 20_000,
+    }
     assert len(u.record().model_dump_json()) < 12_000_000
 
 
-@pytest.mark.parametrize("content, match", [
-    (b"schema_version: 1\nnotes: \xff\xfe\n", "not UTF-8 text"),
-    (b"[" * 50_000 + b"]" * 50_000, "nested too deeply"),
-])
+@pytest.mark.parametrize(
+    "content, match",
+    [
+        (b"schema_version: 1\nnotes: \xff\xfe\n", "not UTF-8 text"),
+        (b"[" * 50_000 + b"]" * 50_000, "nested too deeply"),
+    ],
+)
 def test_catalog_files_that_are_not_utf8_or_too_deep_name_the_file(tmp_path, catalog, content, match):
     root = tmp_path / "catalog"
     shutil.copytree(catalog.root, root)

@@ -14,7 +14,9 @@ KW = dict(injection_minutes=20, observation_minutes=10, intensity=0.5)
 
 def seed_with_early_bad_image(cat, app):
     for seed in range(200):
-        sched = FaultSchedule.generate(cat, app, seed, injection_minutes=20, observation_minutes=10, intensity=0.5)
+        sched = FaultSchedule.generate(
+            cat, app, seed, injection_minutes=20, observation_minutes=10, intensity=0.5
+        )
         for f in sched.faults:
             if f.mechanism == "bad_image_tag" and f.start_s <= 600:
                 return seed, f
@@ -33,15 +35,32 @@ def test_bad_image_tag_correlated_localized_and_repaired_by_hand():
     while alert is None:
         env.step(None)
         alerts = env.call_tool({"tool": "get_alerts", "state": "firing"}).data["alerts"]
-        alert = next((a for a in alerts if a["rule"] == "PodImagePullBackOff" and a["labels"].get("pod", "").startswith(svc)), None)
+        alert = next(
+            (
+                a
+                for a in alerts
+                if a["rule"] == "PodImagePullBackOff" and a["labels"].get("pod", "").startswith(svc)
+            ),
+            None,
+        )
         assert env.sim.now < scheduled.planned_end_s, "no ImagePullBackOff alert during the fault"
     pods = env.call_tool({"tool": "get_k8s_state", "resource": "pods", "service": svc}).data["items"]
     assert any(p["status"] == "ImagePullBackOff" for p in pods)
-    history = env.call_tool({"tool": "get_k8s_state", "resource": "deployments", "service": svc}).data["items"][0]["history"]
+    history = env.call_tool({"tool": "get_k8s_state", "resource": "deployments", "service": svc}).data[
+        "items"
+    ][0]["history"]
     assert "set image" in history[-1]["cause"]
-    inc = env.call_tool({"tool": "open_incident", "alert_ids": [alert["id"]], "title": f"{svc} rollout stuck"}).data
-    res = env.call_tool({"tool": "set_root_cause", "incident_id": inc["id"], "services": [svc],
-                         "artifact": f"deployment/{svc}:image"})
+    inc = env.call_tool(
+        {"tool": "open_incident", "alert_ids": [alert["id"]], "title": f"{svc} rollout stuck"}
+    ).data
+    res = env.call_tool(
+        {
+            "tool": "set_root_cause",
+            "incident_id": inc["id"],
+            "services": [svc],
+            "artifact": f"deployment/{svc}:image",
+        }
+    )
     assert res.ok
     assert env.call_tool({"tool": "rollback", "incident_id": inc["id"], "service": svc}).ok
     earned = 0.0

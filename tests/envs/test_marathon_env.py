@@ -94,8 +94,10 @@ def test_reward_sums_to_score_and_noop_scores_zero():
     assert len(env.unwrapped.record().faults) > 0
 
 
-@pytest.mark.parametrize("agent", ["noop", "random", "runbook", "oracle", "incident_per_alert", "cycle_guesses",
-                                   "act_on_everything"])
+@pytest.mark.parametrize(
+    "agent",
+    ["noop", "random", "runbook", "oracle", "incident_per_alert", "cycle_guesses", "act_on_everything"],
+)
 def test_rewards_sum_to_the_unclipped_score_for_every_baseline(agent):
     """Whole episodes under rules v2 (penalties included, so rewards can be negative): the env's
     per-step rewards, fed only each step's new evidence, sum to the recorded run's unclipped score."""

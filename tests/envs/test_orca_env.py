@@ -48,8 +48,12 @@ def test_bad_calls_are_structured_errors_and_the_budget_truncates(env):
     assert not (term or trunc) and info["result"]["ok"] is False and obs["budget"][0] == 2
     obs, r, term, trunc, info = env.step(json.dumps({"tool": "rollback", "service": "ad"}))
     assert info["result"]["error"]["code"] == "unknown_tool"
-    obs, r, term, trunc, info = env.step(json.dumps({"tool": "submit_report", "report": {"root_causes": [{}]}}))
-    assert trunc and not term and info["mode"] == "control_empty" and r == 1.0  # out of calls: an empty report
+    obs, r, term, trunc, info = env.step(
+        json.dumps({"tool": "submit_report", "report": {"root_causes": [{}]}})
+    )
+    assert (
+        trunc and not term and info["mode"] == "control_empty" and r == 1.0
+    )  # out of calls: an empty report
 
 
 def test_submit_empty_report_on_an_incident_scores_zero(env):
@@ -68,30 +72,53 @@ def test_hostile_actions_are_structured_errors():
     deep = '{"tool": "submit_report", "report": ' + "[" * 100_000 + "]" * 100_000 + "}"
     obs, r, term, trunc, info = env.step(deep)  # json.loads raises RecursionError at this depth
     assert not (term or trunc) and info["result"]["error"]["code"] == "invalid_arguments"
-    assert "characters" in info["result"]["error"]["message"]  # over MAX_ACTION_CHARS: rejected before parsing
+    assert (
+        "characters" in info["result"]["error"]["message"]
+    )  # over MAX_ACTION_CHARS: rejected before parsing
     nested = '{"tool": "submit_report", "report": ' + "[" * 20_000 + "]" * 20_000 + "}"
     assert len(nested) <= MAX_ACTION_CHARS
     obs, r, term, trunc, info = env.step(nested)
     assert not (term or trunc) and "nested too deeply" in info["result"]["error"]["message"]
-    obs, r, term, trunc, info = env.step(json.loads('{"tool": "get_topology"}') | {"x": nested})  # a dict action
+    obs, r, term, trunc, info = env.step(
+        json.loads('{"tool": "get_topology"}') | {"x": nested}
+    )  # a dict action
     assert not (term or trunc) and info["result"]["error"]["code"] == "invalid_arguments"
-    inf = {"tool": "submit_report", "report": {"summary": "x", "root_causes": [
-        {"flag": "adFailure", "mechanism": "errors", "incident_start_s": 1e400}]}}
+    inf = {
+        "tool": "submit_report",
+        "report": {
+            "summary": "x",
+            "root_causes": [{"flag": "adFailure", "mechanism": "errors", "incident_start_s": 1e400}],
+        },
+    }
     obs, r, term, trunc, info = env.step(json.dumps(inf).replace("Infinity", "1e400"))
-    assert trunc and info["result"]["error"]["code"] == "invalid_arguments"  # rejected, not judged; budget spent
+    assert (
+        trunc and info["result"]["error"]["code"] == "invalid_arguments"
+    )  # rejected, not judged; budget spent
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"task_ids": []}, "at least one task"), ({"max_calls": "3"}, "integer"), ({"max_calls": 0}, "1..1000"),
-    ({"max_calls": MAX_CALLS + 1}, "1..1000"), ({"max_calls": True}, "integer"), ({"task_ids": "d1"}, "list")])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"task_ids": []}, "at least one task"),
+        ({"max_calls": "3"}, "integer"),
+        ({"max_calls": 0}, "1..1000"),
+        ({"max_calls": MAX_CALLS + 1}, "1..1000"),
+        ({"max_calls": True}, "integer"),
+        ({"task_ids": "d1"}, "list"),
+    ],
+)
 def test_bad_constructor_arguments_raise_configuration_errors(kwargs, match):
     with pytest.raises(ConfigurationError, match=match):
         OrcaRcaEnv(**kwargs)
 
 
 def test_bad_reset_options_raise_configuration_errors(env):
-    for options, match in (({"task_index": "x"}, "integer"), ({"task_index": 10**6}, "task_index must be in"),
-                           ({"task_id": 3}, "string"), ({"tsak_id": "a"}, "unknown reset option")):
+    for options, match in (
+        ({"task_index": "x"}, "integer"),
+        ({"task_index": 10**6}, "task_index must be in"),
+        ({"task_id": 3}, "string"),
+        ({"tsak_id": "a"}, "unknown reset option"),
+    ):
         with pytest.raises(ConfigurationError, match=match):
             env.reset(options=options)
     obs, _ = env.reset(options={"task_index": 0})

@@ -23,13 +23,27 @@ def test_orca_tasks_prints_the_distribution(capsys):
 
 def test_tool_specs_export_and_source_ablation():
     names = [s["function"]["name"] for s in tool_specs()]
-    assert names == ["query_metrics", "search_logs", "get_traces", "get_topology", "read_source", "submit_report"]
+    assert names == [
+        "query_metrics",
+        "search_logs",
+        "get_traces",
+        "get_topology",
+        "read_source",
+        "submit_report",
+    ]
     assert "read_source" not in [s["function"]["name"] for s in tool_specs(source_access=False)]
     json.dumps(tool_specs())  # JSON-serialisable
 
 
-@pytest.mark.parametrize("argv, message", [(["--agent", "nope"], "invalid choice"), (["--limit", "-5"], "at least 1"),
-                                           (["--limit", "0"], "at least 1"), (["--limit", "x"], "whole number")])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--agent", "nope"], "invalid choice"),
+        (["--limit", "-5"], "at least 1"),
+        (["--limit", "0"], "at least 1"),
+        (["--limit", "x"], "whole number"),
+    ],
+)
 def test_orca_evaluate_rejects_bad_arguments_before_simulating(argv, message, capsys, monkeypatch):
     def boom(*a, **k):
         raise AssertionError("simulated the days before validating the arguments")

@@ -20,21 +20,36 @@ from sre_marathon_gym.scoring.orca import judge
 def day1():
     sim = orca_world(days=1)
     ev = orca_schedule(1).event("d1-i2-adFailure-on")
-    cause = GroundTruthCause(event_id=ev.id, flag=ev.flag, value=ev.value, services=("ad",), mechanisms=("errors",),
-                             start_s=ev.on_s, end_s=ev.end_s)
+    cause = GroundTruthCause(
+        event_id=ev.id,
+        flag=ev.flag,
+        value=ev.value,
+        services=("ad",),
+        mechanisms=("errors",),
+        start_s=ev.on_s,
+        end_s=ev.end_s,
+    )
     return sim, cause, ev.on_s + 3600  # the agent sees one hour of the incident
 
 
 def test_metric_evidence_must_select_the_signal_series_and_show_the_change(day1):
     sim, cause, horizon = day1
     chk = EvidenceChecker(sim)
-    ad_errors = MetricRef(metric="traces_span_metrics_calls_total", matchers={"service_name": "ad", "status_code": "STATUS_CODE_ERROR"})
+    ad_errors = MetricRef(
+        metric="traces_span_metrics_calls_total",
+        matchers={"service_name": "ad", "status_code": "STATUS_CODE_ERROR"},
+    )
     assert chk.shows(ad_errors, cause, horizon)
     # another service's errors, the ad service without the error status, an unknown series: no credit
-    for ref in (MetricRef(metric="traces_span_metrics_calls_total", matchers={"service_name": "currency", "status_code": "STATUS_CODE_ERROR"}),
-                MetricRef(metric="traces_span_metrics_calls_total", matchers={"service_name": "ad"}),
-                MetricRef(metric="container_cpu_usage_seconds_total", matchers={"container": "ad"}),
-                MetricRef(metric="no_such_metric")):
+    for ref in (
+        MetricRef(
+            metric="traces_span_metrics_calls_total",
+            matchers={"service_name": "currency", "status_code": "STATUS_CODE_ERROR"},
+        ),
+        MetricRef(metric="traces_span_metrics_calls_total", matchers={"service_name": "ad"}),
+        MetricRef(metric="container_cpu_usage_seconds_total", matchers={"container": "ad"}),
+        MetricRef(metric="no_such_metric"),
+    ):
         assert not chk.shows(ref, cause, horizon), ref
     # the right series, but the agent's data ends before the change could show
     assert not chk.shows(ad_errors, cause, cause.start_s + 60)
@@ -44,17 +59,52 @@ def test_log_and_trace_evidence_resolve_from_ids_and_must_show_the_flag(day1):
     sim, cause, horizon = day1
     chk = EvidenceChecker(sim)
     tools = OrcaTools(sim, horizon)
-    res = tools.call(tools.parse({"tool": "search_logs", "service": "ad", "query": "GetAds Failed",
-                                  "start_s": cause.start_s, "end_s": horizon, "limit": 3})[0])
+    res = tools.call(
+        tools.parse(
+            {
+                "tool": "search_logs",
+                "service": "ad",
+                "query": "GetAds Failed",
+                "start_s": cause.start_s,
+                "end_s": horizon,
+                "limit": 3,
+            }
+        )[0]
+    )
     assert res.ok and res.data["logs"]
     line = res.data["logs"][0]
     assert chk.shows(LogRef(log_id=line["id"]), cause, horizon)
-    assert not chk.shows(LogRef(log_id=line["id"][:-1] + ("0" if line["id"][-1] != "0" else "1")), cause, horizon)  # tampered
-    quiet = tools.call(tools.parse({"tool": "search_logs", "service": "ad", "start_s": cause.start_s - 1800,
-                                    "end_s": cause.start_s - 60, "limit": 3})[0])
-    assert quiet.ok and quiet.data["logs"] and not chk.shows(LogRef(log_id=quiet.data["logs"][0]["id"]), cause, horizon)
-    traces = tools.call(tools.parse({"tool": "get_traces", "service": "ad", "status": "error",
-                                     "start_s": cause.start_s, "end_s": horizon, "limit": 3})[0])
+    assert not chk.shows(
+        LogRef(log_id=line["id"][:-1] + ("0" if line["id"][-1] != "0" else "1")), cause, horizon
+    )  # tampered
+    quiet = tools.call(
+        tools.parse(
+            {
+                "tool": "search_logs",
+                "service": "ad",
+                "start_s": cause.start_s - 1800,
+                "end_s": cause.start_s - 60,
+                "limit": 3,
+            }
+        )[0]
+    )
+    assert (
+        quiet.ok
+        and quiet.data["logs"]
+        and not chk.shows(LogRef(log_id=quiet.data["logs"][0]["id"]), cause, horizon)
+    )
+    traces = tools.call(
+        tools.parse(
+            {
+                "tool": "get_traces",
+                "service": "ad",
+                "status": "error",
+                "start_s": cause.start_s,
+                "end_s": horizon,
+                "limit": 3,
+            }
+        )[0]
+    )
     assert traces.ok and traces.data["traces"]
     assert chk.shows(TraceRef(trace_id=traces.data["traces"][0]["trace_id"]), cause, horizon)
     assert not chk.shows(TraceRef(trace_id="0123456789abcdef0123456789abcdef"), cause, horizon)
@@ -63,12 +113,25 @@ def test_log_and_trace_evidence_resolve_from_ids_and_must_show_the_flag(day1):
 def test_tools_never_see_past_the_horizon(day1):
     sim, cause, horizon = day1
     tools = OrcaTools(sim, horizon)
-    res = tools.call(tools.parse({"tool": "query_metrics", "metric": "traces_span_metrics_calls_total",
-                                  "matchers": {"service_name": "ad"}, "function": "rate", "group_by": ["service_name"],
-                                  "start_s": horizon - 600, "end_s": horizon + 7200})[0])
+    res = tools.call(
+        tools.parse(
+            {
+                "tool": "query_metrics",
+                "metric": "traces_span_metrics_calls_total",
+                "matchers": {"service_name": "ad"},
+                "function": "rate",
+                "group_by": ["service_name"],
+                "start_s": horizon - 600,
+                "end_s": horizon + 7200,
+            }
+        )[0]
+    )
     assert res.ok and max(t for t, _ in res.data["series"][0]["values"]) <= horizon
-    later = tools.call(tools.parse({"tool": "get_traces", "status": "error", "start_s": horizon + 3600,
-                                    "end_s": horizon + 7200})[0])
+    later = tools.call(
+        tools.parse(
+            {"tool": "get_traces", "status": "error", "start_s": horizon + 3600, "end_s": horizon + 7200}
+        )[0]
+    )
     assert not later.ok or not later.data["traces"]
     bad, err = tools.parse({"tool": "get_k8s_state"})  # cluster state would reveal the flags
     assert bad is None and err.error.code == "unknown_tool"
@@ -78,17 +141,48 @@ def test_tools_never_see_past_the_horizon(day1):
 
 def test_a_report_citing_a_series_without_the_signal_earns_no_full_credit(day1):
     sim, cause, horizon = day1
-    task = next(t for t in orca_tasks() if t.event_id == "d1-i2-adFailure-on" and t.ttd_min == 60 and not t.is_control
-                and [c.flag for c in t.ground_truth] == ["adFailure"])
+    task = next(
+        t
+        for t in orca_tasks()
+        if t.event_id == "d1-i2-adFailure-on"
+        and t.ttd_min == 60
+        and not t.is_control
+        and [c.flag for c in t.ground_truth] == ["adFailure"]
+    )
     chk = EvidenceChecker(sim)
 
     def score(ref):
-        rc = RootCause(flag="adFailure", service="ad", mechanism="errors", incident_start_s=cause.start_s, evidence=[ref])
-        return judge(task, RcaReport(summary="ads fail", root_causes=[rc]),
-                     lambda r, c: chk.shows(r, c, task.horizon_s)).rubrics[0].score
+        rc = RootCause(
+            flag="adFailure", service="ad", mechanism="errors", incident_start_s=cause.start_s, evidence=[ref]
+        )
+        return (
+            judge(
+                task,
+                RcaReport(summary="ads fail", root_causes=[rc]),
+                lambda r, c: chk.shows(r, c, task.horizon_s),
+            )
+            .rubrics[0]
+            .score
+        )
 
-    assert score(MetricRef(metric="traces_span_metrics_calls_total", matchers={"service_name": "ad", "status_code": "STATUS_CODE_ERROR"})) == 3
-    assert score(MetricRef(metric="traces_span_metrics_calls_total", matchers={"service_name": "payment", "status_code": "STATUS_CODE_ERROR"})) == 2
+    assert (
+        score(
+            MetricRef(
+                metric="traces_span_metrics_calls_total",
+                matchers={"service_name": "ad", "status_code": "STATUS_CODE_ERROR"},
+            )
+        )
+        == 3
+    )
+    assert (
+        score(
+            MetricRef(
+                metric="traces_span_metrics_calls_total",
+                matchers={"service_name": "payment", "status_code": "STATUS_CODE_ERROR"},
+            )
+        )
+        == 2
+    )
 
 
 def test_symptom_evidence_must_show_the_complaints_request_types(day1):
@@ -100,6 +194,12 @@ def test_symptom_evidence_must_show_the_complaints_request_types(day1):
     periods = [(cause.start_s, cause.end_s)]
     assert chk.symptom_shows(MetricRef(metric=err.family, matchers=dict(err.labels)), ads, periods, horizon)
     checkout = next(s for s in chk.request_type_signals(("checkout",)) if s.kind == "errors")
-    assert not chk.symptom_shows(MetricRef(metric=checkout.family, matchers=dict(checkout.labels)), ads, periods, horizon)
-    assert not chk.symptom_shows(MetricRef(metric=checkout.family, matchers=dict(checkout.labels)),
-                                 chk.request_type_signals(("checkout",)), periods, horizon)  # checkout was fine on day 1
+    assert not chk.symptom_shows(
+        MetricRef(metric=checkout.family, matchers=dict(checkout.labels)), ads, periods, horizon
+    )
+    assert not chk.symptom_shows(
+        MetricRef(metric=checkout.family, matchers=dict(checkout.labels)),
+        chk.request_type_signals(("checkout",)),
+        periods,
+        horizon,
+    )  # checkout was fine on day 1

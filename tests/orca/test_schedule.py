@@ -25,7 +25,9 @@ def test_day6_peak_has_six_flags_active_together_and_actual_times_drift():
     peak = max(len({e.flag for e in s.active_at(t)}) for t in range(5 * DAY_S, 6 * DAY_S, 60))
     assert peak == 6
     pay100 = s.event("d6-big-paymentFailure-100%")
-    assert s.utc(pay100.on_s).strftime("%Y-%m-%dT%H:%M:%S") == "2026-04-24T18:50:26"  # the rubric incident_time
+    assert (
+        s.utc(pay100.on_s).strftime("%Y-%m-%dT%H:%M:%S") == "2026-04-24T18:50:26"
+    )  # the rubric incident_time
     step = s.event("d2-d1dep-paymentFailure-10%")  # overwritten by the 50% step, no explicit off
     assert step.end_s == s.event("d2-d1dep-paymentFailure-50%").on_s and not step.ended_by_off
 

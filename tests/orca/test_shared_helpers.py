@@ -38,7 +38,10 @@ def test_constants_live_in_one_place():
     for mod in (world, visibility):
         assert mod.APP is APP
     assert parse_matchers({"a": "~x.*", "b": "!y", "c": "z", "le": "5"}, skip=("le",)) == {
-        "a": ("=~", "x.*"), "b": ("!=", "y"), "c": "z"}
+        "a": ("=~", "x.*"),
+        "b": ("!=", "y"),
+        "c": "z",
+    }
 
 
 def test_log_search_with_ids_is_the_simulators_search():
@@ -47,6 +50,8 @@ def test_log_search_with_ids_is_the_simulators_search():
     for service, query, level in ((None, None, None), ("ad", None, "WARN"), (None, "GetAds", None)):
         plain = search_logs(rec, sim.app, service, 13 * 3600, 13.5 * 3600, query, level, 50)
         with_ids = search_logs_with_ids(rec, sim.app, service, 13 * 3600, 13.5 * 3600, query, level, 50)
-        assert plain and [dataclasses.asdict(r) for r in plain] == [{k: v for k, v in d.items() if k != "id"} for d in with_ids]
+        assert plain and [dataclasses.asdict(r) for r in plain] == [
+            {k: v for k, v in d.items() if k != "id"} for d in with_ids
+        ]
         for d in with_ids[:5]:
             assert dataclasses.asdict(resolve_log(rec, d["id"])) == {k: v for k, v in d.items() if k != "id"}

@@ -55,8 +55,11 @@ def test_ground_truth_rules():
             assert t.question == "users are reporting site issues" and t.ttd_min != 1440
     assert n_incident == 884
     # the hard tier has more plausible causes than the easy one (paper: 4.41 vs 2.00)
-    mean = {d: sum(len(t.ground_truth) for t in tasks if t.difficulty == d and not t.is_control)
-            / sum(1 for t in tasks if t.difficulty == d and not t.is_control) for d in ("easy", "hard")}
+    mean = {
+        d: sum(len(t.ground_truth) for t in tasks if t.difficulty == d and not t.is_control)
+        / sum(1 for t in tasks if t.difficulty == d and not t.is_control)
+        for d in ("easy", "hard")
+    }
     assert mean["hard"] > mean["easy"]
 
 
@@ -70,7 +73,11 @@ def test_no_frontend_flags_are_dropped_even_when_the_simulator_shows_them():
         if not t.is_control and t.event_id.split("-")[2] in REFERENCE_NO_FRONTEND:
             assert t.ground_truth and t.ground_truth[0].event_id != t.event_id
     with pytest.raises(CatalogError, match="unknown flag"):
-        candidate_tasks(orca_schedule(), load_questions(), AnswersFile(schema_version=1, source="x", no_frontend=("adHighCPU",)))
+        candidate_tasks(
+            orca_schedule(),
+            load_questions(),
+            AnswersFile(schema_version=1, source="x", no_frontend=("adHighCPU",)),
+        )
 
 
 def test_invisible_flags_are_not_user_visible_in_the_simulator():

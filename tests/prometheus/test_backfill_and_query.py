@@ -55,9 +55,12 @@ def test_raw_range_queries_return_the_stored_samples(short_run, prom):
     for sid in _sample_ids(store).tolist():
         name, labels = store.name(sid), store.labels(sid)
         selector = name + "{" + ",".join(f'{k}="{v}"' for k, v in sorted(labels.items())) + "}"
-        res = client.custom_query_range(selector, start_time=dt.datetime.fromtimestamp(DEFAULT_ORIGIN_S, dt.UTC),
-                                        end_time=dt.datetime.fromtimestamp(DEFAULT_ORIGIN_S + end, dt.UTC),
-                                        step="15s")
+        res = client.custom_query_range(
+            selector,
+            start_time=dt.datetime.fromtimestamp(DEFAULT_ORIGIN_S, dt.UTC),
+            end_time=dt.datetime.fromtimestamp(DEFAULT_ORIGIN_S + end, dt.UTC),
+            step="15s",
+        )
         times, vals = store.range([sid], 0.0, end)
         present = ~np.isnan(vals[0])
         assert len(res) == 1, selector
@@ -91,8 +94,9 @@ def test_telemetry_source_matches_the_store(short_run, prom):
             np.testing.assert_allclose(a[~np.isnan(a)], b[~np.isnan(b)], rtol=1e-12)
     names = source.names()
     assert "traces_span_metrics_calls_total" in names and set(names) == set(store.names())
-    assert source.label_values("kube_deployment_status_replicas_available", "deployment") == \
-        store.label_values("kube_deployment_status_replicas_available", "deployment")
+    assert source.label_values(
+        "kube_deployment_status_replicas_available", "deployment"
+    ) == store.label_values("kube_deployment_status_replicas_available", "deployment")
 
 
 def test_env_reads_metrics_and_promql_from_prometheus(catalog, short_run, prom):
@@ -105,8 +109,13 @@ def test_env_reads_metrics_and_promql_from_prometheus(catalog, short_run, prom):
     env.reset(seed=SEED)
     for _ in range(4):
         env.step(None)
-    call = {"tool": "query_metrics", "metric": "kube_deployment_status_replicas_available",
-            "group_by": ["deployment"], "start_s": 0, "end_s": env.unwrapped.sim.now}
+    call = {
+        "tool": "query_metrics",
+        "metric": "kube_deployment_status_replicas_available",
+        "group_by": ["deployment"],
+        "start_s": 0,
+        "end_s": env.unwrapped.sim.now,
+    }
     from_prom = env.unwrapped.call_tool(call)
     local = gym.make("SREMarathon/OnlineBoutique-v1", catalog=catalog, **SHORT)
     local.reset(seed=SEED)
@@ -114,6 +123,7 @@ def test_env_reads_metrics_and_promql_from_prometheus(catalog, short_run, prom):
         local.step(None)
     from_sim = local.unwrapped.call_tool(call)
     assert from_prom.ok and from_sim.ok
+
     def by_labels(data):
         return sorted(data["series"], key=lambda s: sorted(s["labels"].items()))
 
@@ -122,13 +132,21 @@ def test_env_reads_metrics_and_promql_from_prometheus(catalog, short_run, prom):
     res = env.unwrapped.call_tool({"tool": "query_metrics", "promql": promql, "step_s": 60})
     assert res.ok, res
     services = {s["labels"]["service_name"] for s in res.data["series"]}
-    assert "frontend" in services and all(v is None or v > 0 for s in res.data["series"] for _, v in s["values"])
+    assert "frontend" in services and all(
+        v is None or v > 0 for s in res.data["series"] for _, v in s["values"]
+    )
     bad = local.unwrapped.call_tool({"tool": "query_metrics", "promql": promql})
     assert not bad.ok and "Prometheus" in bad.error.message
     broken = env.unwrapped.call_tool({"tool": "query_metrics", "promql": "sum(rate(x[2m]"})
-    assert not broken.ok and broken.error.code == "invalid_arguments" and "parse error" in broken.error.message
-    down = gym.make("SREMarathon/OnlineBoutique-v1", catalog=catalog, **SHORT,
-                    prometheus_url=f"http://127.0.0.1:{free_port()}")
+    assert (
+        not broken.ok and broken.error.code == "invalid_arguments" and "parse error" in broken.error.message
+    )
+    down = gym.make(
+        "SREMarathon/OnlineBoutique-v1",
+        catalog=catalog,
+        **SHORT,
+        prometheus_url=f"http://127.0.0.1:{free_port()}",
+    )
     down.reset(seed=SEED)
     res = down.unwrapped.call_tool(call)  # nothing listens there: an outage, not a crash
     assert not res.ok and res.error.code == "unavailable"

@@ -14,7 +14,9 @@ pytestmark = needs_prometheus
 def test_short_run_suite_passes_and_catches_a_wrong_expectation(catalog, short_run, tmp_path):
     env, store = short_run
     path, summary = write_rule_tests(tmp_path, catalog, env.unwrapped.app, store)
-    assert summary["firing_expected"] > 0 and summary["pending_expected"] > 0 and summary["alerts_resolved"] > 0
+    assert (
+        summary["firing_expected"] > 0 and summary["pending_expected"] > 0 and summary["alerts_resolved"] > 0
+    )
     ok, output = run_promtool_tests(path)
     assert ok, output[-4000:]
     # the suite has teeth: drop one expected firing alert and promtool must fail on that rule
@@ -38,6 +40,8 @@ def test_leaderboard_seed_suites_pass(catalog, app, tmp_path):
     sim = Simulator(catalog, app, seed, schedule=FaultSchedule.generate(catalog, app, seed))
     sim.advance_to(90 * 60)
     path, summary = write_rule_tests(tmp_path, catalog, catalog.app(app), sim.store)
-    assert summary["firing_expected"] > 0 and summary["pending_expected"] > 0 and summary["alerts_resolved"] > 0
+    assert (
+        summary["firing_expected"] > 0 and summary["pending_expected"] > 0 and summary["alerts_resolved"] > 0
+    )
     ok, output = run_promtool_tests(path)
     assert ok, output[-4000:]

@@ -41,17 +41,32 @@ def test_two_ppo_iterations_two_runners_disjoint_seeds(ray_local, tmp_path: Path
     )
 
     log_dir = tmp_path / "seeds"
-    env_config = {"intensity": 0.5, "injection_minutes": 6, "observation_minutes": 2, "seed_log_dir": str(log_dir)}
-    config = ppo_config("online_boutique", env_config, num_env_runners=2, hidden=(32,),
-                        train_batch_size_per_learner=32, minibatch_size=16, num_epochs=1)
+    env_config = {
+        "intensity": 0.5,
+        "injection_minutes": 6,
+        "observation_minutes": 2,
+        "seed_log_dir": str(log_dir),
+    }
+    config = ppo_config(
+        "online_boutique",
+        env_config,
+        num_env_runners=2,
+        hidden=(32,),
+        train_batch_size_per_learner=32,
+        minibatch_size=16,
+        num_epochs=1,
+    )
     algo = config.build_algo()
     try:
         returns, steps = [], []
         for _ in range(2):
             result = algo.train()
             returns.append(result[ENV_RUNNER_RESULTS].get(EPISODE_RETURN_MEAN, float("nan")))
-            steps.append(result[NUM_ENV_STEPS_SAMPLED_LIFETIME] if NUM_ENV_STEPS_SAMPLED_LIFETIME in result
-                         else result[ENV_RUNNER_RESULTS][NUM_ENV_STEPS_SAMPLED_LIFETIME])
+            steps.append(
+                result[NUM_ENV_STEPS_SAMPLED_LIFETIME]
+                if NUM_ENV_STEPS_SAMPLED_LIFETIME in result
+                else result[ENV_RUNNER_RESULTS][NUM_ENV_STEPS_SAMPLED_LIFETIME]
+            )
         assert all(math.isfinite(r) for r in returns), returns
         assert steps[1] > steps[0] > 0
         live = collect_runner_seeds(algo)
@@ -81,7 +96,9 @@ def test_two_ppo_iterations_two_runners_disjoint_seeds(ray_local, tmp_path: Path
 
     # the checkpoint evaluates on held-out seeds, as Ray tasks (2 at a time)
     short = {k: v for k, v in env_config.items() if k != "seed_log_dir"}
-    results = evaluate_policy(ckpt, "online_boutique", split_seeds("test", 2), num_workers=2, env_config=short)
+    results = evaluate_policy(
+        ckpt, "online_boutique", split_seeds("test", 2), num_workers=2, env_config=short
+    )
     assert [r.seed for r in results] == split_seeds("test", 2)
     assert all(math.isfinite(r.marathon_score) and r.steps == 3 for r in results)
 

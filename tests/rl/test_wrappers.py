@@ -49,7 +49,7 @@ def _masked_sample(space, mask, rng) -> np.ndarray | int:
         return int(rng.choice(np.flatnonzero(mask)))
     out, off = [], 0
     for n in space.nvec:
-        out.append(int(rng.choice(np.flatnonzero(mask[off:off + n]))))
+        out.append(int(rng.choice(np.flatnonzero(mask[off : off + n]))))
         off += int(n)
     return np.array(out)
 
@@ -100,6 +100,7 @@ def test_encode_action_slots_rows_respect_mask_and_decode() -> None:
     assert mask[0]  # noop always allowed
     # before any incident exists, no row that cites one is allowed
     from sre_marathon_gym.envs.actions import VERBS
+
     needs_incident = np.isin(env.rows[:, 0], [VERBS.index(v) for v in VERBS[2:]])
     assert not mask[needs_incident].any()
     decoded = env.decode([0, 1])
@@ -165,12 +166,15 @@ def test_wrapped_stack_passes_env_checker() -> None:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # "differs from the unwrapped env": on purpose
-        check_env(FlattenMarathonObservation(FlattenActions(ShapeMarathonReward(make()))), skip_render_check=True)
+        check_env(
+            FlattenMarathonObservation(FlattenActions(ShapeMarathonReward(make()))), skip_render_check=True
+        )
 
 
 def test_curriculum_ramps_schedule_per_episode() -> None:
-    env = ScheduleCurriculum(make(), ramp_episodes=2, intensity=(0.5, 1.0), injection_minutes=(2, 4),
-                             observation_minutes=2)
+    env = ScheduleCurriculum(
+        make(), ramp_episodes=2, intensity=(0.5, 1.0), injection_minutes=(2, 4), observation_minutes=2
+    )
     stages = []
     for seed in range(3):
         _, info = env.reset(seed=seed)
@@ -193,8 +197,13 @@ def test_record_bundle_writes_a_verifiable_bundle(tmp_path) -> None:
 
 
 def test_make_vec_sync_with_wrappers() -> None:
-    venv = gym.make_vec("SREMarathon/OnlineBoutique-v1", num_envs=2, vectorization_mode="sync",
-                        wrappers=[ShapeMarathonReward, FlattenActions, FlattenMarathonObservation], **SHORT)
+    venv = gym.make_vec(
+        "SREMarathon/OnlineBoutique-v1",
+        num_envs=2,
+        vectorization_mode="sync",
+        wrappers=[ShapeMarathonReward, FlattenActions, FlattenMarathonObservation],
+        **SHORT,
+    )
     obs, info = venv.reset(seed=[1, 2])
     assert obs["observations"].shape[0] == 2 and obs["action_mask"].shape[0] == 2
     totals = np.zeros(2)

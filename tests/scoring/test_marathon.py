@@ -37,28 +37,53 @@ from sre_marathon_gym.scoring import (
     stage_progress,
 )
 
-SCORING = Scoring(schema_version=1, stage_weights={"correlation": 0.3, "localization": 0.3, "repair": 0.4},
-                  forbidden_operation_penalty=1.0, slow_request_threshold_s=2.5, repair_stable_s=120)
+SCORING = Scoring(
+    schema_version=1,
+    stage_weights={"correlation": 0.3, "localization": 0.3, "repair": 0.4},
+    forbidden_operation_penalty=1.0,
+    slow_request_threshold_s=2.5,
+    repair_stable_s=120,
+)
 ART = "cart/config:REDIS_ADDR"
 ALIAS = "cartservice:REDIS_ADDR"
 RUN_END = 1200.0
 
 
 # ----------------------------------------------------------------------------- builders
-def fault(fid: str = "f1", start: float = 60, end: float = 600, target: str = "cart",
-          scope: tuple[str, ...] = ("cart", "frontend"), artifact: str = ART,
-          aliases: tuple[str, ...] = (ALIAS,),
-          reverted: float | None | str = "end") -> FaultTruth:
-    return FaultTruth(fault_id=fid, category="config", mechanism="config_bad_value", target=target,
-                      artifact=artifact, aliases=list(aliases), scope=list(scope), start_s=start,
-                      planned_end_s=end, reverted_s=end if reverted == "end" else reverted,
-                      probe={"kind": "service_error_ratio", "service": target, "threshold": 0.05})
+def fault(
+    fid: str = "f1",
+    start: float = 60,
+    end: float = 600,
+    target: str = "cart",
+    scope: tuple[str, ...] = ("cart", "frontend"),
+    artifact: str = ART,
+    aliases: tuple[str, ...] = (ALIAS,),
+    reverted: float | None | str = "end",
+) -> FaultTruth:
+    return FaultTruth(
+        fault_id=fid,
+        category="config",
+        mechanism="config_bad_value",
+        target=target,
+        artifact=artifact,
+        aliases=list(aliases),
+        scope=list(scope),
+        start_s=start,
+        planned_end_s=end,
+        reverted_s=end if reverted == "end" else reverted,
+        probe={"kind": "service_error_ratio", "service": target, "threshold": 0.05},
+    )
 
 
 def alert(aid: str, fired: float, *services: str) -> AlertRecord:
-    return AlertRecord(id=aid, rule="HighErrorRate", severity="critical",
-                       labels={"service_name": services[0]},
-                       fired_at=fired, services=list(services))
+    return AlertRecord(
+        id=aid,
+        rule="HighErrorRate",
+        severity="critical",
+        labels={"service_name": services[0]},
+        fired_at=fired,
+        services=list(services),
+    )
 
 
 def opened(t: float, inc: str, *alert_ids: str) -> IncidentEvent:
@@ -66,39 +91,73 @@ def opened(t: float, inc: str, *alert_ids: str) -> IncidentEvent:
 
 
 def rooted(t: float, inc: str, alert_ids: list[str], services: list[str], artifact: str) -> IncidentEvent:
-    return IncidentEvent(time_s=t, op="root_cause", incident_id=inc, alert_ids=alert_ids, services=services,
-                         artifact=artifact)
+    return IncidentEvent(
+        time_s=t, op="root_cause", incident_id=inc, alert_ids=alert_ids, services=services, artifact=artifact
+    )
 
 
-def act(t: float, *targets: str, verdict: str = "ok", in_scope: bool | None = True, tool: str = "restart",
-        kind: str = "intervention") -> ActionRecord:
-    return ActionRecord(time_s=t, invocation=int(t // 120), tool=tool, kind=kind,
-                        args={"service": targets[0]} if targets else {}, ok=verdict == "ok", verdict=verdict,
-                        incident_id="inc-1" if kind == "intervention" else None, targets=list(targets),
-                        in_scope=in_scope if kind == "intervention" else None)
+def act(
+    t: float,
+    *targets: str,
+    verdict: str = "ok",
+    in_scope: bool | None = True,
+    tool: str = "restart",
+    kind: str = "intervention",
+) -> ActionRecord:
+    return ActionRecord(
+        time_s=t,
+        invocation=int(t // 120),
+        tool=tool,
+        kind=kind,
+        args={"service": targets[0]} if targets else {},
+        ok=verdict == "ok",
+        verdict=verdict,
+        incident_id="inc-1" if kind == "intervention" else None,
+        targets=list(targets),
+        in_scope=in_scope if kind == "intervention" else None,
+    )
 
 
-def probe(fid: str, failing: list[tuple[float, float]], end: float = RUN_END,
-          step: float = 5.0) -> ProbeSeries:
+def probe(
+    fid: str, failing: list[tuple[float, float]], end: float = RUN_END, step: float = 5.0
+) -> ProbeSeries:
     """Sampled every `step` s from 0 to `end`; failing on [a, b) for each (a, b)."""
     times = [i * step for i in range(int(end / step) + 1)]
-    return ProbeSeries(fault_id=fid, times=times,
-                       failing=[any(a <= t < b for a, b in failing) for t in times])
+    return ProbeSeries(
+        fault_id=fid, times=times, failing=[any(a <= t < b for a, b in failing) for t in times]
+    )
 
 
 def record(faults: list[FaultTruth], alerts=(), events=(), actions=(), probes=(), **kw) -> RunRecord:
-    return RunRecord(manifest=RunManifest(app="online-boutique", seed=7, mode="eval", interval_s=120,
-                                          injection_s=900, observation_s=300, package_version="0.1.0",
-                                          catalog_version="1"),
-                     faults=faults, alerts=list(alerts), incident_events=list(events), actions=list(actions),
-                     probes=list(probes), **kw)
+    return RunRecord(
+        manifest=RunManifest(
+            app="online-boutique",
+            seed=7,
+            mode="eval",
+            interval_s=120,
+            injection_s=900,
+            observation_s=300,
+            package_version="0.1.0",
+            catalog_version="1",
+        ),
+        faults=faults,
+        alerts=list(alerts),
+        incident_events=list(events),
+        actions=list(actions),
+        probes=list(probes),
+        **kw,
+    )
 
 
 def handled_record() -> RunRecord:
     """f1 correlated at 240, localized at 360, restart of cart at 360, probe failing 60-405, stable after."""
-    return record([fault()], alerts=[alert("a1", 150, "cart")],
-                  events=[opened(240, "inc-1", "a1"), rooted(360, "inc-1", ["a1"], ["cart"], ART)],
-                  actions=[act(360, "cart")], probes=[probe("f1", [(60, 405)])])
+    return record(
+        [fault()],
+        alerts=[alert("a1", 150, "cart")],
+        events=[opened(240, "inc-1", "a1"), rooted(360, "inc-1", ["a1"], ["cart"], ART)],
+        actions=[act(360, "cart")],
+        probes=[probe("f1", [(60, 405)])],
+    )
 
 
 # ----------------------------------------------------------------------------- stage credits
@@ -106,17 +165,26 @@ def test_worked_example_three_faults() -> None:
     """3 faults; f1 correlated at 240 s and localized at 360 s, f2 correlated only, f3 missed;
     weights 0.3/0.3/0.4 -> (0.6 + 0.3 + 0)/3 x 100 = 30.0."""
     rec = record(
-        [fault("f1"), fault("f2", target="payment", scope=("payment",), artifact="payment/src/charge.go"),
-         fault("f3", target="ads", scope=("ads",), artifact="ads/config:X")],
+        [
+            fault("f1"),
+            fault("f2", target="payment", scope=("payment",), artifact="payment/src/charge.go"),
+            fault("f3", target="ads", scope=("ads",), artifact="ads/config:X"),
+        ],
         alerts=[alert("a1", 150, "cart"), alert("a2", 200, "payment"), alert("a3", 200, "ads")],
-        events=[opened(240, "inc-1", "a1"), rooted(360, "inc-1", ["a1"], ["cart"], ART),
-                opened(240, "inc-2", "a2")],
+        events=[
+            opened(240, "inc-1", "a1"),
+            rooted(360, "inc-1", ["a1"], ["cart"], ART),
+            opened(240, "inc-2", "a2"),
+        ],
     )
     card = score_run(rec, SCORING)
     assert card.marathon_score == pytest.approx(30.0)
     assert card.first_line() == "Marathon-Score: 30.0"
     assert [(f.correlated, f.localized, f.repaired) for f in card.per_fault] == [
-        (True, True, False), (True, False, False), (False, False, False)]
+        (True, True, False),
+        (True, False, False),
+        (False, False, False),
+    ]
     assert (card.correlated, card.localized, card.repaired) == pytest.approx((2 / 3, 1 / 3, 0.0))
     assert card.per_fault[0].correlated_s == 240 and card.per_fault[0].localized_s == 360
 
@@ -132,8 +200,11 @@ def test_localization_without_correlation_counts_nothing() -> None:
     """The incident names cart and the exact artifact, but its only alert (on 'payment') is not
     attributable to f1 (out of scope): L needs C in the same incident -> 0 x 0.3 + 0 = 0.0.
     A second incident with an attributable alert but no root cause gives C only -> 30.0."""
-    rec = record([fault()], alerts=[alert("a1", 150, "payment"), alert("a2", 150, "frontend")],
-                 events=[rooted(240, "inc-1", ["a1"], ["cart"], ART)])
+    rec = record(
+        [fault()],
+        alerts=[alert("a1", 150, "payment"), alert("a2", 150, "frontend")],
+        events=[rooted(240, "inc-1", ["a1"], ["cart"], ART)],
+    )
     card = score_run(rec, SCORING)
     assert card.marathon_score == 0.0 and card.per_fault[0].outcome == "missed"
     rec.incident_events.append(opened(300, "inc-2", "a2"))
@@ -145,36 +216,51 @@ def test_localization_without_correlation_counts_nothing() -> None:
 def test_localization_must_be_in_an_incident_with_an_attributable_alert() -> None:
     """inc-1 holds f1's alert (C at 240); inc-2 names the right root cause but holds an unrelated
     alert: L stays false -> 0.3 x 100 = 30.0. Moving a1 into inc-2 at 480 localizes -> 60.0."""
-    rec = record([fault()], alerts=[alert("a1", 150, "cart"), alert("a2", 150, "payment")],
-                 events=[opened(240, "inc-1", "a1"), rooted(300, "inc-2", ["a2"], ["cart"], ART)])
+    rec = record(
+        [fault()],
+        alerts=[alert("a1", 150, "cart"), alert("a2", 150, "payment")],
+        events=[opened(240, "inc-1", "a1"), rooted(300, "inc-2", ["a2"], ["cart"], ART)],
+    )
     assert score_run(rec, SCORING).marathon_score == pytest.approx(30.0)
     rec.incident_events.append(
-        IncidentEvent(time_s=480, op="update", incident_id="inc-2", alert_ids=["a1", "a2"], services=["cart"],
-                      artifact=ART))
+        IncidentEvent(
+            time_s=480,
+            op="update",
+            incident_id="inc-2",
+            alert_ids=["a1", "a2"],
+            services=["cart"],
+            artifact=ART,
+        )
+    )
     card = score_run(rec, SCORING)
     assert card.marathon_score == pytest.approx(60.0) and card.per_fault[0].localized_s == 480
 
 
 def test_localization_needs_the_culprit_service() -> None:
     """Right artifact, but the incident blames 'frontend' (in scope, not the culprit) -> C only = 30.0."""
-    rec = record([fault()], alerts=[alert("a1", 150, "cart")],
-                 events=[rooted(240, "inc-1", ["a1"], ["frontend"], ART)])
+    rec = record(
+        [fault()], alerts=[alert("a1", 150, "cart")], events=[rooted(240, "inc-1", ["a1"], ["frontend"], ART)]
+    )
     assert score_run(rec, SCORING).marathon_score == pytest.approx(30.0)
 
 
-@pytest.mark.parametrize(("named", "expected"), [
-    (ART, 60.0),  # the artifact itself: C + L = 0.3 + 0.3
-    (ALIAS, 60.0),  # an alias-table entry
-    ("cart/config:redis_addr", 30.0),  # case differs: near miss, C only
-    (" cart/config:REDIS_ADDR", 30.0),  # leading space
-    ("cart/config:REDIS_ADDR@r2", 30.0),  # revision suffix
-    ("cart/config", 30.0),  # prefix
-])
+@pytest.mark.parametrize(
+    ("named", "expected"),
+    [
+        (ART, 60.0),  # the artifact itself: C + L = 0.3 + 0.3
+        (ALIAS, 60.0),  # an alias-table entry
+        ("cart/config:redis_addr", 30.0),  # case differs: near miss, C only
+        (" cart/config:REDIS_ADDR", 30.0),  # leading space
+        ("cart/config:REDIS_ADDR@r2", 30.0),  # revision suffix
+        ("cart/config", 30.0),  # prefix
+    ],
+)
 def test_alias_exact_match(named: str, expected: float) -> None:
     """Localization is an exact alias-table match: only ART or ALIAS give 0.3 + 0.3 = 60.0;
     any near miss leaves C only = 30.0."""
-    rec = record([fault()], alerts=[alert("a1", 150, "cart")],
-                 events=[rooted(240, "inc-1", ["a1"], ["cart"], named)])
+    rec = record(
+        [fault()], alerts=[alert("a1", 150, "cart")], events=[rooted(240, "inc-1", ["a1"], ["cart"], named)]
+    )
     assert score_run(rec, SCORING).marathon_score == pytest.approx(expected)
 
 
@@ -197,8 +283,11 @@ def test_attribution_window_and_scope() -> None:
 def test_one_alert_correlates_all_overlapping_faults() -> None:
     """f1 (scope cart, frontend) and f2 (scope frontend) overlap; one frontend alert in an incident
     correlates both -> (0.3 + 0.3)/2 x 100 = 30.0."""
-    rec = record([fault("f1"), fault("f2", target="frontend", scope=("frontend",), artifact="frontend/x")],
-                 alerts=[alert("a1", 200, "frontend")], events=[opened(240, "inc-1", "a1")])
+    rec = record(
+        [fault("f1"), fault("f2", target="frontend", scope=("frontend",), artifact="frontend/x")],
+        alerts=[alert("a1", 200, "frontend")],
+        events=[opened(240, "inc-1", "a1")],
+    )
     card = score_run(rec, SCORING)
     assert card.marathon_score == pytest.approx(30.0) and card.correlated == 1.0
 
@@ -243,15 +332,18 @@ def test_repair_must_stay_healthy() -> None:
     assert score_run(rec, SCORING).marathon_score == pytest.approx(100.0)
 
 
-@pytest.mark.parametrize(("action", "repaired"), [
-    (act(360, "cart"), True),  # in scope, 45 s before recovery
-    (act(360, "frontend"), True),  # another service of the fault's scope
-    (act(360, "payment"), False),  # outside the fault's scope
-    (act(360, "cart", verdict="error"), False),  # the call failed: nothing changed
-    (act(360, "cart", verdict="guard_failed", in_scope=None), False),  # refused by the policy
-    (act(405, "cart"), False),  # not before the recovery (sample at 405 predates the action)
-    (act(30, "cart"), False),  # before the fault started
-])
+@pytest.mark.parametrize(
+    ("action", "repaired"),
+    [
+        (act(360, "cart"), True),  # in scope, 45 s before recovery
+        (act(360, "frontend"), True),  # another service of the fault's scope
+        (act(360, "payment"), False),  # outside the fault's scope
+        (act(360, "cart", verdict="error"), False),  # the call failed: nothing changed
+        (act(360, "cart", verdict="guard_failed", in_scope=None), False),  # refused by the policy
+        (act(405, "cart"), False),  # not before the recovery (sample at 405 predates the action)
+        (act(30, "cart"), False),  # before the fault started
+    ],
+)
 def test_repair_attribution_rule(action: ActionRecord, repaired: bool) -> None:
     """Recovery at 405 is credited to an ok intervention targeting f1's scope or target made at
     t_a with start <= t_a < 405 and 405 - t_a <= 480 s; then 100.0, else 60.0."""
@@ -326,8 +418,12 @@ def test_forbidden_penalty_and_clipping() -> None:
     card = score_run(rec, SCORING)
     assert card.marathon_score == pytest.approx(97.0) and card.forbidden_attempts == 3
     assert card.first_line() == "Marathon-Score: 97.0"
-    rec = record([fault()], alerts=[alert("a1", 150, "cart")], events=[opened(240, "inc-1", "a1")],
-                 actions=[act(300, "cart", verdict="forbidden", in_scope=None) for _ in range(35)])
+    rec = record(
+        [fault()],
+        alerts=[alert("a1", 150, "cart")],
+        events=[opened(240, "inc-1", "a1")],
+        actions=[act(300, "cart", verdict="forbidden", in_scope=None) for _ in range(35)],
+    )
     card = score_run(rec, SCORING)
     assert card.marathon_score == 0.0 and card.marathon_score_unclipped == pytest.approx(-5.0)
     assert card.first_line() == "Marathon-Score: 0.0"
@@ -337,12 +433,17 @@ def test_intervention_risk() -> None:
     """Relevant attempts: 4 ok/error interventions (1 out of scope), 1 guard_failed intervention,
     1 forbidden read (secrets) = 6; the invalid (malformed) call and the 2 reads do not count.
     Risky: out-of-scope 1 + guard_failed 1 + forbidden 1 = 3 -> 3/6 = 0.5."""
-    actions = [act(120, "cart"), act(130, "cart"), act(140, "cart", verdict="error"),
-               act(150, "payment", in_scope=False),
-               act(160, "cart", verdict="guard_failed", in_scope=False),
-               act(170, kind="read", tool="get_k8s_state", verdict="forbidden"),
-               act(180, "cart", verdict="invalid", in_scope=None),
-               act(190, kind="read", tool="get_alerts"), act(200, kind="incident", tool="open_incident")]
+    actions = [
+        act(120, "cart"),
+        act(130, "cart"),
+        act(140, "cart", verdict="error"),
+        act(150, "payment", in_scope=False),
+        act(160, "cart", verdict="guard_failed", in_scope=False),
+        act(170, kind="read", tool="get_k8s_state", verdict="forbidden"),
+        act(180, "cart", verdict="invalid", in_scope=None),
+        act(190, kind="read", tool="get_alerts"),
+        act(200, kind="incident", tool="open_incident"),
+    ]
     assert intervention_risk(actions) == (0.5, 3, 6)
     card = score_run(record([fault()], actions=actions), SCORING)
     assert (card.intervention_risk, card.risky_attempts, card.risk_attempts) == (0.5, 3, 6)
@@ -353,8 +454,13 @@ def test_degradation_vs_no_action_run() -> None:
     """This run: requests 100, 200, 100; degraded 10, 250 (capped at 200), 0 -> 210/400 = 0.525.
     No-action run: degraded 50, 50, 0 of the same requests -> 100/400 = 0.25.
     Degradation = 0.525 - 0.25 = 0.275. Without a baseline the difference is None."""
-    deg = Degradation(times=[120, 240, 360], requests=[100, 200, 100], degraded=[10, 250, 0],
-                      baseline_requests=[100, 200, 100], baseline_degraded=[50, 50, 0])
+    deg = Degradation(
+        times=[120, 240, 360],
+        requests=[100, 200, 100],
+        degraded=[10, 250, 0],
+        baseline_requests=[100, 200, 100],
+        baseline_degraded=[50, 50, 0],
+    )
     card = score_run(record([fault()], degradation=deg), SCORING)
     assert card.degraded_fraction == pytest.approx(0.525)
     assert card.baseline_degraded_fraction == pytest.approx(0.25)
@@ -374,18 +480,26 @@ def test_mttx_medians_and_interval_rounding() -> None:
     assert median_time([130, 500], 120) == 420
     assert median_time([], 120) is None
     faults = [fault("f1", start=0, end=900), fault("f2", start=0, end=900), fault("f3", start=0, end=900)]
-    rec = record(faults, alerts=[alert("a1", 50, "cart")],
-                 events=[opened(100, "i1", "a1")])
+    rec = record(faults, alerts=[alert("a1", 50, "cart")], events=[opened(100, "i1", "a1")])
     # one alert, one incident: all three (same scope) correlated at 100 -> 120
     card = score_run(rec, SCORING)
     assert card.mttd_s == 120 and card.mttl_s is None and card.mttr_s is None
     # per-fault times 100, 250, 400 need distinct scopes
-    faults = [fault(f"f{i}", start=0, end=900, target=s, scope=(s,), artifact=f"{s}/x")
-              for i, s in enumerate(("cart", "ads", "payment"), 1)]
-    rec = record(faults, alerts=[alert("a1", 50, "cart"), alert("a2", 50, "ads"), alert("a3", 50, "payment")],
-                 events=[opened(100, "i1", "a1"), opened(250, "i2", "a2"), opened(400, "i3", "a3"),
-                         rooted(130, "i1", ["a1"], ["cart"], "cart/x"),
-                         rooted(500, "i2", ["a2"], ["ads"], "ads/x")])
+    faults = [
+        fault(f"f{i}", start=0, end=900, target=s, scope=(s,), artifact=f"{s}/x")
+        for i, s in enumerate(("cart", "ads", "payment"), 1)
+    ]
+    rec = record(
+        faults,
+        alerts=[alert("a1", 50, "cart"), alert("a2", 50, "ads"), alert("a3", 50, "payment")],
+        events=[
+            opened(100, "i1", "a1"),
+            opened(250, "i2", "a2"),
+            opened(400, "i3", "a3"),
+            rooted(130, "i1", ["a1"], ["cart"], "cart/x"),
+            rooted(500, "i2", ["a2"], ["ads"], "ads/x"),
+        ],
+    )
     card = score_run(rec, SCORING)
     assert (card.mttd_s, card.mttl_s) == (360, 420)
 
@@ -400,16 +514,30 @@ def test_figure9_outcomes_first_match() -> None:
     svc = {f"f{i}": s for i, s in enumerate(("cart", "ads", "payment", "email", "shipping", "quote"), 1)}
     faults = [fault(fid, target=s, scope=(s,), artifact=f"{s}/cfg", aliases=()) for fid, s in svc.items()]
     alerts = [alert(f"a{i}", 150, s) for i, s in enumerate(svc.values(), 1)]
-    events = [opened(240, "inc-1", "a1", "a2", "a3", "a4", "a5"),
-              rooted(360, "inc-1", ["a1", "a2", "a3", "a4", "a5"], ["cart", "payment", "email"], "cart/cfg"),
-              rooted(361, "inc-2", ["a3"], ["payment"], "payment/cfg"),
-              rooted(362, "inc-3", ["a4"], ["email"], "email/cfg")]
+    events = [
+        opened(240, "inc-1", "a1", "a2", "a3", "a4", "a5"),
+        rooted(360, "inc-1", ["a1", "a2", "a3", "a4", "a5"], ["cart", "payment", "email"], "cart/cfg"),
+        rooted(361, "inc-2", ["a3"], ["payment"], "payment/cfg"),
+        rooted(362, "inc-3", ["a4"], ["email"], "email/cfg"),
+    ]
     actions = [act(360, "cart"), act(360, "ads"), act(370, "payment")]
-    probes = [probe("f1", [(60, 405)]), probe("f2", [(60, 410)]), probe("f3", [(60, 600)]),
-              probe("f4", [(60, 600)]), probe("f5", [(60, 600)]), probe("f6", [(60, 600)])]
+    probes = [
+        probe("f1", [(60, 405)]),
+        probe("f2", [(60, 410)]),
+        probe("f3", [(60, 600)]),
+        probe("f4", [(60, 600)]),
+        probe("f5", [(60, 600)]),
+        probe("f6", [(60, 600)]),
+    ]
     card = score_run(record(faults, alerts, events, actions, probes), SCORING)
-    assert [f.outcome for f in card.per_fault] == ["handled", "repaired_not_handled", "acted_without_repair",
-                                                   "located_without_action", "correlated_only", "missed"]
+    assert [f.outcome for f in card.per_fault] == [
+        "handled",
+        "repaired_not_handled",
+        "acted_without_repair",
+        "located_without_action",
+        "correlated_only",
+        "missed",
+    ]
     assert card.outcomes == {k: 1 for k in card.outcomes} and len(card.outcomes) == 6
     assert card.marathon_score == pytest.approx(280 / 6)
     assert card.first_line() == "Marathon-Score: 46.7"
@@ -424,8 +552,9 @@ def test_run_record_json_round_trip() -> None:
     rec = handled_record()
     rec.artifact_fixed = {"f1": None}
     rec.usage = Usage(model_calls=12, input_tokens=34000, output_tokens=5600, cost_usd=0.42)
-    rec.degradation = Degradation(times=[120], requests=[10.5], degraded=[1.5],
-                                  baseline_requests=[10.5], baseline_degraded=[0.5])
+    rec.degradation = Degradation(
+        times=[120], requests=[10.5], degraded=[1.5], baseline_requests=[10.5], baseline_degraded=[0.5]
+    )
     text = rec.model_dump_json()
     back = RunRecord.model_validate_json(text)
     assert back == rec and back.model_dump_json() == text
@@ -455,10 +584,15 @@ def test_shipped_scoring_weights(catalog) -> None:
     """The catalog's scoring.yaml (0.3/0.3/0.4, 1 point per forbidden attempt) scores the
     three-fault example as (0.6 + 0.3 + 0)/3 x 100 = 30.0."""
     s = catalog.scoring
-    rec = record([fault("f1"), fault("f2", target="ads", scope=("ads",), artifact="ads/x"),
-                  fault("f3", target="q", scope=("q",))],
-                 alerts=[alert("a1", 150, "cart"), alert("a2", 150, "ads")],
-                 events=[rooted(360, "inc-1", ["a1"], ["cart"], ART), opened(240, "inc-2", "a2")])
+    rec = record(
+        [
+            fault("f1"),
+            fault("f2", target="ads", scope=("ads",), artifact="ads/x"),
+            fault("f3", target="q", scope=("q",)),
+        ],
+        alerts=[alert("a1", 150, "cart"), alert("a2", 150, "ads")],
+        events=[rooted(360, "inc-1", ["a1"], ["cart"], ART), opened(240, "inc-2", "a2")],
+    )
     w = s.stage_weights
     assert (w.correlation, w.localization, w.repair) == (0.3, 0.3, 0.4)
     assert score_run(rec, s).marathon_score == pytest.approx(30.0)
@@ -469,20 +603,38 @@ def rich_record() -> RunRecord:
     """f1 handled (C 240, L 360, repair confirmed 525); f2 C at 480 and L at 960 (after its repair
     at 705, confirmed 825); f3 repaired via artifact at 300 but only correlated at 1080; f4 missed;
     two forbidden attempts at 130 and 600."""
-    faults = [fault("f1"),
-              fault("f2", start=300, end=900, target="ads", scope=("ads",), artifact="ads/x"),
-              fault("f3", start=200, end=800, target="email", scope=("email",), artifact="email/y"),
-              fault("f4", start=400, end=1000, target="quote", scope=("quote",), artifact="quote/z")]
-    alerts = [alert("a1", 150, "cart"), alert("a2", 400, "ads"), alert("a3", 260, "email"),
-              alert("a4", 500, "quote")]
-    events = [opened(240, "inc-1", "a1"), rooted(360, "inc-1", ["a1"], ["cart"], ART),
-              opened(480, "inc-2", "a2"), rooted(960, "inc-2", ["a2"], ["ads"], "ads/x"),
-              opened(1080, "inc-3", "a3")]
-    actions = [act(130, kind="read", tool="get_k8s_state", verdict="forbidden"), act(360, "cart"),
-               act(300, "email", tool="set_config"), act(600, "ads"),
-               act(600, kind="intervention", tool="cluster_op", verdict="forbidden", in_scope=None)]
-    probes = [probe("f1", [(60, 405)]), probe("f2", [(300, 705)]), probe("f3", []),
-              probe("f4", [(400, 1000)])]
+    faults = [
+        fault("f1"),
+        fault("f2", start=300, end=900, target="ads", scope=("ads",), artifact="ads/x"),
+        fault("f3", start=200, end=800, target="email", scope=("email",), artifact="email/y"),
+        fault("f4", start=400, end=1000, target="quote", scope=("quote",), artifact="quote/z"),
+    ]
+    alerts = [
+        alert("a1", 150, "cart"),
+        alert("a2", 400, "ads"),
+        alert("a3", 260, "email"),
+        alert("a4", 500, "quote"),
+    ]
+    events = [
+        opened(240, "inc-1", "a1"),
+        rooted(360, "inc-1", ["a1"], ["cart"], ART),
+        opened(480, "inc-2", "a2"),
+        rooted(960, "inc-2", ["a2"], ["ads"], "ads/x"),
+        opened(1080, "inc-3", "a3"),
+    ]
+    actions = [
+        act(130, kind="read", tool="get_k8s_state", verdict="forbidden"),
+        act(360, "cart"),
+        act(300, "email", tool="set_config"),
+        act(600, "ads"),
+        act(600, kind="intervention", tool="cluster_op", verdict="forbidden", in_scope=None),
+    ]
+    probes = [
+        probe("f1", [(60, 405)]),
+        probe("f2", [(300, 705)]),
+        probe("f3", []),
+        probe("f4", [(400, 1000)]),
+    ]
     return record(faults, alerts, events, actions, probes, artifact_fixed={"f3": 300.0})
 
 
@@ -547,7 +699,6 @@ def test_incremental_rewards_on_a_growing_record() -> None:
     assert score_run(full, SCORING).marathon_score == 0.0
 
 
-
 def test_scoring_imports_no_simulator_or_gymnasium() -> None:
     """Scoring is a pure layer: none of its modules imports the simulator, gymnasium or ray
     (checked on the source, since the package root itself registers the Gymnasium envs)."""
@@ -565,5 +716,6 @@ def test_scoring_imports_no_simulator_or_gymnasium() -> None:
             else:
                 continue
             for name in names:
-                assert not name.startswith(("gymnasium", "ray", "..sim", "sre_marathon_gym.sim", "..envs",
-                                            "..tools", "..backends")), f"{path.name} imports {name}"
+                assert not name.startswith(
+                    ("gymnasium", "ray", "..sim", "sre_marathon_gym.sim", "..envs", "..tools", "..backends")
+                ), f"{path.name} imports {name}"

@@ -10,18 +10,49 @@ from sre_marathon_gym.orca.report import MetricRef, RcaReport, RootCause, Timeli
 from sre_marathon_gym.orca.tasks import GroundTruthCause, OrcaTask
 from sre_marathon_gym.scoring.orca import judge, mean_stderr, published_metrics
 
-PAY = GroundTruthCause(event_id="e-pay", flag="paymentFailure", value="10%", services=("payment",),
-                       mechanisms=("errors",), start_s=1000, end_s=5000)
-CART = GroundTruthCause(event_id="e-cart", flag="cartFailure", value="on", services=("cart",),
-                        mechanisms=("errors",), start_s=3000, end_s=6000)
+PAY = GroundTruthCause(
+    event_id="e-pay",
+    flag="paymentFailure",
+    value="10%",
+    services=("payment",),
+    mechanisms=("errors",),
+    start_s=1000,
+    end_s=5000,
+)
+CART = GroundTruthCause(
+    event_id="e-cart",
+    flag="cartFailure",
+    value="on",
+    services=("cart",),
+    mechanisms=("errors",),
+    start_s=3000,
+    end_s=6000,
+)
 GOOD = MetricRef(metric="traces_span_metrics_calls_total", matchers={"service_name": "payment"})
 
 
 def task(gt=(PAY, CART), **kw) -> OrcaTask:
-    base = dict(task_id="t", qid="q", event_id="e-pay", scenario="d2-x", scenario_type="sequential", granularity="hard",
-                difficulty="medium", question="users are unable to pay", areas=("checkout",), section="exact", ttd_min=60,
-                offset_min=10, reported_styled="at 1:00 PM today ET", reported_correctly_specified=True, incident_s=1000,
-                reported_s=1600, current_s=4600, horizon_s=5100, ground_truth=gt)
+    base = dict(
+        task_id="t",
+        qid="q",
+        event_id="e-pay",
+        scenario="d2-x",
+        scenario_type="sequential",
+        granularity="hard",
+        difficulty="medium",
+        question="users are unable to pay",
+        areas=("checkout",),
+        section="exact",
+        ttd_min=60,
+        offset_min=10,
+        reported_styled="at 1:00 PM today ET",
+        reported_correctly_specified=True,
+        incident_s=1000,
+        reported_s=1600,
+        current_s=4600,
+        horizon_s=5100,
+        ground_truth=gt,
+    )
     base.update(kw)
     return OrcaTask(**base)
 
@@ -37,12 +68,18 @@ def rc(flag, start, mech="errors", ev=(), service=None):
 def test_empty_report_scores_zero_on_incidents_and_passes_controls():
     s = judge(task(), RcaReport(), shows)
     assert (s.mode, s.reward, s.rca_accuracy, s.hallucinate) == ("empty_report", 0.0, 0, 0)
-    c = judge(task(gt=(), section="control", ttd_min=0, quiet_window_start_s=0, quiet_window_end_s=9000), RcaReport(), shows)
+    c = judge(
+        task(gt=(), section="control", ttd_min=0, quiet_window_start_s=0, quiet_window_end_s=9000),
+        RcaReport(),
+        shows,
+    )
     assert c.control_pass and c.reward == 1.0 and c.hallucinate is None and c.rca_accuracy == 0
 
 
 def test_rubric_levels_3_2_and_accuracy_needs_every_flag():
-    report = RcaReport(summary="x", root_causes=[rc("paymentFailure", 1300, ev=[GOOD]), rc("cartFailure", 9000)])
+    report = RcaReport(
+        summary="x", root_causes=[rc("paymentFailure", 1300, ev=[GOOD]), rc("cartFailure", 9000)]
+    )
     s = judge(task(), report, shows)
     assert [r.score for r in s.rubrics] == [3, 2]  # cart: flag named, start 100 min off, no evidence
     assert s.rca_accuracy == 1 and s.hallucinate == 0 and s.rca_depth == pytest.approx(2.5)
@@ -59,13 +96,18 @@ def test_evidence_that_does_not_show_the_signal_earns_no_level_3():
 
 
 def test_wrong_claim_lowers_every_rubric_and_hallucination():
-    report = RcaReport(root_causes=[rc("paymentFailure", 1300, ev=[GOOD]), rc("cartFailure", 3000), rc("adFailure", 10)])
+    report = RcaReport(
+        root_causes=[rc("paymentFailure", 1300, ev=[GOOD]), rc("cartFailure", 3000), rc("adFailure", 10)]
+    )
     s = judge(task(), report, shows)
     assert s.wrong_claims == ("flag adFailure",) and [r.score for r in s.rubrics] == [2, 1]
     two = judge(task(), RcaReport(root_causes=[*report.root_causes, rc(None, 10, service="currency")]), shows)
     assert len(two.wrong_claims) == 2 and [r.score for r in two.rubrics] == [1, 0]
     h = judge(task(), RcaReport(root_causes=[rc("adFailure", 10)]), shows)
-    assert h.hallucinate == 1 and [r.score for r in h.rubrics] == [0, 0]  # t=10 confirms nothing; 0 - 1 clipped
+    assert h.hallucinate == 1 and [r.score for r in h.rubrics] == [
+        0,
+        0,
+    ]  # t=10 confirms nothing; 0 - 1 clipped
 
 
 def test_control_false_positive_uses_the_10_minute_margin():
@@ -80,7 +122,9 @@ def test_control_false_positive_uses_the_10_minute_margin():
 def test_mean_and_standard_error_match_the_leaderboard_formula():
     st = mean_stderr([1, 0, 0, 1])
     assert st.mean == 50.0 and st.stderr == pytest.approx(round(100 * math.sqrt((1 / 3) / 4), 2))
-    s1 = judge(task(difficulty="hard"), RcaReport(root_causes=[rc("paymentFailure", 0), rc("cartFailure", 0)]), shows)
+    s1 = judge(
+        task(difficulty="hard"), RcaReport(root_causes=[rc("paymentFailure", 0), rc("cartFailure", 0)]), shows
+    )
     s2 = judge(task(difficulty="hard"), RcaReport(), shows)
     pub = published_metrics([s1, s2])
     assert pub["rca_accuracy_incident_hard"].mean == 50.0 and pub["hallucinate_any_incident"].mean == 0.0
@@ -92,7 +136,14 @@ def test_a_summary_only_report_confirms_nothing_and_fails_controls():
     empty = judge(task(), RcaReport(), shows)
     s = judge(task(), summary, shows)
     assert s.reward == empty.reward == 0.0 and [r.score for r in s.rubrics] == [0, 0]
-    ctl = task(gt=(), section="control", ttd_min=0, current_s=15_000, quiet_window_start_s=10_000, quiet_window_end_s=20_000)
+    ctl = task(
+        gt=(),
+        section="control",
+        ttd_min=0,
+        current_s=15_000,
+        quiet_window_start_s=10_000,
+        quiet_window_end_s=20_000,
+    )
     c = judge(ctl, summary, shows)  # no time given: an incident claimed at the current time
     assert not c.control_pass and c.reward == 0.0 < judge(ctl, RcaReport(), shows).reward
 
@@ -110,12 +161,27 @@ def test_level_1_needs_a_time_while_a_cause_was_active_or_symptom_evidence():
 
 
 def test_an_ongoing_root_cause_from_before_the_quiet_window_fails_the_control():
-    ctl = task(gt=(), section="control", ttd_min=0, current_s=15_000, quiet_window_start_s=10_000, quiet_window_end_s=20_000)
+    ctl = task(
+        gt=(),
+        section="control",
+        ttd_min=0,
+        current_s=15_000,
+        quiet_window_start_s=10_000,
+        quiet_window_end_s=20_000,
+    )
     ongoing = RcaReport(root_causes=[rc("paymentFailure", 5_000)])  # no end: still failing now
     assert not judge(ctl, ongoing, shows).control_pass
-    ended = RcaReport(root_causes=[RootCause(flag="paymentFailure", mechanism="errors", incident_start_s=5_000, end_s=9_000)])
+    ended = RcaReport(
+        root_causes=[
+            RootCause(flag="paymentFailure", mechanism="errors", incident_start_s=5_000, end_s=9_000)
+        ]
+    )
     assert judge(ctl, ended, shows).control_pass  # a past, resolved incident
-    into = RcaReport(root_causes=[RootCause(flag="paymentFailure", mechanism="errors", incident_start_s=5_000, end_s=10_601)])
+    into = RcaReport(
+        root_causes=[
+            RootCause(flag="paymentFailure", mechanism="errors", incident_start_s=5_000, end_s=10_601)
+        ]
+    )
     assert not judge(ctl, into, shows).control_pass  # lasted into the shrunk quiet window
     with pytest.raises(ValueError):
         RootCause(flag="x", mechanism="errors", incident_start_s=5_000, end_s=4_000)
@@ -124,9 +190,23 @@ def test_an_ongoing_root_cause_from_before_the_quiet_window_fails_the_control():
 def test_the_same_wrong_claim_repeated_is_penalised_once():
     base = [rc("paymentFailure", 1300, ev=[GOOD]), rc("cartFailure", 3000)]
     once = judge(task(), RcaReport(root_causes=[*base, rc("adFailure", 10)]), shows)
-    thrice = judge(task(), RcaReport(root_causes=[*base, rc("adFailure", 10), rc(" ADFAILURE", 20, mech="latency"),
-                                                  rc("adFailure", 30)]), shows)
+    thrice = judge(
+        task(),
+        RcaReport(
+            root_causes=[
+                *base,
+                rc("adFailure", 10),
+                rc(" ADFAILURE", 20, mech="latency"),
+                rc("adFailure", 30),
+            ]
+        ),
+        shows,
+    )
     assert thrice.wrong_claims == once.wrong_claims == ("flag adFailure",)
     assert [r.score for r in thrice.rubrics] == [r.score for r in once.rubrics] == [2, 1]
-    svc = judge(task(), RcaReport(root_causes=[*base, rc(None, 10, service="currency"), rc(None, 20, service="Currency")]), shows)
+    svc = judge(
+        task(),
+        RcaReport(root_causes=[*base, rc(None, 10, service="currency"), rc(None, 20, service="Currency")]),
+        shows,
+    )
     assert svc.wrong_claims == ("service currency",)

@@ -26,13 +26,13 @@ def _ulps(got: np.ndarray, ref: np.ndarray) -> np.ndarray:
 
 def test_exp_and_log_are_within_one_ulp_and_handle_the_ends():
     rng = np.random.default_rng(0)
-    x = np.concatenate([rng.uniform(-700, 700, 20_000), rng.uniform(-1, 1, 20_000),
-                        [0.0, 1.0, -1e-300]])
+    x = np.concatenate([rng.uniform(-700, 700, 20_000), rng.uniform(-1, 1, 20_000), [0.0, 1.0, -1e-300]])
     assert _ulps(detmath.exp(x), np.array([math.exp(v) for v in x.tolist()])).max() <= 1.0
     with np.errstate(over="ignore"):  # like np.exp, an overflow to inf warns
         assert detmath.exp(np.array([-np.inf, -800.0, 800.0, np.inf])).tolist() == [0.0, 0.0, np.inf, np.inf]
-    y = np.concatenate([np.exp(rng.uniform(-700, 700, 20_000)), rng.uniform(1e-9, 2, 20_000),
-                        [1.0, 2.0, 5e-324]])
+    y = np.concatenate(
+        [np.exp(rng.uniform(-700, 700, 20_000)), rng.uniform(1e-9, 2, 20_000), [1.0, 2.0, 5e-324]]
+    )
     ref = np.array([math.log(v) for v in y.tolist()])
     assert (_ulps(detmath.log(y), ref)[ref != 0] <= 1.0).all() and detmath.log(1.0) == 0.0
     assert detmath.exp(np.ones((2, 3))).shape == (2, 3) and float(detmath.exp(0.0)) == 1.0
@@ -75,9 +75,14 @@ def restricted_env() -> dict[str, str]:
     except ImportError:  # numpy 1.x
         from numpy.core import _multiarray_umath as umath  # type: ignore[no-redef]
     on = [f for f in umath.__cpu_dispatch__ if umath.__cpu_features__.get(f)]
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
-               NPY_DISABLE_CPU_FEATURES=" ".join(on), PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get(
-                   "PYTHONPATH", "")]).rstrip(os.pathsep))
+    env = dict(
+        os.environ,
+        OPENBLAS_NUM_THREADS="1",
+        OMP_NUM_THREADS="1",
+        MKL_NUM_THREADS="1",
+        NPY_DISABLE_CPU_FEATURES=" ".join(on),
+        PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+    )
     if platform.machine().lower() in ("x86_64", "amd64"):
         env["OPENBLAS_CORETYPE"] = "Prescott"  # SSE3 kernels: another gemv blocking than AVX2/AVX-512
     return env
@@ -86,9 +91,17 @@ def restricted_env() -> dict[str, str]:
 def _fingerprints(args: list[str]) -> tuple[str, str]:
     """`sim_fingerprint.py args` output as run normally and on a restricted CPU (both at once)."""
     plain = dict(os.environ, PYTHONPATH=restricted_env()["PYTHONPATH"])
-    runs = [subprocess.Popen([sys.executable, str(FINGERPRINT), *args], env=env, cwd=REPO, text=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-            for env in (plain, restricted_env())]
+    runs = [
+        subprocess.Popen(
+            [sys.executable, str(FINGERPRINT), *args],
+            env=env,
+            cwd=REPO,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for env in (plain, restricted_env())
+    ]
     outs = [p.communicate(timeout=3600) for p in runs]
     for p, (_, err) in zip(runs, outs):
         assert p.returncode == 0, err[-2000:]
@@ -99,8 +112,10 @@ def test_restricted_features_are_really_off():
     env = restricted_env()
     if not env["NPY_DISABLE_CPU_FEATURES"]:
         pytest.skip("this CPU has no SIMD features beyond numpy's baseline: nothing to disable")
-    code = ("import json\ntry:\n    from numpy._core import _multiarray_umath as m\nexcept ImportError:\n"
-            "    from numpy.core import _multiarray_umath as m\nprint(json.dumps(m.__cpu_features__))")
+    code = (
+        "import json\ntry:\n    from numpy._core import _multiarray_umath as m\nexcept ImportError:\n"
+        "    from numpy.core import _multiarray_umath as m\nprint(json.dumps(m.__cpu_features__))"
+    )
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     features = json.loads(out.stdout)
     assert not any(features[f] for f in env["NPY_DISABLE_CPU_FEATURES"].split())

@@ -16,7 +16,9 @@ from sre_marathon_gym.sim.traces import find_traces, get_trace
 STEP = 15
 
 
-def drive(sim: Simulator, rec: LogContextRecorder, until: float, inject_at: float | None = None, fault=None) -> None:
+def drive(
+    sim: Simulator, rec: LogContextRecorder, until: float, inject_at: float | None = None, fault=None
+) -> None:
     """Advance in 15 s steps, recording each sample (what the simulator hook will do)."""
     if not rec.n:
         rec.record(sim, sim.now)
@@ -43,7 +45,10 @@ def wrong_address(catalog):
 
 
 def _as_tuples(logs):
-    return [(r.timestamp, r.service, r.pod, r.level, r.message, r.trace_id, tuple(sorted(r.attributes.items()))) for r in logs]
+    return [
+        (r.timestamp, r.service, r.pod, r.level, r.message, r.trace_id, tuple(sorted(r.attributes.items())))
+        for r in logs
+    ]
 
 
 def test_same_inputs_give_same_logs_and_traces(catalog, wrong_address):
@@ -89,8 +94,11 @@ def test_wrong_address_logs_name_the_downstream_during_the_fault_only(wrong_addr
 def test_error_log_trace_fails_at_the_named_call(wrong_address):
     _, rec, fault = wrong_address
     dst = str(fault.params["downstream"])
-    line = next(r for r in search_logs(rec, "online_boutique", fault.target, 420, 900, level="ERROR")
-                if dst in r.message or r.attributes.get("peer.service") == dst)
+    line = next(
+        r
+        for r in search_logs(rec, "online_boutique", fault.target, 420, 900, level="ERROR")
+        if dst in r.message or r.attributes.get("peer.service") == dst
+    )
     tr = get_trace(rec, line.trace_id)
     assert tr.status == "ERROR"
     failing = [s for s in tr.spans if s.status == "ERROR" and s.kind == "CLIENT"]
@@ -98,20 +106,36 @@ def test_error_log_trace_fails_at_the_named_call(wrong_address):
 
 
 def test_dependency_unavailable_shows_in_callers_logs(catalog):
-    sim, rec, fault = faulted(catalog, "astronomy_shop",
-                              lambda f: f.mechanism == "dependency_unavailable" and f.target == "postgresql")
+    sim, rec, fault = faulted(
+        catalog,
+        "astronomy_shop",
+        lambda f: f.mechanism == "dependency_unavailable" and f.target == "postgresql",
+    )
     callers = sorted({e.source for e in sim.app.edges if e.target == fault.target})
     before = [r for s in callers for r in search_logs(rec, "astronomy_shop", s, 0, 295, level="ERROR")]
     during = [r for s in callers for r in search_logs(rec, "astronomy_shop", s, 330, 900, level="ERROR")]
     assert not before
-    assert during and any("postgresql" in r.message or r.attributes.get("peer.service") == "postgresql" for r in during)
+    assert during and any(
+        "postgresql" in r.message or r.attributes.get("peer.service") == "postgresql" for r in during
+    )
 
 
 def test_feature_flag_strings_from_the_demo(catalog):
-    _, rec, _ = faulted(catalog, "astronomy_shop",
-                        lambda f: f.mechanism == "feature_flag" and f.params.get("flag") == "productCatalogFailure")
-    lines = search_logs(rec, "astronomy_shop", None, 330, 900, query='"Product Catalog Fail Feature Flag Enabled"', limit=1000)
-    assert lines and {r.service for r in lines} <= {"frontend", "checkout", "recommendation", "product-reviews", "frontend-proxy"}
+    _, rec, _ = faulted(
+        catalog,
+        "astronomy_shop",
+        lambda f: f.mechanism == "feature_flag" and f.params.get("flag") == "productCatalogFailure",
+    )
+    lines = search_logs(
+        rec, "astronomy_shop", None, 330, 900, query='"Product Catalog Fail Feature Flag Enabled"', limit=1000
+    )
+    assert lines and {r.service for r in lines} <= {
+        "frontend",
+        "checkout",
+        "recommendation",
+        "product-reviews",
+        "frontend-proxy",
+    }
     assert not search_logs(rec, "astronomy_shop", None, 0, 295, query="Feature Flag Enabled")
 
 
@@ -123,12 +147,20 @@ def _check_spans(tr):
     for s in tr.spans[1:]:
         parent = spans[s.parent_id]
         assert s.start_ms >= parent.start_ms - 1e-3
-        timed_out = parent.kind == "CLIENT" and parent.status == "ERROR"  # the callee may outlive a caller's deadline
+        timed_out = (
+            parent.kind == "CLIENT" and parent.status == "ERROR"
+        )  # the callee may outlive a caller's deadline
         assert timed_out or s.start_ms + s.duration_ms <= parent.start_ms + parent.duration_ms + 1e-2
         assert s.duration_ms > 0
     if tr.status == "ERROR":
-        assert any(s.status == "ERROR" and (s.kind == "CLIENT" or not [c for c in tr.spans if c.parent_id == s.span_id and c.status == "ERROR"])
-                   for s in tr.spans)
+        assert any(
+            s.status == "ERROR"
+            and (
+                s.kind == "CLIENT"
+                or not [c for c in tr.spans if c.parent_id == s.span_id and c.status == "ERROR"]
+            )
+            for s in tr.spans
+        )
 
 
 @pytest.mark.parametrize("app", ["online_boutique", "astronomy_shop", "train_ticket"])
@@ -136,7 +168,9 @@ def test_trace_spans_nest_and_errors_sit_at_the_failing_call(catalog, app):
     sim = Simulator(catalog, app, 5, schedule=FaultSchedule.generate(catalog, app, 5))
     rec = LogContextRecorder(sim)
     drive(sim, rec, 1500)
-    traces = find_traces(rec, app, 0, 1500, limit=40) + find_traces(rec, app, 0, 1500, status="error", limit=40)
+    traces = find_traces(rec, app, 0, 1500, limit=40) + find_traces(
+        rec, app, 0, 1500, status="error", limit=40
+    )
     assert traces
     for tr in traces:
         _check_spans(tr)
@@ -149,10 +183,14 @@ def test_latency_fault_makes_traces_through_the_service_slower(catalog):
     sim, rec, fault = faulted(catalog, "online_boutique", lambda f: f.mechanism == "code_latency", until=1200)
     before = find_traces(rec, "online_boutique", 0, 290, service=fault.target, status="ok", limit=50)
     during = find_traces(rec, "online_boutique", 600, 1200, service=fault.target, status="ok", limit=50)
-    svc_ms = lambda trs: [s.duration_ms for t in trs for s in t.spans if s.service == fault.target and s.kind == "SERVER"]
+    svc_ms = lambda trs: [
+        s.duration_ms for t in trs for s in t.spans if s.service == fault.target and s.kind == "SERVER"
+    ]
     b, d = svc_ms(before), svc_ms(during)
     assert b and d and sum(d) / len(d) > sum(b) / len(b) + 0.5 * float(fault.params["added_ms"])
-    slow = find_traces(rec, "online_boutique", 600, 1200, min_duration_ms=float(fault.params["added_ms"]), limit=5)
+    slow = find_traces(
+        rec, "online_boutique", 600, 1200, min_duration_ms=float(fault.params["added_ms"]), limit=5
+    )
     assert slow and all(t.duration_ms >= float(fault.params["added_ms"]) for t in slow)
 
 
@@ -165,7 +203,11 @@ def test_query_level_and_limit_filters(wrong_address):
     assert {r.level for r in warn_up} <= {"WARN", "ERROR"} and len(every) > len(warn_up) >= len(errors)
     hits = search_logs(rec, "online_boutique", fault.target, 0, 900, query='"no such host"', limit=1000)
     assert hits and all("no such host" in r.message.lower() for r in hits)
-    assert not [r for r in search_logs(rec, "online_boutique", fault.target, 0, 900, query="-host", limit=1000) if "host" in r.message.lower()]
+    assert not [
+        r
+        for r in search_logs(rec, "online_boutique", fault.target, 0, 900, query="-host", limit=1000)
+        if "host" in r.message.lower()
+    ]
     last = search_logs(rec, "online_boutique", fault.target, 0, 900, limit=7)
     assert len(last) == 7 and last == every[-7:]
     assert all(a.timestamp <= b.timestamp for a, b in zip(every, every[1:]))
@@ -193,8 +235,20 @@ def test_logs_and_traces_never_leak_fault_identity(catalog, app):
         secret |= {f.fault.id, f.fault.artifact, *(a for a in f.fault.aliases if ":" in a or "/" in a)}
     texts = []
     for r in search_logs(rec, app, None, 0, 3900, limit=10**7):
-        texts.append(" ".join([r.message, r.pod, r.trace_id or "", *map(str, r.attributes.keys()), *map(str, r.attributes.values())]))
-    for tr in find_traces(rec, app, 0, 3900, status="error", limit=300) + find_traces(rec, app, 0, 3900, limit=100):
+        texts.append(
+            " ".join(
+                [
+                    r.message,
+                    r.pod,
+                    r.trace_id or "",
+                    *map(str, r.attributes.keys()),
+                    *map(str, r.attributes.values()),
+                ]
+            )
+        )
+    for tr in find_traces(rec, app, 0, 3900, status="error", limit=300) + find_traces(
+        rec, app, 0, 3900, limit=100
+    ):
         for s in tr.spans:
             texts.append(" ".join([s.service, s.name, *map(str, s.attributes.values())]))
     assert len(texts) > 1000

@@ -24,7 +24,9 @@ def telemetry(sim):
 @pytest.mark.parametrize("app", ["online_boutique", "astronomy_shop"])
 def test_same_seed_gives_identical_telemetry(catalog, app):
     a, b = run(catalog, app, 7), run(catalog, app, 7)
-    assert [a.store.labels(i) for i in range(a.store.series_count)] == [b.store.labels(i) for i in range(b.store.series_count)]
+    assert [a.store.labels(i) for i in range(a.store.series_count)] == [
+        b.store.labels(i) for i in range(b.store.series_count)
+    ]
     np.testing.assert_array_equal(telemetry(a), telemetry(b))
     assert a.cluster.events == b.cluster.events
 
@@ -58,7 +60,9 @@ def test_bad_image_tag_stalls_rollout_and_rollback_repairs(catalog):
 
 
 def test_scale_to_zero_fails_requests_that_need_the_service(catalog):
-    fault = next(f for f in catalog.faults["online_boutique"] if f.mechanism == "scale_to_zero" and not f.full_outage)
+    fault = next(
+        f for f in catalog.faults["online_boutique"] if f.mechanism == "scale_to_zero" and not f.full_outage
+    )
     sim = Simulator(catalog, "online_boutique", 0, telemetry=False)
     sim.advance_to(60)
     sim.inject(fault)
@@ -80,8 +84,13 @@ def test_invalid_intervention_raises_simulator_error_with_suggestion(catalog):
 def test_exported_series_use_real_metric_names(catalog):
     sim = run(catalog, "astronomy_shop", 5, minutes=5, with_schedule=False)
     names = set(sim.store.names())
-    assert {"traces_span_metrics_calls_total", "kube_pod_status_ready", "container_cpu_usage_seconds_total",
-            "kube_node_labels", "probe_success"} <= names
+    assert {
+        "traces_span_metrics_calls_total",
+        "kube_pod_status_ready",
+        "container_cpu_usage_seconds_total",
+        "kube_node_labels",
+        "probe_success",
+    } <= names
     known = set()
     for m in catalog.metrics.metrics:
         known |= {m.name + s for s in ("_bucket", "_sum", "_count")} if m.type == "histogram" else {m.name}
@@ -102,4 +111,7 @@ def test_expected_values_follow_input_values_not_cluster_bookkeeping(catalog):
     sim.inject(fault)
     sim.advance_to(sim.now + 900)  # a code change passes the build pipeline and a rollout first
     assert sim.traffic._expected is not before
-    assert sim.last.svc_fail[sim.compiled.index[fault.target]] > before.svc_fail[sim.compiled.index[fault.target]]
+    assert (
+        sim.last.svc_fail[sim.compiled.index[fault.target]]
+        > before.svc_fail[sim.compiled.index[fault.target]]
+    )

@@ -63,13 +63,17 @@ def http_store() -> tuple[MetricStore, dict[tuple[str, str], int]]:
 def test_select_matchers_equal_and_not_equal(http_store):
     store, ids = http_store
     assert store.select("http_requests_total", {"service": "cart"}).tolist() == [
-        ids["cart", "200"], ids["cart", "500"]]
+        ids["cart", "200"],
+        ids["cart", "500"],
+    ]
     assert store.select("http_requests_total", {"service": ("=", "cart"), "code": "500"}).tolist() == [
-        ids["cart", "500"]]
+        ids["cart", "500"]
+    ]
     # != also matches series lacking the label (absent == "")
     neq = store.select("http_requests_total", {"code": ("!=", "200")}).tolist()
-    assert neq == sorted([ids[s, "500"] for s in ("frontend", "cart", "checkout", "cartservice")]
-                         + [ids["nocode", ""]])
+    assert neq == sorted(
+        [ids[s, "500"] for s in ("frontend", "cart", "checkout", "cartservice")] + [ids["nocode", ""]]
+    )
     # ="" selects series without the label; !="" the ones with it
     assert store.select("http_requests_total", {"code": ""}).tolist() == [ids["nocode", ""]]
     assert len(store.select("http_requests_total", {"code": ("!=", "")})) == 8
@@ -81,9 +85,12 @@ def test_select_regex_is_fully_anchored(http_store):
     store, ids = http_store
     # "cart" must not match "cartservice" (anchored), "cart.*" matches both
     assert store.select("http_requests_total", {"service": ("=~", "cart"), "code": "200"}).tolist() == [
-        ids["cart", "200"]]
+        ids["cart", "200"]
+    ]
     assert store.select("http_requests_total", {"service": ("=~", "cart.*"), "code": "200"}).tolist() == [
-        ids["cart", "200"], ids["cartservice", "200"]]
+        ids["cart", "200"],
+        ids["cartservice", "200"],
+    ]
     assert store.select("http_requests_total", {"code": ("=~", "5..")}).size == 4
     assert store.select("http_requests_total", {"service": ("=~", "front|check")}).size == 0
     not_re = store.select("http_requests_total", {"service": ("!~", "cart.*|frontend"), "code": "500"})
@@ -390,8 +397,9 @@ def test_same_input_gives_same_arrays():
         np.testing.assert_array_equal(x[3], y[3])
 
 
-def _reference_extrapolated(ts: list[float], vs: list[float], t: float, w: float,
-                            is_counter: bool, is_rate: bool) -> float:
+def _reference_extrapolated(
+    ts: list[float], vs: list[float], t: float, w: float, is_counter: bool, is_rate: bool
+) -> float:
     """Scalar transcription of Prometheus' extrapolatedRate, one series at a time."""
     pts = [(a, b) for a, b in zip(ts, vs, strict=True) if t - w < a <= t and not math.isnan(b)]
     if len(pts) < 2:
@@ -430,8 +438,11 @@ def test_vectorised_rate_matches_scalar_reference_with_gaps_and_resets():
         store.record(15 * k, ids[present], data[present, k])
     ts = [15.0 * k for k in range(steps)]
     for t, w in [(1185, 60), (1185, 300), (1170, 90), (1000, 600), (600, 45), (1190, 120)]:
-        for fn, is_counter, is_rate in [(store.rate, True, True), (store.increase, True, False),
-                                        (store.delta, False, False)]:
+        for fn, is_counter, is_rate in [
+            (store.rate, True, True),
+            (store.increase, True, False),
+            (store.delta, False, False),
+        ]:
             got = fn(ids, t, w)
             want = [_reference_extrapolated(ts, row, t, w, is_counter, is_rate) for row in data.tolist()]
             np.testing.assert_allclose(got, want, rtol=1e-9, equal_nan=True)

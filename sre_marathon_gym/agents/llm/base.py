@@ -31,7 +31,9 @@ def _rejection_hint(status: int | None) -> str:
     if status in (401, 403):
         return "the API key was refused: set $OPENAI_API_KEY to a key this endpoint accepts"
     if status == 404:
-        return "the model or the URL is unknown: check --model, and that --base-url is the API root, e.g. .../v1"
+        return (
+            "the model or the URL is unknown: check --model, and that --base-url is the API root, e.g. .../v1"
+        )
     return "the endpoint rejects the request itself: check --model and --base-url"
 
 
@@ -40,7 +42,9 @@ class AgentOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
-    budget_s: float | None = Field(None, gt=0, description="wall-clock seconds per invocation (None: the catalog's)")
+    budget_s: float | None = Field(
+        None, gt=0, description="wall-clock seconds per invocation (None: the catalog's)"
+    )
     price: ModelPrice | None = None
     pricing: Pricing | None = None
 
@@ -50,20 +54,35 @@ class LLMAgent(ABC):
 
     name = "llm"
 
-    def __init__(self, model: str | None = None, base_url: str | None = None, api_key: str | None = None, *,
-                 budget_s: float | None = None, price: ModelPrice | tuple[float, float] | None = None,
-                 pricing: Pricing | None = None, clock: Clock = time.monotonic,
-                 sleep: Callable[[float], None] = time.sleep, **options: Any):
+    def __init__(
+        self,
+        model: str | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        *,
+        budget_s: float | None = None,
+        price: ModelPrice | tuple[float, float] | None = None,
+        pricing: Pricing | None = None,
+        clock: Clock = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+        **options: Any,
+    ):
         require_openai()  # fail at construction (before any run starts), with the install hint
         self.config: LLMConfig = resolve_config(model, base_url, api_key, **options)
         if price is not None and not isinstance(price, ModelPrice):
             try:
                 price_in, price_out = price
             except (TypeError, ValueError):
-                raise ConfigurationError(f"invalid LLM agent option price={price!r}: give (input, output) USD per "
-                                         "million tokens") from None
-            price = validated(ModelPrice, "LLM agent `price`", name=self.config.model, input_per_mtok=price_in,
-                              output_per_mtok=price_out)
+                raise ConfigurationError(
+                    f"invalid LLM agent option price={price!r}: give (input, output) USD per million tokens"
+                ) from None
+            price = validated(
+                ModelPrice,
+                "LLM agent `price`",
+                name=self.config.model,
+                input_per_mtok=price_in,
+                output_per_mtok=price_out,
+            )
         checked = validated(AgentOptions, "LLM agent", budget_s=budget_s, price=price, pricing=pricing)
         self.budget_s = checked.budget_s
         self._price_arg = checked.price
@@ -82,8 +101,13 @@ class LLMAgent(ABC):
         if self.budget_s is None:
             self.budget_s = float(u.catalog.leaderboard.agent_budget_s)
         self.price = self._resolve_price(u.catalog.pricing)
-        self.price_source = (None if self.price is None else "given price" if self._price_arg is not None
-                             else f"pricing table as of {(self._pricing_arg or u.catalog.pricing).as_of or '?'}")
+        self.price_source = (
+            None
+            if self.price is None
+            else "given price"
+            if self._price_arg is not None
+            else f"pricing table as of {(self._pricing_arg or u.catalog.pricing).as_of or '?'}"
+        )
         self.usage = zero_usage()
         self.log = []
         self._invocations = 0
@@ -110,7 +134,8 @@ class LLMAgent(ABC):
             if refused >= self.config.max_consecutive_rejections:  # a wrong key or model, not bad luck
                 raise ConfigurationError(
                     f"stopping the run: {refused} requests in a row refused by the endpoint, the last with {exc} "
-                    f"({_rejection_hint(exc.status_code)})") from None
+                    f"({_rejection_hint(exc.status_code)})"
+                ) from None
 
     def preflight(self) -> None:
         """One tiny chat completion before a run, so that a wrong API key, model name or URL fails
@@ -126,12 +151,17 @@ class LLMAgent(ABC):
             client.chat(PREFLIGHT_MESSAGES, Deadline(float(self.budget_s or PREFLIGHT_BUDGET_S), self._clock))
         except ModelEndpointError as exc:
             if exc.status_code is not None:
-                raise ConfigurationError(f"{where} refused model {self.config.model!r}: HTTP {exc.status_code} "
-                                         f"({_rejection_hint(exc.status_code)}): {exc}") from None
-            raise ConfigurationError(f"{where} gave no usable answer for model {self.config.model!r}: {exc}") from None
+                raise ConfigurationError(
+                    f"{where} refused model {self.config.model!r}: HTTP {exc.status_code} "
+                    f"({_rejection_hint(exc.status_code)}): {exc}"
+                ) from None
+            raise ConfigurationError(
+                f"{where} gave no usable answer for model {self.config.model!r}: {exc}"
+            ) from None
         except BudgetExceededError as exc:
-            raise ConfigurationError(f"{where} did not answer a one-line request for model "
-                                     f"{self.config.model!r} in time: {exc}") from None
+            raise ConfigurationError(
+                f"{where} did not answer a one-line request for model {self.config.model!r} in time: {exc}"
+            ) from None
         finally:
             client.close()
 
@@ -152,13 +182,20 @@ class LLMAgent(ABC):
     # ------------------------------------------------------------ reporting
     def bundle_extra(self) -> dict:
         """What the bundle's manifest records about this agent (never the API key)."""
-        return {"agent": {"method": self.name, **self.config.public(), "budget_s": self.budget_s,
-                          "price_per_mtok": None if self.price is None else
-                          {"input": self.price.input_per_mtok, "output": self.price.output_per_mtok},
-                          "price_source": self.price_source,
-                          "timed_out_invocations": list(self.usage.timed_out_invocations),
-                          "failed_model_calls": self.usage.failed_model_calls,
-                          "log": self.log[-200:]}}
+        return {
+            "agent": {
+                "method": self.name,
+                **self.config.public(),
+                "budget_s": self.budget_s,
+                "price_per_mtok": None
+                if self.price is None
+                else {"input": self.price.input_per_mtok, "output": self.price.output_per_mtok},
+                "price_source": self.price_source,
+                "timed_out_invocations": list(self.usage.timed_out_invocations),
+                "failed_model_calls": self.usage.failed_model_calls,
+                "log": self.log[-200:],
+            }
+        }
 
     def _resolve_price(self, catalog_pricing: Pricing) -> ModelPrice | None:
         if self._price_arg is not None:

@@ -26,14 +26,22 @@ def run_function_call(call_tool: CallTool, req: ToolCallRequest) -> tuple[ToolRe
         args = json.loads(text)
     except ValueError as exc:
         result = call_tool(text)  # recorded as an invalid call carrying the raw text
-        msg = ToolResult.fail(req.name, "invalid_arguments",
-                              f"the arguments of {req.name!r} are not valid JSON ({exc.msg} at char {exc.pos}); "
-                              "send a JSON object")
+        msg = ToolResult.fail(
+            req.name,
+            "invalid_arguments",
+            f"the arguments of {req.name!r} are not valid JSON ({exc.msg} at char {exc.pos}); "
+            "send a JSON object",
+        )
         return result, render_result(msg)
     if not isinstance(args, dict):
         result = call_tool({"tool": req.name, "arguments": args})
-        return result, render_result(ToolResult.fail(req.name, "invalid_arguments",
-                                                     f"the arguments must be a JSON object, got {type(args).__name__}"))
+        return result, render_result(
+            ToolResult.fail(
+                req.name,
+                "invalid_arguments",
+                f"the arguments must be a JSON object, got {type(args).__name__}",
+            )
+        )
     result = call_tool({**args, "tool": req.name})
     return result, render_result(result)
 

@@ -56,8 +56,10 @@ class ChatReply:
         """The reply as the assistant turn of the next request."""
         msg: dict[str, Any] = {"role": "assistant", "content": self.content or ""}
         if self.tool_calls:
-            msg["tool_calls"] = [{"id": t.id, "type": "function", "function": {"name": t.name, "arguments": t.arguments}}
-                                 for t in self.tool_calls]
+            msg["tool_calls"] = [
+                {"id": t.id, "type": "function", "function": {"name": t.name, "arguments": t.arguments}}
+                for t in self.tool_calls
+            ]
         return msg
 
 
@@ -70,14 +72,23 @@ def estimate_tokens(payload: Any) -> int:
 class ChatClient:
     """Sends chat completions to one OpenAI-compatible endpoint and books every call in `usage`."""
 
-    def __init__(self, config: LLMConfig, usage: Usage, price: ModelPrice | None = None,
-                 sleep: Callable[[float], None] = time.sleep):
+    def __init__(
+        self,
+        config: LLMConfig,
+        usage: Usage,
+        price: ModelPrice | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
         openai = require_openai()
         self.config, self.usage, self.price = config, usage, price
         self._sleep = sleep
         self._openai = openai
-        self._client = openai.OpenAI(base_url=config.base_url, api_key=config.api_key.get_secret_value(),
-                                     max_retries=0, timeout=config.request_timeout_s)
+        self._client = openai.OpenAI(
+            base_url=config.base_url,
+            api_key=config.api_key.get_secret_value(),
+            max_retries=0,
+            timeout=config.request_timeout_s,
+        )
         self.errors: list[str] = []  # one line per failed attempt (what went wrong, for the run log)
         self.consecutive_rejections = 0  # non-retryable 4xx answers since the last usable answer
 
@@ -91,7 +102,12 @@ class ChatClient:
     def chat(self, messages: list[dict], deadline: Deadline, tools: list[dict] | None = None) -> ChatReply:
         """One completion; retryable failures are retried until `max_retries` or the deadline."""
         cfg, o = self.config, self._openai
-        retryable = (o.APIConnectionError, o.RateLimitError, o.InternalServerError, o.APIResponseValidationError)
+        retryable = (
+            o.APIConnectionError,
+            o.RateLimitError,
+            o.InternalServerError,
+            o.APIResponseValidationError,
+        )
         kwargs: dict[str, Any] = {"model": cfg.model, "messages": messages}
         if tools:
             kwargs.update(tools=tools, tool_choice="auto")
@@ -110,27 +126,36 @@ class ChatClient:
                 self._failed(exc)
                 capped = timeout < cfg.request_timeout_s  # the budget, not the request limit, cut it short
                 if deadline.remaining() <= 0.05 or (capped and isinstance(exc, o.APITimeoutError)):
-                    raise BudgetExceededError(f"model call: the {deadline.seconds:g} s budget ran out "
-                                              f"({type(exc).__name__})") from None
+                    raise BudgetExceededError(
+                        f"model call: the {deadline.seconds:g} s budget ran out ({type(exc).__name__})"
+                    ) from None
             except o.APIStatusError as exc:  # 4xx other than 429: retrying will not help
                 self._failed(exc)
                 self.consecutive_rejections += 1
-                raise ModelEndpointError(f"{cfg.model}: HTTP {exc.status_code}: {_short(exc)}",
-                                         status_code=exc.status_code) from None
+                raise ModelEndpointError(
+                    f"{cfg.model}: HTTP {exc.status_code}: {_short(exc)}", status_code=exc.status_code
+                ) from None
             except o.OpenAIError as exc:
                 self._failed(exc)
                 raise ModelEndpointError(f"{cfg.model}: {_short(exc)}") from None
-            except (_MalformedReply, ValueError, TypeError, AttributeError) as exc:  # a 200 that is not a completion
+            except (
+                _MalformedReply,
+                ValueError,
+                TypeError,
+                AttributeError,
+            ) as exc:  # a 200 that is not a completion
                 self._failed(exc)
             else:
                 if deadline.expired:  # booked above (the tokens were spent), but too late to act on
-                    raise BudgetExceededError(f"model call: the answer came after the {deadline.seconds:g} s "
-                                              "budget ran out")
+                    raise BudgetExceededError(
+                        f"model call: the answer came after the {deadline.seconds:g} s budget ran out"
+                    )
                 return reply
             if attempt >= cfg.max_retries:
-                raise ModelEndpointError(f"{cfg.model}: no usable answer after {attempt + 1} attempt(s): "
-                                         f"{self.errors[-1]}")
-            delay = min(cfg.backoff_s * 2 ** attempt, cfg.backoff_max_s, max(deadline.remaining(), 0.0))
+                raise ModelEndpointError(
+                    f"{cfg.model}: no usable answer after {attempt + 1} attempt(s): {self.errors[-1]}"
+                )
+            delay = min(cfg.backoff_s * 2**attempt, cfg.backoff_max_s, max(deadline.remaining(), 0.0))
             attempt += 1
             if delay > 0:
                 self._sleep(delay)
@@ -141,8 +166,13 @@ class ChatClient:
         if not choices:
             raise _MalformedReply("the response has no choices")
         msg = choices[0].message
-        calls = [ToolCallRequest(id=t.id or f"call_{i}", name=t.function.name or "", arguments=t.function.arguments or "")
-                 for i, t in enumerate(getattr(msg, "tool_calls", None) or []) if getattr(t, "function", None)]
+        calls = [
+            ToolCallRequest(
+                id=t.id or f"call_{i}", name=t.function.name or "", arguments=t.function.arguments or ""
+            )
+            for i, t in enumerate(getattr(msg, "tool_calls", None) or [])
+            if getattr(t, "function", None)
+        ]
         usage = getattr(resp, "usage", None)
         if usage is not None and usage.prompt_tokens is not None:
             tin, tout = int(usage.prompt_tokens), int(usage.completion_tokens or 0)
@@ -156,8 +186,13 @@ class ChatClient:
         u.output_tokens += tout
         if self.price is not None:
             u.cost_usd += self.price.cost(tin, tout)
-        return ChatReply(content=msg.content, tool_calls=calls, input_tokens=tin, output_tokens=tout,
-                         finish_reason=choices[0].finish_reason)
+        return ChatReply(
+            content=msg.content,
+            tool_calls=calls,
+            input_tokens=tin,
+            output_tokens=tout,
+            finish_reason=choices[0].finish_reason,
+        )
 
     def _failed(self, exc: BaseException) -> None:
         self.usage.failed_model_calls += 1
@@ -173,4 +208,12 @@ def _short(exc: BaseException, limit: int = 300) -> str:
     return text[:limit] + ("..." if len(text) > limit else "")
 
 
-__all__ = ["INSTALL_HINT", "PREFLIGHT_MESSAGES", "ChatClient", "ChatReply", "ToolCallRequest", "estimate_tokens", "require_openai"]
+__all__ = [
+    "INSTALL_HINT",
+    "PREFLIGHT_MESSAGES",
+    "ChatClient",
+    "ChatReply",
+    "ToolCallRequest",
+    "estimate_tokens",
+    "require_openai",
+]

@@ -28,14 +28,20 @@ class LLMConfig(BaseModel):
     model: str = Field(min_length=1)
     base_url: str | None = Field(None, repr=False)  # may carry credentials; `public()` redacts it
     api_key: SecretStr = Field(repr=False)
-    request_timeout_s: float = Field(60.0, gt=0, description="one HTTP request at most (the budget caps it further)")
+    request_timeout_s: float = Field(
+        60.0, gt=0, description="one HTTP request at most (the budget caps it further)"
+    )
     max_retries: int = Field(4, ge=0, description="retries of a failed request (connection error, 429, 5xx)")
     backoff_s: float = Field(1.0, ge=0, description="first retry delay; doubles each retry")
     backoff_max_s: float = Field(16.0, ge=0)
     temperature: float | None = Field(None, ge=0, le=2, description="None: the server's default")
     max_output_tokens: int | None = Field(None, gt=0, description="None: the server's default")
-    max_consecutive_rejections: int = Field(3, ge=1, description="abort the run after this many requests in a row "
-                                            "that the endpoint refused with a non-retryable 4xx (bad key, model...)")
+    max_consecutive_rejections: int = Field(
+        3,
+        ge=1,
+        description="abort the run after this many requests in a row "
+        "that the endpoint refused with a non-retryable 4xx (bad key, model...)",
+    )
 
     @field_validator("base_url")
     @classmethod
@@ -45,8 +51,10 @@ class LLMConfig(BaseModel):
         parts = urlsplit(v)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             shown = redact_url(v) if parts.scheme in ("http", "https") else v.rsplit("@", 1)[-1]
-            raise ValueError(f"{shown!r} is not an http(s) URL with a host; write it in full, "
-                             "e.g. http://localhost:11434/v1")
+            raise ValueError(
+                f"{shown!r} is not an http(s) URL with a host; write it in full, "
+                "e.g. http://localhost:11434/v1"
+            )
         return v
 
     def public(self) -> dict:
@@ -62,20 +70,26 @@ def redact_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
-def resolve_config(model: str | None = None, base_url: str | None = None, api_key: str | None = None,
-                   **options: object) -> LLMConfig:
+def resolve_config(
+    model: str | None = None, base_url: str | None = None, api_key: str | None = None, **options: object
+) -> LLMConfig:
     """Arguments win; else `SRE_MARATHON_MODEL`, `OPENAI_BASE_URL`, `OPENAI_API_KEY`."""
     model = model or os.environ.get(ENV_MODEL)
     if not model:
-        raise ConfigurationError(f"an LLM agent needs a model: pass --model NAME (model=...) or set ${ENV_MODEL}")
+        raise ConfigurationError(
+            f"an LLM agent needs a model: pass --model NAME (model=...) or set ${ENV_MODEL}"
+        )
     base_url = base_url or os.environ.get(ENV_BASE_URL) or None
     key = api_key or os.environ.get(ENV_API_KEY)
     if not key:
         if base_url is None:
-            raise ConfigurationError(f"no API key: set ${ENV_API_KEY}, or pass --base-url for a local server "
-                                     "that needs none")
+            raise ConfigurationError(
+                f"no API key: set ${ENV_API_KEY}, or pass --base-url for a local server that needs none"
+            )
         key = NO_KEY
-    return validated(LLMConfig, "LLM agent", model=model, base_url=base_url, api_key=SecretStr(key), **options)
+    return validated(
+        LLMConfig, "LLM agent", model=model, base_url=base_url, api_key=SecretStr(key), **options
+    )
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -105,5 +119,13 @@ def describe_errors(exc: ValidationError) -> str:
     return "; ".join(out)
 
 
-__all__ = ["ENV_API_KEY", "ENV_BASE_URL", "ENV_MODEL", "LLMConfig", "describe_errors", "redact_url", "resolve_config",
-           "validated"]
+__all__ = [
+    "ENV_API_KEY",
+    "ENV_BASE_URL",
+    "ENV_MODEL",
+    "LLMConfig",
+    "describe_errors",
+    "redact_url",
+    "resolve_config",
+    "validated",
+]

@@ -43,7 +43,9 @@ def alert_line(a: dict, now: float) -> str:
     """`a0007 firing since t=240 critical ServiceErrorRatioCritical service_name=cartservice`."""
     state = f"resolved at t={a['resolved_at']:g}" if a.get("resolved_at") is not None else "firing"
     labels = " ".join(f"{k}={v}" for k, v in sorted(a.get("labels", {}).items()) if k not in _DROP_LABELS)
-    return f"{a['id']} {state}, fired t={a['fired_at']:g} {a.get('severity', '')} {a['rule']} {labels}".rstrip()
+    return (
+        f"{a['id']} {state}, fired t={a['fired_at']:g} {a.get('severity', '')} {a['rule']} {labels}".rstrip()
+    )
 
 
 def alert_history(alerts: list[dict], now: float, limit: int = MAX_ALERT_LINES) -> str:
@@ -52,7 +54,7 @@ def alert_history(alerts: list[dict], now: float, limit: int = MAX_ALERT_LINES) 
         return "(no alerts have fired yet)"
     firing = [a for a in alerts if a.get("resolved_at") is None]
     resolved = [a for a in alerts if a.get("resolved_at") is not None]
-    keep = firing[-limit:] + resolved[-max(limit - len(firing), 0):] if len(alerts) > limit else alerts
+    keep = firing[-limit:] + resolved[-max(limit - len(firing), 0) :] if len(alerts) > limit else alerts
     keep_ids = {a["id"] for a in keep}
     lines = [alert_line(a, now) for a in alerts if a["id"] in keep_ids]
     omitted = len(alerts) - len(keep)
@@ -68,8 +70,10 @@ def incident_lines(incidents: list[dict]) -> str:
     for inc in incidents:
         rc = inc.get("root_cause")
         cause = f"root cause {','.join(rc['services'])} / {rc['artifact']}" if rc else "no root cause yet"
-        out.append(f"{inc['id']} [{inc['status']}] opened t={inc['opened_s']:g} \"{inc['title']}\" "
-                   f"alerts={','.join(inc['alert_ids'])}; {cause}")
+        out.append(
+            f'{inc["id"]} [{inc["status"]}] opened t={inc["opened_s"]:g} "{inc["title"]}" '
+            f"alerts={','.join(inc['alert_ids'])}; {cause}"
+        )
     return "\n".join(out)
 
 
@@ -89,5 +93,12 @@ def context_view(call: Any) -> tuple[float, list[dict], list[dict]]:
     return now, (res.data["alerts"] if res.ok else []), (ws.data["incidents"] if ws.ok else [])
 
 
-__all__ = ["INSTRUCTIONS", "alert_history", "alert_line", "context_view", "incident_lines",
-           "instructions", "render_result"]
+__all__ = [
+    "INSTRUCTIONS",
+    "alert_history",
+    "alert_line",
+    "context_view",
+    "incident_lines",
+    "instructions",
+    "render_result",
+]

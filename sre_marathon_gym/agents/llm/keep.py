@@ -45,14 +45,23 @@ class KeepAgent(RAGAgent):
 
         # 1. resolve open incidents none of whose alerts still fires
         for inc in incidents:
-            if (inc["status"] == "open" and inc["alert_ids"] and not firing & set(inc["alert_ids"])
-                    and call({"tool": "resolve_incident", "incident_id": inc["id"], "note": "all alerts resolved"}).ok):
+            if (
+                inc["status"] == "open"
+                and inc["alert_ids"]
+                and not firing & set(inc["alert_ids"])
+                and call(
+                    {"tool": "resolve_incident", "incident_id": inc["id"], "note": "all alerts resolved"}
+                ).ok
+            ):
                 inc["status"] = "resolved"
         # 2. the rules: group every alert not yet in an incident (firing, or resolved since the
         #    previous invocation) by workload key into one open incident per key
         assigned = {a for inc in incidents for a in inc["alert_ids"]}
-        open_by_key = {inc["title"][len(TITLE_PREFIX):]: inc for inc in incidents
-                       if inc["status"] == "open" and inc["title"].startswith(TITLE_PREFIX)}
+        open_by_key = {
+            inc["title"][len(TITLE_PREFIX) :]: inc
+            for inc in incidents
+            if inc["status"] == "open" and inc["title"].startswith(TITLE_PREFIX)
+        }
         groups: dict[str, list[str]] = {}
         placeable: set[str] = set()
         for a in sorted(alerts, key=lambda a: a["id"]):
@@ -77,13 +86,20 @@ class KeepAgent(RAGAgent):
             return
         if not open_incs and not placeable:
             return
-        user = self._planning_prompt(call, now, alerts, (
-            f"Open incidents (grouped by correlation rules; give each a root cause, and repairs if sure):\n"
-            f"{incident_lines(open_incs)}\n\n"
-            f"Alerts the rules left ungrouped (the only alert ids you may place, into an incident above or a "
-            f"new one): {', '.join(sorted(placeable)) or 'none'}"))
-        self._plan_and_execute(call, instructions(env.app.display_name, env.interval_s, now), user, deadline,
-                               placeable=placeable)
+        user = self._planning_prompt(
+            call,
+            now,
+            alerts,
+            (
+                f"Open incidents (grouped by correlation rules; give each a root cause, and repairs if sure):\n"
+                f"{incident_lines(open_incs)}\n\n"
+                f"Alerts the rules left ungrouped (the only alert ids you may place, into an incident above or a "
+                f"new one): {', '.join(sorted(placeable)) or 'none'}"
+            ),
+        )
+        self._plan_and_execute(
+            call, instructions(env.app.display_name, env.interval_s, now), user, deadline, placeable=placeable
+        )
 
 
 __all__ = ["TITLE_PREFIX", "KeepAgent"]

@@ -76,8 +76,13 @@ class PlanRun:
     skipped: list[str] = field(default_factory=list)
 
 
-def execute_plan(call: CallTool, plan: Plan, feedback: list[str], placeable: set[str] | None = None,
-                 deadline: Deadline | None = None) -> PlanRun:
+def execute_plan(
+    call: CallTool,
+    plan: Plan,
+    feedback: list[str],
+    placeable: set[str] | None = None,
+    deadline: Deadline | None = None,
+) -> PlanRun:
     """Run the plan through the tools. `placeable` (Keep-agent): the only alert ids the model may
     place. `deadline`: checked before each call; once it has passed, the rest of the plan is
     recorded in `PlanRun.skipped` instead of being executed."""
@@ -99,7 +104,9 @@ def execute_plan(call: CallTool, plan: Plan, feedback: list[str], placeable: set
         if placeable is not None:
             refused = [a for a in ids if a not in placeable]
             if refused:
-                feedback.append(f"alerts {refused} were already grouped by the rules; only ungrouped alerts may be placed")
+                feedback.append(
+                    f"alerts {refused} were already grouped by the rules; only ungrouped alerts may be placed"
+                )
             ids = [a for a in ids if a in placeable]
         used.update(ids)
         inc_id = item.incident_id
@@ -118,18 +125,29 @@ def execute_plan(call: CallTool, plan: Plan, feedback: list[str], placeable: set
             continue
         if item.root_cause is not None:
             rc = item.root_cause
-            run({"tool": "set_root_cause", "incident_id": inc_id, "services": rc.services, "artifact": rc.artifact,
-                 "summary": rc.summary[:2000]})
+            run(
+                {
+                    "tool": "set_root_cause",
+                    "incident_id": inc_id,
+                    "services": rc.services,
+                    "artifact": rc.artifact,
+                    "summary": rc.summary[:2000],
+                }
+            )
         for repair in item.repairs:
             tool = repair.get("tool")
             if TOOL_KIND.get(str(tool)) != "intervention":
-                feedback.append(f"repair {tool!r} skipped: repairs use rollback, restart, scale, set_config, "
-                                "patch_source or cluster_op")
+                feedback.append(
+                    f"repair {tool!r} skipped: repairs use rollback, restart, scale, set_config, "
+                    "patch_source or cluster_op"
+                )
                 continue
             run({**repair, "incident_id": inc_id})
     if out.skipped:
-        feedback.append(f"the invocation's time ran out before {len(out.skipped)} planned call(s): "
-                        + ", ".join(out.skipped))
+        feedback.append(
+            f"the invocation's time ran out before {len(out.skipped)} planned call(s): "
+            + ", ".join(out.skipped)
+        )
     return out
 
 

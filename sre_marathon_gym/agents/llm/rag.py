@@ -52,7 +52,9 @@ class RAGAgent(LLMAgent):
         now, alerts, incidents = context_view(call)
         if not any(a["resolved_at"] is None for a in alerts):
             return
-        user = self._planning_prompt(call, now, alerts, f"Incidents you reported so far:\n{incident_lines(incidents)}")
+        user = self._planning_prompt(
+            call, now, alerts, f"Incidents you reported so far:\n{incident_lines(incidents)}"
+        )
         self._plan_and_execute(call, instructions(env.app.display_name, env.interval_s, now), user, deadline)
 
     # ------------------------------------------------------------ shared with Keep-agent
@@ -60,16 +62,25 @@ class RAGAgent(LLMAgent):
         """The one planning prompt: alert history, the method's incident section, the retrieved
         context ranked against the firing alerts, feedback on the previous plan, the plan format."""
         docs = rank(collect(call, now), alert_terms(alerts), self.top_k)
-        return (f"Cumulative alert history (t={now:g} s):\n{alert_history(alerts, now)}\n\n"
-                f"{incidents_section}\n\n"
-                f"Retrieved context, most relevant to the firing alerts first:\n{render(docs)}\n\n"
-                + self._feedback_text() + PLAN_FORMAT)
+        return (
+            f"Cumulative alert history (t={now:g} s):\n{alert_history(alerts, now)}\n\n"
+            f"{incidents_section}\n\n"
+            f"Retrieved context, most relevant to the firing alerts first:\n{render(docs)}\n\n"
+            + self._feedback_text()
+            + PLAN_FORMAT
+        )
 
-    def _plan_and_execute(self, call: Any, system: str, user: str, deadline: Deadline,
-                          placeable: set[str] | None = None) -> None:
+    def _plan_and_execute(
+        self, call: Any, system: str, user: str, deadline: Deadline, placeable: set[str] | None = None
+    ) -> None:
         deadline.check("planning call")
-        reply = self.client.chat([{"role": "system", "content": system},  # type: ignore[union-attr]
-                                  {"role": "user", "content": user}], deadline)
+        reply = self.client.chat(
+            [
+                {"role": "system", "content": system},  # type: ignore[union-attr]
+                {"role": "user", "content": user},
+            ],
+            deadline,
+        )
         feedback: list[str] = []
         plan, problem = parse_plan(reply.content)
         if plan is None:
@@ -78,14 +89,20 @@ class RAGAgent(LLMAgent):
             done = execute_plan(call, plan, feedback, placeable, deadline=deadline)
             if done.skipped:
                 self.feedback = feedback[-MAX_FEEDBACK:]
-                raise BudgetExceededError(f"plan execution: the {deadline.seconds:g} s budget ran out; not executed: "
-                                          + ", ".join(done.skipped))
+                raise BudgetExceededError(
+                    f"plan execution: the {deadline.seconds:g} s budget ran out; not executed: "
+                    + ", ".join(done.skipped)
+                )
         self.feedback = feedback[-MAX_FEEDBACK:]
 
     def _feedback_text(self) -> str:
         if not self.feedback:
             return ""
-        return "Problems with your previous plan (fix them):\n" + "\n".join(f"- {f}" for f in self.feedback) + "\n\n"
+        return (
+            "Problems with your previous plan (fix them):\n"
+            + "\n".join(f"- {f}" for f in self.feedback)
+            + "\n\n"
+        )
 
 
 __all__ = ["RAGAgent"]

@@ -83,12 +83,20 @@ class ReActAgent(LLMAgent):
         call = env.call_tool
         now, alerts, incidents = context_view(call)
         messages: list[dict] = [
-            {"role": "system", "content": instructions(env.app.display_name, env.interval_s, now) + "\n\n" + REACT_GUIDE},
-            {"role": "user", "content": f"Cumulative alert history (t={now:g} s):\n{alert_history(alerts, now)}\n\n"
-                                        f"Incidents you reported so far:\n{incident_lines(incidents)}"},
+            {
+                "role": "system",
+                "content": instructions(env.app.display_name, env.interval_s, now) + "\n\n" + REACT_GUIDE,
+            },
+            {
+                "role": "user",
+                "content": f"Cumulative alert history (t={now:g} s):\n{alert_history(alerts, now)}\n\n"
+                f"Incidents you reported so far:\n{incident_lines(incidents)}",
+            },
         ]
         spent = 0
-        next_prompt = estimate_tokens(messages) + estimate_tokens(self._tools)  # the tool specs are prompt too
+        next_prompt = estimate_tokens(messages) + estimate_tokens(
+            self._tools
+        )  # the tool specs are prompt too
         for _step in range(self.max_steps):
             if spent + next_prompt > self.max_tokens:
                 return "max_tokens"
