@@ -21,6 +21,7 @@ from .envs.inputs import MAX_SEED
 ADVERSARIAL_NAMES = ("one_incident", "incident_per_alert", "shotgun", "cycle_guesses", "guess_per_incident",
                      "act_on_everything", "single_guess")
 from .errors import ConfigurationError, RunInterrupted, SREMarathonError, UnknownNameError
+from .reports import llm_accounting_table
 from .table import format_table
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 SEED_LIMIT = MAX_SEED + 1  # the env's bound (envs/inputs.py): one definition
 """Seeds are whole numbers in [0, SEED_LIMIT): see `seed_int`."""
 INTERRUPTED_EXIT = 130  # the shell's code for a run stopped by SIGINT (Ctrl-C)
+_llm_accounting = llm_accounting_table  # its name before it moved to reports.py
 
 
 def _clip(text: str, n: int = 24) -> str:
@@ -281,7 +283,8 @@ def cmd_export_prometheus(args: argparse.Namespace) -> int:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """The leaderboard protocol for the chosen agents on all apps, with the published numbers beside."""
-    from .evaluation import evaluate, leaderboard_table, outcome_chart, outcome_table
+    from .evaluation import evaluate
+    from .reports import leaderboard_table, outcome_chart, outcome_table
 
     cat = load_catalog(args.catalog)
     agents = [a.strip() for a in args.agents.split(",") if a.strip()]
@@ -305,7 +308,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     print(leaderboard_table(results, cat))
     if llm_options:
         print()
-        print(_llm_accounting(results, cat))
+        print(llm_accounting_table(results, cat))
     labelled = [(f"{s.agent} / {s.app}", c) for s, c, _ in results if s.mode == "eval"]
     print()
     print(outcome_table(labelled))
@@ -336,40 +339,6 @@ def _llm_options(args: argparse.Namespace, cat: Catalog) -> dict:
     return opts
 
 
-def _llm_accounting(results: list, cat: Catalog) -> str:
-    """Per LLM run: calls, failed calls, timed-out invocations, tokens and cost, and the model and
-    price the run used, all read back from its bundle (what the cost column was computed with)."""
-    from .agents import is_llm_agent
-    from .bundle import load_bundle
-
-    rows, used = [], {}
-    for spec, card, path in results:
-        if not is_llm_agent(spec.agent):
-            continue
-        bundle = load_bundle(path) if path else None
-        usage = bundle.record.usage if bundle else None
-        agent = bundle.extra.get("agent", {}) if bundle else {}
-        used[(agent.get("model"), _price_note(agent) if bundle else "no bundle, price unknown")] = None
-        rows.append([spec.agent, spec.app, spec.seed, card.model_calls,
-                     usage.failed_model_calls if usage else "-",
-                     len(usage.timed_out_invocations) if usage else "-",
-                     card.input_tokens, card.output_tokens, f"{card.cost_usd:.2f}"])
-    runs = "; ".join(f"model {model}; {note}" for model, note in used) or "no runs"
-    title = f"LLM runs: {runs}; budget {cat.leaderboard.agent_budget_s} s per invocation"
-    return format_table(["agent", "app", "seed", "calls", "failed calls", "timeouts", "input tokens",
-                         "output tokens", "cost $"], rows, title=title)
-
-
-def _price_note(agent: dict) -> str:
-    """How a bundle's run was priced, from its `agent` record."""
-    price = agent.get("price_per_mtok")
-    if not price:
-        return f"no price for model {agent.get('model')!r} in the pricing table: cost shows 0 (pass --price IN OUT)"
-    source = agent.get("price_source")
-    return (f"priced at ${price['input']:g} / ${price['output']:g} per million input / output tokens"
-            + (f" ({source})" if source else ""))
-
-
 def cmd_score(args: argparse.Namespace) -> int:
     """Verify each bundle's seal and recompute every metric from the bundle alone.
 
@@ -379,7 +348,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     unless --allow-incomplete, and so is a --catalog (or, for a bundle that seals no weights, the
     shipped catalog) other than the one the run used, unless --rescore-with-catalog."""
     from .bundle_scoring import score_bundle
-    from .evaluation import outcome_chart, outcome_table
+    from .reports import outcome_chart, outcome_table
 
     rules = None if args.rules is None else int(args.rules.lstrip("v"))
     cat = load_catalog(args.catalog) if args.catalog else None

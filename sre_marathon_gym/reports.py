@@ -1,5 +1,6 @@
 """Tables and figures from score cards: the leaderboard (the paper's Table 2 layout, with the
-published numbers beside) and the per-fault outcomes (Figure 9), as `evaluate` and `score` print them.
+published numbers beside), the LLM runs' accounting (read back from their bundles) and the
+per-fault outcomes (Figure 9), as `evaluate` and `score` print them.
 """
 
 from __future__ import annotations
@@ -90,6 +91,41 @@ def mean_ci95(values: list[float]) -> tuple[float, float]:
     t = {2: 12.706, 3: 4.303, 4: 3.182, 5: 2.776, 6: 2.571, 7: 2.447, 8: 2.365, 9: 2.306,
          10: 2.262}.get(n, 1.96)
     return m, t * sd / math.sqrt(n)
+
+
+def llm_accounting_table(results: list, cat: Catalog) -> str:
+    """Per LLM run: calls, failed calls, timed-out invocations, tokens and cost, and the model and
+    price the run used, all read back from its bundle (what the cost column was computed with)."""
+    from .agents import is_llm_agent
+    from .bundle import load_bundle
+
+    rows, used = [], {}
+    for spec, card, path in results:
+        if not is_llm_agent(spec.agent):
+            continue
+        bundle = load_bundle(path) if path else None
+        usage = bundle.record.usage if bundle else None
+        agent = bundle.extra.get("agent", {}) if bundle else {}
+        used[(agent.get("model"), price_note(agent) if bundle else "no bundle, price unknown")] = None
+        rows.append([spec.agent, spec.app, spec.seed, card.model_calls,
+                     usage.failed_model_calls if usage else "-",
+                     len(usage.timed_out_invocations) if usage else "-",
+                     card.input_tokens, card.output_tokens, f"{card.cost_usd:.2f}"])
+    runs = "; ".join(f"model {model}; {note}" for model, note in used) or "no runs"
+    title = f"LLM runs: {runs}; budget {cat.leaderboard.agent_budget_s} s per invocation"
+    return format_table(["agent", "app", "seed", "calls", "failed calls", "timeouts", "input tokens",
+                         "output tokens", "cost $"], rows, title=title)
+
+
+def price_note(agent: dict) -> str:
+    """How a bundle's run was priced, from its `agent` record."""
+    price = agent.get("price_per_mtok")
+    if not price:
+        return (f"no price for model {agent.get('model')!r} in the pricing table: cost shows 0 "
+                "(pass --price IN OUT)")
+    source = agent.get("price_source")
+    return (f"priced at ${price['input']:g} / ${price['output']:g} per million input / output tokens"
+            + (f" ({source})" if source else ""))
 
 
 def outcome_table(labelled: list[tuple[str, ScoreCard]]) -> str:
