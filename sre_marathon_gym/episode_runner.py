@@ -59,7 +59,8 @@ def run_scored_episode(env: gym.Env | Callable[[], gym.Env], agent: Any, *, seed
     """Run one episode of `agent` on `env`, score it with the env's catalog, write the bundle.
 
     `env`: an env, or a zero-argument callable making one (called after the agent is built and
-    preflighted, so a bad agent option or endpoint fails before anything is simulated). `agent`:
+    preflighted, so a bad agent option or endpoint fails before anything is simulated); it is
+    closed at the end either way. `agent`:
     a name for `agents.make_agent` (with `agent_options`; closed at the end) or an agent object
     (the caller's to close). `seed` goes to ``env.reset`` (None in eval mode: the leaderboard seed).
     `preflight` checks an LLM agent's endpoint with one tiny request first.
@@ -77,7 +78,7 @@ def run_scored_episode(env: gym.Env | Callable[[], gym.Env], agent: Any, *, seed
 
     built = isinstance(agent, str)
     name = label or (agent if isinstance(agent, str) else str(getattr(agent, "name", type(agent).__name__)))
-    environment: gym.Env | None = None
+    environment: gym.Env | None = env if isinstance(env, gym.Env) else None
     try:
         if built:
             from .agents import make_agent  # looked up per call: tests substitute it
@@ -85,7 +86,8 @@ def run_scored_episode(env: gym.Env | Callable[[], gym.Env], agent: Any, *, seed
             agent = make_agent(agent, **(agent_options or {}))
         if preflight and callable(getattr(agent, "preflight", None)):
             agent.preflight()
-        environment = env if isinstance(env, gym.Env) else env()
+        if environment is None:
+            environment = env()  # type: ignore[operator]
         u = environment.unwrapped
         rewards: list[float] = []
         with _progress_bar(bar, u) as shown:

@@ -1,7 +1,10 @@
 """Ray RLlib integration: env creators with disjoint seed splits, PPO configs, parallel evaluation.
 
 Ray is imported lazily (inside functions), so ``import sre_marathon_gym.rllib`` works without the
-``rllib`` extra; everything that needs Ray says so when called.
+``rllib`` extra; everything that needs Ray says so when called. Modules: `env_creation` (seed splits,
+`EpisodeSeeds`, the RL wrapper stack, the env creators), `training` (`ppo_config`, checkpoints) and
+`evaluate` (`CheckpointPolicy`, `evaluate_policy`: each episode one
+`episode_runner.run_scored_episode`); every name is importable from here.
 
 Seed splits
 -----------
