@@ -85,22 +85,12 @@ def sim_fingerprint(cat, app: str) -> dict[str, str]:
 
 
 def episode_fingerprint(cat, app: str) -> dict[str, str]:
-    from sre_marathon_gym.evaluation import RunSpec, run_one
+    """A leaderboard episode of the runbook agent, as `evaluate` runs it (`run_scored_episode`)."""
+    from sre_marathon_gym.episode_runner import make_marathon_env, run_scored_episode
 
-    spec = RunSpec(app, "runbook", cat.leaderboard.seed_for(app), "eval", None, str(cat.root))
-    import gymnasium as gym
-
-    from sre_marathon_gym.agents import make_agent
-    from sre_marathon_gym.agents.base import run_episode
-    from sre_marathon_gym.evaluation import ENV_BY_APP
-    from sre_marathon_gym.scoring import score_run
-
-    env = gym.make(ENV_BY_APP[spec.app], mode=spec.mode, catalog=cat)
-    record = run_episode(env, make_agent(spec.agent))
-    card = score_run(record, cat.scoring)
-    sim = env.unwrapped.sim
-    st = sim.store
-    out = {
+    run = run_scored_episode(lambda: make_marathon_env(app, "eval", cat), "runbook")
+    record, card, st = run.record, run.card, run.store
+    return {
         "alerts": _h(record.model_dump_json(include={"alerts", "incident_events"})),
         "actions": _h(record.model_dump_json(include={"actions"})),
         "probes": _h(record.model_dump_json(include={"probes", "degradation", "faults"})),
@@ -108,9 +98,6 @@ def episode_fingerprint(cat, app: str) -> dict[str, str]:
         "score": f"{card.marathon_score!r}",
         "card": _h(card.model_dump_json() if hasattr(card, "model_dump_json") else repr(card)),
     }
-    env.close()
-    del run_one
-    return out
 
 
 def main() -> None:

@@ -28,14 +28,17 @@ ADVERSARIAL_NAMES = (
     "single_guess",
 )
 from .errors import ConfigurationError, RunInterrupted, SREMarathonError, UnknownNameError
+from .reports import llm_accounting_table
 from .table import format_table
 
 if TYPE_CHECKING:
     from .bundle import Bundle
+    from .episode_runner import ScoredEpisode
 
 SEED_LIMIT = MAX_SEED + 1  # the env's bound (envs/inputs.py): one definition
 """Seeds are whole numbers in [0, SEED_LIMIT): see `seed_int`."""
 INTERRUPTED_EXIT = 130  # the shell's code for a run stopped by SIGINT (Ctrl-C)
+_llm_accounting = llm_accounting_table  # its name before it moved to reports.py
 
 
 def _clip(text: str, n: int = 24) -> str:
@@ -226,7 +229,7 @@ def cmd_catalog_show(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_episode(
+def _run(
     cat: Catalog,
     app: str,
     agent_name: str,
@@ -235,65 +238,30 @@ def _run_episode(
     agent_options: dict | None = None,
     out: str | None = None,
     **train: object,
-) -> tuple[object, object, object]:
-    """Run one episode with a progress bar; returns (env, record, agent). An LLM agent's endpoint
-    is checked first (`LLMAgent.preflight`) and its HTTP client closed at the end; a run that
-    fails leaves `<out>/<app>-<agent>-<seed>.incomplete.bundle` when `out` is given."""
-    import gymnasium as gym
-    from tqdm import tqdm
-
-    from .agents import is_llm_agent, make_agent
-    from .agents.base import run_episode
-    from .evaluation import ENV_BY_APP, close_agent, save_incomplete
+) -> ScoredEpisode:
+    """One episode with a progress bar (`episode_runner.run_scored_episode`): an LLM agent's
+    endpoint is checked first and its client closed at the end; the bundle goes to `out`, and a run
+    that fails leaves ``<out>/<app>-<agent>-<seed>.incomplete.bundle`` (Ctrl-C says so:
+    `RunInterrupted`)."""
+    from .episode_runner import make_marathon_env, run_scored_episode
 
     cat.app(app)
-    kwargs: dict[str, object] = {"mode": mode, "catalog": cat}
-    if mode == "train":
-        kwargs.update(train)
     lb_seed = cat.leaderboard.seed_for(app)
     if mode == "eval" and seed is not None and seed != lb_seed:
         raise ConfigurationError(
             f"--mode eval runs the leaderboard seed {lb_seed}; use --mode train for seed {seed}"
         )
-    agent = make_agent(agent_name, **(agent_options or {}))
-    try:
-        if is_llm_agent(agent_name):
-            agent.preflight()  # type: ignore[attr-defined]
-        env = gym.make(ENV_BY_APP[app], **kwargs)
-        steps = env.unwrapped.run_s // env.unwrapped.interval_s - 1
-        with tqdm(total=steps, desc=f"{app} / {agent_name}", unit="invocation") as bar:
-            try:
-                record = run_episode(env, agent, seed=seed if mode == "train" else None, progress=bar.update)
-            except BaseException as exc:
-                saved = None
-                if out:
-                    try:
-                        run_seed = env.unwrapped.record().manifest.seed
-                    except Exception:  # noqa: BLE001 - only names the file
-                        run_seed = seed if mode == "train" else lb_seed
-                    name = f"{app}-{agent_name}-{run_seed}.incomplete.bundle"
-                    saved = save_incomplete(env, agent, cat, Path(out) / name, exc)
-                if isinstance(exc, KeyboardInterrupt):
-                    raise RunInterrupted(_interrupted(env, saved)) from None
-                raise
-    finally:
-        close_agent(agent)
-    return env, record, agent
-
-
-def _interrupted(env: object, saved: Path | None) -> str:
-    """``run interrupted at t=1234 s of 5400 s; ...`` for a run stopped by Ctrl-C."""
-    from .evaluation import reached_time
-
-    t = reached_time(env)
-    run_s = env.unwrapped.run_s  # type: ignore[attr-defined]
-    at = "before it started" if t is None else f"at t={t:.0f} s of {run_s} s"
-    where = (
-        f"its partial recording is sealed as INCOMPLETE in {saved}"
-        if saved is not None
-        else "nothing was recorded (no --out, or the partial bundle could not be written)"
+    schedule = train if mode == "train" else {}
+    return run_scored_episode(
+        lambda: make_marathon_env(app, mode, cat, **schedule),
+        agent_name,
+        agent_options=agent_options,
+        seed=seed if mode == "train" else None,
+        out=out,
+        bar=f"{app} / {agent_name}",
+        preflight=True,
+        interrupt_as_error=True,
     )
-    return f"run interrupted {at}; {where}"
 
 
 def _schedule_options(args: argparse.Namespace, cat: Catalog) -> dict[str, object]:
@@ -324,8 +292,6 @@ def _schedule_options(args: argparse.Namespace, cat: Catalog) -> dict[str, objec
 def cmd_run(args: argparse.Namespace) -> int:
     """One episode with a progress bar; prints the score card and writes the sealed bundle."""
     from .agents import is_llm_agent
-    from .bundle import write_bundle
-    from .scoring import score_run
 
     cat = load_catalog(args.catalog)
     if is_llm_agent(args.agent):
@@ -340,22 +306,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     schedule = _schedule_options(args, cat)
     if args.out:
         check_out_dir(args.out)
-    env, record, agent = _run_episode(
+    run = _run(
         cat, args.app, args.agent, args.mode, args.seed, agent_options=options, out=args.out, **schedule
     )
-    card = score_run(record, cat.scoring)
-    print(card.first_line())
-    print(card.as_table().split("\n", 2)[2])
-    if args.out:
-        Path(args.out).mkdir(parents=True, exist_ok=True)
-        path = write_bundle(
-            Path(args.out) / f"{args.app}-{args.agent}-{record.manifest.seed}.bundle",
-            record,
-            store=env.unwrapped.sim.store,
-            catalog=cat,
-            extra=getattr(agent, "bundle_extra", dict)(),
-        )
-        print(f"bundle: {path}")
+    print(run.card.first_line())
+    print(run.card.as_table().split("\n", 2)[2])
+    if run.bundle is not None:
+        print(f"bundle: {run.bundle}")
     return 0
 
 
@@ -378,8 +335,7 @@ def cmd_export_prometheus(args: argparse.Namespace) -> int:
     else:
         lb_seed = cat.leaderboard.seed_for(args.app)
         mode = "eval" if args.seed in (None, lb_seed) else "train"
-        env, _, _ = _run_episode(cat, args.app, args.agent, mode, args.seed)
-        source, app = env.unwrapped.sim.store, args.app
+        source, app = _run(cat, args.app, args.agent, mode, args.seed).store, args.app
     summary = export_run(source, args.out, origin_s=args.origin, overwrite=args.overwrite)
     print(f"{summary['series']} series, {summary['samples']} samples -> {summary['openmetrics']}")
     print(
@@ -416,7 +372,8 @@ def cmd_export_prometheus(args: argparse.Namespace) -> int:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """The leaderboard protocol for the chosen agents on all apps, with the published numbers beside."""
-    from .evaluation import evaluate, leaderboard_table, outcome_chart, outcome_table
+    from .evaluation import evaluate
+    from .reports import leaderboard_table, outcome_chart, outcome_table
 
     cat = load_catalog(args.catalog)
     agents = [a.strip() for a in args.agents.split(",") if a.strip()]
@@ -449,7 +406,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     print(leaderboard_table(results, cat))
     if llm_options:
         print()
-        print(_llm_accounting(results, cat))
+        print(llm_accounting_table(results, cat))
     labelled = [(f"{s.agent} / {s.app}", c) for s, c, _ in results if s.mode == "eval"]
     print()
     print(outcome_table(labelled))
@@ -482,63 +439,6 @@ def _llm_options(args: argparse.Namespace, cat: Catalog) -> dict:
     return opts
 
 
-def _llm_accounting(results: list, cat: Catalog) -> str:
-    """Per LLM run: calls, failed calls, timed-out invocations, tokens and cost, and the model and
-    price the run used, all read back from its bundle (what the cost column was computed with)."""
-    from .agents import is_llm_agent
-    from .bundle import load_bundle
-
-    rows, used = [], {}
-    for spec, card, path in results:
-        if not is_llm_agent(spec.agent):
-            continue
-        bundle = load_bundle(path) if path else None
-        usage = bundle.record.usage if bundle else None
-        agent = bundle.extra.get("agent", {}) if bundle else {}
-        used[(agent.get("model"), _price_note(agent) if bundle else "no bundle, price unknown")] = None
-        rows.append(
-            [
-                spec.agent,
-                spec.app,
-                spec.seed,
-                card.model_calls,
-                usage.failed_model_calls if usage else "-",
-                len(usage.timed_out_invocations) if usage else "-",
-                card.input_tokens,
-                card.output_tokens,
-                f"{card.cost_usd:.2f}",
-            ]
-        )
-    runs = "; ".join(f"model {model}; {note}" for model, note in used) or "no runs"
-    title = f"LLM runs: {runs}; budget {cat.leaderboard.agent_budget_s} s per invocation"
-    return format_table(
-        [
-            "agent",
-            "app",
-            "seed",
-            "calls",
-            "failed calls",
-            "timeouts",
-            "input tokens",
-            "output tokens",
-            "cost $",
-        ],
-        rows,
-        title=title,
-    )
-
-
-def _price_note(agent: dict) -> str:
-    """How a bundle's run was priced, from its `agent` record."""
-    price = agent.get("price_per_mtok")
-    if not price:
-        return f"no price for model {agent.get('model')!r} in the pricing table: cost shows 0 (pass --price IN OUT)"
-    source = agent.get("price_source")
-    return f"priced at ${price['input']:g} / ${price['output']:g} per million input / output tokens" + (
-        f" ({source})" if source else ""
-    )
-
-
 def cmd_score(args: argparse.Namespace) -> int:
     """Verify each bundle's seal and recompute every metric from the bundle alone.
 
@@ -548,7 +448,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     unless --allow-incomplete, and so is a --catalog (or, for a bundle that seals no weights, the
     shipped catalog) other than the one the run used, unless --rescore-with-catalog."""
     from .bundle_scoring import score_bundle
-    from .evaluation import outcome_chart, outcome_table
+    from .reports import outcome_chart, outcome_table
 
     rules = None if args.rules is None else int(args.rules.lstrip("v"))
     cat = load_catalog(args.catalog) if args.catalog else None

@@ -40,18 +40,26 @@ def zero_usage() -> Usage:
 
 
 def run_episode(
-    env: gym.Env, agent: Agent, seed: int | None = None, progress: Callable[[], Any] | None = None
+    env: gym.Env,
+    agent: Agent,
+    seed: int | None = None,
+    progress: Callable[[], Any] | None = None,
+    on_step: Callable[[float], Any] | None = None,
 ) -> RunRecord:
     """Run one full episode of `agent` on `env` and return the recorded run (ground truth included).
 
-    `progress` is called with no arguments after every step (e.g. `tqdm(...).update`). The
-    returned record carries the agent's `usage`, so scoring reports model calls and cost.
+    `progress` is called with no arguments after every step (e.g. `tqdm(...).update`); `on_step`
+    with the step's reward, before it (`episode_runner.run_scored_episode` sums them: the return
+    the agent saw). The returned record carries the agent's `usage`, so scoring reports model calls
+    and cost.
     """
     obs, info = env.reset(seed=seed)
     agent.reset(env, seed)
     while True:
         action = agent.invoke(env, obs, info)
-        obs, _reward, terminated, truncated, info = env.step(action)
+        obs, reward, terminated, truncated, info = env.step(action)
+        if on_step is not None:
+            on_step(float(reward))
         if progress is not None:
             progress()
         if terminated or truncated:

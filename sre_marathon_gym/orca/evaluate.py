@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..scoring.orca import TaskScore, breakdown, metrics, published_metrics
 from ..table import format_table
@@ -16,27 +17,46 @@ from .data import load_leaderboard
 from .episode import Episode
 from .tasks import OrcaTask, orca_tasks
 
+if TYPE_CHECKING:
+    from ..agents.orca_baselines import OrcaAgent
+
+
+def run_orca_task(agent: OrcaAgent, task: OrcaTask, source_access: bool = True, days: int = 6) -> TaskScore:
+    """One ORCA episode: `agent` investigates `task` (`agents.orca_baselines.run_task`) and the judge
+    scores its report (`Episode.score`, what `OrcaRcaEnv` calls on submit_report).
+
+    Why not `episode_runner.run_scored_episode`: an ORCA episode has no Marathon record, score card
+    or bundle, and its agents call tools directly (`investigate(view, call)`) instead of stepping
+    an env; what the two share is the shape, one call per episode, and `Episode`, which the env
+    uses too."""
+    from ..agents.orca_baselines import run_task
+
+    episode = Episode(task, source_access, days)
+    return episode.score(run_task(agent, episode))
+
 
 def evaluate(
-    agent_name: str,
+    agent_name: str | OrcaAgent,
     tasks: Sequence[OrcaTask] | None = None,
     limit: int | None = None,
     source_access: bool = True,
     progress: bool = False,
 ) -> list[TaskScore]:
-    from ..agents.orca_baselines import make_orca_agent, run_task
+    """`agent_name` (a baseline name for `make_orca_agent`, or an `OrcaAgent`) on every task of
+    `tasks` (default: all 1,079; `limit`: that many, spread over the list), one `run_orca_task` each."""
+    from tqdm import tqdm
 
-    agent = make_orca_agent(agent_name)
+    from ..agents.orca_baselines import make_orca_agent
+
+    agent = make_orca_agent(agent_name) if isinstance(agent_name, str) else agent_name
+    label = agent_name if isinstance(agent_name, str) else agent.name
     tasks = list(orca_tasks() if tasks is None else tasks)
     if limit is not None:
         tasks = _spread(tasks, limit)
-    from tqdm import tqdm
-
-    out = []
-    for task in tqdm(tasks, desc=f"ORCA {agent_name}", unit="task", disable=not progress):
-        ep = Episode(task, source_access)
-        out.append(ep.score(run_task(agent, ep)))
-    return out
+    return [
+        run_orca_task(agent, task, source_access)
+        for task in tqdm(tasks, desc=f"ORCA {label}", unit="task", disable=not progress)
+    ]
 
 
 def _spread(tasks: list[OrcaTask], n: int) -> list[OrcaTask]:
