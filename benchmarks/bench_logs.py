@@ -67,7 +67,8 @@ def main() -> None:
         if trs:
             ms = _median_ms(lambda: [get_trace(rec, tr.trace_id) for tr in trs]) / len(trs)
             print(
-                f"  {'get_trace (regenerate one)':<46} {ms:8.3f} ms  ({np.mean([len(t.spans) for t in trs]):.1f} spans)"
+                f"  {'get_trace (regenerate one)':<46} {ms:8.3f} ms  "
+                f"({np.mean([len(t.spans) for t in trs]):.1f} spans)"
             )
 
 

@@ -124,10 +124,12 @@ def main() -> None:
     )
     print(f"\n{'simulator only':34s} {1e3 * sim:9.2f} ms/step")
     print(
-        f"{'raw env step (MarathonEnv)':34s} {1e3 * raw_step:9.2f} ms/step   = {raw_step / sim:.2f} x simulator"
+        f"{'raw env step (MarathonEnv)':34s} {1e3 * raw_step:9.2f} ms/step   "
+        f"= {raw_step / sim:.2f} x simulator"
     )
     print(
-        f"{'RL stack step (all wrappers)':34s} {1e3 * wrapped_step:9.2f} ms/step   = {wrapped_step / sim:.2f} x simulator, "
+        f"{'RL stack step (all wrappers)':34s} {1e3 * wrapped_step:9.2f} ms/step   "
+        f"= {wrapped_step / sim:.2f} x simulator, "
         f"wrappers add {1e3 * (wrapped_step - raw_step):+.2f} ms ({wrapped_step / raw_step - 1:+.1%})"
     )
     print(f"{'env-only ceiling':34s} {1 / raw_step:9.1f} steps/s per core")

@@ -4,6 +4,7 @@ with telemetry (metrics, log context) and without (what fault calibration and ba
 from __future__ import annotations
 
 import os
+import time
 
 # "on one core": BLAS may not start helper threads, and the process runs on a single CPU
 for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -11,19 +12,19 @@ for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 if hasattr(os, "sched_setaffinity"):
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 
-import time
-
-from sre_marathon_gym.catalog import load_catalog
-from sre_marathon_gym.clock import TICK_S
-from sre_marathon_gym.fault_schedule import FaultSchedule
-from sre_marathon_gym.sim.simulator import Simulator
+# these import numpy, whose BLAS reads the thread variables above once, at load: they must come after
+from sre_marathon_gym.catalog import load_catalog  # noqa: E402 (after the BLAS thread settings)
+from sre_marathon_gym.clock import TICK_S  # noqa: E402 (after the BLAS thread settings)
+from sre_marathon_gym.fault_schedule import FaultSchedule  # noqa: E402 (after the BLAS thread settings)
+from sre_marathon_gym.sim.simulator import Simulator  # noqa: E402 (after the BLAS thread settings)
 
 
 def main() -> None:
     cat = load_catalog()
     run_s = (cat.leaderboard.injection_minutes + cat.leaderboard.observation_minutes) * 60
     print(
-        f"{'app':16} {'telemetry':>9} {'wall s':>7} {'x real time':>12} {'us/tick':>8} {'series':>7} {'MiB':>6}"
+        f"{'app':16} {'telemetry':>9} {'wall s':>7} {'x real time':>12} "
+        f"{'us/tick':>8} {'series':>7} {'MiB':>6}"
     )
     for app in ("online_boutique", "astronomy_shop", "train_ticket"):
         sched = FaultSchedule.generate(cat, app, cat.leaderboard.seed_for(app))

@@ -62,7 +62,8 @@ def parse_args() -> argparse.Namespace:
         "--action-encoding",
         choices=("discrete", "flat"),
         default="discrete",
-        help="discrete: one row per meaningful (verb, service, artifact) per slot, masked (EncodeActionSlots); "
+        help="discrete: one row per meaningful (verb, service, artifact) per slot, "
+        "masked (EncodeActionSlots); "
         "flat: the factorised MultiDiscrete (FlattenActions)",
     )
     p.add_argument(

@@ -32,7 +32,8 @@ _RE_UNSAFE = re.compile(
 )
 _RE_SEMVER = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 _RE_DECLARATION = re.compile(
-    r"^\s*(func |def |class |fn |pub |public |private |protected |static |const |let |var |function |async |type )"
+    r"^\s*(func |def |class |fn |pub |public |private |protected |static |const |let |var |function "
+    r"|async |type )"
 )
 _HASH_COMMENT = (
     ".py",

@@ -541,7 +541,10 @@ class FaultSchedule:
             "mean_concurrency": float(inj.mean()) if len(inj) else 0.0,
             "peak_concurrency": int(run.max()) if len(run) else 0,
             "mean_concurrency_run": float(run.mean()) if len(run) else 0.0,
-            "window": f"mean over [0, {self.injection_s}) s every {int(TICK_S)} s, no repair; peak over the whole run",
+            "window": (
+                f"mean over [0, {self.injection_s}) s every {int(TICK_S)} s, no repair; "
+                "peak over the whole run"
+            ),
             "categories": dict(sorted(Counter(f.category for f in self.faults).items())),
             "benign": len(self.benign),
             "clipped": sum(f.clipped for f in self.faults),

@@ -421,7 +421,8 @@ class MetricStore:
         return np.arange(i0, i1 + 1, dtype=np.float64) * self.step_s, raw.astype(np.float64), stale
 
     def _window(self, ids: np.ndarray, t: float, window_s: float, what: str) -> tuple[np.ndarray, np.ndarray]:
-        """Samples in the range (t - window_s, t] (closed on the left with `prometheus_v2`), as (times [m], float64 values [n, m])."""
+        """Samples in the range (t - window_s, t] (closed on the left with `prometheus_v2`),
+        as (times [m], float64 values [n, m])."""
         if window_s <= 0:
             raise TelemetryError(f"{what}: window_s must be positive, got {window_s}")
         i1 = self._grid_floor(t)

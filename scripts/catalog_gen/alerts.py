@@ -51,9 +51,12 @@ EVALUATION_INTERVAL = "15s"
 # told apart from 5 s, because histogram_quantile caps at the highest finite bucket.
 SPAN_BUCKETS_MS = [5, 10, 25, 50, 75, 100, 250, 500, 750, 1000, 1500, 2000, 5000, 10000]
 
-# Infrastructure "services" that SREGym's span rules exclude (load-generator|flagd|kafka|valkey-cart|postgresql),
-# extended with the other apps' equivalents.
-INFRA_SERVICES = "load-generator|loadgenerator|flagd|flagd-ui|kafka|valkey-cart|redis-cart|postgresql|tsdb-mysql|nacos|nacosdb-mysql"
+# Infrastructure "services" that SREGym's span rules exclude
+# (load-generator|flagd|kafka|valkey-cart|postgresql), extended with the other apps' equivalents.
+INFRA_SERVICES = (
+    "load-generator|loadgenerator|flagd|flagd-ui|kafka|valkey-cart|redis-cart|postgresql|tsdb-mysql|nacos|"
+    "nacosdb-mysql"
+)
 
 SPAN = {"calls": "traces_span_metrics_calls_total", "hist": "traces_span_metrics_duration_milliseconds"}
 SERVER = "SPAN_KIND_SERVER"
@@ -87,7 +90,7 @@ PARAM_DOC = """\
 #   histogram_quantile(): Prometheus' bucket interpolation (linear inside a bucket, lower bound 0 for the
 #           first bucket; rank in +Inf bucket returns the highest finite le); total 0: no result.
 #   for_s:  the condition must hold at every evaluation (every 15 s) for for_s seconds before firing.
-"""
+"""  # noqa: E501 (emitted verbatim as the header of alerts/rules.yaml; two formula lines are longer)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -125,19 +128,21 @@ def build_metrics() -> dict:
             SPAN["calls"],
             "counter",
             _SPAN_LABELS,
-            "Spans per service_name/span_name/span_kind/status_code (spanmetrics connector). The entry point's "
-            "request types are span_name values of its SPAN_KIND_SERVER spans; span_kind in SPAN_KIND_SERVER|"
-            "SPAN_KIND_CLIENT|SPAN_KIND_INTERNAL|SPAN_KIND_PRODUCER|SPAN_KIND_CONSUMER; status_code in "
-            "STATUS_CODE_UNSET|STATUS_CODE_OK|STATUS_CODE_ERROR. Scrape labels job/instance are not exported.",
+            "Spans per service_name/span_name/span_kind/status_code (spanmetrics connector). The entry "
+            "point's request types are span_name values of its SPAN_KIND_SERVER spans; span_kind in "
+            "SPAN_KIND_SERVER|SPAN_KIND_CLIENT|SPAN_KIND_INTERNAL|SPAN_KIND_PRODUCER|SPAN_KIND_CONSUMER; "
+            "status_code in STATUS_CODE_UNSET|STATUS_CODE_OK|STATUS_CODE_ERROR. Scrape labels job/instance "
+            "are not exported.",
             unit="1",
         ),
         _metric(
             SPAN["hist"],
             "histogram",
             _SPAN_LABELS,
-            "Span duration histogram in milliseconds (exports _bucket with le, _sum, _count). Buckets are the "
-            "OTLP pipeline's 5..5000 ms plus 10000 ms (a spanmetrics default bucket) so that p99 above 5 s is "
-            'resolvable; +Inf is implicit. le values are written as Prometheus\' OTLP translator writes them: "5", "10", ..., "10000", "+Inf".',
+            "Span duration histogram in milliseconds (exports _bucket with le, _sum, _count). Buckets are "
+            "the OTLP pipeline's 5..5000 ms plus 10000 ms (a spanmetrics default bucket) so that p99 above "
+            "5 s is resolvable; +Inf is implicit. le values are written as Prometheus' OTLP translator "
+            'writes them: "5", "10", ..., "10000", "+Inf".',
             unit="ms",
             buckets=[float(b) for b in SPAN_BUCKETS_MS],
         ),
@@ -163,8 +168,8 @@ def build_metrics() -> dict:
             "kube_pod_status_phase",
             "gauge",
             [*_KSM_POD, "phase"],
-            "Pod phase: one series per phase Pending|Running|Succeeded|Failed|Unknown, value 1 for the current "
-            "phase, 0 otherwise.",
+            "Pod phase: one series per phase Pending|Running|Succeeded|Failed|Unknown, value 1 for the "
+            "current phase, 0 otherwise.",
         ),
         _metric(
             "kube_pod_status_ready",
@@ -176,7 +181,8 @@ def build_metrics() -> dict:
             "kube_pod_status_unschedulable",
             "gauge",
             _KSM_POD,
-            "1 while the pod's PodScheduled condition is False with reason Unschedulable (series absent otherwise).",
+            "1 while the pod's PodScheduled condition is False with reason Unschedulable (series absent "
+            "otherwise).",
         ),
         _metric(
             "kube_pod_container_status_waiting_reason",
@@ -232,8 +238,8 @@ def build_metrics() -> dict:
             "kube_node_status_condition",
             "gauge",
             ["node", "condition", "status"],
-            "Node condition (Ready, MemoryPressure, DiskPressure, PIDPressure, NetworkUnavailable) with status "
-            "true|false|unknown: value 1 for the current status, 0 for the others.",
+            "Node condition (Ready, MemoryPressure, DiskPressure, PIDPressure, NetworkUnavailable) with "
+            "status true|false|unknown: value 1 for the current status, 0 for the others.",
         ),
         _metric(
             "kube_node_spec_unschedulable",
@@ -245,8 +251,9 @@ def build_metrics() -> dict:
             "kube_node_labels",
             "gauge",
             ["node", "label_topology_kubernetes_io_zone"],
-            "Node labels allow-listed in kube-state-metrics (--metric-labels-allowlist=nodes=[topology.kubernetes."
-            "io/zone]); value 1. The zone label joins node series to zones.",
+            "Node labels allow-listed in kube-state-metrics "
+            "(--metric-labels-allowlist=nodes=[topology.kubernetes.io/zone]); value 1. The zone label joins "
+            "node series to zones.",
         ),
         # cAdvisor via the kubelet (container-level series; `node` added by the kubelet scrape relabeling).
         _metric(
@@ -308,8 +315,8 @@ def build_metrics() -> dict:
             "app_frontend_requests_total",
             "counter",
             ["namespace", "service_name", "method", "target", "status"],
-            "Requests served by the frontend (app.frontend.requests): method, target = URL path without query, "
-            "status = HTTP status code (500 on exception).",
+            "Requests served by the frontend (app.frontend.requests): method, target = URL path without "
+            "query, status = HTTP status code (500 on exception).",
             apps=ASTRONOMY,
         ),
         _metric(
@@ -480,33 +487,37 @@ TEMPLATES: list[dict] = [
         "id": "entry_error_ratio",
         "family": "request",
         "subject": "entry",
-        "description": "Share of the entry point's server spans with status ERROR (user-facing error ratio), three tiers.",
-        "source": f"{SREGYM}: HighRequestErrorRate (spanmetrics variant: ratio > 10% over 2m, for 1m), restricted to "
-        "the entry point's SPAN_KIND_SERVER spans; warning and sustained tiers added",
+        "description": "Share of the entry point's server spans with status ERROR (user-facing error ratio), "
+        "three tiers.",
+        "source": f"{SREGYM}: HighRequestErrorRate (spanmetrics variant: ratio > 10% over 2m, for 1m), "
+        "restricted to the entry point's SPAN_KIND_SERVER spans; warning and sustained tiers added",
     },
     {
         "id": "entry_latency",
         "family": "request",
         "subject": "entry",
-        "description": "p95/p99 of the entry point's server span duration (histogram_quantile over spanmetrics).",
-        "source": f"{SREGYM}: HighRequestLatency (p95 > 3000 ms over 2m, for 1m); p99 as in the demo's spanmetrics "
-        f"dashboard ({TELEMETRY} 2.1)",
+        "description": "p95/p99 of the entry point's server span duration (histogram_quantile over "
+        "spanmetrics).",
+        "source": f"{SREGYM}: HighRequestLatency (p95 > 3000 ms over 2m, for 1m); p99 as in the demo's "
+        f"spanmetrics dashboard ({TELEMETRY} 2.1)",
     },
     {
         "id": "entry_traffic_change",
         "family": "request",
         "subject": "entry",
-        "description": "Entry-point request rate compared with the same window 15 minutes earlier: drop and spike tiers.",
-        "source": f"{SREGYM}: HighRequestRate (request-rate ceiling, 2m window, for 1m), made relative to a 15m-offset "
-        "baseline so one rule works for every app's load (drop = the same shape with < )",
+        "description": "Entry-point request rate compared with the same window 15 minutes earlier: drop and "
+        "spike tiers.",
+        "source": f"{SREGYM}: HighRequestRate (request-rate ceiling, 2m window, for 1m), made relative to a "
+        "15m-offset baseline so one rule works for every app's load (drop = the same shape with < )",
     },
     {
         "id": "service_error_ratio",
         "family": "request",
         "subject": "service",
-        "description": "Per-service server-span error ratio with a volume guard; infrastructure services excluded.",
-        "source": f"{SREGYM}: HighRequestErrorRate (spanmetrics variant: per service_name, error ratio > 10% and "
-        "volume > 0.1 req/s over 2m, for 1m; SPAN_EXCL)",
+        "description": "Per-service server-span error ratio with a volume guard; infrastructure services "
+        "excluded.",
+        "source": f"{SREGYM}: HighRequestErrorRate (spanmetrics variant: per service_name, error ratio > 10% "
+        "and volume > 0.1 req/s over 2m, for 1m; SPAN_EXCL)",
     },
     {
         "id": "service_latency",
@@ -519,7 +530,8 @@ TEMPLATES: list[dict] = [
         "id": "pod_waiting_reason",
         "family": "workload",
         "subject": "pod",
-        "description": "Containers stuck waiting: CrashLoopBackOff, image pull failures, container config errors.",
+        "description": "Containers stuck waiting: CrashLoopBackOff, image pull failures, container config "
+        "errors.",
         "source": f"{SREGYM}: PodStatusError (waiting_reason > 0, for 1m); {MIXIN}: KubePodCrashLooping, "
         "KubeContainerWaiting",
     },
@@ -535,7 +547,8 @@ TEMPLATES: list[dict] = [
         "id": "container_restarts",
         "family": "workload",
         "subject": "pod",
-        "description": "Container restarts in the last 10 minutes, frequent restarts, and restarts after OOMKilled.",
+        "description": "Container restarts in the last 10 minutes, frequent restarts, and restarts after "
+        "OOMKilled.",
         "source": f"{MIXIN}: KubePodCrashLooping (increase(restarts_total[10m]) > 0); OOMKilled via "
         f"kube_pod_container_status_last_terminated_reason ({TELEMETRY} 6.2)",
     },
@@ -543,9 +556,10 @@ TEMPLATES: list[dict] = [
         "id": "deployment_replicas",
         "family": "workload",
         "subject": "deployment",
-        "description": "Deployments below their desired replicas: mismatch, degraded (< 50%), unavailable (0).",
-        "source": f"{MIXIN}: KubeDeploymentReplicasMismatch (spec > available; changes() clause dropped, for 15m -> "
-        f"5m); {SREGYM}: DeploymentNotReady (available == 0, for 1m)",
+        "description": "Deployments below their desired replicas: mismatch, degraded (< 50%), unavailable "
+        "(0).",
+        "source": f"{MIXIN}: KubeDeploymentReplicasMismatch (spec > available; changes() clause dropped, for "
+        f"15m -> 5m); {SREGYM}: DeploymentNotReady (available == 0, for 1m)",
     },
     {
         "id": "cpu_saturation",
@@ -560,15 +574,15 @@ TEMPLATES: list[dict] = [
         "family": "resource",
         "subject": "pod",
         "description": "Working set close to the memory limit (two tiers) and cgroup OOM events.",
-        "source": f"{TELEMETRY} 6.2 (working_set / limit join, container_oom_events_total); thresholds in the "
-        f"spirit of {MIXIN} resource alerts (0.9 warning)",
+        "source": f"{TELEMETRY} 6.2 (working_set / limit join, container_oom_events_total); thresholds in "
+        f"the spirit of {MIXIN} resource alerts (0.9 warning)",
     },
     {
         "id": "node_health",
         "family": "infrastructure",
         "subject": "node",
-        "description": "Nodes not Ready, cordoned, or under memory/disk/PID pressure (nodes carry no namespace: "
-        "the rules add a static namespace label).",
+        "description": "Nodes not Ready, cordoned, or under memory/disk/PID pressure (nodes carry no "
+        "namespace: the rules add a static namespace label).",
         "source": f"{MIXIN}: KubeNodeNotReady (Ready status true == 0; for 15m -> 2m), KubeNodeUnreachable "
         "(adapted to kube_node_spec_unschedulable)",
     },
@@ -577,8 +591,8 @@ TEMPLATES: list[dict] = [
         "family": "infrastructure",
         "subject": "service",
         "description": "Blackbox probe of a service endpoint failing; a faster variant for the entry point.",
-        "source": f"{SREGYM}: ServiceEndpointDown (probe_success == 0, for 1m) and HTTPProbeFailure (for 30s); the "
-        "label_replace/deployment gate is dropped (the probe job labels `service` directly)",
+        "source": f"{SREGYM}: ServiceEndpointDown (probe_success == 0, for 1m) and HTTPProbeFailure (for "
+        "30s); the label_replace/deployment gate is dropped (the probe job labels `service` directly)",
     },
     {
         "id": "kafka_consumer_lag",
@@ -586,17 +600,18 @@ TEMPLATES: list[dict] = [
         "subject": "consumer",
         "apps": ASTRONOMY,
         "description": "Kafka consumer lag of the `orders` topic consumers (kafkaQueueProblems).",
-        "source": f"{SREGYM}: MessageConsumerLag (warning, for 2m), read from the consumer's records-lag-max gauge "
-        f"({TELEMETRY} 3) instead of the publish/receive span-rate ratio",
+        "source": f"{SREGYM}: MessageConsumerLag (warning, for 2m), read from the consumer's records-lag-max "
+        f"gauge ({TELEMETRY} 3) instead of the publish/receive span-rate ratio",
     },
     {
         "id": "frontend_request_errors",
         "family": "application",
         "subject": "service",
         "apps": ASTRONOMY,
-        "description": "Frontend 5xx ratio per request target from app_frontend_requests_total, with a volume guard.",
-        "source": f"{SREGYM}: HighRequestErrorRate (ratio + volume guard) applied to the demo's app.frontend.requests "
-        f"counter ({TELEMETRY} 3)",
+        "description": "Frontend 5xx ratio per request target from app_frontend_requests_total, with a "
+        "volume guard.",
+        "source": f"{SREGYM}: HighRequestErrorRate (ratio + volume guard) applied to the demo's "
+        f"app.frontend.requests counter ({TELEMETRY} 3)",
     },
     {
         "id": "payment_transactions_drop",
@@ -604,15 +619,16 @@ TEMPLATES: list[dict] = [
         "subject": "service",
         "apps": ASTRONOMY,
         "description": "Successful payment transactions drop against the rate 15 minutes earlier.",
-        "source": f"entry_traffic_change shape ({SREGYM}: HighRequestRate, inverted) on app_payment_transactions_total "
-        f"({TELEMETRY} 3)",
+        "source": f"entry_traffic_change shape ({SREGYM}: HighRequestRate, inverted) on "
+        f"app_payment_transactions_total ({TELEMETRY} 3)",
     },
     {
         "id": "zone_nodes_not_ready",
         "family": "infrastructure",
         "subject": "zone",
         "apps": ASTRONOMY,
-        "description": "Every node of a topology zone is not Ready (zone outage; Astronomy Shop runs in two zones).",
+        "description": "Every node of a topology zone is not Ready (zone outage; Astronomy Shop runs in two "
+        "zones).",
         "source": f"{MIXIN}: KubeNodeNotReady, aggregated per zone through kube_node_labels "
         "(label_topology_kubernetes_io_zone)",
     },
@@ -623,8 +639,8 @@ TEMPLATES: list[dict] = [
         "apps": ASTRONOMY,
         "description": "Per-operation error ratio of product-catalog and cart server spans (feature flags "
         "productCatalogFailure and cartFailure break single operations).",
-        "source": f"{SREGYM}: HighRequestErrorRate narrowed to span_name of the services behind ORCA-bench's most "
-        f"frequent feature-flag faults ({TELEMETRY} 4.3)",
+        "source": f"{SREGYM}: HighRequestErrorRate narrowed to span_name of the services behind ORCA-bench's "
+        f"most frequent feature-flag faults ({TELEMETRY} 4.3)",
     },
 ]
 
@@ -738,8 +754,9 @@ def _request_rules() -> list[dict]:
                 for_s,
                 _span_ratio(w, thr, G_ENTRY, ENTRY_SEL),
                 "Entry point {{ $labels.service_name }} error ratio above " + _pct(thr),
-                "{{ $value | humanizePercentage }} of the requests served by the entry point {{ $labels.service_name }} "
-                f"in {{{{ $labels.namespace }}}} failed over the last {duration(w)} (threshold {_pct(thr)}).",
+                "{{ $value | humanizePercentage }} of the requests served by the entry point "
+                f"{{{{ $labels.service_name }}}} in {{{{ $labels.namespace }}}} failed over the last "
+                f"{duration(w)} (threshold {_pct(thr)}).",
             )
         )
     t = "entry_latency"
@@ -778,9 +795,9 @@ def _request_rules() -> list[dict]:
                 for_s,
                 _rate_change(SPAN["calls"], w, 900, op, thr, G_ENTRY, ENTRY_SEL, 0.5),
                 f"Entry point {{{{ $labels.service_name }}}} traffic {what} (x{number(thr)} threshold)",
-                f"The request rate of the entry point {{{{ $labels.service_name }}}} in {{{{ $labels.namespace }}}} over "
-                f"the last {duration(w)} is {{{{ $value | humanize }}}} times the rate 15m earlier "
-                f"(threshold {op} {number(thr)}).",
+                f"The request rate of the entry point {{{{ $labels.service_name }}}} in "
+                f"{{{{ $labels.namespace }}}} over the last {duration(w)} is {{{{ $value | humanize }}}} "
+                f"times the rate 15m earlier (threshold {op} {number(thr)}).",
             )
         )
     t = "service_error_ratio"
@@ -797,8 +814,8 @@ def _request_rules() -> list[dict]:
                 _span_ratio(w, thr, G_SERVICE, SERVICE_SEL, min_rate=0.1),
                 "Service {{ $labels.service_name }} error ratio above " + _pct(thr),
                 "{{ $value | humanizePercentage }} of the server spans of {{ $labels.service_name }} in "
-                f"{{{{ $labels.namespace }}}} failed over the last {duration(w)} (threshold {_pct(thr)}, at least "
-                "0.1 req/s).",
+                f"{{{{ $labels.namespace }}}} failed over the last {duration(w)} (threshold {_pct(thr)}, at "
+                "least 0.1 req/s).",
             )
         )
     t = "service_latency"
@@ -816,8 +833,9 @@ def _request_rules() -> list[dict]:
                 for_s,
                 _span_quantile(q, w, thr, G_SERVICE, SERVICE_SEL, min_rate=0.1),
                 f"Service {{{{ $labels.service_name }}}} {qn} latency above {thr} ms",
-                f"The {qn} server span duration of {{{{ $labels.service_name }}}} in {{{{ $labels.namespace }}}} is "
-                f"{{{{ $value | humanize }}}} ms over the last {duration(w)} (threshold {thr} ms, at least 0.1 req/s).",
+                f"The {qn} server span duration of {{{{ $labels.service_name }}}} in "
+                f"{{{{ $labels.namespace }}}} is {{{{ $value | humanize }}}} ms over the last {duration(w)} "
+                f"(threshold {thr} ms, at least 0.1 req/s).",
             )
         )
     return rules
@@ -865,8 +883,9 @@ def _workload_rules() -> list[dict]:
                     0,
                 ),
                 f"Pod {{{{ $labels.pod }}}} container {{{{ $labels.container }}}} is stuck in {label}",
-                f"Container {{{{ $labels.container }}}} of pod {{{{ $labels.namespace }}}}/{{{{ $labels.pod }}}} has been "
-                f"waiting with reason {reasons} for more than {duration(for_s)}.",
+                f"Container {{{{ $labels.container }}}} of pod "
+                f"{{{{ $labels.namespace }}}}/{{{{ $labels.pod }}}} has been waiting with reason {reasons} "
+                f"for more than {duration(for_s)}.",
                 labels={"reason": label},
             )
         )
@@ -885,7 +904,8 @@ def _workload_rules() -> list[dict]:
                 for_s,
                 _gauge(metric, "sum", G_POD, [NS, match] if match else [NS], ">", 0),
                 f"Pod {{{{ $labels.pod }}}} {what}",
-                f"Pod {{{{ $labels.namespace }}}}/{{{{ $labels.pod }}}} {what} for more than {duration(for_s)}.",
+                f"Pod {{{{ $labels.namespace }}}}/{{{{ $labels.pod }}}} {what} for more than "
+                f"{duration(for_s)}.",
             )
         )
     t = "container_restarts"
@@ -904,8 +924,9 @@ def _workload_rules() -> list[dict]:
                 for_s,
                 p,
                 "Container {{ $labels.container }} of pod {{ $labels.pod }} is restarting",
-                f"Container {{{{ $labels.container }}}} of pod {{{{ $labels.namespace }}}}/{{{{ $labels.pod }}}} restarted "
-                f"{{{{ $value | humanize }}}} times in the last 10m (threshold {op} {thr}).",
+                f"Container {{{{ $labels.container }}}} of pod "
+                f"{{{{ $labels.namespace }}}}/{{{{ $labels.pod }}}} restarted {{{{ $value | humanize }}}} "
+                f"times in the last 10m (threshold {op} {thr}).",
             )
         )
     p = {"kind": "value", "group_by": G_CONTAINER, "op": ">", "threshold": 0}
@@ -926,8 +947,8 @@ def _workload_rules() -> list[dict]:
             0,
             p,
             "Container {{ $labels.container }} of pod {{ $labels.pod }} was OOMKilled",
-            "Container {{ $labels.container }} of pod {{ $labels.namespace }}/{{ $labels.pod }} restarted in the last "
-            "10m and its last termination reason is OOMKilled (memory limit exceeded).",
+            "Container {{ $labels.container }} of pod {{ $labels.namespace }}/{{ $labels.pod }} restarted in "
+            "the last 10m and its last termination reason is OOMKilled (memory limit exceeded).",
             labels={"reason": "OOMKilled"},
         )
     )
@@ -943,8 +964,8 @@ def _workload_rules() -> list[dict]:
             300,
             p,
             "Deployment {{ $labels.deployment }} has fewer available replicas than desired",
-            "Deployment {{ $labels.namespace }}/{{ $labels.deployment }} has been missing {{ $value }} available "
-            "replica(s) for more than 5m.",
+            "Deployment {{ $labels.namespace }}/{{ $labels.deployment }} has been missing {{ $value }} "
+            "available replica(s) for more than 5m.",
         )
     )
     p = {"kind": "ratio", "group_by": G_DEPLOY, "op": "<", "threshold": 0.5}
@@ -969,7 +990,8 @@ def _workload_rules() -> list[dict]:
             60,
             _gauge(avail, "sum", G_DEPLOY, [NS], "==", 0),
             "Deployment {{ $labels.deployment }} has no available replica",
-            "Deployment {{ $labels.namespace }}/{{ $labels.deployment }} has had 0 available replicas for more than 1m.",
+            "Deployment {{ $labels.namespace }}/{{ $labels.deployment }} has had 0 available replicas for "
+            "more than 1m.",
         )
     )
     return rules
@@ -999,8 +1021,9 @@ def _resource_rules() -> list[dict]:
                 for_s,
                 p,
                 "Container {{ $labels.container }} of pod {{ $labels.pod }} is CPU-throttled",
-                "{{ $value | humanizePercentage }} of the CFS periods of container {{ $labels.container }} in pod "
-                f"{{{{ $labels.namespace }}}}/{{{{ $labels.pod }}}} were throttled over the last 5m (threshold {_pct(thr)}).",
+                "{{ $value | humanizePercentage }} of the CFS periods of container {{ $labels.container }} "
+                f"in pod {{{{ $labels.namespace }}}}/{{{{ $labels.pod }}}} were throttled over the last 5m "
+                f"(threshold {_pct(thr)}).",
             )
         )
     p = {"kind": "ratio", "group_by": G_CONTAINER, "op": ">", "threshold": 0.9}
@@ -1035,9 +1058,11 @@ def _resource_rules() -> list[dict]:
                 sev,
                 for_s,
                 p,
-                f"Container {{{{ $labels.container }}}} of pod {{{{ $labels.pod }}}} memory above {_pct(thr)} of its limit",
-                "The working set of container {{ $labels.container }} in pod {{ $labels.namespace }}/{{ $labels.pod }} "
-                f"is {{{{ $value | humanizePercentage }}}} of its memory limit (threshold {_pct(thr)}).",
+                f"Container {{{{ $labels.container }}}} of pod {{{{ $labels.pod }}}} memory above "
+                f"{_pct(thr)} of its limit",
+                "The working set of container {{ $labels.container }} in pod "
+                f"{{{{ $labels.namespace }}}}/{{{{ $labels.pod }}}} is {{{{ $value | humanizePercentage }}}} "
+                f"of its memory limit (threshold {_pct(thr)}).",
             )
         )
     p = {"kind": "value", "group_by": G_CONTAINER, "op": ">", "threshold": 0}
@@ -1050,8 +1075,9 @@ def _resource_rules() -> list[dict]:
             0,
             p,
             "OOM events in container {{ $labels.container }} of pod {{ $labels.pod }}",
-            "The cgroup of container {{ $labels.container }} in pod {{ $labels.namespace }}/{{ $labels.pod }} recorded "
-            "{{ $value | humanize }} OOM event(s) in the last 5m.",
+            "The cgroup of container {{ $labels.container }} in pod "
+            "{{ $labels.namespace }}/{{ $labels.pod }} recorded {{ $value | humanize }} OOM event(s) in the "
+            "last 5m.",
         )
     )
     return rules
@@ -1072,7 +1098,8 @@ def _infrastructure_rules() -> list[dict]:
             120,
             _gauge(cond, "max", "node", [("condition", "=", "Ready"), ("status", "=", "true")], "==", 0),
             "Node {{ $labels.node }} is not Ready",
-            "Node {{ $labels.node }} has not been Ready for more than 2m; its pods are being evicted or are unreachable.",
+            "Node {{ $labels.node }} has not been Ready for more than 2m; its pods are being evicted or are "
+            "unreachable.",
         )
     )
     rules.append(
@@ -1083,7 +1110,8 @@ def _infrastructure_rules() -> list[dict]:
             120,
             _gauge("kube_node_spec_unschedulable", "max", "node", [], "==", 1),
             "Node {{ $labels.node }} is cordoned",
-            "Node {{ $labels.node }} has been marked unschedulable for more than 2m; new pods cannot be placed on it.",
+            "Node {{ $labels.node }} has been marked unschedulable for more than 2m; new pods cannot be "
+            "placed on it.",
         )
     )
     rules.append(
@@ -1101,7 +1129,8 @@ def _infrastructure_rules() -> list[dict]:
                 1,
             ),
             "Node {{ $labels.node }} reports {{ $labels.condition }}",
-            "Node {{ $labels.node }} has reported {{ $labels.condition }} for more than 2m; the kubelet may evict pods.",
+            "Node {{ $labels.node }} has reported {{ $labels.condition }} for more than 2m; the kubelet may "
+            "evict pods.",
         )
     )
     t = "endpoint_down"
@@ -1117,8 +1146,8 @@ def _infrastructure_rules() -> list[dict]:
                 for_s,
                 _gauge("probe_success", "min", "namespace,service", match, "==", 0),
                 f"Blackbox probe of {what} {{{{ $labels.service }}}} is failing",
-                f"The blackbox probe of {{{{ $labels.namespace }}}}/{{{{ $labels.service }}}} has failed for more than "
-                f"{duration(for_s)}.",
+                f"The blackbox probe of {{{{ $labels.namespace }}}}/{{{{ $labels.service }}}} has failed for "
+                f"more than {duration(for_s)}.",
             )
         )
     return rules
@@ -1137,8 +1166,8 @@ def _astronomy_rules() -> list[dict]:
             120,
             _gauge("kafka_consumer_records_lag_max", "max", "namespace,service_name", [NS], ">", 100),
             "Kafka consumer {{ $labels.service_name }} is lagging",
-            "The Kafka consumer {{ $labels.service_name }} in {{ $labels.namespace }} is {{ $value | humanize }} records "
-            "behind (threshold 100) for more than 2m.",
+            "The Kafka consumer {{ $labels.service_name }} in {{ $labels.namespace }} is "
+            "{{ $value | humanize }} records behind (threshold 100) for more than 2m.",
             apps=ASTRONOMY,
         )
     )
@@ -1215,8 +1244,9 @@ def _astronomy_rules() -> list[dict]:
             60,
             _span_ratio(120, 0.05, "namespace,service_name,span_name", sel, min_rate=0.02),
             "{{ $labels.service_name }} operation {{ $labels.span_name }} is failing",
-            "{{ $value | humanizePercentage }} of the {{ $labels.span_name }} server spans of {{ $labels.service_name }} "
-            "in {{ $labels.namespace }} failed over the last 2m (threshold 5%, at least 0.02 req/s).",
+            "{{ $value | humanizePercentage }} of the {{ $labels.span_name }} server spans of "
+            "{{ $labels.service_name }} in {{ $labels.namespace }} failed over the last 2m (threshold 5%, at "
+            "least 0.02 req/s).",
             apps=ASTRONOMY,
         )
     )

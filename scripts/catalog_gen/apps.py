@@ -920,7 +920,8 @@ def _sources(
             ctx["gw_routes"] = "\n".join(
                 f"        - id: {ex.snake(e['target']).replace('_', '-')}\n"
                 f"          uri: lb://{e['target']}\n"
-                f"          predicates: [Path=/api/v1/{ex.snake(e['target']).removesuffix('_service').replace('_', '')}service/**]"
+                "          predicates: [Path=/api/v1/"
+                f"{ex.snake(e['target']).removesuffix('_service').replace('_', '')}service/**]"
                 for e in busiest
             )
         sh_lang = "sh" if lang in ("envoy", "nginx_ui", "nginx_images") else lang
@@ -1014,8 +1015,12 @@ FLAG_EFFECTS = {
     "adManualGc": "ad triggers full GCs during GetAds: ~1.5 s GetAds latency",
     "adHighCpu": "ad starts 4 busy threads: high CPU in the ad pod",
     "adFailure": "GetAds fails with UNAVAILABLE on ~10% of calls",
-    "kafkaQueueProblems": "checkout floods topic 'orders'; fraud-detection sleeps 1 s per record (consumer lag)",
-    "cartFailure": "EmptyCart uses an unreachable Valkey (badhost:1234): checkout hangs until the 15 s proxy timeout",
+    "kafkaQueueProblems": (
+        "checkout floods topic 'orders'; fraud-detection sleeps 1 s per record (consumer lag)"
+    ),
+    "cartFailure": (
+        "EmptyCart uses an unreachable Valkey (badhost:1234): checkout hangs until the 15 s proxy timeout"
+    ),
     "paymentFailure": "Charge fails with probability = variant value: checkout 500s",
     "paymentUnreachable": "checkout dials payment at badAddress:50051: every checkout fails fast",
     "loadGeneratorFloodHomepage": "load generator sends 100 extra GET / per flood task",

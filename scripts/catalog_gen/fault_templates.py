@@ -116,7 +116,8 @@ CODE_SNIPPETS: dict[str, dict[str, list[Snippet]]] = {
                     (0, "if (!RequestValidator.isValid(request)) {"),
                     (
                         1,
-                        'throw Status.INVALID_ARGUMENT.withDescription("invalid request").asRuntimeException();',
+                        'throw Status.INVALID_ARGUMENT.withDescription("invalid request")'
+                        ".asRuntimeException();",
                     ),
                     (0, "}"),
                 ],
@@ -466,7 +467,8 @@ CODE_SNIPPETS: dict[str, dict[str, list[Snippet]]] = {
                 [
                     (
                         0,
-                        "response = Enum.reduce_while(1..@max_attempts, nil, fn _, _ -> retry_once(params) end)",
+                        "response = Enum.reduce_while(1..@max_attempts, nil, "
+                        "fn _, _ -> retry_once(params) end)",
                     ),
                 ],
             )
@@ -534,7 +536,8 @@ CODE_SNIPPETS: dict[str, dict[str, list[Snippet]]] = {
                 [
                     (
                         0,
-                        'logger.debug("request: %s", json.dumps(MessageToDict(request), indent=2, sort_keys=True))',
+                        'logger.debug("request: %s", '
+                        "json.dumps(MessageToDict(request), indent=2, sort_keys=True))",
                     ),
                 ],
             )
@@ -545,7 +548,8 @@ CODE_SNIPPETS: dict[str, dict[str, list[Snippet]]] = {
                 [
                     (
                         0,
-                        'logger.debug("request: {}", ReflectionToStringBuilder.toString(request, ToStringStyle.MULTI_LINE_STYLE));',
+                        'logger.debug("request: {}", '
+                        "ReflectionToStringBuilder.toString(request, ToStringStyle.MULTI_LINE_STYLE));",
                     ),
                 ],
             )
@@ -556,7 +560,8 @@ CODE_SNIPPETS: dict[str, dict[str, list[Snippet]]] = {
                 [
                     (
                         0,
-                        'logger.debug("record: {}", mapper.writerWithDefaultPrettyPrinter().writeValueAsString(record))',
+                        'logger.debug("record: {}", '
+                        "mapper.writerWithDefaultPrettyPrinter().writeValueAsString(record))",
                     ),
                 ],
             )
@@ -567,7 +572,8 @@ CODE_SNIPPETS: dict[str, dict[str, list[Snippet]]] = {
                 [
                     (
                         0,
-                        '_logger.LogDebug("request: {Request}", JsonSerializer.Serialize(request, PrettyJson));',
+                        '_logger.LogDebug("request: {Request}", '
+                        "JsonSerializer.Serialize(request, PrettyJson));",
                     ),
                 ],
             )
@@ -663,11 +669,13 @@ _FUNC_HEADER = {
     "go": re.compile(r"^\s*func\b.*\{\s*$"),
     "python": re.compile(r"^\s*(async\s+)?def\s+\w+.*:\s*$"),
     "java": re.compile(
-        r"^\s*(public|private|protected|static|final|synchronized|\s)*[\w<>\[\], ?]+\s+\w+\s*\(.*\)\s*(throws [\w., ]+)?\s*\{\s*$"
+        r"^\s*(public|private|protected|static|final|synchronized|\s)*"
+        r"[\w<>\[\], ?]+\s+\w+\s*\(.*\)\s*(throws [\w., ]+)?\s*\{\s*$"
     ),
     "kotlin": re.compile(r"^\s*(\w+\s+)*fun\s+.*\{\s*$"),
     "csharp": re.compile(
-        r"^\s*(public|private|protected|internal|static|async|override|virtual|\s)+[\w<>\[\], ?]+\s+\w+\s*\(.*\)\s*\{?\s*$"
+        r"^\s*(public|private|protected|internal|static|async|override|virtual|\s)+"
+        r"[\w<>\[\], ?]+\s+\w+\s*\(.*\)\s*\{?\s*$"
     ),
     "js": re.compile(
         r"^\s*(export\s+)?(default\s+)?(async\s+)?(function\b.*|\w+\s*\(.*\)|(const|let)\s+\w+\s*=\s*(async\s*)?\(.*\)\s*=>|.*=>)\s*\{\s*$"

@@ -10,9 +10,9 @@ Each invocation, for every scheduled fault active now (``start_s <= now < planne
 reverted):
 
 1. correlate + localize: once some alert attributable to the fault has fired (fired at or after
-   its start, pointing at a service in its scope or at its target, as scoring attributes them), open an incident
-   with those alerts and name the fault's target and artifact as root cause. Before that it
-   waits: an incident without an attributable alert cannot correlate.
+   its start, pointing at a service in its scope or at its target, as scoring attributes them),
+   open an incident with those alerts and name the fault's target and artifact as root cause.
+   Before that it waits: an incident without an attributable alert cannot correlate.
 2. repair: once the fault has actually landed (a change-driven fault spends ~100 s in the build
    pipeline after its start; acting earlier would "fix" the old revision and let the bad one
    ship afterwards), apply the fault's first remedy through the ordinary tools (the next remedy

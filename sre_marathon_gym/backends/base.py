@@ -39,7 +39,8 @@ INJECTABLE_LIVE = frozenset(
         "feature_flag",
     }
 )
-"""Mechanisms a live cluster can inject without building code (image, limits, env, replicas, policy, flags)."""
+"""Mechanisms a live cluster can inject without building code (image, limits, env, replicas, policy,
+flags)."""
 
 
 ALREADY_REPAIRED = "already repaired"

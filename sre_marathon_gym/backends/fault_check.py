@@ -101,7 +101,10 @@ def check_fault(app: App, fault: Fault, seed: int = 0) -> FaultCheck:
         if _healthy_for(sim2, fault, STABLE_S, deadline):
             repaired_by = remedy.action
             break
-        note = f"{remedy.action} did not restore the probe ({fault.probe.kind}={sim2.probes.value(fault.probe):.3g})"
+        note = (
+            f"{remedy.action} did not restore the probe "
+            f"({fault.probe.kind}={sim2.probes.value(fault.probe):.3g})"
+        )
     return FaultCheck(
         fault.id,
         fault.app,

@@ -97,5 +97,6 @@ def _cached(root: str) -> Catalog:
 
 
 def load_catalog(path: str | os.PathLike[str] | None = None) -> Catalog:
-    """Load and validate the catalog (cached per directory): `path`, $SRE_MARATHON_CATALOG, or the shipped one."""
+    """Load and validate the catalog (cached per directory): `path`, $SRE_MARATHON_CATALOG, or the
+    shipped one."""
     return _cached(str(catalog_dir(path).resolve()))

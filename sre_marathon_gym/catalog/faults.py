@@ -96,7 +96,8 @@ class SymptomProbe(CatalogModel):
 
 
 class Remedy(CatalogModel):
-    """An intervention that repairs the fault; `value` is what to set (config value, replicas, revision...)."""
+    """An intervention that repairs the fault; `value` is what to set (config value, replicas,
+    revision...)."""
 
     action: RemedyAction
     target: str = Field(description="service, node or zone the intervention acts on")

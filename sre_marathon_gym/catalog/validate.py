@@ -44,7 +44,8 @@ def validate_apps(cat: Catalog, problems: list[str]) -> None:
                 check_name(problems, f"{f}: request_types ({r.name}).services", "service", s, names)
             if r.services and r.services[0] != app.entry_point:
                 problems.append(
-                    f"{f}: request_types ({r.name}).services: must start at the entry point {app.entry_point!r}"
+                    f"{f}: request_types ({r.name}).services: "
+                    f"must start at the entry point {app.entry_point!r}"
                 )
         for fl in app.feature_flags:
             check_name(problems, f"{f}: feature_flags ({fl.name}).service", "service", fl.service, names)

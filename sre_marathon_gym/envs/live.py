@@ -313,7 +313,8 @@ class LiveMarathonEnv(MarathonCore):
     def close(self) -> None:
         """Revert every fault this env injected and has not reverted yet (the cluster outlives the env).
 
-        A revert that fails again stays pending (see `pending_reverts`); calling `close()` again retries it."""
+        A revert that fails again stays pending (see `pending_reverts`); calling `close()` again
+        retries it."""
         self._revert_outstanding()
         super().close()
 

@@ -35,8 +35,9 @@ class MarathonEnv(MarathonCore):
     `MultiDiscrete` of `action_slots` slots, each `(verb, service, artifact, incident, value)`
     (see `envs/actions.py` for the verbs). `info["action_mask"]` holds per-dimension masks for one
     slot (the same for every slot); `info["services_with_ungrouped_alerts"]` (bool per service) says
-    where `open_incident` has firing alerts to group, which a factorised mask cannot express. LLM agents use `env.unwrapped.call_tool(call)` within an
-    invocation instead, then `step(None)` (or a noop action) to end it.
+    where `open_incident` has firing alerts to group, which a factorised mask cannot express. LLM
+    agents use `env.unwrapped.call_tool(call)` within an invocation instead, then `step(None)` (or a
+    noop action) to end it.
 
     ## Observation Space
     `Dict`: the most recent `max_alerts` alerts (rule, service, state, age, grouped), a per-service
@@ -228,7 +229,8 @@ class MarathonEnv(MarathonCore):
         return self.run.interval_traffic()
 
     def record(self):
-        """The run so far as a `RunRecord` (ground truth included: for scoring and bundles, not for agents)."""
+        """The run so far as a `RunRecord` (ground truth included: for scoring and bundles, not for
+        agents)."""
         return self.recorder.record()
 
     def config(self) -> dict:

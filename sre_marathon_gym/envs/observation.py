@@ -60,7 +60,7 @@ def build_observation(env: Any, features: np.ndarray) -> dict[str, np.ndarray]:
     """The observation of one invocation: the latest `max_alerts` alerts, the per-service
     `features` (rows in `env.layout.services` order), the agent's incidents and time."""
     runner = env.runner
-    A, I = env.max_alerts, env.max_incidents
+    max_alerts, max_incidents = env.max_alerts, env.max_incidents
     now = env.backend.now()
     history = env.alert_engine.history()
     grouped = {
@@ -68,13 +68,13 @@ def build_observation(env: Any, features: np.ndarray) -> dict[str, np.ndarray]:
     }
     pod_service = env._pod_services()
     obs = {
-        "alert_rule": np.zeros(A, np.int64),
-        "alert_service": np.zeros(A, np.int64),
-        "alert_state": np.zeros(A, np.int64),
-        "alert_age_min": np.zeros(A, np.float32),
-        "alert_in_incident": np.zeros(A, np.int8),
+        "alert_rule": np.zeros(max_alerts, np.int64),
+        "alert_service": np.zeros(max_alerts, np.int64),
+        "alert_state": np.zeros(max_alerts, np.int64),
+        "alert_age_min": np.zeros(max_alerts, np.float32),
+        "alert_in_incident": np.zeros(max_alerts, np.int8),
     }
-    for k, a in enumerate(history[-A:]):
+    for k, a in enumerate(history[-max_alerts:]):
         obs["alert_rule"][k] = env.rule_index.get(a.rule, 0)
         svcs = sorted(env.app.label_services(a.labels, pod_service))
         obs["alert_service"][k] = env.service_index[svcs[0]] + 1 if svcs else 0
@@ -82,8 +82,8 @@ def build_observation(env: Any, features: np.ndarray) -> dict[str, np.ndarray]:
         obs["alert_age_min"][k] = min(max((now - a.fired_at) / 60.0, 0.0), 1e4)  # a live clock may lag
         obs["alert_in_incident"][k] = a.id in grouped
     obs["services"] = features
-    incidents = np.zeros((I, len(INCIDENT_FEATURES)), np.float32)
-    for k, inc in enumerate(list(runner.incidents.incidents.values())[-I:]):
+    incidents = np.zeros((max_incidents, len(INCIDENT_FEATURES)), np.float32)
+    for k, inc in enumerate(list(runner.incidents.incidents.values())[-max_incidents:]):
         incidents[k] = (
             inc.resolved_s is None,
             len(inc.alert_ids),

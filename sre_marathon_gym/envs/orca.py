@@ -55,9 +55,9 @@ class OrcaRcaEnv(gym.Env):
     ## Arguments
     `source_access` (False removes read_source: the telemetry-only ablation), `max_calls` (tool
     budget, 1..1000; the `budget` Box is bounded by 1000 whatever it is), `task_ids` (restrict the
-    task pool; non-empty). Bad values raise `ConfigurationError`. `reset(seed=...)` picks a task from the pool;
-    `options={"task_id": ...}` or `{"task_index": i}` picks one explicitly. `info` names the task by
-    `task_key` (a hash: task ids spell the authored flag).
+    task pool; non-empty). Bad values raise `ConfigurationError`. `reset(seed=...)` picks a task
+    from the pool; `options={"task_id": ...}` or `{"task_index": i}` picks one explicitly. `info`
+    names the task by `task_key` (a hash: task ids spell the authored flag).
 
     ## Version History
     - v0: initial release.

@@ -30,7 +30,8 @@ def _escape(value: str) -> str:
 
 
 def series_selector(name: str, labels: dict[str, str]) -> str:
-    """`name{a="x",b="y"}` (OpenMetrics allows no space after the comma) with labels sorted and values escaped (also promtool's series syntax)."""
+    """`name{a="x",b="y"}` (OpenMetrics allows no space after the comma) with labels sorted and values
+    escaped (also promtool's series syntax)."""
     if not labels:
         return name
     body = ",".join(f'{k}="{_escape(v)}"' for k, v in sorted(labels.items()))

@@ -1,1 +1,2 @@
-"""Discrete-time simulator: cluster state, traffic, telemetry and fault mechanics (no gymnasium, no global RNG)."""
+"""Discrete-time simulator: cluster state, traffic, telemetry and fault mechanics (no gymnasium, no
+global RNG)."""

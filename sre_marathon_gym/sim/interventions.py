@@ -46,7 +46,8 @@ class Interventions:
             found = [r for r in dep.revisions if r.number == to_revision]
             if not found:
                 raise _error(
-                    f"deployment/{svc} has no revision {to_revision}; known: {[r.number for r in dep.revisions]}"
+                    f"deployment/{svc} has no revision {to_revision}; "
+                    f"known: {[r.number for r in dep.revisions]}"
                 )
             target = found[0]
         spec = replace(target.spec, replicas=dep.spec.replicas)

@@ -213,7 +213,8 @@ class Simulator:
         return self._ratio
 
     def _queues(self) -> list[tuple[list[int], list[int]]]:
-        """Per queue: the producer edges into it and the consumer services (polling it, off the request path)."""
+        """Per queue: the producer edges into it and the consumer services (polling it, off the request
+        path)."""
         c, out = self.compiled, []
         for q in (i for i, s in enumerate(self.app.services) if s.kind == "queue"):
             into = np.nonzero(c.edge_dst == q)[0]

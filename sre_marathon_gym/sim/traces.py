@@ -186,7 +186,8 @@ class _Gen:
         return math.exp(mu + SIGMA * z)
 
     def span_id(self) -> str:
-        return f"{(self.key * 0x9E3779B97F4A7C15 + len(self.spans) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF:016x}"
+        h = (self.key * 0x9E3779B97F4A7C15 + len(self.spans) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+        return f"{h:016x}"
 
     def add(self, **kw) -> int:
         self.spans.append(Span(**kw))

@@ -153,7 +153,7 @@ class OpenIncident(_Args):
 
 
 class SetRootCause(_Args):
-    """Name an incident's culprit service(s) and the responsible artifact (e.g. cartservice:env/REDIS_ADDR)."""
+    """Name an incident's culprit service(s) and the responsible artifact (e.g. cartservice:env/REDIS_ADDR)."""  # noqa: E501 (tool description, kept verbatim)
 
     tool: Literal["set_root_cause"] = "set_root_cause"
     incident_id: str
@@ -209,7 +209,7 @@ class Scale(_Intervention):
 
 
 class SetConfig(_Intervention):
-    """Set an env var, a flagd feature flag (service flagd), or a resource limit (resources.limits.cpu / .memory)."""
+    """Set an env var, a flagd feature flag (service flagd), or a resource limit (resources.limits.cpu / .memory)."""  # noqa: E501 (tool description, kept verbatim)
 
     tool: Literal["set_config"] = "set_config"
     service: str
@@ -218,7 +218,7 @@ class SetConfig(_Intervention):
 
 
 class PatchSource(_Intervention):
-    """Ship a source fix through the pipeline: revert a file to an earlier revision (default: the one before)."""
+    """Ship a source fix through the pipeline: revert a file to an earlier revision (default: the one before)."""  # noqa: E501 (tool description, kept verbatim)
 
     tool: Literal["patch_source"] = "patch_source"
     service: str
@@ -227,7 +227,7 @@ class PatchSource(_Intervention):
 
 
 class ClusterOp(_Intervention):
-    """Cluster operations: failover ingress to a zone, cordon/uncordon/drain a node, delete a NetworkPolicy."""
+    """Cluster operations: failover ingress to a zone, cordon/uncordon/drain a node, delete a NetworkPolicy."""  # noqa: E501 (tool description, kept verbatim)
 
     tool: Literal["cluster_op"] = "cluster_op"
     operation: Literal["failover", "cordon", "uncordon", "drain", "delete_network_policy", "delete_namespace"]

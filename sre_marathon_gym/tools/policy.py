@@ -68,7 +68,8 @@ def check(call: BaseModel, kind: str, incidents: dict[str, Incident]) -> Verdict
 
 
 def incident_scope(inc: Incident, alerts: dict[str, Any], app: App, pod_service: dict[str, str]) -> set[str]:
-    """Services an incident may legitimately touch: those its alerts and root cause name, and their dependencies."""
+    """Services an incident may legitimately touch: those its alerts and root cause name, and their
+    dependencies."""
     seeds = set(inc.services)
     places = set()  # nodes and zones the incident's alerts or root cause name
     for aid in inc.alert_ids:

@@ -107,7 +107,8 @@ class ToolRunner:
             result = ToolResult.fail(name, verdict.code or "forbidden", verdict.reason)
             self._record(name, kind, args, result, verdict.code or "forbidden", model)
             return result
-        # what an intervention acts on, read BEFORE it runs (deleting a NetworkPolicy removes what names its source)
+        # what an intervention acts on, read BEFORE it runs (deleting a NetworkPolicy removes what names
+        # its source)
         targets = sorted(self._targets(model)) if kind == "intervention" else None
         try:
             data = getattr(self, f"_{name}")(model)
@@ -251,9 +252,8 @@ class ToolRunner:
         if m.function in ("p50", "p95", "p99"):
             base = m.metric.removesuffix("_bucket")
             if base + "_bucket" not in names:
-                raise KeyError(
-                    f"no histogram {base!r}{did_you_mean(base, [n.removesuffix('_bucket') for n in names if n.endswith('_bucket')])}"
-                )
+                histograms = [n.removesuffix("_bucket") for n in names if n.endswith("_bucket")]
+                raise KeyError(f"no histogram {base!r}{did_you_mean(base, histograms)}")
         elif m.metric not in names:
             raise KeyError(f"unknown metric {m.metric!r}{did_you_mean(m.metric, names)}")
         matchers = parse_matchers(m.matchers)
@@ -326,7 +326,8 @@ class ToolRunner:
         if len(kept) * len(times) > self.max_query_points:
             raise ValueError(
                 f"this query would return {len(kept)} series x {len(times)} points (at most "
-                f"{self.max_query_points} points): narrow start_s/end_s, raise step_s, or group by fewer labels"
+                f"{self.max_query_points} points): "
+                "narrow start_s/end_s, raise step_s, or group by fewer labels"
             )
         if not kept:
             return {"metric": base, "function": m.function, "unit": "same as buckets", "series": []}

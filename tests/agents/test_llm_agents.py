@@ -86,10 +86,11 @@ class ScriptedServer:
     """Answers POST /v1/chat/completions from a script; after the script: `DONE`.
 
     Preflight requests (`LLMAgent.preflight`) are answered with `preflight` (a step; default a
-    short completion) and kept apart in `preflights`. A script step is a completion dict, or ("status", code), ("drop",) to close the connection without an
-    answer, ("raw", text) for a 200 with a body that is not JSON, ("slow", seconds, completion) to
-    answer after real seconds, ("late", seconds, completion) to answer at once but advance `clock`
-    (the agent's injected clock) by that many seconds first: a deterministic slow answer.
+    short completion) and kept apart in `preflights`. A script step is a completion dict, or
+    ("status", code), ("drop",) to close the connection without an answer, ("raw", text) for a 200
+    with a body that is not JSON, ("slow", seconds, completion) to answer after real seconds,
+    ("late", seconds, completion) to answer at once but advance `clock` (the agent's injected
+    clock) by that many seconds first: a deterministic slow answer.
     """
 
     def __init__(self, script: list[Any], clock: FakeClock | None = None, preflight: Any = None):
@@ -1049,8 +1050,8 @@ def test_keep_groups_alerts_that_fired_and_resolved_between_invocations():
     ]
     prompt = server.messages(0)[1]["content"]
     assert (
-        "Alerts the rules left ungrouped (the only alert ids you may place, into an incident above or a new one): a5"
-        in prompt
+        "Alerts the rules left ungrouped (the only alert ids you may place, into an incident above or a "
+        "new one): a5" in prompt
     )
 
 

@@ -183,9 +183,12 @@ def test_latency_fault_makes_traces_through_the_service_slower(catalog):
     sim, rec, fault = faulted(catalog, "online_boutique", lambda f: f.mechanism == "code_latency", until=1200)
     before = find_traces(rec, "online_boutique", 0, 290, service=fault.target, status="ok", limit=50)
     during = find_traces(rec, "online_boutique", 600, 1200, service=fault.target, status="ok", limit=50)
-    svc_ms = lambda trs: [
-        s.duration_ms for t in trs for s in t.spans if s.service == fault.target and s.kind == "SERVER"
-    ]
+
+    def svc_ms(trs):
+        return [
+            s.duration_ms for t in trs for s in t.spans if s.service == fault.target and s.kind == "SERVER"
+        ]
+
     b, d = svc_ms(before), svc_ms(during)
     assert b and d and sum(d) / len(d) > sum(b) / len(b) + 0.5 * float(fault.params["added_ms"])
     slow = find_traces(

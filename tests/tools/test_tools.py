@@ -190,8 +190,9 @@ def test_no_ground_truth_leaks_into_observations_results_or_info():
     assert not re.search(
         r"\b(fault|injected|injection|chaos|ground.truth|culprit)", everything, re.IGNORECASE
     )
-    # an object name (deployment/x, node/x, a NetworkPolicy) is visible in kubectl output by nature; anything more specific
-    # (a file at a revision, an env key, a deployment field) must not show outside the deploy history
+    # an object name (deployment/x, node/x, a NetworkPolicy) is visible in kubectl output by nature; anything
+    # more specific (a file at a revision, an env key, a deployment field) must not show outside the deploy
+    # history
     specific = [
         a for a in artifacts if not re.fullmatch(r"(deployment/[^:]+|node/.+|zone/.+|networkpolicy/.+)", a)
     ]

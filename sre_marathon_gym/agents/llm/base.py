@@ -133,7 +133,8 @@ class LLMAgent(ABC):
             refused = self.client.consecutive_rejections
             if refused >= self.config.max_consecutive_rejections:  # a wrong key or model, not bad luck
                 raise ConfigurationError(
-                    f"stopping the run: {refused} requests in a row refused by the endpoint, the last with {exc} "
+                    f"stopping the run: {refused} requests in a row refused by the endpoint, "
+                    f"the last with {exc} "
                     f"({_rejection_hint(exc.status_code)})"
                 ) from None
 

@@ -91,9 +91,11 @@ class KeepAgent(RAGAgent):
             now,
             alerts,
             (
-                f"Open incidents (grouped by correlation rules; give each a root cause, and repairs if sure):\n"
+                "Open incidents (grouped by correlation rules; "
+                "give each a root cause, and repairs if sure):\n"
                 f"{incident_lines(open_incs)}\n\n"
-                f"Alerts the rules left ungrouped (the only alert ids you may place, into an incident above or a "
+                "Alerts the rules left ungrouped (the only alert ids you may place, "
+                "into an incident above or a "
                 f"new one): {', '.join(sorted(placeable)) or 'none'}"
             ),
         )

@@ -186,8 +186,10 @@ def _service_docs(view: dict[str, Any], traffic: dict[str, dict[str, float]]) ->
             f"r{h['revision']}@t={h['time_s']:g} {h['cause']}" for h in d.get("history", [])[-3:]
         )
         text = (
-            f"service {svc}: {req.get(svc, 0.0):.2f} req/s, error ratio {ratio:.1%}, p95 {lat.get(svc) or 0:.0f} ms; "
-            f"deployment ready {d.get('ready', '?')} revision {d.get('revision', '?')} image {d.get('image', '?')}; "
+            f"service {svc}: {req.get(svc, 0.0):.2f} req/s, error ratio {ratio:.1%}, "
+            f"p95 {lat.get(svc) or 0:.0f} ms; "
+            f"deployment ready {d.get('ready', '?')} revision {d.get('revision', '?')} "
+            f"image {d.get('image', '?')}; "
             f"recent revisions: {hist or 'none'}; calls {', '.join(calls) or 'nothing'}; "
             f"called by {', '.join(callers) or 'nobody'}"
             + (f"; unhealthy pods: {'; '.join(bad[:5])}" if bad else "")
