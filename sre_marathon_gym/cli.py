@@ -16,6 +16,13 @@ from typing import TYPE_CHECKING, NoReturn
 from .catalog import APPS, CATEGORIES, Catalog, load_catalog
 from .catalog.settings import RULES_VERSIONS
 from .envs.inputs import MAX_SEED
+from .errors import ConfigurationError, RunInterrupted, SREMarathonError, UnknownNameError
+from .reports import llm_accounting_table
+from .table import format_table
+
+if TYPE_CHECKING:
+    from .bundle import Bundle
+    from .episode_runner import ScoredEpisode
 
 # agents/adversarial.py (spelled out so building the parser imports no agent; a test keeps them equal)
 ADVERSARIAL_NAMES = (
@@ -27,13 +34,6 @@ ADVERSARIAL_NAMES = (
     "act_on_everything",
     "single_guess",
 )
-from .errors import ConfigurationError, RunInterrupted, SREMarathonError, UnknownNameError
-from .reports import llm_accounting_table
-from .table import format_table
-
-if TYPE_CHECKING:
-    from .bundle import Bundle
-    from .episode_runner import ScoredEpisode
 
 SEED_LIMIT = MAX_SEED + 1  # the env's bound (envs/inputs.py): one definition
 """Seeds are whole numbers in [0, SEED_LIMIT): see `seed_int`."""
@@ -134,7 +134,8 @@ def catalog_summary(cat: Catalog) -> str:
             f"apps: {apps}",
             f"{len(faults)} faults ({code_config:.1%} code or config)",
             format_table(["app", *CATEGORIES, "total"], rows),
-            f"{len(pack.rules)} rules from {len(pack.templates)} templates ({only_text}); {len(cat.metrics.metrics)} metrics",
+            f"{len(pack.rules)} rules from {len(pack.templates)} templates ({only_text}); "
+            f"{len(cat.metrics.metrics)} metrics",
         ]
     )
 
@@ -196,7 +197,8 @@ def cmd_catalog_validate(args: argparse.Namespace) -> int:
     for c in checks:
         if not c.passed and args.verbose:
             print(
-                f"  {c.fault_id}: fails={c.fails} serves={c.entry_serves} recovers={c.recovers} repaired_by={c.repaired_by} {c.note}"
+                f"  {c.fault_id}: fails={c.fails} serves={c.entry_serves} recovers={c.recovers} "
+                f"repaired_by={c.repaired_by} {c.note}"
             )
     return 0 if passed == len(checks) else 1
 
@@ -346,7 +348,8 @@ def cmd_export_prometheus(args: argparse.Namespace) -> int:
         path, stats = write_rule_tests(Path(args.out) / "rule-tests", cat, cat.app(app), source)
         ok, output = run_promtool_tests(path)
         print(
-            f"promtool test rules {path}: {'PASS' if ok else 'FAIL'} ({stats['alert_checks']} alert checks at "
+            f"promtool test rules {path}: {'PASS' if ok else 'FAIL'} ({stats['alert_checks']} alert checks "
+            f"at "
             f"{stats['checked_times']} evaluations; {stats['alerts_fired']} alerts fired, "
             f"{stats['alerts_resolved']} resolved, {stats['pending_expected']} pending samples)"
         )
@@ -359,7 +362,8 @@ def cmd_export_prometheus(args: argparse.Namespace) -> int:
         with PrometheusServer(summary["data_dir"], port=args.port) as prom:
             print(f"Prometheus (pid {prom.pid}) serving the run at {prom.url}  (Ctrl-C stops it)")
             print(
-                f"  e.g. {prom.url}/graph?g0.expr=sum%20by%20(service_name)%20(rate(traces_span_metrics_calls_total[2m]))"
+                f"  e.g. {prom.url}/graph?g0.expr=sum%20by%20(service_name)%20"
+                "(rate(traces_span_metrics_calls_total[2m]))"
                 f"&g0.range_input=2h&g0.end_input={summary['end']}"
             )
             try:

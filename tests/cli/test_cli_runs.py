@@ -1,4 +1,5 @@
-"""The CLI end to end: run writes a bundle whose offline score equals the live one; score refuses tampering."""
+"""The CLI end to end: run writes a bundle whose offline score equals the live one; score refuses
+tampering."""
 
 from __future__ import annotations
 
@@ -87,8 +88,9 @@ def test_evaluate_prints_the_leaderboard_table(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_every_baseline_on_every_app_rescores_offline_exactly(tmp_path, catalog):
-    """The leaderboard protocol for all baselines and apps: each bundle's offline score card equals the live one;
-    no-op scores nothing and degrades nothing relative to its own no-action run; oracle >= 85 > runbook > no-op."""
+    """The leaderboard protocol for all baselines and apps: each bundle's offline score card equals the
+    live one; no-op scores nothing and degrades nothing relative to its own no-action run;
+    oracle >= 85 > runbook > no-op."""
     from sre_marathon_gym.bundle_scoring import score_bundles
     from sre_marathon_gym.evaluation import evaluate
 
