@@ -34,9 +34,9 @@ from typing import Any
 import gymnasium as gym
 
 from ..clock import TICK_S
+from ..catalog.artifacts import parse_artifact
 from ..catalog.faults import Fault, Remedy
 from ..scoring.run import Usage
-from ..sim.artifacts import parse_artifact
 from ..tools.policy import alert_services
 from .base import zero_usage
 

@@ -17,9 +17,9 @@ import copy
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..catalog.artifacts import parse_artifact
 from ..catalog.faults import Fault
 from ..errors import BackendError
-from ..sim.artifacts import parse_artifact
 from ..sim.mechanisms import bad_config_value
 from . import kube_objects as ko
 from .base import ALREADY_REPAIRED

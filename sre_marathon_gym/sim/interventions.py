@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ..catalog.artifacts import parse_artifact
 from ..errors import did_you_mean
-from .artifacts import parse_artifact
 
 if TYPE_CHECKING:
     from .simulator import Simulator

@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from ..catalog.artifacts import parse_artifact
 from ..catalog.faults import Fault
-from .artifacts import parse_artifact
 
 if TYPE_CHECKING:
     from .simulator import Simulator

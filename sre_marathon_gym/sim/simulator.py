@@ -236,7 +236,7 @@ class Simulator:
             self.cluster.dirty = True
 
     def apply_benign(self, change) -> None:
-        from .artifacts import parse_artifact
+        from ..catalog.artifacts import parse_artifact
 
         ref = parse_artifact(change.artifact)
         if ref.kind == "source" and ref.service:
