@@ -12,12 +12,12 @@ from typing import Any
 
 from ..scoring.orca import TaskScore, judge
 from ..tools.models import ToolResult
-from .clock import current_text, date_text
 from .data import load_questions
 from .evidence import EvidenceChecker
 from .report import RcaReport
 from .schedule import OrcaSchedule, orca_schedule
 from .tasks import OrcaTask
+from .time_text import current_text, date_text
 from .tools import OrcaTools, parse_orca_call
 from .world import orca_world
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..orca.report import EvidenceRef, RcaReport, RootCause
-from ..orca.tasks import GroundTruthCause, OrcaTask
+from ..orca.task_model import GroundTruthCause, OrcaTask
 
 TIME_TOLERANCE_S = 600
 CONTROL_MARGIN_S = 600

@@ -16,7 +16,7 @@ DAY = 86_400
 
 
 @pytest.fixture(scope="module")
-def sim():
+def world():
     return orca_world(days=1)
 
 
@@ -26,8 +26,8 @@ def _call(tools, raw):
     return tools.call(model)
 
 
-def test_points_per_series_are_capped_before_any_work(sim):
-    tools = OrcaTools(sim, 6 * DAY)  # a six-day horizon: a 15 s step would be 34,561 points per series
+def test_points_per_series_are_capped_before_any_work(world):
+    tools = OrcaTools(world, 6 * DAY)  # a six-day horizon: a 15 s step would be 34,561 points per series
     res = _call(tools, {"tool": "query_metrics", "metric": "traces_span_metrics_calls_total", "function": "rate",
                         "group_by": ["service_name"], "start_s": 0, "end_s": 6 * DAY, "step_s": 15})
     assert not res.ok and res.error.code == "invalid_arguments"
@@ -37,10 +37,10 @@ def test_points_per_series_are_capped_before_any_work(sim):
         query_times(0, 6 * DAY, 15)
 
 
-def test_series_times_points_are_capped(sim):
-    tools = OrcaTools(sim, DAY)
+def test_series_times_points_are_capped(world):
+    tools = OrcaTools(world, DAY)
     assert tools.runner.max_query_points == MAX_POINTS_PER_QUERY
-    n = min(100, len(sim.store.select("traces_span_metrics_calls_total", {})))
+    n = min(100, len(world.metrics.select("traces_span_metrics_calls_total", {})))
     tools.runner.max_query_points = n * 5761 - 1  # one point short of every series x one day at 15 s
     res = _call(tools, {"tool": "query_metrics", "metric": "traces_span_metrics_calls_total", "function": "rate",
                         "start_s": 0, "end_s": DAY, "step_s": 15})
@@ -50,8 +50,8 @@ def test_series_times_points_are_capped(sim):
     assert ok.ok and ok.data["series"]
 
 
-def test_log_and_trace_windows_are_capped(sim):
-    tools = OrcaTools(sim, DAY)
+def test_log_and_trace_windows_are_capped(world):
+    tools = OrcaTools(world, DAY)
     logs = _call(tools, {"tool": "search_logs", "query": "zzz-no-match", "start_s": 0, "end_s": DAY})
     assert not logs.ok and logs.error.code == "invalid_arguments" and "narrow start_s/end_s" in logs.error.message
     assert _call(tools, {"tool": "search_logs", "query": "zzz-no-match", "start_s": DAY - 3600, "end_s": DAY}).ok
