@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..catalog.flag_behaviour import FLAG_BEHAVIOUR
 from ..errors import ConfigurationError, UnknownNameError
 from ..orca.episode import Episode
 from ..orca.evidence import DURATION, EvidenceChecker, flag_log_markers, flag_signals
@@ -23,7 +24,6 @@ from ..orca.report import EvidenceRef, LogRef, MetricRef, RcaReport, RootCause, 
 from ..orca.tasks import task_key
 from ..orca.tools import MAX_LOG_WINDOW_S
 from ..orca.world import orca_world
-from ..sim.effects import FLAG_BEHAVIOUR
 from ..tools.models import ToolResult
 
 Call = Callable[[Any], ToolResult]

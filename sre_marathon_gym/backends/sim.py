@@ -8,9 +8,13 @@ they were before the protocol existed.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..catalog import load_catalog
 from ..catalog.faults import Fault
+from ..clock import Epoch
 from ..errors import did_you_mean
 from ..sim.simulator import Simulator
 
@@ -29,6 +33,22 @@ class SimBackend:
     @property
     def metrics(self) -> Any:
         return self.sim.store
+
+    def view_at(self, now_s: float) -> SimBackend:
+        """This run with its clock read as `now_s`: read windows default to end there (a recorded run
+        seen at a task's horizon). The simulator is shared, not copied: use the view for reads only."""
+        return _ViewAt(self.sim, now_s)
+
+    def request_type_stats(self) -> dict[str, tuple[float, float]]:
+        """Per user-facing request type, the traffic model's expected failure share and mean latency
+        (ms) in the last tick: deterministic given the cluster state (no sampled noise)."""
+        res = self.sim.last
+        if res is None:
+            raise ValueError("the simulator has not ticked yet")
+        return {
+            rt.name: (float(res.rt_fail[i]), float(res.rt_latency_ms[i]))
+            for i, rt in enumerate(self.sim.app.request_types)
+        }
 
     # ------------------------------------------------------------ reads
     def service_names(self) -> list[str]:
@@ -180,13 +200,50 @@ class SimBackend:
         query: str | None,
         level: str | None,
         limit: int,
+        with_ids: bool = False,
     ) -> list[dict]:
+        """`with_ids`: each line also carries a citable `id` that `log_line` resolves."""
         from ..sim.log_search import search_logs
 
         if self.sim.logctx is None:
             raise ValueError("logs are disabled in this environment")
+        if with_ids:
+            pairs = search_logs(
+                self.sim.logctx,
+                self.sim.app,
+                service,
+                start_s,
+                end_s,
+                query,
+                level,
+                limit,
+                with_positions=True,
+            )
+            return [{"id": _log_id(k, s, i, r), **dataclasses.asdict(r)} for r, (k, s, i) in pairs]
         recs = search_logs(self.sim.logctx, self.sim.app, service, start_s, end_s, query, level, limit)
         return [dataclasses.asdict(r) for r in recs]
+
+    def log_line(self, log_id: str) -> dict | None:
+        """The log line a citable id names (`search_logs(..., with_ids=True)`), or None when the id is
+        malformed, unknown or edited.
+
+        An id is the line's position (sample, service, index among that sample's lines) plus a
+        checksum of its text, so it resolves by regenerating one sample's lines."""
+        rec = self.sim.logctx
+        parts = str(log_id).strip().split("-")
+        if rec is None or len(parts) != 5 or parts[0] != "log":
+            return None
+        try:
+            k, s, i = int(parts[1]), int(parts[2]), int(parts[3])
+        except ValueError:
+            return None
+        p = rec.position_of(k)
+        if p is None or not 0 <= s < rec.S:
+            return None
+        lines = rec.lines(p, s, 0)
+        if not 0 <= i < len(lines) or _log_id(k, s, i, lines[i]) != log_id.strip():
+            return None
+        return dataclasses.asdict(lines[i])
 
     def traces(
         self,
@@ -257,4 +314,58 @@ class SimBackend:
         self.sim.revert(handle)
 
 
-__all__ = ["SimBackend"]
+class _ViewAt(SimBackend):
+    """`SimBackend.view_at`: only the clock differs."""
+
+    def __init__(self, sim: Simulator, now_s: float):
+        super().__init__(sim)
+        self._now = float(now_s)
+
+    def now(self) -> float:
+        return self._now
+
+
+def _log_id(k: int, s: int, i: int, rec: Any) -> str:
+    h = hashlib.sha256(f"{k}:{s}:{i}:{rec.timestamp}:{rec.message}".encode()).hexdigest()[:8]
+    return f"log-{k}-{s}-{i}-{h}"
+
+
+def flag_log_markers(flag: str) -> tuple[str, ...]:
+    """Text only this feature flag's simulated log lines contain (the demo's own log and error strings)."""
+    from ..sim.log_text import FLAG_ADDRESS, FLAG_CALLER_PREFIX, FLAG_ERROR, FLAG_LINES
+
+    out = [msg.split("{")[0].strip() for _, _, msg in FLAG_LINES.get(flag, [])]
+    if flag in FLAG_ERROR:
+        out.append(FLAG_ERROR[flag][1].split("{")[0].strip())
+    if flag in FLAG_CALLER_PREFIX:
+        out.append(FLAG_CALLER_PREFIX[flag].strip().rstrip(":"))
+    if flag in FLAG_ADDRESS:
+        out.append(FLAG_ADDRESS[flag])
+    return tuple(m for m in out if m)
+
+
+def run_flag_schedule(
+    app: str,
+    seed: int,
+    changes: Iterable[tuple[float, str, str]],
+    end_s: float,
+    *,
+    load_profile: Callable[[float], float] | None = None,
+    epoch: Epoch | None = None,
+    telemetry: bool = True,
+    on_change: Callable[[float], None] | None = None,
+) -> SimBackend:
+    """Simulate `app` from t = 0 to `end_s`, shipping each feature-flag change `(time_s, flag, value)`
+    through flagd's CI pipeline when its time comes (`on_change(now)` after each); returns the
+    finished run. `load_profile` scales traffic over time, `epoch` dates rendered timestamps."""
+    sim = Simulator(load_catalog(), app, seed, load_profile=load_profile, telemetry=telemetry, epoch=epoch)
+    for time_s, flag, value in changes:
+        sim.advance_to(time_s)
+        sim.ship_flag(flag, value, f"flagd: set {flag} to {value}", "", author="ci")
+        if on_change is not None:
+            on_change(sim.now)
+    sim.advance_to(end_s)
+    return SimBackend(sim)
+
+
+__all__ = ["SimBackend", "flag_log_markers", "run_flag_schedule"]

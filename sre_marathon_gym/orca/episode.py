@@ -12,12 +12,12 @@ from typing import Any
 
 from ..scoring.orca import TaskScore, judge
 from ..tools.models import ToolResult
-from .clock import current_text, date_text
 from .data import load_questions
 from .evidence import EvidenceChecker
 from .report import RcaReport
 from .schedule import OrcaSchedule, orca_schedule
 from .tasks import OrcaTask
+from .time_text import current_text, date_text
 from .tools import OrcaTools, parse_orca_call
 from .world import orca_world
 
@@ -32,10 +32,11 @@ def instruction(task: OrcaTask, schedule: OrcaSchedule, source_access: bool = Tr
         f"The following issue was reported {task.reported_styled}: {task.question}. "
         "The reported time is not necessarily when the incident began; pinpoint the root-cause events and "
         "their times. There may be multiple root causes, or none. "
-        f"Telemetry (query_metrics, search_logs, get_traces, get_topology) is available up to t={task.horizon_s} s. {src}"
-        "First decide whether an incident occurred: if none did, submit an empty report. Otherwise submit a "
-        "structured RCA report (summary, timeline, five_whys, remediation, root_causes with the feature flag or "
-        "service, mechanism, incident_start_s and evidence: metric queries, log ids, trace ids)."
+        "Telemetry (query_metrics, search_logs, get_traces, get_topology) is available up to "
+        f"t={task.horizon_s} s. {src}"
+        "First decide whether an incident occurred: if none did, submit an empty report. Otherwise submit "
+        "a structured RCA report (summary, timeline, five_whys, remediation, root_causes with the feature "
+        "flag or service, mechanism, incident_start_s and evidence: metric queries, log ids, trace ids)."
     )
 
 
@@ -66,7 +67,8 @@ class Episode:
             return ToolResult.fail(
                 "submit_report",
                 "invalid_arguments",
-                "submit_report ends the task: pass the report to Episode.score (the env's step does this), not to Episode.call",
+                "submit_report ends the task: pass the report to Episode.score (the env's step does this), "
+                "not to Episode.call",
             )
         return self.tools.call(model)
 

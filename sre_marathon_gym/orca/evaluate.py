@@ -157,7 +157,7 @@ def distribution_table(tasks: Sequence[OrcaTask]) -> str:
         for d in ("easy", "medium", "hard")
     }
     tail = (
-        f"incident tasks {len(gt)}, control tasks {len(tasks) - len(gt)}; mean ground-truth causes per incident task: "
-        + ", ".join(f"{d} {v:.2f}" for d, v in mean_gt.items())
+        f"incident tasks {len(gt)}, control tasks {len(tasks) - len(gt)}; "
+        "mean ground-truth causes per incident task: " + ", ".join(f"{d} {v:.2f}" for d, v in mean_gt.items())
     )
     return format_table(["difficulty", *labels, "total"], rows) + "\n\n" + extra + "\n" + tail

@@ -4,6 +4,7 @@ Why: a report earns rubric credit for supporting evidence only when the cited me
 line or trace shows this root cause's signature in the data the agent could see. A series of the
 wrong service, a log line from before the flag flipped or an invented id earns nothing. Signals
 follow the flag's mechanics in the simulator (`FLAG_BEHAVIOUR`), not the real demo's metric names.
+The recorded run is read through its backend (`backends.sim.SimBackend`): metrics, log ids, traces.
 """
 
 from __future__ import annotations
@@ -13,17 +14,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..backends.sim import SimBackend, flag_log_markers
+from ..catalog.flag_behaviour import FLAG_BEHAVIOUR
 from ..errors import PatternError, SREMarathonError
-from ..sim.effects import FLAG_BEHAVIOUR
-from ..sim.log_text import FLAG_ADDRESS, FLAG_CALLER_PREFIX, FLAG_ERROR, FLAG_LINES
 from ..tools.runner import parse_matchers
 from .flags import signal_kinds
-from .logsearch import resolve_log
 from .report import EvidenceRef, LogRef, MetricRef, TraceRef
 
 if TYPE_CHECKING:
-    from ..sim.simulator import Simulator
-    from .tasks import GroundTruthCause
+    from .task_model import GroundTruthCause
 
 CALLS = "traces_span_metrics_calls_total"
 DURATION = "traces_span_metrics_duration_milliseconds"
@@ -68,18 +67,6 @@ def flag_signals(flag: str) -> tuple[Signal, ...]:
     return tuple(out)
 
 
-def flag_log_markers(flag: str) -> tuple[str, ...]:
-    """Text only this flag's lines contain (the demo's own log and error strings)."""
-    out = [msg.split("{")[0].strip() for _, _, msg in FLAG_LINES.get(flag, [])]
-    if flag in FLAG_ERROR:
-        out.append(FLAG_ERROR[flag][1].split("{")[0].strip())
-    if flag in FLAG_CALLER_PREFIX:
-        out.append(FLAG_CALLER_PREFIX[flag].strip().rstrip(":"))
-    if flag in FLAG_ADDRESS:
-        out.append(FLAG_ADDRESS[flag])
-    return tuple(m for m in out if m)
-
-
 def _family(metric: str) -> str:
     for suffix in ("_bucket", "_sum", "_count"):
         if metric.endswith(suffix) and metric.startswith(DURATION):
@@ -90,10 +77,9 @@ def _family(metric: str) -> str:
 class EvidenceChecker:
     """Judges evidence refs against one recorded run; `horizon_s` is what the agent could see."""
 
-    def __init__(self, sim: Simulator):
-        self.sim = sim
-        self.store = sim.store
-        self.logs = sim.logctx
+    def __init__(self, backend: SimBackend):
+        self.backend = backend
+        self.store = backend.metrics
 
     # ------------------------------------------------------------ metrics
     def _select(self, name: str, matchers: dict) -> np.ndarray:
@@ -105,10 +91,8 @@ class EvidenceChecker:
     def _measure(self, sig: Signal, matchers: dict, t: float, window: float) -> float | None:
         st = self.store
         if sig.kind == "latency":
-            s_ids, c_ids = (
-                self._select(DURATION + "_sum", matchers),
-                self._select(DURATION + "_count", matchers),
-            )
+            s_ids = self._select(DURATION + "_sum", matchers)
+            c_ids = self._select(DURATION + "_count", matchers)
             if not len(s_ids) or not len(c_ids):
                 return None
             num, den = np.nansum(st.rate(s_ids, t, window)), np.nansum(st.rate(c_ids, t, window))
@@ -160,41 +144,35 @@ class EvidenceChecker:
         end_s: float,
         horizon_s: float,
     ) -> bool:
-        if self.logs is None:
+        rec = self.backend.log_line(ref.log_id)
+        if rec is None or not (start_s <= rec["timestamp"] <= min(end_s, horizon_s)):
             return False
-        rec = resolve_log(self.logs, ref.log_id)
-        if rec is None or not (start_s <= rec.timestamp <= min(end_s, horizon_s)):
-            return False
-        text = rec.message + " " + " ".join(str(v) for v in rec.attributes.values())
+        text = rec["message"] + " " + " ".join(str(v) for v in rec["attributes"].values())
         return any(m in text for m in flag_log_markers(flag))
 
     def trace_shows(self, ref: TraceRef, flag: str, start_s: float, end_s: float, horizon_s: float) -> bool:
-        from ..sim.traces import get_trace
-
-        if self.logs is None:
-            return False
-        try:
-            tr = get_trace(self.logs, ref.trace_id)
+        try:  # one trace by id (no traces recorded: a ValueError too)
+            tr = self.backend.traces(ref.trace_id, None, 0.0, 0.0, None, None, 1)[0]
         except (SREMarathonError, KeyError, ValueError):
             return False
-        if not (start_s <= tr.start_s <= min(end_s, horizon_s)):
+        if not (start_s <= tr["start_s"] <= min(end_s, horizon_s)):
             return False
         for sig in flag_signals(flag):
-            for span in tr.spans:
-                if span.service != sig.service:
+            for span in tr["spans"]:
+                if span["service"] != sig.service:
                     continue
-                if sig.kind == "errors" and span.status == "ERROR":
+                if sig.kind == "errors" and span["status"] == "ERROR":
                     return True
-                if sig.kind == "latency" and span.duration_ms >= _added_ms(flag) * 0.5 > 0:
+                if sig.kind == "latency" and span["duration_ms"] >= _added_ms(flag) * 0.5 > 0:
                     return True
         return False
 
     # ------------------------------------------------------------ the complaint's symptoms (rubric level 1)
     def request_type_signals(self, request_types: tuple[str, ...] | None) -> tuple[Signal, ...]:
         """Error and latency signals of the entry-point spans of these request types (None: all)."""
-        entry = self.sim.app.entry_point
+        entry = self.backend.app.entry_point
         out: list[Signal] = []
-        for rt in self.sim.app.request_types:
+        for rt in self.backend.app.request_types:
             if request_types is not None and rt.name not in request_types:
                 continue
             span = ("span_name", f"{rt.method} {rt.endpoint}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ..sim.effects import FLAG_BEHAVIOUR
+from ..catalog.flag_behaviour import FLAG_BEHAVIOUR
 
 Mechanism = Literal["errors", "latency", "cpu", "memory", "unreachable", "queue", "load", "readiness"]
 MECHANISMS: tuple[str, ...] = (

@@ -15,67 +15,19 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from ..errors import CatalogError, ConfigurationError
 from . import DAY_S
-from .clock import clock_text, day_start, day_word, period_of, previous_period
 from .data import AnswersFile, QuestionsFile, TaskTargets, load_answers, load_leaderboard, load_questions
 from .flags import flag_mechanisms, flag_services
 from .schedule import FlagEvent, OrcaSchedule, orca_schedule
+from .task_model import Difficulty, GroundTruthCause, OrcaTask
+from .time_text import clock_text, day_start, day_word, period_of, previous_period
 from .visibility import flag_visibility
 
 GENERATOR_KEY = "orca-bench-v1"
 GRACE_S = 300  # telemetry still being ingested: the snapshot after detection + 5 min
 SNAPSHOT_S = 300
-Difficulty = Literal["easy", "medium", "hard"]
 GRANULARITY_TO_DIFFICULTY: dict[str, Difficulty] = {"easy": "easy", "hard": "medium", "universal": "hard"}
-
-
-class GroundTruthCause(BaseModel):
-    """One plausible root cause: a flag event active in the window (never shown to the agent)."""
-
-    model_config = ConfigDict(frozen=True)
-    event_id: str
-    flag: str
-    value: str
-    services: tuple[str, ...]
-    mechanisms: tuple[str, ...]
-    start_s: int
-    end_s: int
-
-
-class OrcaTask(BaseModel):
-    model_config = ConfigDict(frozen=True)
-    task_id: str
-    qid: str
-    event_id: str
-    scenario: str
-    scenario_type: str
-    granularity: Literal["easy", "hard", "universal"]
-    difficulty: Difficulty
-    question: str
-    areas: tuple[str, ...]
-    section: Literal["exact", "exact_range", "broad_range_time_of_day", "broad_range_day", "control"]
-    ttd_min: int
-    offset_min: int | None
-    reported_styled: str
-    reported_correctly_specified: bool
-    incident_s: int
-    reported_s: int
-    current_s: int
-    horizon_s: int  # telemetry is visible up to here (the first snapshot after current + grace)
-    quiet_window_start_s: int | None = None
-    quiet_window_end_s: int | None = None
-    ground_truth: tuple[GroundTruthCause, ...] = ()
-
-    @property
-    def is_control(self) -> bool:
-        return not self.ground_truth
-
-    @property
-    def ttd_label(self) -> str:
-        return {0: "control", 15: "15 min", 60: "1 h", 480: "8 h", 1440: "24 h"}[self.ttd_min]
 
 
 @dataclass(frozen=True)
@@ -206,7 +158,10 @@ def _incident_specs(schedule: OrcaSchedule, q: Question) -> list[_Spec]:
             if off + w > ttd:
                 continue
             rep, cur = inc + off * 60, inc + ttd * 60
-            text = f"between {clock_text(loc(rep - w * 60))} and {clock_text(loc(rep + w * 60))} {day_word(loc(rep), loc(cur))} ET"
+            text = (
+                f"between {clock_text(loc(rep - w * 60))} and {clock_text(loc(rep + w * 60))} "
+                f"{day_word(loc(rep), loc(cur))} ET"
+            )
             out.append(
                 _Spec(
                     "exact_range",
@@ -384,7 +339,8 @@ def _tasks(days: int) -> tuple[OrcaTask, ...]:
 
 
 def task_key(task: OrcaTask) -> str:
-    """The task's public name: task ids spell the authored flag, so agents see a hash (ORCA's package names)."""
+    """The task's public name: task ids spell the authored flag, so agents see a hash (ORCA's package
+    names)."""
     return hashlib.sha256(task.task_id.encode()).hexdigest()[:16]
 
 

@@ -15,10 +15,8 @@ from pydantic import ValidationError
 
 from ..backends.sim import SimBackend
 from ..errors import did_you_mean
-from ..sim.simulator import Simulator
 from ..tools.models import GetTopology, GetTraces, QueryMetrics, ReadSource, SearchLogs, ToolResult
 from ..tools.runner import ToolRunner
-from .logsearch import search_logs_with_ids
 from .report import SubmitReport
 
 READ_MODELS = {
@@ -32,17 +30,6 @@ FLAGD_FILE = "src/flagd/demo.flagd.json"
 MAX_ACTION_CHARS = 65_536  # one tool call as JSON text (a report with every list full fits easily)
 MAX_LOG_WINDOW_S = 6 * 3600  # logs are synthesised per sample: a bound keeps one search to seconds
 MAX_TRACE_WINDOW_S = 2 * 3600  # traces too: a filter that matches nothing scans the whole window
-
-
-class _CappedBackend(SimBackend):
-    """The recorded simulator seen at the horizon: every read window ends there."""
-
-    def __init__(self, sim: Simulator, now: float):
-        super().__init__(sim)
-        self._now = float(now)
-
-    def now(self) -> float:
-        return self._now
 
 
 def tool_names(source_access: bool = True) -> tuple[str, ...]:
@@ -59,16 +46,8 @@ def tool_specs(source_access: bool = True) -> list[dict]:
         schema.get("properties", {}).pop("tool", None)
         if "required" in schema:
             schema["required"] = [r for r in schema["required"] if r != "tool"]
-        out.append(
-            {
-                "type": "function",
-                "function": {
-                    "name": name,
-                    "description": (models[name].__doc__ or "").strip(),
-                    "parameters": schema,
-                },
-            }
-        )
+        doc = (models[name].__doc__ or "").strip()
+        out.append({"type": "function", "function": {"name": name, "description": doc, "parameters": schema}})
     return out
 
 
@@ -115,11 +94,11 @@ def _parse(raw: Any, source_access: bool) -> tuple[Any, ToolResult | None]:
 
 
 class OrcaTools:
-    def __init__(self, sim: Simulator, horizon_s: float, source_access: bool = True):
-        self.sim = sim
+    def __init__(self, world: SimBackend, horizon_s: float, source_access: bool = True):
+        self.world = world
         self.horizon_s = float(horizon_s)
         self.source_access = source_access
-        self.runner = ToolRunner(_CappedBackend(sim, horizon_s), None)
+        self.runner = ToolRunner(world.view_at(horizon_s), None)  # the recorded run seen at the horizon
         self.calls = 0
         self.errors = 0
 
@@ -150,28 +129,25 @@ class OrcaTools:
 
     # ------------------------------------------------------------ overrides
     def _search_logs(self, m: SearchLogs) -> dict:
-        rec = self.sim.logctx
-        if rec is None:
-            raise ValueError("logs are disabled in this environment")
         end = self.horizon_s if m.end_s is None else min(m.end_s, self.horizon_s)
         start = max(0.0, end - 600.0) if m.start_s is None else m.start_s
         if start > end:
             raise ValueError(f"start_s {start} is after end_s {end} (data ends at {self.horizon_s})")
         if end - start > MAX_LOG_WINDOW_S:
+            cap = f"{MAX_LOG_WINDOW_S} s ({MAX_LOG_WINDOW_S // 3600} h)"
             raise ValueError(
-                f"a log search spans at most {MAX_LOG_WINDOW_S} s ({MAX_LOG_WINDOW_S // 3600} h), "
-                f"this one {end - start:.0f} s: narrow start_s/end_s"
+                f"a log search spans at most {cap}, this one {end - start:.0f} s: narrow start_s/end_s"
             )
-        lines = search_logs_with_ids(rec, self.sim.app, m.service, start, end, m.query, m.level, m.limit)
+        lines = self.world.search_logs(m.service, start, end, m.query, m.level, m.limit, with_ids=True)
         return {"count": len(lines), "logs": lines}
 
     def _check_trace_window(self, m: GetTraces) -> None:
         end = self.horizon_s if m.end_s is None else min(m.end_s, self.horizon_s)
         start = max(0.0, end - 600.0) if m.start_s is None else m.start_s
         if end - start > MAX_TRACE_WINDOW_S:
+            cap = f"{MAX_TRACE_WINDOW_S} s ({MAX_TRACE_WINDOW_S // 3600} h)"
             raise ValueError(
-                f"a trace search spans at most {MAX_TRACE_WINDOW_S} s ({MAX_TRACE_WINDOW_S // 3600} h), "
-                f"this one {end - start:.0f} s: narrow start_s/end_s"
+                f"a trace search spans at most {cap}, this one {end - start:.0f} s: narrow start_s/end_s"
             )
 
     def _trace_by_id(self, m: GetTraces) -> ToolResult:
@@ -197,7 +173,7 @@ class OrcaTools:
                 "variants": {k: v for k, v in f.variants.items()},
                 "defaultVariant": f.default,
             }
-            for f in self.sim.app.feature_flags
+            for f in self.world.app.feature_flags
         }
         return ToolResult(
             ok=True,

@@ -1,4 +1,5 @@
-"""Which user-facing request types a flag value degrades, measured with the simulator.
+"""Which user-facing request types a flag value degrades, measured with the simulator (an isolated
+run through the backend layer, `backends.sim.run_flag_schedule`).
 
 Why a separate, isolated run per (flag, value): ground truth keeps only candidate events whose
 effect reaches user-visible symptoms, and whether it does is a property of the flag's mechanism in
@@ -11,10 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-import numpy as np
-
-from ..catalog import load_catalog
-from ..sim.simulator import Simulator
+from ..backends.sim import run_flag_schedule
 from . import APP
 
 WARMUP_S = 300.0
@@ -39,26 +37,23 @@ class Visibility:
         return bool(self.failing or self.slow)
 
 
-def _expected(flag: str | None, value: str | None) -> tuple[list[str], np.ndarray, np.ndarray]:
-    sim = Simulator(load_catalog(), APP, 0, telemetry=False)
-    sim.advance_to(WARMUP_S)
-    if flag is not None:
-        sim.ship_flag(flag, str(value), f"flagd: set {flag} to {value}", "", author="ci")
-    sim.advance_to(WARMUP_S + SETTLE_S)
-    res = sim.last
-    assert res is not None
-    return [r.name for r in sim.app.request_types], res.rt_fail.copy(), res.rt_latency_ms.copy()
+Stats = dict[str, tuple[float, float]]  # request type -> (expected failure share, mean latency ms)
+
+
+def _expected(flag: str | None, value: str | None) -> Stats:
+    changes = [] if flag is None else [(WARMUP_S, flag, str(value))]
+    run = run_flag_schedule(APP, 0, changes, WARMUP_S + SETTLE_S, telemetry=False)
+    return run.request_type_stats()
 
 
 @lru_cache(maxsize=1)
-def _baseline() -> tuple[list[str], np.ndarray, np.ndarray]:
+def _baseline() -> Stats:
     return _expected(None, None)
 
 
 @lru_cache(maxsize=64)
 def flag_visibility(flag: str, value: str) -> Visibility:
-    names, f0, l0 = _baseline()
-    _, f1, l1 = _expected(flag, value)
-    failing = tuple(n for n, a, b in zip(names, f0, f1) if b - a >= FAIL_DELTA)
-    slow = tuple(n for n, a, b in zip(names, l0, l1) if b - a >= LATENCY_DELTA_MS)
+    base, cur = _baseline(), _expected(flag, value)
+    failing = tuple(n for n, (f0, _) in base.items() if cur[n][0] - f0 >= FAIL_DELTA)
+    slow = tuple(n for n, (_, l0) in base.items() if cur[n][1] - l0 >= LATENCY_DELTA_MS)
     return Visibility(flag, value, failing, slow)

@@ -11,9 +11,9 @@ import datetime as dt
 import math
 from functools import lru_cache
 
+from ..backends.sim import SimBackend, run_flag_schedule
 from ..catalog import load_catalog
 from ..clock import Epoch
-from ..sim.simulator import Simulator
 from . import APP, DAY_S
 from .schedule import OrcaSchedule, orca_schedule
 
@@ -31,38 +31,38 @@ def daily_load(t: float) -> float:
     return round(level * (0.8 if day % 7 in WEEKEND else 1.0), 4)
 
 
-def simulate(schedule: OrcaSchedule, seed: int = WORLD_SEED, progress: bool = False) -> Simulator:
-    """Run the whole schedule; returns the simulator at the end of the last day (read-only from then on)."""
-    catalog = load_catalog()
+def simulate(schedule: OrcaSchedule, seed: int = WORLD_SEED, progress: bool = False) -> SimBackend:
+    """Run the whole schedule; returns the run at the end of the last day (read-only from then on)."""
     epoch = Epoch.at(schedule.utc(0).replace(tzinfo=dt.UTC))  # logs and metrics carry the schedule's dates
-    sim = Simulator(catalog, APP, seed, load_profile=daily_load, telemetry=True, epoch=epoch)
-    defaults = {f.name: f.default for f in sim.app.feature_flags}
-    changes = list(schedule.changes)
-    bar = None
-    if progress:
-        from tqdm import tqdm
+    defaults = {f.name: f.default for f in load_catalog().app(APP).feature_flags}
+    changes = [
+        (c.time_s, c.flag, defaults[c.flag] if c.value == "off" else c.value) for c in schedule.changes
+    ]
+    if not progress:
+        return run_flag_schedule(APP, seed, changes, schedule.run_s, load_profile=daily_load, epoch=epoch)
+    from tqdm import tqdm
 
-        bar = tqdm(total=schedule.days, desc="simulating ORCA days", unit="day")
-    done_days = 0
-    for c in changes:
-        sim.advance_to(c.time_s)
-        value = defaults[c.flag] if c.value == "off" else c.value
-        sim.ship_flag(c.flag, value, f"flagd: set {c.flag} to {value}", "", author="ci")
-        if bar is not None and int(sim.now // DAY_S) > done_days:
-            bar.update(int(sim.now // DAY_S) - done_days)
-            done_days = int(sim.now // DAY_S)
-    sim.advance_to(schedule.run_s)
-    if bar is not None:
-        bar.update(schedule.days - done_days)
-        bar.close()
-    return sim
+    bar = tqdm(total=schedule.days, desc="simulating ORCA days", unit="day")
+    done = [0]
+
+    def on_change(now: float) -> None:
+        if int(now // DAY_S) > done[0]:
+            bar.update(int(now // DAY_S) - done[0])
+            done[0] = int(now // DAY_S)
+
+    world = run_flag_schedule(
+        APP, seed, changes, schedule.run_s, load_profile=daily_load, epoch=epoch, on_change=on_change
+    )
+    bar.update(schedule.days - done[0])
+    bar.close()
+    return world
 
 
-def orca_world(days: int = 6, seed: int = WORLD_SEED) -> Simulator:
+def orca_world(days: int = 6, seed: int = WORLD_SEED) -> SimBackend:
     """The cached run (one per process; the key is normalised so orca_world() is orca_world(6))."""
     return _world(int(days), int(seed))
 
 
 @lru_cache(maxsize=1)
-def _world(days: int, seed: int) -> Simulator:
+def _world(days: int, seed: int) -> SimBackend:
     return simulate(orca_schedule(days), seed)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..orca.report import EvidenceRef, RcaReport, RootCause
-from ..orca.tasks import GroundTruthCause, OrcaTask
+from ..orca.task_model import GroundTruthCause, OrcaTask
 
 TIME_TOLERANCE_S = 600
 CONTROL_MARGIN_S = 600
@@ -68,7 +68,8 @@ def _norm(x: str | None) -> str:
 
 
 def wrong_claims(task: OrcaTask, report: RcaReport) -> tuple[str, ...]:
-    """Named root causes that were not active and plausible (flags), or services no plausible cause touches."""
+    """Named root causes that were not active and plausible (flags), or services no plausible cause
+    touches."""
     flags = {_norm(c.flag) for c in task.ground_truth}
     services = {_norm(s) for c in task.ground_truth for s in c.services}
     out: list[str] = []

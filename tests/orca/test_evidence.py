@@ -18,7 +18,7 @@ from sre_marathon_gym.scoring.orca import judge
 
 @pytest.fixture(scope="module")
 def day1():
-    sim = orca_world(days=1)
+    world = orca_world(days=1)
     ev = orca_schedule(1).event("d1-i2-adFailure-on")
     cause = GroundTruthCause(
         event_id=ev.id,
@@ -29,12 +29,12 @@ def day1():
         start_s=ev.on_s,
         end_s=ev.end_s,
     )
-    return sim, cause, ev.on_s + 3600  # the agent sees one hour of the incident
+    return world, cause, ev.on_s + 3600  # the agent sees one hour of the incident
 
 
 def test_metric_evidence_must_select_the_signal_series_and_show_the_change(day1):
-    sim, cause, horizon = day1
-    chk = EvidenceChecker(sim)
+    world, cause, horizon = day1
+    chk = EvidenceChecker(world)
     ad_errors = MetricRef(
         metric="traces_span_metrics_calls_total",
         matchers={"service_name": "ad", "status_code": "STATUS_CODE_ERROR"},
@@ -56,9 +56,9 @@ def test_metric_evidence_must_select_the_signal_series_and_show_the_change(day1)
 
 
 def test_log_and_trace_evidence_resolve_from_ids_and_must_show_the_flag(day1):
-    sim, cause, horizon = day1
-    chk = EvidenceChecker(sim)
-    tools = OrcaTools(sim, horizon)
+    world, cause, horizon = day1
+    chk = EvidenceChecker(world)
+    tools = OrcaTools(world, horizon)
     res = tools.call(
         tools.parse(
             {
@@ -111,8 +111,8 @@ def test_log_and_trace_evidence_resolve_from_ids_and_must_show_the_flag(day1):
 
 
 def test_tools_never_see_past_the_horizon(day1):
-    sim, cause, horizon = day1
-    tools = OrcaTools(sim, horizon)
+    world, cause, horizon = day1
+    tools = OrcaTools(world, horizon)
     res = tools.call(
         tools.parse(
             {
@@ -135,12 +135,12 @@ def test_tools_never_see_past_the_horizon(day1):
     assert not later.ok or not later.data["traces"]
     bad, err = tools.parse({"tool": "get_k8s_state"})  # cluster state would reveal the flags
     assert bad is None and err.error.code == "unknown_tool"
-    bad, err = OrcaTools(sim, horizon, source_access=False).parse({"tool": "read_source", "service": "ad"})
+    bad, err = OrcaTools(world, horizon, source_access=False).parse({"tool": "read_source", "service": "ad"})
     assert bad is None and "source access is disabled" in err.error.message
 
 
 def test_a_report_citing_a_series_without_the_signal_earns_no_full_credit(day1):
-    sim, cause, horizon = day1
+    world, cause, horizon = day1
     task = next(
         t
         for t in orca_tasks()
@@ -149,7 +149,7 @@ def test_a_report_citing_a_series_without_the_signal_earns_no_full_credit(day1):
         and not t.is_control
         and [c.flag for c in t.ground_truth] == ["adFailure"]
     )
-    chk = EvidenceChecker(sim)
+    chk = EvidenceChecker(world)
 
     def score(ref):
         rc = RootCause(
@@ -186,8 +186,8 @@ def test_a_report_citing_a_series_without_the_signal_earns_no_full_credit(day1):
 
 
 def test_symptom_evidence_must_show_the_complaints_request_types(day1):
-    sim, cause, horizon = day1
-    chk = EvidenceChecker(sim)
+    world, cause, horizon = day1
+    chk = EvidenceChecker(world)
     ads = chk.request_type_signals(("get_ads",))
     assert ads and all(dict(s.labels)["span_name"].startswith("GET /api/data") for s in ads)
     err = next(s for s in ads if s.kind == "errors")

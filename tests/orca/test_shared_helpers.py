@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 import typing
 
-from sre_marathon_gym.orca import APP, DAY_S, clock, schedule, tasks, visibility, world
+from sre_marathon_gym.catalog.flag_behaviour import FLAG_BEHAVIOUR
+from sre_marathon_gym.orca import APP, DAY_S, schedule, tasks, time_text, visibility, world
 from sre_marathon_gym.orca.evidence import flag_signals
 from sre_marathon_gym.orca.flags import (
     MECHANISM_KINDS,
@@ -14,9 +15,7 @@ from sre_marathon_gym.orca.flags import (
     flag_mechanisms,
     mechanisms_with_primary_signal,
 )
-from sre_marathon_gym.orca.logsearch import resolve_log, search_logs_with_ids
 from sre_marathon_gym.orca.world import orca_world
-from sre_marathon_gym.sim.effects import FLAG_BEHAVIOUR
 from sre_marathon_gym.sim.log_search import search_logs
 from sre_marathon_gym.tools.runner import parse_matchers
 
@@ -33,7 +32,7 @@ def test_one_mechanism_table_feeds_report_words_evidence_and_the_heuristic():
 
 def test_constants_live_in_one_place():
     assert APP == "astronomy_shop" and DAY_S == 86_400
-    for mod in (clock, schedule, tasks, world):
+    for mod in (time_text, schedule, tasks, world):
         assert getattr(mod, "DAY_S", DAY_S) is DAY_S
     for mod in (world, visibility):
         assert mod.APP is APP
@@ -45,13 +44,16 @@ def test_constants_live_in_one_place():
 
 
 def test_log_search_with_ids_is_the_simulators_search():
-    sim = orca_world(days=1)
-    rec = sim.logctx
+    world = orca_world(days=1)
+    rec = world.sim.logctx
     for service, query, level in ((None, None, None), ("ad", None, "WARN"), (None, "GetAds", None)):
-        plain = search_logs(rec, sim.app, service, 13 * 3600, 13.5 * 3600, query, level, 50)
-        with_ids = search_logs_with_ids(rec, sim.app, service, 13 * 3600, 13.5 * 3600, query, level, 50)
-        assert plain and [dataclasses.asdict(r) for r in plain] == [
-            {k: v for k, v in d.items() if k != "id"} for d in with_ids
-        ]
+        plain = search_logs(rec, world.app, service, 13 * 3600, 13.5 * 3600, query, level, 50)
+        with_ids = world.search_logs(service, 13 * 3600, 13.5 * 3600, query, level, 50, with_ids=True)
+        without = [{k: v for k, v in d.items() if k != "id"} for d in with_ids]
+        assert plain and [dataclasses.asdict(r) for r in plain] == without
+        assert world.search_logs(service, 13 * 3600, 13.5 * 3600, query, level, 50) == without
         for d in with_ids[:5]:
-            assert dataclasses.asdict(resolve_log(rec, d["id"])) == {k: v for k, v in d.items() if k != "id"}
+            assert world.log_line(d["id"]) == {k: v for k, v in d.items() if k != "id"}
+            assert world.log_line(d["id"][:-1] + ("0" if d["id"][-1] != "0" else "1")) is None  # edited
+    for bad in ("log-1-2", "log-a-b-c-d", "trace-1-2-3-4", "log-999999999-0-0-00000000"):
+        assert world.log_line(bad) is None

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sre_marathon_gym.backends.sim import SimBackend
 from sre_marathon_gym.catalog import load_catalog
 from sre_marathon_gym.metric_store import bucket_quantile
 from sre_marathon_gym.orca.tools import MAX_LOG_WINDOW_S, MAX_TRACE_WINDOW_S, OrcaTools
@@ -17,7 +16,7 @@ DAY = 86_400
 
 
 @pytest.fixture(scope="module")
-def sim():
+def world():
     return orca_world(days=1)
 
 
@@ -27,8 +26,8 @@ def _call(tools, raw):
     return tools.call(model)
 
 
-def test_points_per_series_are_capped_before_any_work(sim):
-    tools = OrcaTools(sim, 6 * DAY)  # a six-day horizon: a 15 s step would be 34,561 points per series
+def test_points_per_series_are_capped_before_any_work(world):
+    tools = OrcaTools(world, 6 * DAY)  # a six-day horizon: a 15 s step would be 34,561 points per series
     res = _call(
         tools,
         {
@@ -48,10 +47,10 @@ def test_points_per_series_are_capped_before_any_work(sim):
         query_times(0, 6 * DAY, 15)
 
 
-def test_series_times_points_are_capped(sim):
-    tools = OrcaTools(sim, DAY)
+def test_series_times_points_are_capped(world):
+    tools = OrcaTools(world, DAY)
     assert tools.runner.max_query_points == MAX_POINTS_PER_QUERY
-    n = min(100, len(sim.store.select("traces_span_metrics_calls_total", {})))
+    n = min(100, len(world.metrics.select("traces_span_metrics_calls_total", {})))
     tools.runner.max_query_points = n * 5761 - 1  # one point short of every series x one day at 15 s
     res = _call(
         tools,
@@ -80,8 +79,8 @@ def test_series_times_points_are_capped(sim):
     assert ok.ok and ok.data["series"]
 
 
-def test_log_and_trace_windows_are_capped(sim):
-    tools = OrcaTools(sim, DAY)
+def test_log_and_trace_windows_are_capped(world):
+    tools = OrcaTools(world, DAY)
     logs = _call(tools, {"tool": "search_logs", "query": "zzz-no-match", "start_s": 0, "end_s": DAY})
     assert (
         not logs.ok
@@ -102,7 +101,7 @@ def test_log_and_trace_windows_are_capped(sim):
 def test_vectorised_quantile_matches_the_per_bucket_computation():
     s = Simulator(load_catalog(), "astronomy_shop", 5, telemetry=True)
     s.advance_to(1800)
-    runner = ToolRunner(SimBackend(s), None)
+    runner = ToolRunner(s, None)
     store = s.store
     for group_by in ([], ["service_name"], ["service_name", "status_code"]):
         res = runner.call(

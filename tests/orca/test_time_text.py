@@ -7,9 +7,9 @@ import locale
 
 import pytest
 
-from sre_marathon_gym.orca.clock import MONTHS, current_text, date_text, day_word
 from sre_marathon_gym.orca.episode import Episode
 from sre_marathon_gym.orca.tasks import orca_tasks
+from sre_marathon_gym.orca.time_text import MONTHS, current_text, date_text, day_word
 from sre_marathon_gym.tools.models import ToolResult
 
 
