@@ -28,7 +28,7 @@ from .actions import baseline_values
 from .core import MarathonCore
 from .inputs import slot_array
 from .observation import cluster_features
-from .recorder import action_records, alert_records, incident_events
+from .recorder import action_records, alert_records, fault_truth, incident_events
 
 
 @dataclass
@@ -237,7 +237,7 @@ class LiveMarathonEnv(MarathonCore):
         says so, so a bundle of a live run is not mistaken for a simulated one.
         """
         from .. import __version__
-        from ..run_record import FaultTruth, ProbeSpec, RunManifest
+        from ..run_record import RunManifest
 
         if self.runner is None:
             raise gym.error.ResetNeeded("call reset() before record()")
@@ -246,22 +246,8 @@ class LiveMarathonEnv(MarathonCore):
         faults = []
         for fid, start in self._injected_at.items():
             f, sf = self.catalog.fault(fid), planned.get(fid)
-            place = [f.artifact.split("/", 1)[1]] if f.artifact.startswith(("node/", "zone/")) else []
-            faults.append(
-                FaultTruth(
-                    fault_id=f.id,
-                    category=f.category,
-                    mechanism=f.mechanism,
-                    target=f.target,
-                    artifact=f.artifact,
-                    aliases=list(f.aliases),
-                    scope=[*f.scope, *place],
-                    start_s=start,
-                    planned_end_s=max(float(sf.planned_end_s) if sf else start, start),
-                    reverted_s=self._reverted_at.get(fid),
-                    probe=ProbeSpec(**f.probe.model_dump()),
-                )
-            )
+            planned_end = max(float(sf.planned_end_s) if sf else start, start)
+            faults.append(fault_truth(f, start, planned_end, self._reverted_at.get(fid)))
         try:
             pod_service = self.backend.pod_services()
         except SREMarathonError:

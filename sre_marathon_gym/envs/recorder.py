@@ -35,22 +35,7 @@ class RunRecorder:
         self._by_id = {f.id: f for f in (env.catalog.fault(sf.fault_id) for sf in env.schedule.faults)}
 
     def _truth(self, sf: Any) -> FaultTruth:
-        f = self.env.catalog.fault(sf.fault_id)
-        # a node or zone fault also shows in alerts that name the node or zone itself
-        place = [f.artifact.split("/", 1)[1]] if f.artifact.startswith(("node/", "zone/")) else []
-        return FaultTruth(
-            fault_id=f.id,
-            category=f.category,
-            mechanism=f.mechanism,
-            target=f.target,
-            artifact=f.artifact,
-            aliases=list(f.aliases),
-            scope=[*f.scope, *place],
-            start_s=sf.start_s,
-            planned_end_s=sf.planned_end_s,
-            reverted_s=None,
-            probe=ProbeSpec(**f.probe.model_dump()),
-        )
+        return fault_truth(self.env.catalog.fault(sf.fault_id), sf.start_s, sf.planned_end_s)
 
     def sample(self, run: SimulatedRun) -> None:
         """Every 15 s: the probe of each fault that has started and is not long over."""
@@ -126,6 +111,27 @@ class RunRecorder:
             degradation=self.degradation,
             artifact_fixed=dict(self.artifact_fixed),
         )
+
+
+def fault_truth(
+    fault: Any, start_s: float, planned_end_s: float, reverted_s: float | None = None
+) -> FaultTruth:
+    """A catalog fault as the record's ground truth, with its times on this run."""
+    # a node or zone fault also shows in alerts that name the node or zone itself
+    place = [fault.artifact.split("/", 1)[1]] if fault.artifact.startswith(("node/", "zone/")) else []
+    return FaultTruth(
+        fault_id=fault.id,
+        category=fault.category,
+        mechanism=fault.mechanism,
+        target=fault.target,
+        artifact=fault.artifact,
+        aliases=list(fault.aliases),
+        scope=[*fault.scope, *place],
+        start_s=start_s,
+        planned_end_s=planned_end_s,
+        reverted_s=reverted_s,
+        probe=ProbeSpec(**fault.probe.model_dump()),
+    )
 
 
 def alert_records(
