@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from sre_marathon_gym.clock import METRIC_STEP_S
 from sre_marathon_gym.errors import RetentionError, TelemetryError
 from sre_marathon_gym.patterns import compile_label_regex
 
@@ -117,7 +118,7 @@ class MetricStore:
 
     def __init__(
         self,
-        step_s: int = 15,
+        step_s: int = METRIC_STEP_S,
         chunk_samples: int = 240,
         dtype: Any = np.float32,
         retention_s: float | None = None,

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..backends.base import ALREADY_REPAIRED
 from ..catalog import Catalog, load_catalog
-from ..clock import DEFAULT_INVOCATION_S
+from ..clock import DEFAULT_INVOCATION_S, METRIC_STEP_S
 from ..errors import ConfigurationError, SREMarathonError
 from ..run_record import RunRecord
 from ..tools.models import ToolResult
@@ -133,8 +133,8 @@ class LiveMarathonEnv(MarathonCore):
         self.catalog = catalog if isinstance(catalog, Catalog) else load_catalog(catalog)
         self.backend = backend
         self.app = backend.app
-        if interval_s < 15:
-            raise ConfigurationError(f"interval_s must be at least 15, got {interval_s}")
+        if interval_s < METRIC_STEP_S:
+            raise ConfigurationError(f"interval_s must be at least {METRIC_STEP_S}, got {interval_s}")
         self.interval_s = interval_s
         self.schedule = schedule
         self.run_s = run_s if run_s is not None else (schedule.run_s if schedule is not None else 5400)

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..backends.sim_run import SimulatedRun
 from ..catalog import Catalog, load_catalog
-from ..clock import METRIC_STEP_S
+from ..clock import METRIC_STEP_S, TICK_S
 from ..errors import ConfigurationError
 from ..fault_schedule import FaultSchedule
 from ..scoring import MarathonReward
@@ -119,9 +119,10 @@ class MarathonEnv(MarathonCore):
             observation_minutes if observation_minutes is not None else lb.observation_minutes
         )
         self.interval_s = interval_s if interval_s is not None else lb.interval_s
-        if self.injection_s <= 0 or self.interval_s < 15 or self.interval_s % 5:
+        if self.injection_s <= 0 or self.interval_s < METRIC_STEP_S or self.interval_s % TICK_S:
             raise ConfigurationError(
-                "injection_minutes must be positive and interval_s a multiple of 5 >= 15"
+                "injection_minutes must be positive and interval_s a multiple of "
+                f"{TICK_S:g} >= {METRIC_STEP_S}"
             )
         self.run_s = self.injection_s + self.observation_s
         self._init_spaces(max_alerts, max_incidents, action_slots)

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ..clock import METRIC_STEP_S
 from ..errors import PrometheusError, PromQLError, TelemetryError
 from ..metric_store import LOOKBACK_S, bucket_quantile
 from .openmetrics import DEFAULT_ORIGIN_S
@@ -67,7 +68,7 @@ class PrometheusMetrics:
         self,
         url: str,
         origin_s: float = DEFAULT_ORIGIN_S,
-        step_s: int = 15,
+        step_s: int = METRIC_STEP_S,
         timeout_s: float = 30.0,
         client: Any = None,
     ):

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..clock import DEFAULT_INVOCATION_S
 from .env_creation import APP_ENV_IDS, DEFAULT_ENV_CONFIG, register_envs
 
 CHECKPOINT_META = "sre_marathon.json"
@@ -89,7 +90,7 @@ def ppo_config(
 
 
 def _episode_steps(cfg: Mapping[str, Any]) -> int:
-    interval = int(cfg.get("interval_s") or 120)
+    interval = int(cfg.get("interval_s") or DEFAULT_INVOCATION_S)
     minutes = int(cfg.get("injection_minutes") or 60) + int(cfg.get("observation_minutes") or 30)
     return max(1, math.ceil(60 * minutes / interval) - 1)  # reset simulates the first interval
 
