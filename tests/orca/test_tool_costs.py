@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from sre_marathon_gym.backends.sim import SimBackend
 from sre_marathon_gym.catalog import load_catalog
 from sre_marathon_gym.metric_store import bucket_quantile
 from sre_marathon_gym.orca.tools import MAX_LOG_WINDOW_S, MAX_TRACE_WINDOW_S, OrcaTools
@@ -101,7 +102,7 @@ def test_log_and_trace_windows_are_capped(world):
 def test_vectorised_quantile_matches_the_per_bucket_computation():
     s = Simulator(load_catalog(), "astronomy_shop", 5, telemetry=True)
     s.advance_to(1800)
-    runner = ToolRunner(s, None)
+    runner = ToolRunner(SimBackend(s), None)
     store = s.store
     for group_by in ([], ["service_name"], ["service_name", "status_code"]):
         res = runner.call(
