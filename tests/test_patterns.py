@@ -13,6 +13,7 @@ import gymnasium as gym
 import pytest
 
 import sre_marathon_gym  # noqa: F401
+from sre_marathon_gym.backends.sim import SimBackend
 from sre_marathon_gym.catalog import load_catalog
 from sre_marathon_gym.errors import PatternError
 from sre_marathon_gym.orca.evidence import EvidenceChecker
@@ -115,7 +116,7 @@ def test_log_queries_are_bounded_substrings(env):
 def astro():
     sim = Simulator(load_catalog(), "astronomy_shop", 5, telemetry=True)
     sim.advance_to(600)
-    return sim
+    return SimBackend(sim)  # ORCA's tools and evidence checks read a recorded world through its backend
 
 
 def _orca(tools: OrcaTools, raw: dict) -> object:
