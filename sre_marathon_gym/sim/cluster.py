@@ -17,6 +17,7 @@ from typing import Protocol
 import numpy as np
 
 from ..catalog.apps import App
+from . import k8s_events as ev
 
 STARTUP_S = 10.0  # container start until the process listens
 NODE_MONITOR_GRACE_S = 40.0  # node NotReady -> its pods NotReady
@@ -180,7 +181,10 @@ class ClusterState:
         self._heap: list[tuple[float, int, Callable[[], None]]] = []
         self._seq = 0
         self._pod_counter = 0
-        self.events: list[ClusterEvent] = []
+        self.events: list[ClusterEvent] = []  # what `kubectl get events` lists (`k8s_events`)
+        self._rs_replicas: dict[tuple[str, int], int] = {}  # (service, revision) -> its ReplicaSet's scale
+        self._images: set[tuple[str, str]] = set()  # (node, image) pulled onto the node
+        self._pulls: dict[str, float] = {}  # pod -> seconds its image pull is taking
         self._request_cache: dict[str, int] = {}  # service -> CPU request (m) the scheduler counts
         self.deployments: dict[str, Deployment] = {}
         self.pods: dict[str, Pod] = {}
@@ -242,17 +246,16 @@ class ClusterState:
         number = dep.current.number + 1
         rev = Revision(number, spec, self.now, cause, short_hash(service, number, spec))
         dep.revisions.append(rev)
-        self.event("ScalingReplicaSet", f"deployment/{service}", f"new revision {number}: {cause}")
         self.reconcile(service)
         self.dirty = True
         return rev
 
-    def scale(self, service: str, replicas_per_zone: dict[str, int], cause: str) -> None:
-        """Scaling changes the current revision's replica count in place (no new ReplicaSet)."""
+    def scale(self, service: str, replicas_per_zone: dict[str, int]) -> None:
+        """Scaling changes the current revision's replica count in place (no new ReplicaSet, no new
+        change-cause): it shows in the spec and in the ReplicaSet's scaling events."""
         dep = self.deployments[service]
         spec = replace(dep.spec, replicas=tuple(sorted(replicas_per_zone.items())))
         dep.revisions[-1] = replace(dep.current, spec=spec)
-        self.event("ScalingReplicaSet", f"deployment/{service}", cause)
         self.reconcile(service)
         self.dirty = True
 
@@ -260,6 +263,7 @@ class ClusterState:
         """Deployment controller: rolling update with maxSurge 1 and maxUnavailable 0 per zone."""
         dep = self.deployments[service]
         cur = dep.current
+        mark = len(self.events)  # the controller scales the ReplicaSets before their pods come and go
         for zone in self.zones:
             want = cur.spec.replicas_in(zone)
             pods = [
@@ -273,23 +277,47 @@ class ClusterState:
                 continue
             if len(new) > want:  # scale down newest first
                 for p in sorted(new, key=lambda p: (p.ready, p.created_s))[: len(new) - want]:
-                    self._terminate(p, "scaled down")
+                    self._terminate(p)
                 new = new[:want]
             ready_new = sum(p.ready for p in new)
             if want == 0:
                 for p in old:
-                    self._terminate(p, "scaled down")
+                    self._terminate(p)
                 continue
             # old pods go once enough new ones are ready
             surplus = len(old) + ready_new - want
             for p in sorted(old, key=lambda p: (p.ready, p.created_s))[: max(0, min(len(old), surplus))]:
-                self._terminate(p, "replaced by new revision")
+                self._terminate(p)
             old_left = max(0, len(old) - max(0, surplus))
             unready_new = len(new) - ready_new
             if len(new) < want and (unready_new == 0 or old_left == 0):
                 need = want - len(new) if old_left == 0 else 1
                 for _ in range(need):
                     self._create_pod(service, zone, cur)
+        self._scale_replicasets(dep, warm, mark)
+
+    def _scale_replicasets(self, dep: Deployment, warm: bool, at: int) -> None:
+        """The deployment controller's ScalingReplicaSet events: each revision's ReplicaSet is scaled to
+        its pods that are not terminating (the new one up first, then the old ones down)."""
+        counts: dict[int, int] = {}
+        for p in self.pods.values():
+            if p.service == dep.name and not p.terminating:
+                counts[p.revision] = counts.get(p.revision, 0) + 1
+        cur = dep.current
+        for rev in [cur, *(r for r in dep.revisions if r.number != cur.number)]:
+            key = (dep.name, rev.number)
+            n, old = counts.get(rev.number, 0), self._rs_replicas.get(key)
+            if old == n or (old is None and n == 0):
+                continue
+            self._rs_replicas[key] = n
+            if warm:  # the cluster's state before t = 0: no events
+                continue
+            rs = f"{dep.name}-{rev.rs_hash}"
+            msg = ev.scaled_up_new(rs, n) if old is None else ev.scaled(rs, n, old)
+            self.events.insert(
+                at, ClusterEvent(self.now, "Normal", "ScalingReplicaSet", f"deployment/{dep.name}", msg)
+            )
+            at += 1
 
     # ---------------------------------------------------------------- pods
     def _create_pod(self, service: str, zone: str, rev: Revision, warm: bool = False) -> Pod:
@@ -297,11 +325,14 @@ class ClusterState:
         name = f"{service}-{rev.rs_hash}-{short_hash(service, rev.number, self._pod_counter, n=5)}"
         pod = Pod(name, service, zone, rev.number, created_s=self.now)
         self.pods[name] = pod
-        self._place(pod)
+        if not warm:
+            self.event("SuccessfulCreate", f"replicaset/{service}-{rev.rs_hash}", ev.created_pod(name))
+        self._place(pod, warm)
         if pod.node is not None:
             if warm:
                 pod.phase, pod.started, pod.ready, pod.waiting_reason = "Running", True, True, None
                 pod.container_started_s = self.now
+                self._images.add((pod.node, rev.spec.image))
                 self._arm_oom(pod)
             else:
                 self._start_container(pod)
@@ -319,7 +350,7 @@ class ClusterState:
             m = self._request_cache[service] = max(self.app.service(service).resources.cpu_request_m, 50)
         return m
 
-    def _place(self, pod: Pod) -> None:
+    def _place(self, pod: Pod, warm: bool = False) -> None:
         """Scheduler: the Ready, schedulable node of the pod's zone with the most free CPU requests."""
         best, best_free = None, -1
         used: dict[str | None, int] = {}  # `_used_m` of every node, in one pass over the pods
@@ -334,15 +365,16 @@ class ClusterState:
                 best, best_free = node.name, free
         if best is None:
             pod.phase, pod.waiting_reason = "Pending", None
-            self.event(
-                "FailedScheduling",
-                f"pod/{pod.name}",
-                "0 nodes are available: insufficient cpu or node not ready",
-                "Warning",
-            )
+            reasons = [
+                ev.filter_reason(node.zone == pod.zone, node.ready, node.unschedulable)
+                for node in self.nodes.values()
+            ]
+            msg = ev.no_node_available(reasons, [ev.preemption_reason(r) for r in reasons])
+            self.event("FailedScheduling", f"pod/{pod.name}", msg, "Warning")
             return
         pod.node = best
-        self.event("Scheduled", f"pod/{pod.name}", f"assigned to {best}")
+        if not warm:
+            self.event("Scheduled", f"pod/{pod.name}", ev.assigned(self.namespace, pod.name, best))
 
     def retry_pending(self) -> None:
         for pod in sorted(self.pods.values(), key=lambda p: p.created_s):
@@ -365,15 +397,18 @@ class ClusterState:
         pod.generation += 1
         gen = pod.generation
         pod.phase = "Pending" if not pod.started else "Running"
+        obj, image = f"pod/{pod.name}", spec.image
         if not self.runtime.image_pullable(pod.service, spec):
             pod.waiting_reason = "ImagePullBackOff"
-            self.event(
-                "Failed",
-                f"pod/{pod.name}",
-                f'Failed to pull image "{spec.image}": manifest unknown',
-                "Warning",
-            )
+            self.event("Pulling", obj, ev.pulling(image))
+            self.event("Failed", obj, ev.pull_failed(image), "Warning")
+            self.event("Failed", obj, ev.ERR_IMAGE_PULL, "Warning")
+            self.event("BackOff", obj, ev.back_off_pulling(image))
+            self.event("Failed", obj, ev.ERR_IMAGE_PULL_BACKOFF, "Warning")
             return
+        if (pod.node or "", image) not in self._images:
+            self._pulls[pod.name] = ev.pull_seconds(pod.name)
+            self.event("Pulling", obj, ev.pulling(image))
         pod.waiting_reason = "ContainerCreating" if not pod.started else pod.waiting_reason
         self.schedule(self.now + STARTUP_S, lambda: self._container_up(pod, gen))
 
@@ -383,11 +418,18 @@ class ClusterState:
         spec = self.spec_of(pod)
         crash = self.runtime.crashes_on_start(pod, spec)
         pod.phase, pod.started, pod.container_started_s = "Running", True, self.now
+        obj, pulled = f"pod/{pod.name}", self._pulls.pop(pod.name, None)
+        if pulled is None:
+            self.event("Pulled", obj, ev.already_present(spec.image))
+        else:
+            self._images.add((pod.node or "", spec.image))
+            self.event("Pulled", obj, ev.pulled(spec.image, pulled))
+        self.event("Created", obj, ev.created_container(pod.service))
+        self.event("Started", obj, ev.started_container(pod.service))
         if crash:
             self._container_died(pod, crash)
             return
         pod.waiting_reason = None
-        self.event("Started", f"pod/{pod.name}", "Started container")
         if self.runtime.readiness_ok(pod.service, spec):
             probe = self.app.service(pod.service).readiness_probe
             delay = max(probe.initial_delay_s if probe else 0, 2)
@@ -396,13 +438,15 @@ class ClusterState:
             g2 = pod.generation
             self.schedule(self.now + delay, lambda: self._mark_ready(pod, g2))
         else:
-            self.event(
-                "Unhealthy",
-                f"pod/{pod.name}",
-                "Readiness probe failed: HTTP probe failed with statuscode: 404",
-                "Warning",
-            )
+            self.event("Unhealthy", obj, self._readiness_failure(pod), "Warning")
         self._arm_oom(pod)
+
+    def _readiness_failure(self, pod: Pod) -> str:
+        probe = self.app.service(pod.service).readiness_probe
+        wrong_path = probe is not None and self.spec_of(pod).readiness_path != probe.path
+        return ev.readiness_failed(
+            probe.type if probe else None, probe.port if probe else None, pod.name, wrong_path
+        )
 
     def _mark_ready(self, pod: Pod, gen: int) -> None:
         if pod.generation != gen or pod.terminating or pod.name not in self.pods:
@@ -436,7 +480,7 @@ class ClusterState:
         self.event(
             "BackOff",
             f"pod/{pod.name}",
-            f"Back-off restarting failed container (last state: {reason})",
+            ev.back_off_restarting(pod.service, pod.name, self.namespace),
             "Warning",
         )
         backoff = BACKOFF_S[min(pod.restarts - 1, len(BACKOFF_S) - 1)]
@@ -470,20 +514,25 @@ class ClusterState:
         if pod.generation != gen or pod.terminating or pod.name not in self.pods:
             return
         pod.ready = False
-        self.event("Unhealthy", f"pod/{pod.name}", "Readiness probe failed: service not serving", "Warning")
+        self.event("Unhealthy", f"pod/{pod.name}", self._readiness_failure(pod), "Warning")
         self.dirty = True
 
-    def _terminate(self, pod: Pod, why: str) -> None:
+    def _terminate(self, pod: Pod) -> None:
+        """The ReplicaSet deletes the pod; its kubelet stops the container."""
         if pod.terminating:
             return
         pod.terminating = True
         pod.ready = False
         pod.generation += 1
         self.dirty = True
-        self.event("Killing", f"pod/{pod.name}", f"Stopping container ({why})")
+        rs = pod.name.rsplit("-", 1)[0]  # <service>-<pod-template-hash>-<suffix>
+        self.event("SuccessfulDelete", f"replicaset/{rs}", ev.deleted_pod(pod.name))
+        if pod.node is not None:  # a pod never scheduled has no kubelet to stop it
+            self.event("Killing", f"pod/{pod.name}", ev.stopping_container(pod.service))
         self.schedule(self.now + TERMINATION_GRACE_S, lambda: self._remove(pod))
 
     def _remove(self, pod: Pod) -> None:
+        self._pulls.pop(pod.name, None)
         if self.pods.pop(pod.name, None) is not None:
             self.dirty = True
             self.retry_pending()
@@ -496,12 +545,11 @@ class ClusterState:
         node.ready = ready
         if not ready:
             node.not_ready_since = self.now
-            self.event("NodeNotReady", f"node/{name}", "Node status is now: NodeNotReady", "Warning")
             self.schedule(self.now + NODE_MONITOR_GRACE_S, lambda: self._node_pods_unready(name))
             self.schedule(self.now + EVICTION_TIMEOUT_S, lambda: self._evict_node(name))
         else:
             node.not_ready_since = None
-            self.event("NodeReady", f"node/{name}", "Node status is now: NodeReady")
+            self.event("NodeReady", f"node/{name}", ev.node_status(name, "NodeReady"))
             for pod in list(self.pods.values()):
                 if pod.node == name and not pod.terminating:
                     self._start_container(pod)
@@ -509,10 +557,15 @@ class ClusterState:
         self.dirty = True
 
     def _node_pods_unready(self, name: str) -> None:
+        """The node controller, once the kubelet has missed the grace period: the node goes NotReady
+        and so do its pods."""
         if self.nodes[name].ready:
             return
+        self.event("NodeNotReady", f"node/{name}", ev.node_status(name, "NodeNotReady"))
         for pod in self.pods.values():
             if pod.node == name:
+                if pod.ready:
+                    self.event("NodeNotReady", f"pod/{pod.name}", ev.NODE_NOT_READY_POD, "Warning")
                 pod.ready = False
                 pod.generation += 1
         self.dirty = True
@@ -527,26 +580,29 @@ class ClusterState:
             return
         for pod in [p for p in self.pods.values() if p.node == name]:
             self.pods.pop(pod.name)
-            self.event("TaintManagerEviction", f"pod/{pod.name}", f"Evicting pod from NotReady node {name}")
+            self._pulls.pop(pod.name, None)
+            self.event(
+                "TaintManagerEviction", f"pod/{pod.name}", ev.marking_for_deletion(self.namespace, pod.name)
+            )
         for svc in self.deployments:
             self.reconcile(svc)
         self.dirty = True
 
     def cordon(self, name: str, unschedulable: bool = True) -> None:
+        if self.nodes[name].unschedulable != unschedulable:  # the kubelet reports a change
+            status = "NodeNotSchedulable" if unschedulable else "NodeSchedulable"
+            self.event(status, f"node/{name}", ev.node_status(name, status))
         self.nodes[name].unschedulable = unschedulable
-        self.event(
-            "NodeNotSchedulable" if unschedulable else "NodeSchedulable",
-            f"node/{name}",
-            "cordoned" if unschedulable else "uncordoned",
-        )
         if not unschedulable:
             self.retry_pending()
 
     def drain(self, name: str) -> None:
+        """`kubectl drain`: cordon, then the eviction API deletes each pod (its kubelet stops it)."""
         self.cordon(name)
         for pod in [p for p in self.pods.values() if p.node == name and not p.terminating]:
             self.pods.pop(pod.name)
-            self.event("Evicted", f"pod/{pod.name}", f"drained from {name}")
+            self._pulls.pop(pod.name, None)
+            self.event("Killing", f"pod/{pod.name}", ev.stopping_container(pod.service))
         for svc in self.deployments:
             self.reconcile(svc)
         self.dirty = True

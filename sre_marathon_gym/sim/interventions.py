@@ -74,7 +74,7 @@ class Interventions:
         if not isinstance(replicas, int) or replicas < 0 or replicas > 20:
             raise _error(f"replicas must be an integer in 0..20, got {replicas!r}")
         zones = [z for z, _ in self.sim.cluster.deployments[svc].spec.replicas]
-        self.sim.cluster.scale(svc, {z: replicas for z in zones}, f"kubectl scale --replicas={replicas}")
+        self.sim.cluster.scale(svc, {z: replicas for z in zones})
         return {"service": svc, "replicas_per_zone": replicas}
 
     def set_config(self, service: str, key: str, value: str) -> dict:
@@ -136,8 +136,7 @@ class Interventions:
         if not self.sim.app.failover:
             raise _error(f"{self.sim.app.display_name} runs in one zone; failover is not available")
         for z in cl.ingress_zones:
-            cl.ingress_zones[z] = 1.0 if z == zone else 0.0
-        cl.event("Failover", f"zone/{zone}", f"ingress moved to {zone}")
+            cl.ingress_zones[z] = 1.0 if z == zone else 0.0  # load-balancer weights: no Kubernetes event
         cl.dirty = True
         return {"ingress": dict(cl.ingress_zones)}
 
@@ -161,8 +160,7 @@ class Interventions:
         cl = self.sim.cluster
         if name not in cl.network_policies:
             raise _error(f"unknown NetworkPolicy {name!r}{did_you_mean(name, cl.network_policies)}")
-        del cl.network_policies[name]
-        cl.event("NetworkPolicyDeleted", f"networkpolicy/{name}", "deleted")
+        del cl.network_policies[name]  # a NetworkPolicy change records no event
         cl.dirty = True
         return {"deleted": name}
 

@@ -54,7 +54,7 @@ from .log_snapshot import (
     Context,
     snapshot,
 )
-from .log_text import FAMILY
+from .log_text import FAMILY, FLAGD_RELOAD
 from .op_names import client_op, edge_path, entry_route, server_op
 from .traces import build_trees
 
@@ -115,6 +115,8 @@ class LogContextRecorder:
         }
         self.addr_defaults = {(n, cfg.key): cfg.value for n in c.services for cfg in svc[n].config}
         self.flag_index = {f.name: i for i, f in enumerate(sim.app.feature_flags)}
+        self._flagd = c.index.get("flagd")  # flagd logs each reload of its flag file
+        self._flagd_state = tuple(sim.cluster.configmaps.get("flagd-config", {}).items())
         # growing arrays
         self.n = 0
         cap = self.GROW
@@ -146,7 +148,8 @@ class LogContextRecorder:
         self.ctx_ref = np.zeros(cap, dtype=np.int32)
         self.contexts: list[Context] = []
         self._ctx_key: object = None
-        self.events: dict[int, list[tuple[int, str, str]]] = {}  # position -> (service, pod, reason)
+        # position -> (service, pod, restart reason or FLAGD_RELOAD)
+        self.events: dict[int, list[tuple[int, str, str]]] = {}
         self._restarts_seen: dict[str, int] = {}
         self._k_index: dict[int, int] = {}
         self._cause_cache: dict[tuple[int, int], tuple[int, int, int, str, str]] = {}  # see `log_causes`
@@ -233,6 +236,11 @@ class LogContextRecorder:
             self._crashing = crashing
         for si in self._crashing:
             bits[si] |= B_CRASHLOOP
+        if self._flagd is not None:
+            flags = tuple(cl.configmaps.get("flagd-config", {}).items())
+            if flags != self._flagd_state:
+                self._flagd_state = flags
+                evs.extend((self._flagd, pod, FLAGD_RELOAD) for pod in ctx.live_pods[self._flagd])
         if evs:
             self.events[p] = evs
         self.svc_bits[p] = bits

@@ -48,6 +48,9 @@ from .log_text import (
     FLAG_CALLER_PREFIX,
     FLAG_ERROR,
     FLAG_LINES,
+    FLAGD_RELOAD,
+    FLAGD_RELOAD_ATTRS,
+    FLAGD_RELOAD_TEXT,
     LAG_TEXT,
     MEM_HIGH_TEXT,
     MISSING_ENV_TEXT,
@@ -148,6 +151,9 @@ def lines(rec: LogContextRecorder, p: int, s: int, min_rank: int = 0) -> list[Lo
             emit(level, msg, trace=tid, **attrs)
     # --- process-level symptoms
     for si, pod, reason in evs:
+        if reason == FLAGD_RELOAD:
+            emit("INFO", FLAGD_RELOAD_TEXT, pod=pod, **FLAGD_RELOAD_ATTRS)
+            continue
         if reason == "OOMKilled":
             emit(
                 "ERROR",

@@ -420,6 +420,11 @@ STARTUP_TEXT = {
     "kafka": "[KafkaServer id=1] started (kafka.server.KafkaServer)",
     "rabbitmq": "Server startup complete; 4 plugins started.",
 }
+# flagd's file sync when its mounted ConfigMap changes (Kubernetes swaps the symlink: a REMOVE
+# event), open-feature/flagd core/pkg/sync/file; the line names the file, never the flag changed
+FLAGD_RELOAD = "flagd-reload"  # the log context's event for it
+FLAGD_RELOAD_TEXT = "filepath event: /etc/flagd/demo.flagd.json REMOVE"
+FLAGD_RELOAD_ATTRS = {"component": "sync", "sync": "filepath"}
 OOM_TEXT = {
     "go": "fatal error: runtime: out of memory",
     "java": "java.lang.OutOfMemoryError: Java heap space",
@@ -659,6 +664,9 @@ __all__ = [
     "FLAG_CALLER_PREFIX",
     "FLAG_ERROR",
     "FLAG_LINES",
+    "FLAGD_RELOAD",
+    "FLAGD_RELOAD_ATTRS",
+    "FLAGD_RELOAD_TEXT",
     "GO_HTTP_ERR",
     "LAG_TEXT",
     "MEM_HIGH_TEXT",

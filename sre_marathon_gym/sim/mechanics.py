@@ -270,12 +270,12 @@ class Mechanics:
         cl = self.sim.cluster
         old = dict(cl.deployments[fault.target].spec.replicas)
         undo["old"] = old
-        cl.scale(fault.target, {z: 0 for z in old}, "kubectl scale --replicas=0")
+        cl.scale(fault.target, {z: 0 for z in old})
 
     def _revert_scale_to_zero(self, fault: Fault, undo: dict) -> None:
         cl = self.sim.cluster
         if all(n == 0 for _, n in cl.deployments[fault.target].spec.replicas):
-            cl.scale(fault.target, undo["old"], "kubectl scale (restore)")
+            cl.scale(fault.target, undo["old"])
 
     # ------------------------------------------------------------ network and infrastructure
     def _apply_network_partition(self, fault: Fault, undo: dict) -> None:
@@ -283,10 +283,7 @@ class Mechanics:
 
         dst = str(fault.params["downstream"])
         name = f"deny-{fault.target}-to-{dst}"
-        self.sim.cluster.network_policies[name] = NetworkPolicy(name, fault.target, dst)
-        self.sim.cluster.event(
-            "NetworkPolicyCreated", f"networkpolicy/{name}", f"deny egress {fault.target} -> {dst}"
-        )
+        self.sim.cluster.network_policies[name] = NetworkPolicy(name, fault.target, dst)  # no event
         self.sim.cluster.dirty = True
         undo["name"] = name
 

@@ -298,8 +298,8 @@ class Simulator:
         cl = self.cluster
 
         def apply() -> None:
+            # no event for a ConfigMap update; flagd logs the reload of its mounted file (`log_context`)
             cl.configmaps.setdefault("flagd-config", {})[flag] = variant
-            cl.event("ConfigMapUpdated", "configmap/flagd-config", f"{flag} -> {variant}")
             self.effects.invalidate()
             for svc in {b[0] for b in FLAG_BEHAVIOUR.get(flag, [])}:
                 if svc in cl.deployments:
