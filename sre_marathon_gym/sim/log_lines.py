@@ -68,6 +68,7 @@ from .log_text import (
 from .traces import encode_trace_id
 
 if TYPE_CHECKING:
+    from ..clock import Epoch
     from .log_context import LogContextRecorder
 
 OK_LINES_PER_REQUEST = 0.03  # sampled-down volume of request log lines
@@ -111,13 +112,14 @@ def lines(rec: LogContextRecorder, p: int, s: int, min_rank: int = 0) -> list[Lo
     def emit(level: str, msg: str, pod: str | None = None, trace: str | None = None, **attrs) -> None:
         a = {"severity.text": native.get(level, level)}
         a.update(attrs)
+        timestamp = round(t0 + draw() * rec.step_s, 3)
         out.append(
             LogRecord(
-                timestamp=round(t0 + draw() * rec.step_s, 3),
+                timestamp=timestamp,
                 service=name,
                 pod=pod or (draw.choice(ready) if ready else "-"),
                 level=level,
-                message=msg,
+                message=stamp_body(msg, rec.epoch, timestamp),
                 trace_id=trace,
                 attributes=a,
             )
@@ -178,7 +180,7 @@ def lines(rec: LogContextRecorder, p: int, s: int, min_rank: int = 0) -> list[Lo
             emit("INFO", STARTUP_TEXT.get(fam, "started").format_map(Fill(draw, port=rec.ports[s])), pod=pod)
     if bits & B_NOT_READY and s in ctx.readiness_path:
         for pod in ctx.notready_pods[s]:
-            fill = Fill(draw, path=ctx.readiness_path[s], port=rec.ports[s], clf=rec.epoch.clf(t1))
+            fill = Fill(draw, path=ctx.readiness_path[s], port=rec.ports[s], clf=BODY_CLF)
             msg = pick(READINESS_TEXT, fam).format_map(fill)
             emit(
                 "WARN" if fam not in ("nginx",) else "INFO",
@@ -262,6 +264,21 @@ def _ok_line(rec: LogContextRecorder, p: int, s: int, root: int, draw: Draw) -> 
     return draw.choice(tmpl).format_map(Fill(draw, op=rec.server_op[s], ms=str(ms))), {"duration_ms": ms}
 
 
+BODY_ISO, BODY_CLF, BODY_NGINX = "\x00iso\x00", "\x00clf\x00", "\x00nginx\x00"
+"""Where a line's body prints its own time (envoy, nginx): filled in from the record's timestamp."""
+
+
+def stamp_body(message: str, epoch: Epoch, t: float) -> str:
+    """`message` with its body time set to `t`, so a proxy line's text and its record agree."""
+    if "\x00" not in message:
+        return message
+    return (
+        message.replace(BODY_ISO, epoch.iso(t))
+        .replace(BODY_CLF, epoch.clf(t))
+        .replace(BODY_NGINX, epoch.iso(t)[:19].replace("T", " ").replace("-", "/"))
+    )
+
+
 def _access_line(
     rec: LogContextRecorder,
     fam: str,
@@ -274,19 +291,18 @@ def _access_line(
     flags: str = "-",
     upstream: str = "",
 ) -> str:
-    """A proxy's access log line (envoy, nginx), else a plain one."""
-    t = float(rec.times[p]) - rec.step_s * draw()
+    """A proxy's access log line (envoy, nginx), else a plain one; its time is the record's."""
     if fam == "envoy":
         entry = rec.compiled.entry
         return (
-            f'[{rec.epoch.iso(t)}] "{verb} {path} HTTP/1.1" {status} {flags} via_upstream - "-" 0 '
+            f'[{BODY_ISO}] "{verb} {path} HTTP/1.1" {status} {flags} via_upstream - "-" 0 '
             f'{int(200 + draw() * 4000)} {ms} {max(ms - 1, 0)} "-" "python-requests/2.31.0" '
             f'"{draw.hexs(8)}-{draw.hexs(4)}-{draw.hexs(4)}-{draw.hexs(4)}-{draw.hexs(12)}" '
             f'"{rec.services[entry]}:{rec.ports[entry]}" "{upstream or "10.244.1.7:8080"}"'
         )
     if fam == "nginx":
         return (
-            f"10.244.{int(draw() * 4)}.{2 + int(draw() * 250)} - - [{rec.epoch.clf(t)}] "
+            f"10.244.{int(draw() * 4)}.{2 + int(draw() * 250)} - - [{BODY_CLF}] "
             f'"{verb} {path} HTTP/1.1" {status} {int(200 + draw() * 4000)} "-" '
             f'"Mozilla/5.0 (X11; Linux x86_64)" rt={ms / 1000:.3f}'
         )
@@ -383,10 +399,8 @@ def _proxy_error(rec: LogContextRecorder, p: int, s: int, e: int, cause: int, dr
         ms = int(float(rec.edge_timeout[p, e])) if cause == TIMEOUT else int(1 + draw() * 5)
         return _access_line(rec, fam, verb, path, status, ms, draw, p, flags, upstream=addr) + f" {dst}"
     why = NGINX_ERR.get(cause, "upstream error").format(hostname=addr.rpartition(":")[0])
-    t = float(rec.times[p]) - rec.step_s * draw()
-    stamp = rec.epoch.iso(t)[:19].replace("T", " ").replace("-", "/")
     return (
-        f"{stamp} [error] 29#29: *{int(draw() * 90000)} "
+        f"{BODY_NGINX} [error] 29#29: *{int(draw() * 90000)} "
         f'{why}, client: 10.244.0.1, server: localhost, request: "{verb} {path} HTTP/1.1", '
         f'upstream: "http://{addr}{path}", host: "{rec.services[s]}:{rec.ports[s]}"'
     )
