@@ -112,12 +112,15 @@ def lines(rec: LogContextRecorder, p: int, s: int, min_rank: int = 0) -> list[Lo
     def emit(level: str, msg: str, pod: str | None = None, trace: str | None = None, **attrs) -> None:
         a = {"severity.text": native.get(level, level)}
         a.update(attrs)
-        timestamp = round(t0 + draw() * rec.step_s, 3)
+        u = draw()
+        pod = pod or (draw.choice(ready) if ready else "-")
+        since = min(max(t0, ctx.started_s.get(pod, t0)), t1)  # a container logs only once it runs
+        timestamp = round(t0 + u * rec.step_s if since == t0 else since + u * (t1 - since), 3)
         out.append(
             LogRecord(
                 timestamp=timestamp,
                 service=name,
-                pod=pod or (draw.choice(ready) if ready else "-"),
+                pod=pod,
                 level=level,
                 message=stamp_body(msg, rec.epoch, timestamp),
                 trace_id=trace,

@@ -96,6 +96,7 @@ class Context:
     readiness_path: dict[int, str]
     flags_on: frozenset[str]
     mem_pods: tuple[tuple[str, int], ...]  # pods whose memory can grow or is inflated
+    started_s: dict[str, float]  # pod -> when it was created or its container started (no line before)
 
 
 def snapshot(rec: LogContextRecorder, sim: Simulator) -> Context:
@@ -113,6 +114,7 @@ def snapshot(rec: LogContextRecorder, sim: Simulator) -> Context:
     notready: list[list[str]] = [[] for _ in range(S)]
     mechs: list[dict[str, tuple[float, str]]] = [{} for _ in range(S)]
     mem_pods: list[tuple[str, int]] = []
+    started_s: dict[str, float] = {}
     route_kind = np.zeros(rec.E, dtype=np.int64)
     route_host: dict[int, str] = {}
     missing_env: dict[int, str] = {}
@@ -150,6 +152,7 @@ def snapshot(rec: LogContextRecorder, sim: Simulator) -> Context:
             part = _pod_part(rec, cl, pod, node, eff, readiness_memo, behaviours_memo)
             entry = pod_memo[name] = (pkey, *part)
         _, si, running, terminating, bad_path, found, has_mem = entry
+        started_s[name] = float(max(pod.created_s, pod.container_started_s))
         if running:
             live[si].append(name)
             (ready if pod.ready else notready)[si].append(name)
@@ -223,6 +226,7 @@ def snapshot(rec: LogContextRecorder, sim: Simulator) -> Context:
         readiness_path=readiness,
         flags_on=frozenset(flags_on),
         mem_pods=tuple(mem_pods),
+        started_s=started_s,
     )
     rec.contexts.append(ctx)
     return ctx

@@ -36,3 +36,27 @@ def test_proxy_line_bodies_carry_their_record_time(catalog, app):
             assert local == sim.epoch.iso(t)[:19].replace("T", " ").replace("-", "/"), r
             stamped += 1
     assert stamped > 100  # the proxies did log
+
+
+@pytest.mark.parametrize("app", ["online_boutique", "astronomy_shop", "train_ticket"])
+def test_no_pod_logs_before_it_is_scheduled(catalog, app):
+    """Read as an SRE would: `get_k8s_state events` says when a pod was scheduled; none of its log
+    lines may be older (pods that existed before the run have no Scheduled event)."""
+    seed = catalog.leaderboard.seed_for(app)
+    sim = Simulator(catalog, app, seed, schedule=FaultSchedule.generate(catalog, app, seed))
+    end = 5400
+    sim.advance_to(end)
+    backend = SimBackend(sim)
+    scheduled: dict[str, float] = {}
+    for e in backend.k8s_state("events", None, 10**7):
+        if e["reason"] == "Scheduled":
+            scheduled.setdefault(e["object"].split("/", 1)[1], e["time_s"])
+    rows = backend.search_logs(None, 0, end, None, None, 10**6)
+    new_pods = [r for r in rows if r["pod"] in scheduled]
+    assert len({r["pod"] for r in new_pods}) > 5  # pods were created during the run, and they logged
+    early = [
+        (r["pod"], r["timestamp"], scheduled[r["pod"]])
+        for r in new_pods
+        if r["timestamp"] < scheduled[r["pod"]]
+    ]
+    assert not early, early[:5]
