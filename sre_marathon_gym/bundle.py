@@ -108,6 +108,8 @@ if TYPE_CHECKING:
     from .catalog.settings import Scoring
     from .metric_store import MetricStore
 
+Telemetry = RecordedMetrics  # the earlier name (deprecated)
+
 __all__ = [
     "BUNDLE_FORMAT",
     "BUNDLE_FORMAT_VERSION",

@@ -122,6 +122,3 @@ class RecordedMetrics:
             RecursionError,
         ) as exc:  # whatever a forged index holds
             raise BundleError(f"telemetry members are inconsistent: {str(exc)[:200]}") from exc
-
-
-Telemetry = RecordedMetrics  # the earlier name (deprecated)
