@@ -42,6 +42,7 @@ from pydantic import BaseModel, ConfigDict
 
 from .alert_rules import COMPARISONS, CompiledRule, Operand, OperandBatch, SeriesView, labels_match
 from .alert_templates import render_template
+from .clock import METRIC_STEP_S
 from .errors import AlertEvaluationError, AlertRuleError, UnknownNameError
 from .metric_store import MetricStore, bucket_quantile
 
@@ -156,7 +157,7 @@ class AlertEngine:
     it every tick or every agent invocation gives the same history).
     """
 
-    def __init__(self, rules: RulePack, app: App, store: MetricStore, interval_s: float = 15):
+    def __init__(self, rules: RulePack, app: App, store: MetricStore, interval_s: float = METRIC_STEP_S):
         if not interval_s > 0:
             raise AlertEvaluationError(f"interval_s must be > 0, got {interval_s!r}")
         self.app = app

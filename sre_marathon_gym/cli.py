@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from .catalog import APPS, CATEGORIES, Catalog, load_catalog
 from .catalog.settings import RULES_VERSIONS
+from .clock import DEFAULT_ORIGIN_S
 from .envs.inputs import MAX_SEED
 from .errors import ConfigurationError, RunInterrupted, SREMarathonError, UnknownNameError
 from .reports import llm_accounting_table
@@ -612,8 +613,8 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument(
         "--origin",
         type=int,
-        default=1_767_225_600,
-        help="Unix seconds of simulated t=0 (default 1767225600 = 2026-01-01T00:00:00Z)",
+        default=DEFAULT_ORIGIN_S,
+        help=f"Unix seconds of simulated t=0 (default {DEFAULT_ORIGIN_S} = 2026-01-01T00:00:00Z)",
     )
     ex.add_argument("--overwrite", action="store_true", help="replace an existing DIR/data")
     ex.add_argument(

@@ -123,6 +123,8 @@ class IncidentEvent(RunModel):
     order therefore gives every state the store went through.
     """
 
+    model_config = ConfigDict(extra="forbid", frozen=True)  # shared by the runner, recorder and scorer
+
     time_s: float
     op: Literal["open", "root_cause", "update", "resolve"]
     incident_id: str
@@ -133,6 +135,8 @@ class IncidentEvent(RunModel):
 
 class ActionRecord(RunModel):
     """One tool call with its policy verdict (read, incident and intervention tools alike)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)  # shared by the runner, recorder and scorer
 
     time_s: float
     invocation: int = 0

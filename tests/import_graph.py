@@ -1,8 +1,9 @@
 """The package's import graph, read from source with `ast` (nothing is imported or executed).
 
 Edges are module -> module inside `sre_marathon_gym`; `from pkg import name` points at `pkg.name`
-when that is a module, else at `pkg`. Imports inside functions count: a lazy import is still a
-dependency. Third-party imports are kept by their top-level name (`gymnasium`, `ray`).
+when that is a module, else at `pkg`, and importing `a.b.c` also points at the package `a.b` (its
+`__init__` runs first). Imports inside functions count: a lazy import is still a dependency.
+Third-party imports are kept by their top-level name (`gymnasium`, `ray`).
 """
 
 from __future__ import annotations
@@ -56,6 +57,10 @@ def graph() -> dict[str, tuple[frozenset[str], frozenset[str]]]:
                     while t not in mods and "." in t:  # `import pkg.mod.attr` style: the module part
                         t = t.rsplit(".", 1)[0]
                     internal.add(t)
+                    parent = t.rsplit(".", 1)[0]
+                    while parent != PACKAGE and "." in parent:  # importing a.b.c runs a.b's __init__
+                        internal.add(parent)
+                        parent = parent.rsplit(".", 1)[0]
                 elif t and not t.startswith("."):
                     external.add(t.split(".")[0])
         out[name] = (frozenset(internal - {name}), frozenset(external))

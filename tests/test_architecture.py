@@ -74,7 +74,9 @@ def test_tools_reach_a_cluster_only_through_the_backend_protocol(module):
     bad = [
         m
         for m in imports(module)
-        if m != PACKAGE and not under(m, "tools", "catalog", "metric_store", "backends.base", *FOUNDATION)
+        if m != PACKAGE
+        and m != f"{PACKAGE}.backends"  # the package, whose __init__ loads only the protocol
+        and not under(m, "tools", "catalog", "metric_store", "backends.base", *FOUNDATION)
     ]
     assert not bad, f"{module} imports {bad}"
 
@@ -116,3 +118,17 @@ def test_no_package_file_is_over_the_size_limit():
         if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     }
     assert not long, f"split these by concept (at most {MAX_LINES} lines): {long}"
+
+
+def test_importing_tools_and_scoring_loads_no_simulator():
+    """The same rule at run time, package `__init__`s included (a fresh interpreter; gymnasium is
+    loaded by the package root, which registers the env ids)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, sre_marathon_gym.tools.runner, sre_marathon_gym.scoring, sre_marathon_gym.scoring.orca;"
+        "print(sorted(m for m in sys.modules if m.startswith('sre_marathon_gym.sim')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out

@@ -41,3 +41,10 @@ def test_log_bodies_follow_the_simulator_epoch(catalog):
     other = Simulator(catalog, "astronomy_shop", 3, epoch=Epoch.at(dt.datetime(2026, 4, 19, tzinfo=dt.UTC)))
     other.advance_to(600)
     assert _proxy_dates(other) == {"2026-04-19"}
+
+
+def test_the_default_cadence_is_the_leaderboards(catalog):
+    from sre_marathon_gym.clock import DEFAULT_INVOCATION_S
+
+    assert catalog.leaderboard.interval_s == DEFAULT_INVOCATION_S
+    assert DEFAULT_INVOCATION_S % METRIC_STEP_S == 0

@@ -41,6 +41,7 @@ class SimulatedRun:
         retention_s: float | None = None,
     ):
         self.catalog, self.app_name, self.seed, self.schedule = catalog, app, seed, schedule
+        self._load_profile = load_profile  # the matched no-action run replays the same load
         self.sim = Simulator(
             catalog,
             app,
@@ -158,7 +159,14 @@ class SimulatedRun:
     def no_action_traffic(self, interval_ends: Iterable[float]) -> tuple[list[float], list[float]]:
         """The matched no-action run (same seed and schedule, nobody acting), computed exactly:
         (requests, degraded) per interval ending at each of `interval_ends`."""
-        sim0 = Simulator(self.catalog, self.app_name, self.seed, schedule=self.schedule, telemetry=False)
+        sim0 = Simulator(
+            self.catalog,
+            self.app_name,
+            self.seed,
+            schedule=self.schedule,
+            telemetry=False,
+            load_profile=self._load_profile,
+        )
         requests, degraded = [], []
         for t in interval_ends:
             sim0.window.reset()

@@ -17,12 +17,13 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from ..clock import METRIC_STEP_S
 from ..errors import PrometheusError
 
-_CONFIG = """# written by sre-marathon: serve backfilled blocks, scrape nothing
+_CONFIG = f"""# written by sre-marathon: serve backfilled blocks, scrape nothing
 global:
-  scrape_interval: 15s
-  evaluation_interval: 15s
+  scrape_interval: {METRIC_STEP_S}s
+  evaluation_interval: {METRIC_STEP_S}s
 """
 
 

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
+from ..clock import METRIC_STEP_S
 from ..patterns import MAX_PATTERN_CHARS
 
 Kind = Literal["read", "incident", "intervention"]
@@ -51,13 +52,15 @@ class QueryMetrics(_Args):
         ),
     )
     function: Literal["raw", "rate", "increase", "p50", "p95", "p99"] = "raw"
-    window_s: int = Field(120, ge=15, le=3600, description="range window for rate/increase/quantiles")
+    window_s: int = Field(
+        120, ge=METRIC_STEP_S, le=3600, description="range window for rate/increase/quantiles"
+    )
     group_by: list[str] = Field(
         default_factory=list, description="sum by these labels (empty: keep every series)"
     )
     start_s: float | None = Field(None, ge=0)
     end_s: float | None = Field(None, ge=0)
-    step_s: int = Field(60, ge=15, le=3600)
+    step_s: int = Field(60, ge=METRIC_STEP_S, le=3600)
 
     @model_validator(mode="after")
     def _metric_or_promql(self) -> QueryMetrics:
