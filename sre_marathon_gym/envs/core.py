@@ -9,6 +9,7 @@ the hooks (`backend`, `runner`, `alert_engine`, `_service_features`) and everyth
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -20,7 +21,7 @@ from .actions import VERBS, decode_slot, slot_mask
 from .observation import build_observation, env_spaces
 
 
-class MarathonCore(gym.Env):
+class MarathonCore(gym.Env, ABC):
     """Subclasses set `catalog`, `app`, `interval_s`, `run_s`, `injection_s`, then call
     `_init_spaces`; after reset they hold `backend`, `runner` and `alert_engine`."""
 
@@ -36,9 +37,10 @@ class MarathonCore(gym.Env):
         self.observation_space, self.action_space = sp.observation_space, sp.action_space
 
     # ------------------------------------------------------------ hooks
+    @abstractmethod
     def _service_features(self) -> np.ndarray:
-        """The per-service rows of the observation (`observation.SERVICE_FEATURES`)."""
-        raise NotImplementedError
+        """The per-service rows of the observation (`observation.SERVICE_FEATURES`): what this env's
+        time source can measure (a simulated run's traffic summary, or the cluster API alone)."""
 
     def _extra_info(self) -> dict:
         return {}

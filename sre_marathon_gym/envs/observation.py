@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from ..errors import SREMarathonError
 from .actions import ActionLayout
 
 ALERT_STATES = ("empty", "firing", "resolved")
@@ -101,8 +102,6 @@ def cluster_features(env: Any, restarts_seen: dict[str, int]) -> tuple[np.ndarra
     `restarts_seen` (pod -> restarts at the previous observation), pods not running, rollouts in
     the last interval. Traffic features stay 0: they need the metric source's query language.
     Returns the features and the restart counts to pass next time."""
-    from ..errors import SREMarathonError
-
     now = env.backend.now()
     try:
         pod_service = env.backend.pod_services()

@@ -17,6 +17,7 @@ from typing import Protocol
 import numpy as np
 
 from ..catalog.apps import App
+from ..errors import SimulatorError
 from . import k8s_events as ev
 
 STARTUP_S = 10.0  # container start until the process listens
@@ -235,6 +236,9 @@ class ClusterState:
             self._recount()
 
     def event(self, reason: str, obj: str, message: str, kind: str = "Normal") -> None:
+        """Record what a Kubernetes component records; only the reasons in `k8s_events.REASONS`."""
+        if reason not in ev.REASONS:
+            raise SimulatorError(f"no Kubernetes component records a {reason!r} event")
         self.events.append(ClusterEvent(self.now, kind, reason, obj, message))
 
     # ---------------------------------------------------------------- deployments

@@ -14,6 +14,7 @@ import pytest
 
 from sre_marathon_gym.backends.sim import SimBackend
 from sre_marathon_gym.fault_schedule import FaultSchedule
+from sre_marathon_gym.sim import k8s_events
 from sre_marathon_gym.sim.simulator import Simulator
 
 # reason -> the component that emits it (Kubernetes 1.29)
@@ -149,3 +150,12 @@ def test_feature_flag_emits_no_event_and_flagd_logs_the_reload(catalog):
     [cm] = [c for c in backend.k8s_state("configmaps", None, ALL) if c["name"] == "flagd-config"]
     assert cm["data"][flag] == fault.params["variant"]
     assert [r for r in backend.deploy_history("flagd", WARM_S) if r["kind"] == "flag"]
+
+
+def test_the_cluster_refuses_to_record_a_reason_no_component_emits(catalog):
+    from sre_marathon_gym.errors import SimulatorError
+
+    sim = Simulator(catalog, "online_boutique", 1, telemetry=False)
+    with pytest.raises(SimulatorError, match="ConfigMapUpdated"):
+        sim.cluster.event("ConfigMapUpdated", "configmap/flagd-config", "paymentFailure -> 100%")
+    assert set(REASONS) == set(k8s_events.REASONS)  # this file's list is the independent oracle
