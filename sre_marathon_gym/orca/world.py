@@ -1,8 +1,9 @@
 """The simulated days behind ORCA-bench: one Astronomy Shop run with the flag schedule applied.
 
-Why once per process: six days of telemetry take about a minute to simulate and a few hundred MiB
-to hold; every task reads the same recorded run (ORCA's snapshots), so `orca_world` caches it and
-tasks only cap what their tools may see.
+Why once: six days of telemetry take seconds to a minute to simulate and a few hundred MiB to
+hold; every task reads the same recorded run (ORCA's snapshots), so `orca_world` keeps it per
+process and on disk (`world_cache`: a new process loads it in about a second) and tasks only cap
+what their tools may see.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from ..catalog import load_catalog
 from ..clock import Epoch
 from . import APP, DAY_S
 from .schedule import OrcaSchedule, orca_schedule
+from .world_cache import load_or_build, world_key
 
 WORLD_SEED = 2026_04_19
 LOAD_STEP_S = 900  # the load level changes every 15 min (the traffic model caches between changes)
@@ -59,10 +61,14 @@ def simulate(schedule: OrcaSchedule, seed: int = WORLD_SEED, progress: bool = Fa
 
 
 def orca_world(days: int = 6, seed: int = WORLD_SEED) -> SimBackend:
-    """The cached run (one per process; the key is normalised so orca_world() is orca_world(6))."""
+    """The cached run (one per process and on disk; the key is normalised so orca_world() is
+    orca_world(6))."""
     return _world(int(days), int(seed))
 
 
 @lru_cache(maxsize=1)
 def _world(days: int, seed: int) -> SimBackend:
-    return simulate(orca_schedule(days), seed)
+    from ..bundle import catalog_digest
+
+    key = world_key(days, seed, catalog_digest(load_catalog()))
+    return load_or_build(key, lambda: simulate(orca_schedule(days), seed))
