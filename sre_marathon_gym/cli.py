@@ -652,8 +652,10 @@ def build_parser() -> argparse.ArgumentParser:
     sc.set_defaults(func=cmd_score)
 
     from .orca.cli import add_orca_parser
+    from .stats_cli import add_stats_parser
 
     add_orca_parser(sub)
+    add_stats_parser(sub)
     return parser
 
 

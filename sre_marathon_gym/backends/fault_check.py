@@ -68,12 +68,28 @@ def _healthy_for(sim: Simulator, fault: Fault, seconds: float, deadline: float) 
     return False
 
 
-def check_fault(app: App, fault: Fault, seed: int = 0) -> FaultCheck:
-    window = float(fault.duration.min_s)
-    # (1) + (2): inject alone, watch for the window, revert, watch recovery
+def _injected_alone(app: App, fault: Fault, seed: int) -> Simulator:
+    """A simulator warmed up for `WARMUP_S`, with `fault` just injected (no other fault, no telemetry)."""
     sim = Simulator(None, app, seed, telemetry=False)
     sim.advance_to(WARMUP_S)
     sim.inject(fault)
+    return sim
+
+
+def fault_severity(app: App, fault: Fault, seed: int = 0) -> float:
+    """Share of entry-point requests degraded (failed, or slower than 2.5 s) while `fault` runs
+    alone for its shortest window: how far from "requests continue to be served" it is."""
+    sim = _injected_alone(app, fault, seed)
+    before = sim.degraded.copy()
+    sim.advance_to(WARMUP_S + float(fault.duration.min_s))
+    n, bad = (sim.degraded - before).tolist()
+    return float(bad / n) if n else 0.0
+
+
+def check_fault(app: App, fault: Fault, seed: int = 0) -> FaultCheck:
+    window = float(fault.duration.min_s)
+    # (1) + (2): inject alone, watch for the window, revert, watch recovery
+    sim = _injected_alone(app, fault, seed)
     first, served = _watch(sim, fault, WARMUP_S + window)
     sim.revert(fault.id)
     recovers = _healthy_for(sim, fault, STABLE_S, sim.now + RECOVERY_S)
@@ -81,9 +97,7 @@ def check_fault(app: App, fault: Fault, seed: int = 0) -> FaultCheck:
     # (3): inject again, wait for the symptom, apply each remedy until one repairs
     repaired_by, note = None, ""
     for remedy in fault.remedies:
-        sim2 = Simulator(None, app, seed, telemetry=False)
-        sim2.advance_to(WARMUP_S)
-        sim2.inject(fault)
+        sim2 = _injected_alone(app, fault, seed)
         f2, _ = _watch(sim2, fault, WARMUP_S + min(window, (first - WARMUP_S + 30) if first else window))
         try:
             sim2.act.apply_remedy(remedy.action, remedy.target, remedy.artifact, remedy.value)

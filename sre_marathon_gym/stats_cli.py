@@ -1,0 +1,134 @@
+"""`sre-marathon stats`: SRE-Marathon's statistics beside the paper's (kept out of the shared cli.py).
+
+Prints, per app, the leaderboard seed's no-action run and N further seeds (mean and range) with
+the paper's figure and the deviation, the single-fault severity distribution, and ORCA's task
+counts, mean ground-truth causes and the heuristic's accuracy by difficulty. `--json` prints the
+same numbers as one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Any
+
+
+def _non_negative(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if n < 0 or n > 100:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 100, got {n}")
+    return n
+
+
+def add_stats_parser(sub: Any) -> None:
+    st = sub.add_parser("stats", help="the simulator's SRE-Marathon and ORCA statistics beside the papers'")
+    st.add_argument("--app", help="one app (default: all three)")
+    st.add_argument("--seeds", type=_non_negative, default=5, help="further seeds per app (default 5)")
+    st.add_argument("--no-severity", action="store_true", help="skip injecting every catalog fault alone")
+    st.add_argument("--no-orca", action="store_true", help="skip the ORCA task statistics")
+    st.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    st.set_defaults(func=cmd_stats)
+
+
+def _clean(obj: Any) -> Any:
+    """JSON without NaN (null instead)."""
+    if isinstance(obj, float) and math.isnan(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    return obj
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from .catalog import APPS, load_catalog
+    from .fidelity_stats import (
+        app_stats,
+        format_app_table,
+        format_category_table,
+        orca_stats,
+        single_fault_severity,
+    )
+    from .table import format_table
+
+    catalog = load_catalog(args.catalog)
+    apps = [args.app] if args.app else list(APPS)
+    for app in apps:
+        catalog.app(app)  # an unknown app fails here, before anything runs
+    quiet = args.json
+    rows = []
+    with tqdm(total=len(apps) * (1 + args.seeds), desc="no-action runs", unit="run", disable=quiet) as bar:
+        for app in apps:
+            rows.append(app_stats(catalog, app, args.seeds))
+            bar.update(1 + args.seeds)
+    severity = {}
+    if not args.no_severity:
+        total = sum(len(catalog.faults[a]) for a in apps)
+        with tqdm(total=total, desc="faults injected alone", unit="fault", disable=quiet) as bar:
+            for app in apps:
+                severity[app] = single_fault_severity(catalog, app, progress=lambda: bar.update(1))
+    orca = None if args.no_orca else orca_stats(progress=not quiet)
+    if args.json:
+        out = {
+            "apps": {
+                st.app: {
+                    "leaderboard": st.leaderboard.as_dict(),
+                    "other_seeds": [r.as_dict() for r in st.others],
+                }
+                for st in rows
+            },
+            "severity": {
+                app: {**{k: v for k, v in vars(s).items()}, "per_fault": per}
+                for app, (s, per) in severity.items()
+            },
+            "orca": orca,
+        }
+        print(json.dumps(_clean(out), indent=2, sort_keys=True))
+        return 0
+    print("SRE-Marathon, no-action runs under the leaderboard protocol")
+    print(format_app_table(rows, catalog))
+    print()
+    print("Faults per category (leaderboard seed)")
+    print(format_category_table(rows))
+    if severity:
+        print()
+        print("Single-fault severity (each fault alone; degraded share of entry requests over its window)")
+        body = [
+            [
+                app,
+                s.faults,
+                s.full_outages,
+                s.over_half,
+                s.over_90,
+                f"{s.median:.3f}",
+                f"{s.p90:.3f}",
+                ", ".join(f"{fid} {v:.2f}" for fid, v in s.worst[:3]),
+            ]
+            for app, (s, _) in severity.items()
+        ]
+        print(
+            format_table(
+                ["app", "faults", "full outages", ">0.5 (not outages)", ">0.9", "median", "p90", "worst"],
+                body,
+            )
+        )
+    if orca is not None:
+        print()
+        print(f"ORCA-bench: {orca['tasks']} tasks")
+        body = [
+            [d, v["tasks"], v["controls"], _fmt(v["mean_causes"]), _fmt(v["heuristic_accuracy"])]
+            for d, v in orca["by_difficulty"].items()
+        ]
+        print(format_table(["difficulty", "tasks", "controls", "mean causes", "heuristic accuracy %"], body))
+    return 0
+
+
+def _fmt(v: float) -> str:
+    return "-" if isinstance(v, float) and math.isnan(v) else f"{v:.2f}"
