@@ -15,7 +15,10 @@ import numpy as np
 
 from ..clock import METRIC_STEP_S
 from ..metric_store import _normalise_labels
-from .cluster import NODE_MONITOR_GRACE_S, POD_MUTATIONS, short_hash
+from . import pod_signals as ps
+from .cluster import NODE_MONITOR_GRACE_S, POD_MUTATIONS
+from .k8s_events import pod_uid
+from .scrape import BLACKBOX_JOB, CADVISOR_JOB, KSM_JOB, OTEL_JOB, scrape_labels
 from .traffic import TickResult, lognormal_cdf
 
 if TYPE_CHECKING:
@@ -46,11 +49,15 @@ class _PodLayout:
     oom_restarts: np.ndarray
     restarts: np.ndarray
     running: np.ndarray  # no waiting reason: memory is reported
-    mem_base: np.ndarray  # base + extra memory, MiB
-    leak: np.ndarray  # MiB per minute
+    mem_base: np.ndarray  # reported idle + extra memory, MiB (`pod_signals.reported_memory`)
+    leak: np.ndarray  # reported MiB per minute
     started_s: np.ndarray  # container start
-    cpu_share: np.ndarray  # per ready slot: 1 / ready pods of its service
-    node_vals: np.ndarray  # the node rows of an export
+    keys: np.ndarray  # uint64 per slot: the pod's per-sample draws
+    saw: np.ndarray  # [4, slots]: GC sawtooth amplitude MiB, period s, phase; noise amplitude MiB
+    mem_cap: np.ndarray  # memory limit MiB (inf without one): the working set never exceeds it
+    ready_keys: np.ndarray
+    cpu_share: np.ndarray  # per ready slot: its weight / the weights of its service's ready pods
+    node_vals: np.ndarray  # the node rows and the scrape targets' `up` of an export
     ids: np.ndarray | None = None  # every series id of an export, in order (see `export`)
 
 
@@ -235,8 +242,8 @@ class MetricExporter:
             ids.append(sid)
             vals.append(value)
 
-        uid = self._pod_uid(pod.name)
-        base = {"namespace": ns, "pod": pod.name, "uid": uid}
+        uid = self._pod_uid(pod)
+        base = {**scrape_labels(KSM_JOB), "namespace": ns, "pod": pod.name, "uid": uid}
         phase = "Unknown" if status == "Unknown" else pod.phase
         for ph in PHASES:
             put("kube_pod_status_phase", ph, lambda ph=ph: {**base, "phase": ph}, float(ph == phase))
@@ -301,6 +308,7 @@ class MetricExporter:
                 "container_spec_memory_limit_bytes",
                 (spec.image, node),
                 lambda: {
+                    **scrape_labels(CADVISOR_JOB, node),
                     "namespace": ns,
                     "pod": pod.name,
                     "container": svc,
@@ -315,10 +323,11 @@ class MetricExporter:
         memo[full] = out
         return out
 
-    def _pod_uid(self, name: str) -> str:
-        uid = self._uid.get(name)
+    def _pod_uid(self, pod) -> str:
+        """The pod's metadata.uid (the one its events show)."""
+        uid = self._uid.get(pod.name)
         if uid is None:
-            uid = self._uid[name] = short_hash("uid", name, n=12)
+            uid = self._uid[pod.name] = pod.uid or pod_uid(pod.name, self.sim.seed)
         return uid
 
     def _pod_dynamic_ids(self, pod) -> np.ndarray:
@@ -328,12 +337,14 @@ class MetricExporter:
             spec = self.sim.cluster.spec_of(pod)
             st = self.store
             cbase = {
+                **scrape_labels(KSM_JOB),
                 "namespace": self.ns,
                 "pod": pod.name,
-                "uid": self._pod_uid(pod.name),
+                "uid": self._pod_uid(pod),
                 "container": pod.service,
             }
             adv = {
+                **scrape_labels(CADVISOR_JOB, pod.node or ""),
                 "namespace": self.ns,
                 "pod": pod.name,
                 "container": pod.service,
@@ -378,9 +389,11 @@ class MetricExporter:
             lay = self._layout = self._build_layout(t)
             self._layout_key = key
         cum = self._cum  # updated through 1-d column views (2-d fancy indexing is much slower)
+        sample = int(round(t / METRIC_STEP_S))
         if res is not None and len(lay.ready_slots):
             i = lay.ready_svc
-            cum[:, 0][lay.ready_slots] += res.cpu_cores[i] * lay.cpu_share * METRIC_STEP_S
+            jitter = 1.0 + ps.CPU_JITTER * (2.0 * ps.sample_units(lay.ready_keys, sample, 1) - 1.0)
+            cum[:, 0][lay.ready_slots] += res.cpu_cores[i] * lay.cpu_share * (METRIC_STEP_S * jitter)
             cum[:, 1][lay.ready_slots] += METRIC_STEP_S / 0.1
             cum[:, 2][lay.ready_slots] += METRIC_STEP_S / 0.1 * res.throttled_ratio[i]
         if len(lay.oom_slots):
@@ -388,24 +401,34 @@ class MetricExporter:
         dvals = np.empty((len(lay.slots), 6))
         dvals[:, 0] = lay.restarts
         dvals[:, 1:5] = cum.take(lay.slots, axis=0)
-        dvals[:, 5] = np.where(
-            lay.running, (lay.mem_base + lay.leak * np.maximum(0.0, t - lay.started_s) / 60) * MI, 0.0
-        )
+        np.floor(dvals[:, 3], out=dvals[:, 3])  # throttled periods are counted: the expected value, floored
+        dvals[:, 5] = self._working_set(lay, t, sample)
         vals = [lay.static_vals, dvals.ravel()]
         # deployments and blackbox probes, one row per service
         ready_pods = lay.counts
         up = ready_pods > 0
         lat_s = (res.own_latency_ms / 1000.0) if res is not None else np.full(len(c.services), 0.001)
-        rows = np.empty((len(c.services), 4))
+        rows = np.empty((len(c.services), 5))
         rows[:, 0] = self._desired()
         rows[:, 1] = ready_pods
         rows[:, 2] = up
         rows[:, 3] = np.where(up, lat_s, 1.0)
+        rows[:, 4] = 1.0  # the blackbox exporter answered the probe request (`up` of its target)
         vals.append(rows.ravel())
         vals.append(lay.node_vals)
         if self.app_extra:
             vals.append(self._astronomy_app(sim))
         return lay, vals
+
+    @staticmethod
+    def _working_set(lay: _PodLayout, t: float, sample: int) -> np.ndarray:
+        """Bytes per slot: the mapped model memory, the GC sawtooth and sample noise, at most the limit."""
+        up_s = np.maximum(0.0, t - lay.started_s)
+        amp, period, phase, noise = lay.saw
+        cycle = up_s / period + phase
+        mem = lay.mem_base + lay.leak * up_s / 60 + amp * (cycle - np.floor(cycle))
+        mem += noise * (2.0 * ps.sample_units(lay.keys, sample, 2) - 1.0)
+        return np.where(lay.running, np.minimum(mem, lay.mem_cap) * MI, 0.0)
 
     def _build_layout(self, t: float) -> _PodLayout:
         """One pass over the pods: their series (created in this order), counter slots and the
@@ -435,11 +458,17 @@ class MetricExporter:
         mem_base: list[float] = []
         leak: list[float] = []
         started_s: list[float] = []
+        keys: list[int] = []
+        saw: list[tuple[float, float, float, float]] = []
+        mem_cap: list[float] = []
+        cpu_w: list[float] = []
+        ready_keys: list[int] = []
         for pod in pods:
             if pod.ready:
                 counts[index[pod.service]] += 1
         base_mem = c.base_memory_mi
         pod_effect = sim.effects.pod_effect
+        seed = sim.seed
         for pod in pods:
             row_key = (
                 pod.__dict__.get("_stamp"),
@@ -456,8 +485,15 @@ class MetricExporter:
                     slot = self._slot.get(pod.name)
                     if slot is None:
                         slot = self._new_slot(pod.name)
-                    # Effects.memory_mi: base + extra + leak * max(0, now - started) / 60
+                    # Effects.memory_mi: base + extra + leak * max(0, now - started) / 60, reported
+                    # through the map that takes the model's base to the runtime baseline
                     eff = pod_effect(pod)
+                    i_svc = index[pod.service]
+                    limit = float(cl.spec_of(pod).mem_limit_mi or 0)
+                    model_base = float(base_mem[i_svc])
+                    idle, slope = ps.reported_memory(model_base, float(self._mem_baseline[i_svc]), limit)
+                    weight, factor, period, phase = ps.pod_static(seed, pod.name)
+                    idle *= factor
                     row = (
                         row_key,
                         out,
@@ -468,9 +504,13 @@ class MetricExporter:
                             float(pod.restarts) if pod.last_terminated_reason == "OOMKilled" else None,
                             pod.restarts,
                             pod.waiting_reason is None,
-                            float(base_mem[index[pod.service]]) + eff.extra_mem_mi,
-                            eff.leak_mi_per_min,
+                            idle + eff.extra_mem_mi * slope,
+                            eff.leak_mi_per_min * slope,
                             pod.container_started_s,
+                            ps.pod_key(seed, pod.name),
+                            (float(self._mem_sawtooth[i_svc]) * idle, period, phase, ps.MEM_NOISE * idle),
+                            limit or np.inf,
+                            weight,
                         ),
                     )
                 rows[pod.name] = row
@@ -484,6 +524,8 @@ class MetricExporter:
             if d[2] >= 0:
                 ready_slots.append(slot)
                 ready_svc.append(d[2])
+                ready_keys.append(d[9])
+                cpu_w.append(d[12])
             if d[3] is not None:
                 oom_slots.append(slot)
                 oom_restarts.append(d[3])
@@ -492,11 +534,16 @@ class MetricExporter:
             mem_base.append(d[6])
             leak.append(d[7])
             started_s.append(d[8])
+            keys.append(d[9])
+            saw.append(d[10])
+            mem_cap.append(d[11])
         if len(self._static) != len(pods):  # every current pod is in `_static` by now
             self._drop_gone(t)
         s_ids, s_vals = self._concat_static(static)
         f, ix = np.array, np.intp
         counts_a, ready_svc_a = f(counts, dtype=np.float64), f(ready_svc, dtype=ix)
+        cpu_w_a = f(cpu_w, dtype=np.float64)
+        svc_w = np.bincount(ready_svc_a, weights=cpu_w_a, minlength=len(c.services))
         return _PodLayout(
             static_ids=s_ids,
             static_vals=s_vals,
@@ -512,10 +559,19 @@ class MetricExporter:
             mem_base=f(mem_base, dtype=np.float64),
             leak=f(leak, dtype=np.float64),
             started_s=f(started_s, dtype=np.float64),
-            cpu_share=(1.0 / np.maximum(counts_a, 1.0))[ready_svc_a],
-            node_vals=f(
-                [[1.0, n.ready, not n.ready, 0.0, n.unschedulable, 1.0] for n in cl.nodes.values()]
-            ).ravel(),
+            keys=f(keys, dtype=np.uint64),
+            saw=f(saw, dtype=np.float64).reshape(-1, 4).T.copy(),
+            mem_cap=f(mem_cap, dtype=np.float64),
+            ready_keys=f(ready_keys, dtype=np.uint64),
+            cpu_share=cpu_w_a / svc_w[ready_svc_a],
+            node_vals=np.concatenate(
+                [
+                    f(
+                        [[1.0, n.ready, not n.ready, 0.0, n.unschedulable, 1.0, n.ready] for n in cl.nodes.values()]
+                    ).ravel(),
+                    [1.0, 1.0],  # `up` of kube-state-metrics and of the OpenTelemetry collector
+                ]
+            ),
         )
 
     def _new_slot(self, name: str) -> int:
@@ -589,12 +645,21 @@ class MetricExporter:
 
     def _init_static_rows(self) -> None:
         st, ns, sim = self.store, self.ns, self.sim
+        services = [sim.app.service(name) for name in sim.compiled.services]
+        base = sim.compiled.base_memory_mi
+        self._mem_baseline = np.array(
+            [
+                ps.baseline_mi(ns, s.name, s.language, s.resources.mem_limit_mi, float(base[i]))
+                for i, s in enumerate(services)
+            ]
+        )
+        self._mem_sawtooth = np.array([ps.sawtooth_share(s.language) for s in services])
+        ksm = scrape_labels(KSM_JOB)
         rows = []
         for name in sim.compiled.services:
-            lab = {"namespace": ns, "deployment": name}
+            lab = {**ksm, "namespace": ns, "deployment": name}
             blab = {
-                "job": "blackbox",
-                "instance": f"{name}:{sim.app.service(name).port}",
+                **scrape_labels(BLACKBOX_JOB, f"{name}:{sim.app.service(name).port}"),
                 "namespace": ns,
                 "service": name,
             }
@@ -604,17 +669,19 @@ class MetricExporter:
                     st.series_id("kube_deployment_status_replicas_available", lab),
                     st.series_id("probe_success", blab),
                     st.series_id("probe_duration_seconds", blab),
+                    st.series_id("up", scrape_labels(BLACKBOX_JOB, blab["instance"])),
                 ]
             )
         self._svc_ids = np.array(rows, dtype=np.int64)
         nrows = []
         for node in sim.cluster.nodes.values():
-            cond = {"node": node.name, "condition": "Ready"}
+            cond = {**ksm, "node": node.name, "condition": "Ready"}
             nrows.append(
                 [
                     st.series_id(
                         "kube_node_info",
                         {
+                            **ksm,
                             "node": node.name,
                             "kernel_version": "6.1.0",
                             "kubelet_version": "v1.31.0",
@@ -625,14 +692,17 @@ class MetricExporter:
                     st.series_id("kube_node_status_condition", {**cond, "status": "true"}),
                     st.series_id("kube_node_status_condition", {**cond, "status": "false"}),
                     st.series_id("kube_node_status_condition", {**cond, "status": "unknown"}),
-                    st.series_id("kube_node_spec_unschedulable", {"node": node.name}),
+                    st.series_id("kube_node_spec_unschedulable", {**ksm, "node": node.name}),
                     st.series_id(
                         "kube_node_labels",
-                        {"node": node.name, "label_topology_kubernetes_io_zone": node.zone},
+                        {**ksm, "node": node.name, "label_topology_kubernetes_io_zone": node.zone},
                     ),
+                    st.series_id("up", scrape_labels(CADVISOR_JOB, node.name)),
                 ]
             )
-        self._node_ids = np.array(nrows, dtype=np.int64)
+        targets = [st.series_id("up", ksm), st.series_id("up", scrape_labels(OTEL_JOB))]
+        # node rows, then the `up` of the cluster-wide targets (values: `_PodLayout.node_vals`)
+        self._node_ids = np.concatenate([np.array(nrows, dtype=np.int64).ravel(), targets])
         c = sim.compiled
         self._consumers = [
             i
@@ -644,10 +714,12 @@ class MetricExporter:
             )
         ]
         if self.app_extra:
+            otel = scrape_labels(OTEL_JOB)
             fe = [
                 st.series_id(
                     "app_frontend_requests_total",
                     {
+                        **otel,
                         "namespace": ns,
                         "service_name": "frontend",
                         "method": "GET",
@@ -659,12 +731,13 @@ class MetricExporter:
             ]
             pay = st.series_id(
                 "app_payment_transactions_total",
-                {"namespace": ns, "service_name": "payment", "app_payment_currency": "USD"},
+                {**otel, "namespace": ns, "service_name": "payment", "app_payment_currency": "USD"},
             )
             lag = [
                 st.series_id(
                     "kafka_consumer_records_lag_max",
                     {
+                        **otel,
                         "namespace": ns,
                         "service_name": c.services[i],
                         "client_id": f"{c.services[i]}-0",
