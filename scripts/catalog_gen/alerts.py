@@ -236,7 +236,14 @@ def build_metrics() -> dict:
         _metric(
             "kube_node_info",
             "gauge",
-            [*_SCRAPE, "node", "kernel_version", "kubelet_version", "container_runtime_version", "internal_ip"],
+            [
+                *_SCRAPE,
+                "node",
+                "kernel_version",
+                "kubelet_version",
+                "container_runtime_version",
+                "internal_ip",
+            ],
             "Information about the node (value 1).",
         ),
         _metric(
@@ -261,7 +268,7 @@ def build_metrics() -> dict:
             "node series to zones.",
         ),
         # cAdvisor via the kubelet (container-level series; `node` added by the kubelet scrape relabeling;
-        # job="kubernetes-nodes-cadvisor", instance = the node, as the node role of the service discovery sets).
+        # job="kubernetes-nodes-cadvisor", instance = the node, as the service discovery's node role sets).
         _metric(
             "container_cpu_usage_seconds_total",
             "counter",
