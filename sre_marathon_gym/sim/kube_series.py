@@ -54,6 +54,7 @@ class PodLayout:
     ready_keys: np.ndarray
     cpu_share: np.ndarray  # per ready slot: its weight / the weights of its service's ready pods
     node_vals: np.ndarray  # the node rows and the scrape targets' `up` of an export
+    dynamic_keep: np.ndarray | None  # mask over the [slots, 6] values: not the cAdvisor series of down nodes
     ids: np.ndarray | None = None  # every series id of an export, in order (see `export`)
 
 
@@ -266,7 +267,10 @@ class KubeSeries:
         dvals[:, 1:5] = cum.take(lay.slots, axis=0)
         np.floor(dvals[:, 3], out=dvals[:, 3])  # throttled periods are counted: the expected value, floored
         dvals[:, 5] = self._working_set(lay, t, sample)
-        vals = [lay.static_vals, dvals.ravel()]
+        vals = [
+            lay.static_vals,
+            dvals.ravel() if lay.dynamic_keep is None else dvals.ravel()[lay.dynamic_keep],
+        ]
         # deployments and blackbox probes, one row per service
         ready_pods = lay.counts
         up = ready_pods > 0
@@ -326,6 +330,8 @@ class KubeSeries:
         mem_cap: list[float] = []
         cpu_w: list[float] = []
         ready_keys: list[int] = []
+        down = {name for name, n in cl.nodes.items() if not n.ready}  # their cAdvisor targets fail
+        unscraped: list[bool] = []
         for pod in pods:
             if pod.ready:
                 counts[index[pod.service]] += 1
@@ -381,6 +387,7 @@ class KubeSeries:
             d = row[2]
             if d is None:
                 continue
+            unscraped.append(pod.node in down)
             slot = d[0]
             slots.append(slot)
             dyn.append(d[1])
@@ -403,6 +410,10 @@ class KubeSeries:
         if len(self._static) != len(pods):  # every current pod is in `_static` by now
             self._drop_gone(t)
         s_ids, s_vals = self._concat_static(static)
+        dyn_ids = self._concat_dynamic(dyn)
+        dynamic_keep = None
+        if down or len(self._unscraped):
+            s_ids, s_vals, dyn_ids, dynamic_keep = self._scrape_failures(t, s_ids, s_vals, dyn_ids, unscraped)
         f, ix = np.array, np.intp
         counts_a, ready_svc_a = f(counts, dtype=np.float64), f(ready_svc, dtype=ix)
         cpu_w_a = f(cpu_w, dtype=np.float64)
@@ -410,7 +421,7 @@ class KubeSeries:
         return PodLayout(
             static_ids=s_ids,
             static_vals=s_vals,
-            dynamic_ids=self._concat_dynamic(dyn),
+            dynamic_ids=dyn_ids,
             counts=counts_a,
             slots=f(slots, dtype=ix),
             ready_slots=f(ready_slots, dtype=ix),
@@ -428,7 +439,30 @@ class KubeSeries:
             ready_keys=f(ready_keys, dtype=np.uint64),
             cpu_share=cpu_w_a / svc_w[ready_svc_a],
             node_vals=self._node_values(),
+            dynamic_keep=dynamic_keep,
         )
+
+    def _scrape_failures(
+        self, t: float, s_ids: np.ndarray, s_vals: np.ndarray, dyn_ids: np.ndarray, unscraped: list[bool]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+        """The layout's ids and values without the cAdvisor series of pods on NotReady nodes (their
+        kubelet does not answer the scrape: `up` is 0), which get staleness markers when they stop."""
+        st = self.store
+        bad = np.repeat(np.asarray(unscraped, dtype=bool), 6).reshape(-1, 6)
+        bad[:, 0] = False  # the restart counter comes from kube-state-metrics
+        dynamic_keep = ~bad.ravel()
+        cadvisor = np.fromiter((st.name(int(i)).startswith("container_") for i in s_ids), bool, len(s_ids))
+        pods = {st.labels(int(i)).get("pod") for i in dyn_ids[~dynamic_keep]}
+        static_bad = cadvisor & np.fromiter(
+            (st.labels(int(i)).get("pod") in pods for i in s_ids), bool, len(s_ids)
+        )
+        dropped = np.concatenate([dyn_ids[~dynamic_keep], s_ids[static_bad]])
+        new = np.setdiff1d(dropped, self._unscraped)
+        if len(new):
+            st.mark_stale(t, new)
+        self._unscraped = dropped
+        keep = None if dynamic_keep.all() else dynamic_keep
+        return s_ids[~static_bad], s_vals[~static_bad], dyn_ids[dynamic_keep], keep
 
     def _node_values(self) -> np.ndarray:
         """Values of `_node_ids`: per node info, Ready true/false/unknown, unschedulable, labels and
@@ -511,6 +545,7 @@ class KubeSeries:
             ]
         )
         self._mem_sawtooth = np.array([ps.sawtooth_share(s.language) for s in services])
+        self._unscraped = np.zeros(0, dtype=np.int64)  # cAdvisor series of pods on NotReady nodes
         ksm = scrape_labels(KSM_JOB)
         rows = []
         for name in sim.compiled.services:

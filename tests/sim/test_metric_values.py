@@ -242,7 +242,8 @@ def test_series_carry_their_scrape_target(catalog, app):
 @pytest.mark.parametrize("app", APPS)
 def test_up_per_scrape_target_follows_the_node(catalog, app):
     """`up` per target: 1 for kube-state-metrics, the collector and the blackbox exporter; per node,
-    the kubelet's cAdvisor target is down exactly while `get_k8s_state nodes` says NotReady."""
+    the kubelet's cAdvisor target is down exactly while `get_k8s_state nodes` says NotReady, and its
+    container series have no samples then."""
     run = _run(catalog, app, faults=True)
     runner, nodes = run["runner"], _node_names(run)
     rows = _query(runner, "up", group_by=["job", "instance"], start_s=60, end_s=RUN_END, step_s=60)
@@ -264,3 +265,19 @@ def test_up_per_scrape_target_follows_the_node(catalog, app):
             down += expected == 0
     if app == "online_boutique":  # its leaderboard schedule fails a node within the first hour
         assert down > 0
+    # a failed scrape leaves no cAdvisor sample (staleness, not the last value) while the node is down
+    for node, vals in cadvisor.items():
+        down_at = {t for t, v in vals if v == 0}
+        if not down_at:
+            continue
+        rows = _query(
+            runner,
+            "container_memory_working_set_bytes",
+            matchers={"node": node},
+            group_by=["pod"],
+            start_s=60,
+            end_s=RUN_END,
+            step_s=60,
+        )
+        assert rows
+        assert all(v is None for r in rows for t, v in r["values"] if t in down_at), node
