@@ -332,6 +332,7 @@ class KubeSeries:
         ready_keys: list[int] = []
         down = {name for name, n in cl.nodes.items() if not n.ready}  # their cAdvisor targets fail
         unscraped: list[bool] = []
+        unscraped_pods: list[str] = []
         for pod in pods:
             if pod.ready:
                 counts[index[pod.service]] += 1
@@ -361,7 +362,13 @@ class KubeSeries:
                     limit = float(cl.spec_of(pod).mem_limit_mi or 0)
                     model_base = float(base_mem[i_svc])
                     idle, slope = ps.reported_memory(model_base, float(self._mem_baseline[i_svc]), limit)
-                    weight, factor, period, phase = ps.pod_static(seed, pod.name)
+                    draws = self._draws.get(pod.name)
+                    if draws is None:
+                        draws = self._draws[pod.name] = (
+                            *ps.pod_static(seed, pod.name),
+                            ps.pod_key(seed, pod.name),
+                        )
+                    weight, factor, period, phase, pod_key = draws
                     idle *= factor
                     row = (
                         row_key,
@@ -376,7 +383,7 @@ class KubeSeries:
                             idle + eff.extra_mem_mi * slope,
                             eff.leak_mi_per_min * slope,
                             pod.container_started_s,
-                            ps.pod_key(seed, pod.name),
+                            pod_key,
                             (float(self._mem_sawtooth[i_svc]) * idle, period, phase, ps.MEM_NOISE * idle),
                             limit or np.inf,
                             weight,
@@ -388,6 +395,8 @@ class KubeSeries:
             if d is None:
                 continue
             unscraped.append(pod.node in down)
+            if unscraped[-1]:
+                unscraped_pods.append(pod.name)
             slot = d[0]
             slots.append(slot)
             dyn.append(d[1])
@@ -413,7 +422,9 @@ class KubeSeries:
         dyn_ids = self._concat_dynamic(dyn)
         dynamic_keep = None
         if down or len(self._unscraped):
-            s_ids, s_vals, dyn_ids, dynamic_keep = self._scrape_failures(t, s_ids, s_vals, dyn_ids, unscraped)
+            s_ids, s_vals, dyn_ids, dynamic_keep = self._scrape_failures(
+                t, s_ids, s_vals, dyn_ids, unscraped, unscraped_pods
+            )
         f, ix = np.array, np.intp
         counts_a, ready_svc_a = f(counts, dtype=np.float64), f(ready_svc, dtype=ix)
         cpu_w_a = f(cpu_w, dtype=np.float64)
@@ -443,23 +454,30 @@ class KubeSeries:
         )
 
     def _scrape_failures(
-        self, t: float, s_ids: np.ndarray, s_vals: np.ndarray, dyn_ids: np.ndarray, unscraped: list[bool]
+        self,
+        t: float,
+        s_ids: np.ndarray,
+        s_vals: np.ndarray,
+        dyn_ids: np.ndarray,
+        unscraped: list[bool],
+        pods: list[str],
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-        """The layout's ids and values without the cAdvisor series of pods on NotReady nodes (their
+        """The layout's ids and values without the cAdvisor series of `pods`, on NotReady nodes (their
         kubelet does not answer the scrape: `up` is 0), which get staleness markers when they stop."""
-        st = self.store
         bad = np.repeat(np.asarray(unscraped, dtype=bool), 6).reshape(-1, 6)
         bad[:, 0] = False  # the restart counter comes from kube-state-metrics
         dynamic_keep = ~bad.ravel()
-        cadvisor = np.fromiter((st.name(int(i)).startswith("container_") for i in s_ids), bool, len(s_ids))
-        pods = {st.labels(int(i)).get("pod") for i in dyn_ids[~dynamic_keep]}
-        static_bad = cadvisor & np.fromiter(
-            (st.labels(int(i)).get("pod") in pods for i in s_ids), bool, len(s_ids)
-        )
+        limits = [  # the one cAdvisor series among a pod's static ones
+            sid
+            for name in pods
+            for key, sid in self._pod_sids.get(name, {}).items()
+            if key[0] == "container_spec_memory_limit_bytes"
+        ]
+        static_bad = np.isin(s_ids, np.asarray(limits, dtype=np.int64))
         dropped = np.concatenate([dyn_ids[~dynamic_keep], s_ids[static_bad]])
         new = np.setdiff1d(dropped, self._unscraped)
         if len(new):
-            st.mark_stale(t, new)
+            self.store.mark_stale(t, new)
         self._unscraped = dropped
         keep = None if dynamic_keep.all() else dynamic_keep
         return s_ids[~static_bad], s_vals[~static_bad], dyn_ids[dynamic_keep], keep
@@ -502,6 +520,7 @@ class KubeSeries:
                 self._free_slots.append(slot)
             self._static_memo.pop(name, None)
             self._pod_sids.pop(name, None)
+            self._draws.pop(name, None)
             self._rows.pop(name, None)
             self._uid.pop(name, None)
 
@@ -546,6 +565,7 @@ class KubeSeries:
         )
         self._mem_sawtooth = np.array([ps.sawtooth_share(s.language) for s in services])
         self._unscraped = np.zeros(0, dtype=np.int64)  # cAdvisor series of pods on NotReady nodes
+        self._draws: dict[str, tuple] = {}  # pod -> `pod_signals.pod_static` and its sample key
         ksm = scrape_labels(KSM_JOB)
         rows = []
         for name in sim.compiled.services:
