@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..clock import METRIC_STEP_S
+from ..metric_store import _normalise_labels
 from . import pod_signals as ps
 from .cluster import NODE_MONITOR_GRACE_S, POD_MUTATIONS
 from .k8s_events import pod_uid
@@ -215,14 +216,15 @@ class KubeSeries:
                 "image": spec.image,
                 "node": pod.node or "",
             }
+            adv_key = _normalise_labels(adv)  # once for the five cAdvisor series
             hit = np.array(
                 [
                     st.series_id("kube_pod_container_status_restarts_total", cbase),
-                    st.series_id("container_cpu_usage_seconds_total", adv),
-                    st.series_id("container_cpu_cfs_periods_total", adv),
-                    st.series_id("container_cpu_cfs_throttled_periods_total", adv),
-                    st.series_id("container_oom_events_total", adv),
-                    st.series_id("container_memory_working_set_bytes", adv),
+                    st.series_id_normalised("container_cpu_usage_seconds_total", adv_key),
+                    st.series_id_normalised("container_cpu_cfs_periods_total", adv_key),
+                    st.series_id_normalised("container_cpu_cfs_throttled_periods_total", adv_key),
+                    st.series_id_normalised("container_oom_events_total", adv_key),
+                    st.series_id_normalised("container_memory_working_set_bytes", adv_key),
                 ],
                 dtype=np.int64,
             )
