@@ -116,9 +116,12 @@ def _metric(
 
 
 _SPAN_LABELS = ["namespace", "service_name", "span_name", "span_kind", "status_code"]
-_KSM_POD = ["namespace", "pod", "uid"]
-_KSM_CONTAINER = ["namespace", "pod", "uid", "container"]
-_CADVISOR = ["namespace", "pod", "container", "image", "node"]
+# scrape labels (`sre_marathon_gym.sim.scrape`): kube-state-metrics job/instance = exporter pod ip:8080,
+# cAdvisor job "kubernetes-nodes-cadvisor" / instance = node, OpenTelemetry collector ip:8889
+_SCRAPE = ["job", "instance"]
+_KSM_POD = [*_SCRAPE, "namespace", "pod", "uid"]
+_KSM_CONTAINER = [*_KSM_POD, "container"]
+_CADVISOR = [*_SCRAPE, "namespace", "pod", "container", "image", "node"]
 
 
 def build_metrics() -> dict:
@@ -146,11 +149,13 @@ def build_metrics() -> dict:
             unit="ms",
             buckets=[float(b) for b in SPAN_BUCKETS_MS],
         ),
-        # kube-state-metrics v2 (label sets per KSM docs; scrape labels job/instance omitted).
+        # kube-state-metrics v2 (label sets per KSM docs, plus the scrape labels job="kube-state-metrics",
+        # instance="<exporter pod ip>:8080"; `uid` is the pod's RFC 4122 metadata.uid, as its events show).
         _metric(
             "kube_pod_info",
             "gauge",
             [
+                *_SCRAPE,
                 "namespace",
                 "pod",
                 "uid",
@@ -219,67 +224,78 @@ def build_metrics() -> dict:
         _metric(
             "kube_deployment_spec_replicas",
             "gauge",
-            ["namespace", "deployment"],
+            [*_SCRAPE, "namespace", "deployment"],
             "Desired replicas of the deployment (all zones together).",
         ),
         _metric(
             "kube_deployment_status_replicas_available",
             "gauge",
-            ["namespace", "deployment"],
+            [*_SCRAPE, "namespace", "deployment"],
             "Available replicas (ready for minReadySeconds) of the deployment.",
         ),
         _metric(
             "kube_node_info",
             "gauge",
-            ["node", "kernel_version", "kubelet_version", "container_runtime_version", "internal_ip"],
+            [
+                *_SCRAPE,
+                "node",
+                "kernel_version",
+                "kubelet_version",
+                "container_runtime_version",
+                "internal_ip",
+            ],
             "Information about the node (value 1).",
         ),
         _metric(
             "kube_node_status_condition",
             "gauge",
-            ["node", "condition", "status"],
+            [*_SCRAPE, "node", "condition", "status"],
             "Node condition (Ready, MemoryPressure, DiskPressure, PIDPressure, NetworkUnavailable) with "
             "status true|false|unknown: value 1 for the current status, 0 for the others.",
         ),
         _metric(
             "kube_node_spec_unschedulable",
             "gauge",
-            ["node"],
+            [*_SCRAPE, "node"],
             "1 if the node is cordoned (spec.unschedulable), else 0.",
         ),
         _metric(
             "kube_node_labels",
             "gauge",
-            ["node", "label_topology_kubernetes_io_zone"],
+            [*_SCRAPE, "node", "label_topology_kubernetes_io_zone"],
             "Node labels allow-listed in kube-state-metrics "
             "(--metric-labels-allowlist=nodes=[topology.kubernetes.io/zone]); value 1. The zone label joins "
             "node series to zones.",
         ),
-        # cAdvisor via the kubelet (container-level series; `node` added by the kubelet scrape relabeling).
+        # cAdvisor via the kubelet (container-level series; `node` added by the kubelet scrape relabeling;
+        # job="kubernetes-nodes-cadvisor", instance = the node, as the service discovery's node role sets).
         _metric(
             "container_cpu_usage_seconds_total",
             "counter",
             _CADVISOR,
-            "Cumulative CPU time consumed by the container.",
+            "Cumulative CPU time consumed by the container (seconds, a float). Replicas of one service "
+            "differ: each has its own share of the load (0.8..1.2 of the fair share) and per-sample jitter.",
             unit="s",
         ),
         _metric(
             "container_cpu_cfs_periods_total",
             "counter",
             _CADVISOR,
-            "Elapsed CFS enforcement periods (only for containers with a CPU limit).",
+            "Elapsed CFS enforcement periods (an integer count; only for containers with a CPU limit).",
         ),
         _metric(
             "container_cpu_cfs_throttled_periods_total",
             "counter",
             _CADVISOR,
-            "CFS periods in which the container was throttled.",
+            "CFS periods in which the container was throttled (an integer count).",
         ),
         _metric(
             "container_memory_working_set_bytes",
             "gauge",
             _CADVISOR,
-            "Working set memory of the container (what the OOM killer compares to the limit).",
+            "Working set memory of the container (what the OOM killer compares to the limit): a runtime "
+            "baseline (JVMs high, Go and native binaries low), a per-pod offset, a garbage-collection "
+            "sawtooth and sample noise; never above the limit.",
             unit="By",
         ),
         _metric(
@@ -293,7 +309,7 @@ def build_metrics() -> dict:
             "container_oom_events_total",
             "counter",
             _CADVISOR,
-            "OOM events observed in the container's cgroup.",
+            "OOM events observed in the container's cgroup (an integer count).",
         ),
         # Blackbox exporter probes (prometheus-community `kubernetes-services` probe job relabels the target's
         # namespace and service name onto `namespace` and `service`).
@@ -310,11 +326,22 @@ def build_metrics() -> dict:
             "Duration of the blackbox probe.",
             unit="s",
         ),
-        # Astronomy Shop (OpenTelemetry demo v2.x) application metrics, OTLP -> Prometheus naming.
+        # Prometheus' own per-target series.
+        _metric(
+            "up",
+            "gauge",
+            _SCRAPE,
+            "1 while the scrape target answers, 0 when its scrape fails: one per target of the jobs "
+            "kube-state-metrics, otel-collector, blackbox (one per probed service; the exporter answers "
+            "even when the probe fails) and kubernetes-nodes-cadvisor (one per node, 0 while the node is "
+            "NotReady).",
+        ),
+        # Astronomy Shop (OpenTelemetry demo v2.x) application metrics, OTLP -> Prometheus naming, scraped
+        # from the OpenTelemetry collector (job="otel-collector").
         _metric(
             "app_frontend_requests_total",
             "counter",
-            ["namespace", "service_name", "method", "target", "status"],
+            [*_SCRAPE, "namespace", "service_name", "method", "target", "status"],
             "Requests served by the frontend (app.frontend.requests): method, target = URL path without "
             "query, status = HTTP status code (500 on exception).",
             apps=ASTRONOMY,
@@ -322,14 +349,14 @@ def build_metrics() -> dict:
         _metric(
             "app_payment_transactions_total",
             "counter",
-            ["namespace", "service_name", "app_payment_currency"],
+            [*_SCRAPE, "namespace", "service_name", "app_payment_currency"],
             "Successful payment charges (app.payment.transactions), by currency.",
             apps=ASTRONOMY,
         ),
         _metric(
             "kafka_consumer_records_lag_max",
             "gauge",
-            ["namespace", "service_name", "client_id", "topic"],
+            [*_SCRAPE, "namespace", "service_name", "client_id", "topic"],
             "Maximum record lag of the Kafka consumer (kafka-clients consumer-fetch-manager records-lag-max) "
             "for the consumers of topic `orders` (fraud-detection, accounting).",
             apps=ASTRONOMY,
@@ -337,7 +364,7 @@ def build_metrics() -> dict:
         _metric(
             "kafka_consumer_records_consumed_total",
             "counter",
-            ["namespace", "service_name", "client_id", "topic"],
+            [*_SCRAPE, "namespace", "service_name", "client_id", "topic"],
             "Records consumed by the Kafka consumer.",
             apps=ASTRONOMY,
         ),

@@ -100,6 +100,7 @@ class Pod:
     terminating: bool = False
     injections: dict[str, dict] = field(default_factory=dict)
     generation: int = 0  # bumps on every transition; stale events are ignored
+    uid: str = ""  # metadata.uid (`k8s_events.pod_uid`), shown by metrics and events alike
 
     def __setattr__(self, name: str, value: object) -> None:
         object.__setattr__(self, name, value)
@@ -171,8 +172,16 @@ def initial_spec(app: App, name: str) -> DeploymentSpec:
 class ClusterState:
     """Deployments, pods, nodes, ConfigMaps, Secrets and NetworkPolicies of one app namespace."""
 
-    def __init__(self, app: App, runtime: PodRuntime, service_index: dict[str, int], zones: tuple[str, ...]):
+    def __init__(
+        self,
+        app: App,
+        runtime: PodRuntime,
+        service_index: dict[str, int],
+        zones: tuple[str, ...],
+        uid_seed: object = "",
+    ):
         self.app = app
+        self.uid_seed = uid_seed  # keys the pods' UUIDs: another run has other uids
         self.namespace = app.namespace
         self.runtime = runtime
         runtime.bind(self)
@@ -327,7 +336,7 @@ class ClusterState:
     def _create_pod(self, service: str, zone: str, rev: Revision, warm: bool = False) -> Pod:
         self._pod_counter += 1
         name = f"{service}-{rev.rs_hash}-{short_hash(service, rev.number, self._pod_counter, n=5)}"
-        pod = Pod(name, service, zone, rev.number, created_s=self.now)
+        pod = Pod(name, service, zone, rev.number, created_s=self.now, uid=ev.pod_uid(name, self.uid_seed))
         self.pods[name] = pod
         if not warm:
             self.event("SuccessfulCreate", f"replicaset/{service}-{rev.rs_hash}", ev.created_pod(name))
@@ -484,7 +493,7 @@ class ClusterState:
         self.event(
             "BackOff",
             f"pod/{pod.name}",
-            ev.back_off_restarting(pod.service, pod.name, self.namespace),
+            ev.back_off_restarting(pod.service, pod.name, self.namespace, pod.uid),
             "Warning",
         )
         backoff = BACKOFF_S[min(pod.restarts - 1, len(BACKOFF_S) - 1)]

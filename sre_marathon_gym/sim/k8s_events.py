@@ -11,6 +11,7 @@ in the rollout history, the objects' specs, the deploy history and the applicati
 from __future__ import annotations
 
 import hashlib
+import uuid
 
 # reason -> the component that records it
 REASONS = {
@@ -42,9 +43,10 @@ def _digest(*parts: object) -> bytes:
     return hashlib.sha256("/".join(map(str, parts)).encode()).digest()
 
 
-def pod_uid(pod: str) -> str:
-    h = _digest("uid", pod).hex()
-    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:32]}"
+def pod_uid(pod: str, seed: object = "") -> str:
+    """The pod's `metadata.uid`: an RFC 4122 version-4 UUID, as the API server assigns, drawn from a
+    keyed hash of the run's seed and the pod name (one per pod; metrics and events show the same)."""
+    return str(uuid.UUID(bytes=_digest("uid", seed, pod)[:16], version=4))
 
 
 def pod_ip(pod: str) -> str:
@@ -167,8 +169,8 @@ def stopping_container(container: str) -> str:
     return f"Stopping container {container}"
 
 
-def back_off_restarting(container: str, pod: str, namespace: str) -> str:
-    return f"Back-off restarting failed container {container} in pod {pod}_{namespace}({pod_uid(pod)})"
+def back_off_restarting(container: str, pod: str, namespace: str, uid: str) -> str:
+    return f"Back-off restarting failed container {container} in pod {pod}_{namespace}({uid})"
 
 
 def readiness_failed(probe_type: str | None, port: int | None, pod: str, wrong_path: bool) -> str:

@@ -78,7 +78,9 @@ class Simulator:
         traffic_seq, self.log_seed = root.spawn(2)
         self.rng = np.random.default_rng(traffic_seq)
         self.effects = Effects(self.compiled)
-        self.cluster = ClusterState(self.app, self.effects, self.compiled.index, self.compiled.zones)
+        self.cluster = ClusterState(
+            self.app, self.effects, self.compiled.index, self.compiled.zones, uid_seed=seed
+        )
         self.pipeline = Pipeline(self.cluster)
         self.traffic = TrafficModel(
             self.compiled, self.app.load.requests_per_second, self.app.cross_zone_latency_ms, slow_s * 1000.0
