@@ -75,6 +75,7 @@ class _Inputs:
 
     rt_rate: np.ndarray
     rt_sum: np.floating
+    background: np.ndarray  # [S] background calls/s (a consumer fetches only while it reaches its broker)
     flow_mult: np.ndarray  # (rt_rate @ edge_flow) * edge_mult, the sum in a fixed order
     unreachable: np.ndarray
     cpu_cap: np.ndarray
@@ -187,6 +188,13 @@ class TrafficModel:
         self._neg_retries = -compiled.edge_retries
         # [lat, fail][:, dst] as indices into the flattened [2, S] spans buffer
         self._dst2 = np.concatenate([compiled.edge_dst, compiled.edge_dst + len(compiled.services)])
+        # consumers (background work polling a queue service) and the edge each polls its broker over
+        queues = {i for i, sv in enumerate(compiled.app.services) if sv.kind == "queue"}
+        self._fetch_edges = [
+            (int(compiled.edge_src[e]), e)
+            for e in range(len(compiled.edge_src))
+            if int(compiled.edge_dst[e]) in queues and compiled.background_rps[compiled.edge_src[e]] > 0
+        ]
         height = call_graph_height(len(compiled.services), compiled.edge_src, compiled.edge_dst)
         # warm starts are exact when the cold iteration always ends at the fixed point (see `expected`)
         self.warm_start = height is not None and compiled.depth >= height + 1
@@ -264,9 +272,18 @@ class TrafficModel:
         )
         loss_fail = arrays["inbound_loss"] * 0.3
         keep_loss = 1.0 - loss_fail[dst]
+        background = c.background_rps
+        if self._fetch_edges:
+            # a consumer that cannot reach its broker (no ready broker pod, or a policy denying the
+            # route) fetches no records: it processes nothing while it retries its connection
+            background = background.copy()
+            for s_, e in self._fetch_edges:
+                if unreachable[dst[e]] >= 1.0 or arrays["edge_fail"][e] >= 1.0:
+                    background[s_] = 0.0
         return _Inputs(
             rt_rate=rt_rate,
             rt_sum=rt_rate.sum(),
+            background=background,
             flow_mult=self.edge_flow.vecmat(rt_rate) * arrays["edge_mult"],
             unreachable=unreachable,
             cpu_cap=cpu_cap,
@@ -310,7 +327,7 @@ class TrafficModel:
         # --- demand (constants as 0-d arrays: the same float64 operations, faster ufunc calls)
         retry_amp = _ONE + c.edge_retries * self.prev_edge_fail
         edge_rate = f.flow_mult * retry_amp
-        svc_rate = c.background_rps.copy()
+        svc_rate = f.background.copy()
         svc_rate[c.entry] += f.rt_sum
         np.add.at(svc_rate, dst, edge_rate)
         # --- CPU and queueing
