@@ -22,6 +22,7 @@ from .topology import CompiledApp
 
 LATENCY_SIGMA = 0.5  # log-normal shape of per-request latency around its mean
 UNLIMITED_CPU_CORES = 2.0  # what a pod without a CPU limit can use on its node
+CFS_PERIOD_MS = 100.0  # the kernel's default CFS bandwidth period (cpu.cfs_period_us = 100000)
 EPS = 1e-9
 # 0-d operands for `expected`: the same float64 values, faster ufunc calls than Python floats
 _ZERO, _ONE, _THOUSAND, _EPS, _RHO_CAP = (np.array(v) for v in (0.0, 1.0, 1000.0, EPS, 0.98))
@@ -82,6 +83,7 @@ class _Inputs:
     cap_positive: np.ndarray
     cap_floor: np.ndarray
     limited: np.ndarray  # has a CPU limit
+    cfs_ms: np.ndarray  # CFS delay of a request when every period is throttled (0 without a limit)
     servers: np.ndarray
     has_servers: np.ndarray
     servers_floor: np.ndarray  # max(servers, EPS)
@@ -280,6 +282,16 @@ class TrafficModel:
             for s_, e in self._fetch_edges:
                 if unreachable[dst[e]] >= 1.0 or arrays["edge_fail"][e] >= 1.0:
                     background[s_] = 0.0
+        # CFS bandwidth control: each pod may use `limit` x PERIOD of CPU per 100 ms period; once that
+        # quota is spent the container is stalled for the rest of the period. In a throttled period a
+        # request waits when it arrives during the stall (on average half of it) and once more for
+        # every quota its own work needs (a request needing more CPU than one quota spans periods)
+        limit = arrays["cpu_limit"]
+        share = np.minimum(limit, 1.0)
+        stall_ms = CFS_PERIOD_MS * (1.0 - share)
+        work_ms = c.cpu_ms * arrays["cpu_mult"]
+        quota_ms = np.maximum(limit * CFS_PERIOD_MS, EPS)
+        cfs_ms = np.where(limit > 0, stall_ms * ((1.0 - share) / 2.0 + work_ms / quota_ms), 0.0)
         return _Inputs(
             rt_rate=rt_rate,
             rt_sum=rt_rate.sum(),
@@ -290,6 +302,7 @@ class TrafficModel:
             cap_positive=cpu_cap > 0,
             cap_floor=np.maximum(cpu_cap, EPS),
             limited=arrays["cpu_limit"] > 0,
+            cfs_ms=cfs_ms,
             servers=servers,
             has_servers=servers > 0,
             servers_floor=np.maximum(servers, EPS),
@@ -334,7 +347,9 @@ class TrafficModel:
         cpu_cap = f.cpu_cap
         cpu_demand = svc_rate * c.cpu_ms * arrays["cpu_mult"] / _THOUSAND + arrays["extra_cores"]
         u_cpu = np.where(f.cap_positive, cpu_demand / f.cap_floor, _ZERO)
-        st = c.service_time_ms * np.maximum(_ONE, u_cpu) + arrays["added_ms"]
+        # share of CFS periods in which a pod spends its quota; a throttled request waits (`cfs_ms`)
+        throttled = np.clip((u_cpu - 0.5) / 0.7, 0.0, 1.0) * f.limited
+        st = c.service_time_ms * np.maximum(_ONE, u_cpu) + arrays["added_ms"] + throttled * f.cfs_ms
         saturated_cpu = np.where(u_cpu > _ONE, _ONE - _ONE / np.maximum(u_cpu, _EPS), _ZERO)
         own_fail_base = _ONE - f.ok_reachable * (_ONE - saturated_cpu)
         hold_ms = self._hold_ms if self._hold_ms is not None else st
@@ -448,7 +463,6 @@ class TrafficModel:
         if not result:
             return None
         cpu_used = np.minimum(cpu_demand, cpu_cap)
-        throttled = np.clip((u_cpu - 0.5) / 0.7, 0.0, 1.0) * f.limited
         # --- request types: the entry's own part plus every call on the path
         local_edge_fail = 1.0 - (1.0 - own_fail[dst]) * route_ok * all_transient
         rt_log_ok = detmath.log(max(1.0 - own_fail[c.entry], EPS)) + self.edge_flow.matvec(
