@@ -282,16 +282,16 @@ class TrafficModel:
             for s_, e in self._fetch_edges:
                 if unreachable[dst[e]] >= 1.0 or arrays["edge_fail"][e] >= 1.0:
                     background[s_] = 0.0
-        # CFS bandwidth control: each pod may use `limit` x PERIOD of CPU per 100 ms period; once that
-        # quota is spent the container is stalled for the rest of the period. In a throttled period a
-        # request waits when it arrives during the stall (on average half of it) and once more for
-        # every quota its own work needs (a request needing more CPU than one quota spans periods)
+        # CFS bandwidth control: each pod may use `limit` x CFS_PERIOD_MS of CPU per period; once work
+        # carries over from period to period, the quota is spent at the start of each period and the
+        # container is stalled for the rest of it, so a request waits one stall for every quota its own
+        # work needs (the fluid slowdown of an overloaded CPU is `service_time x u_cpu` below; this is
+        # what the quota's granularity adds on top: large when a request needs more than one quota)
         limit = arrays["cpu_limit"]
-        share = np.minimum(limit, 1.0)
-        stall_ms = CFS_PERIOD_MS * (1.0 - share)
+        stall_ms = CFS_PERIOD_MS * (1.0 - np.minimum(limit, 1.0))
         work_ms = c.cpu_ms * arrays["cpu_mult"]
         quota_ms = np.maximum(limit * CFS_PERIOD_MS, EPS)
-        cfs_ms = np.where(limit > 0, stall_ms * ((1.0 - share) / 2.0 + work_ms / quota_ms), 0.0)
+        cfs_ms = np.where(limit > 0, stall_ms * work_ms / quota_ms, 0.0)
         return _Inputs(
             rt_rate=rt_rate,
             rt_sum=rt_rate.sum(),
@@ -348,8 +348,11 @@ class TrafficModel:
         cpu_demand = svc_rate * c.cpu_ms * arrays["cpu_mult"] / _THOUSAND + arrays["extra_cores"]
         u_cpu = np.where(f.cap_positive, cpu_demand / f.cap_floor, _ZERO)
         # share of CFS periods in which a pod spends its quota; a throttled request waits (`cfs_ms`)
+        # once work carries over from period to period (demand near or above the limit: the quota is
+        # spent at the start of each period and the rest of it is stalled)
         throttled = np.clip((u_cpu - 0.5) / 0.7, 0.0, 1.0) * f.limited
-        st = c.service_time_ms * np.maximum(_ONE, u_cpu) + arrays["added_ms"] + throttled * f.cfs_ms
+        backlog = np.clip((u_cpu - 0.9) / 0.2, 0.0, 1.0)
+        st = c.service_time_ms * np.maximum(_ONE, u_cpu) + arrays["added_ms"] + backlog * f.cfs_ms
         saturated_cpu = np.where(u_cpu > _ONE, _ONE - _ONE / np.maximum(u_cpu, _EPS), _ZERO)
         own_fail_base = _ONE - f.ok_reachable * (_ONE - saturated_cpu)
         hold_ms = self._hold_ms if self._hold_ms is not None else st
