@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from sre_marathon_gym.backends import SimBackend
+from sre_marathon_gym.catalog import Fault
 from sre_marathon_gym.sim.simulator import Simulator
 from sre_marathon_gym.tools.runner import ToolRunner
 
@@ -19,11 +20,18 @@ class _NoAlerts:
         return []
 
 
-def _run(catalog, fault_id: str | None, until: float) -> tuple[Simulator, ToolRunner]:
+def _fault(catalog, mechanism: str, target: str, **params) -> Fault:
+    """The catalog's fault of this mechanism on this target, with the issue's parameters (the catalog
+    generator may pick other values and ids when it is re-run)."""
+    fault = next(f for f in catalog.faults[APP] if f.mechanism == mechanism and f.target == target)
+    return fault.model_copy(update={"params": {**fault.params, **params}}) if params else fault
+
+
+def _run(catalog, fault: Fault | None, until: float) -> tuple[Simulator, ToolRunner]:
     sim = Simulator(catalog, APP, seed=catalog.leaderboard.seed_for(APP))
     sim.advance_to(INJECT_S)
-    if fault_id is not None:
-        sim.inject(catalog.fault(fault_id))
+    if fault is not None:
+        sim.inject(fault)
     sim.advance_to(until)
     return sim, ToolRunner(SimBackend(sim), _NoAlerts())
 
@@ -60,17 +68,11 @@ def _runs(values: list) -> list[list[float]]:
     return runs  # the last run may still be alive: only the runs that ended are returned
 
 
-@pytest.fixture(scope="module")
-def limit_cut(catalog):
-    return _run(catalog, "as-resource-011", 900.0)  # image-provider's memory limit cut to 16Mi
-
-
-def test_memory_grows_to_the_limit_before_an_oom_kill(catalog, limit_cut):
+def test_memory_grows_to_the_limit_before_an_oom_kill(catalog):
     """A memory limit below the working set: each container's working set rises toward the limit and
     is reset at its restart; the container is OOMKilled only when it reached the limit."""
-    fault = catalog.fault("as-resource-011")
-    limit_mi = float(fault.params["mem_limit_mi"])
-    _, runner = limit_cut
+    limit_mi = 16.0
+    _, runner = _run(catalog, _fault(catalog, "memory_limit_cut", "image-provider", mem_limit_mi=16), 900.0)
     pods = _call(runner, tool="get_k8s_state", resource="pods", service="image-provider")["items"]
     killed = [p["name"] for p in pods if p["last_terminated_reason"] == "OOMKilled"]
     assert killed, pods
@@ -95,7 +97,7 @@ def test_memory_grows_to_the_limit_before_an_oom_kill(catalog, limit_cut):
 def test_a_crashing_code_path_is_not_an_oom_kill(catalog):
     """A code crash (a nil dereference in a new revision) exits with an error, not OOMKilled, and its
     logs show the crash, not an OutOfMemoryError; its working set stays flat, far below the limit."""
-    _, runner = _run(catalog, "as-code-032", 900.0)  # checkout crashes on some requests
+    _, runner = _run(catalog, _fault(catalog, "code_crash", "checkout"), 900.0)
     pods = _call(runner, tool="get_k8s_state", resource="pods", service="checkout")["items"]
     reasons = {p["last_terminated_reason"] for p in pods if p["restarts"]}
     assert reasons == {"Error"}, pods
@@ -107,7 +109,8 @@ def test_consumer_lag_grows_while_the_broker_is_gone(catalog):
     """Kafka scaled to zero: the consumers fetch nothing, so their lag grows, accounting stops logging
     processed orders and both consumers log their client's connection errors; after the broker is back
     the lag drains."""
-    sim, runner = _run(catalog, "as-deployment-020", 900.0)  # kafka scaled to zero replicas
+    fault = _fault(catalog, "scale_to_zero", "kafka")
+    sim, runner = _run(catalog, fault, 900.0)
     lag = _series(
         runner, "kafka_consumer_records_lag_max", {"topic": "orders"}, 0.0, 900.0, group_by=["service_name"]
     )
@@ -128,7 +131,7 @@ def test_consumer_lag_grows_while_the_broker_is_gone(catalog):
     ):
         errs = _call(runner, tool="search_logs", service=svc, query=f'"{text}"', start_s=INJECT_S, end_s=900)
         assert errs["count"] > 0, (svc, errs)
-    sim.revert("as-deployment-020")
+    sim.revert(fault.id)
     sim.advance_to(1200.0)
     lag = _series(runner, "kafka_consumer_records_lag_max", {"topic": "orders"}, 1150.0, 1200.0)
     assert all(v == 0.0 for s in lag for _, v in s["values"]), lag
@@ -153,7 +156,7 @@ def test_cpu_throttling_raises_latency(catalog):
         return float(rows[0]["values"][-1][1])
 
     _, healthy = _run(catalog, None, end)
-    _, cut = _run(catalog, "as-resource-005", end)
+    _, cut = _run(catalog, _fault(catalog, "cpu_limit_cut", "cart", cpu_limit_m=20), end)
     throttled = _series(
         cut,
         "container_cpu_cfs_throttled_periods_total",
