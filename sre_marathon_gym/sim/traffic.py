@@ -83,7 +83,7 @@ class _Inputs:
     cap_positive: np.ndarray
     cap_floor: np.ndarray
     limited: np.ndarray  # has a CPU limit
-    cfs_ms: np.ndarray  # CFS delay of a request when every period is throttled (0 without a limit)
+    cfs_ms: np.ndarray  # CFS delay of a request once its work carries over periods (0 without a limit)
     servers: np.ndarray
     has_servers: np.ndarray
     servers_floor: np.ndarray  # max(servers, EPS)
