@@ -227,7 +227,7 @@ def lines(rec: LogContextRecorder, p: int, s: int, min_rank: int = 0) -> list[Lo
                 dst = rec.services[int(rec.compiled.edge_dst[e])]
                 emit("INFO", CACHE_MISS_TEXT.format_map(Fill(draw, dst=dst)))
                 break
-    if bits & B_CONSUMER_LAG:
+    if bits & B_CONSUMER_LAG and not bits & B_BROKER_GONE:  # without a broker it cannot know its lag
         emit("WARN", pick(LAG_TEXT, fam).format_map(Fill(draw, svc=name)))
     if bits & B_BROKER_GONE and ctx.live_pods[s]:
         for e in rec.out_edges[s]:
