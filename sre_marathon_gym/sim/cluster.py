@@ -147,6 +147,7 @@ class PodRuntime(Protocol):
     def crashes_on_start(self, pod: Pod, spec: DeploymentSpec) -> str | None: ...
     def readiness_ok(self, service: str, spec: DeploymentSpec) -> bool: ...
     def seconds_until_oom(self, pod: Pod, spec: DeploymentSpec, now: float) -> float: ...
+    def seconds_until_crash(self, pod: Pod, spec: DeploymentSpec, now: float) -> float: ...
 
 
 def short_hash(*parts: object, n: int = 10) -> str:
@@ -472,16 +473,21 @@ class ClusterState:
         self.reconcile(pod.service)
 
     def _arm_oom(self, pod: Pod) -> None:
+        """Schedule the container's death: the OOM kill when its working set reaches the memory limit,
+        or an error exit when a crashing code path is hit, whichever comes first."""
         spec = self.spec_of(pod)
-        wait = self.runtime.seconds_until_oom(pod, spec, self.now)
+        wait, reason = min(
+            (self.runtime.seconds_until_oom(pod, spec, self.now), "OOMKilled"),
+            (self.runtime.seconds_until_crash(pod, spec, self.now), "Error"),
+        )
         if math.isfinite(wait):
             gen = pod.generation
-            self.schedule(self.now + max(wait, 1.0), lambda: self._oom(pod, gen))
+            self.schedule(self.now + max(wait, 1.0), lambda: self._oom(pod, gen, reason))
 
-    def _oom(self, pod: Pod, gen: int) -> None:
+    def _oom(self, pod: Pod, gen: int, reason: str = "OOMKilled") -> None:
         if pod.generation != gen or pod.terminating or pod.name not in self.pods:
             return
-        self._container_died(pod, "OOMKilled")
+        self._container_died(pod, reason)
 
     def _container_died(self, pod: Pod, reason: str) -> None:
         pod.restarts += 1

@@ -18,6 +18,11 @@ from ..catalog.flag_behaviour import FLAG_BEHAVIOUR, resolve_variant  # the flag
 from .cluster import ClusterState, DeploymentSpec, Pod
 from .topology import CompiledApp, env_prefix
 
+# a container starts at this share of its steady working set (or of its memory limit, if lower) and
+# grows to the steady size over WARMUP_S while it initialises (see `Effects._fit_memory`)
+STARTUP_MEMORY_SHARE = 0.4
+WARMUP_S = 60.0
+
 
 @dataclass
 class Behaviour:
@@ -192,7 +197,8 @@ class Effects:
 
     def pod_effect(self, pod: Pod) -> ServiceEffect:
         """The effect of one pod (shared and cached: callers must not mutate it)."""
-        key = (pod.service, pod.revision, tuple(pod.injections))
+        # the container's start is in the key: an over-limit working set grows from it (`_fit_memory`)
+        key = (pod.service, pod.revision, tuple(pod.injections), pod.container_started_s)
         eff = self._pod_cache.get(key)
         if eff is not None:
             return eff
@@ -206,6 +212,7 @@ class Effects:
             )
             for inj in pod.injections.values():
                 eff.add(inj["mechanism"], inj["params"])
+        eff = self._fit_memory(pod, eff, base)
         self._pod_cache[key] = eff
         return eff
 
@@ -225,30 +232,56 @@ class Effects:
         for b in self._spec_behaviours(pod.service, spec):
             if b.mechanism == "config_missing_env":
                 return "Error"
-        limit = spec.mem_limit_mi
-        base = float(self.c.base_memory_mi[self.c.index[pod.service]])
-        if limit and base > limit:
-            return "OOMKilled"
         return None
 
     def seconds_until_oom(self, pod: Pod, spec: DeploymentSpec, now: float) -> float:
+        """Seconds until the container's working set reaches its memory limit (the kernel's OOM kill):
+        it grows along `pod_effect`'s line (start + leak per minute since the container started)."""
         eff = self.pod_effect(pod)
-        base = float(self.c.base_memory_mi[self.c.index[pod.service]]) + eff.extra_mem_mi
-        limit = spec.mem_limit_mi or 1e9
-        if base >= limit:
-            return 1.0
-        waits = []
-        if eff.leak_mi_per_min > 0:
-            grown = eff.leak_mi_per_min * (now - pod.container_started_s) / 60
-            waits.append(max(1.0, (limit - base - grown) / eff.leak_mi_per_min * 60))
+        limit = spec.mem_limit_mi
+        if not limit or eff.leak_mi_per_min <= 0:
+            start = float(self.c.base_memory_mi[self.c.index[pod.service]]) + eff.extra_mem_mi
+            return 1.0 if limit and start >= limit else math.inf
+        return max(1.0, (limit - self.memory_mi(pod, now)) / eff.leak_mi_per_min * 60)
+
+    def seconds_until_crash(self, pod: Pod, spec: DeploymentSpec, now: float) -> float:
+        """Seconds until a crashing code path kills the process (an unhandled exception or a panic: the
+        container exits with an error, not an OOM kill); infinite without one."""
+        eff = self.pod_effect(pod)
         if eff.crash_ratio > 0:  # a crashing code path is hit after a while under load
-            waits.append(20.0 + 100.0 * (1.0 - eff.crash_ratio))
-        return min(waits) if waits else math.inf
+            return 20.0 + 100.0 * (1.0 - eff.crash_ratio)
+        return math.inf
 
     def memory_mi(self, pod: Pod, now: float) -> float:
+        """The container's working set: the line `metric_exporter` samples (`pod_effect`)."""
         eff = self.pod_effect(pod)
         base = float(self.c.base_memory_mi[self.c.index[pod.service]])
         return base + eff.extra_mem_mi + eff.leak_mi_per_min * max(0.0, now - pod.container_started_s) / 60
+
+    def _fit_memory(self, pod: Pod, eff: ServiceEffect, before: ServiceEffect) -> ServiceEffect:
+        """A container whose working set would not fit its memory limit is not killed at once: its
+        working set grows to the limit first, and the kernel kills it there. From the container's start
+        it grows from its startup footprint toward the steady size while it initialises (heap, caches);
+        when a runtime injection pushes a running container over (a memory stressor), from the
+        injection on, from what the container used `before` it. The growth is one line (start level at
+        the origin, `leak_mi_per_min`), the one the exporter samples and `seconds_until_oom` extends to
+        the limit; it reaches the steady size after WARMUP_S."""
+        assert self.cluster is not None
+        limit = self.cluster.spec_of(pod).mem_limit_mi
+        base = float(self.c.base_memory_mi[self.c.index[pod.service]])
+        steady = base + eff.extra_mem_mi
+        if not limit or steady < limit:
+            return eff
+        started = pod.container_started_s
+        since = max((float(i.get("since_s", 0.0)) for i in pod.injections.values()), default=0.0)
+        if since > started:
+            origin, level = since, min(base + before.extra_mem_mi, STARTUP_MEMORY_SHARE * limit)
+        else:
+            origin, level = started, STARTUP_MEMORY_SHARE * min(steady, limit)
+        out = ServiceEffect(**{k: (dict(v) if isinstance(v, dict) else v) for k, v in eff.__dict__.items()})
+        out.leak_mi_per_min = eff.leak_mi_per_min + max(steady - level, 0.0) / WARMUP_S * 60
+        out.extra_mem_mi = level - base - out.leak_mi_per_min * (origin - started) / 60
+        return out
 
     # ------------------------------------------------------------ arrays for the traffic model
     def _spec_numbers(

@@ -31,6 +31,7 @@ from . import log_causes, log_lines
 from .causes import BLOCKED, DNS
 from .cluster import POD_MUTATIONS
 from .log_snapshot import (
+    B_BROKER_GONE,
     B_CONSUMER_LAG,
     B_CRASHLOOP,
     B_MEM_HIGH,
@@ -210,6 +211,9 @@ class LogContextRecorder:
         lag = getattr(sim, "kafka_lag", None)
         if lag is not None:
             bits[np.asarray(lag) > 1000] |= B_CONSUMER_LAG
+        gone = getattr(sim, "broker_gone", None)
+        if gone is not None:
+            bits[gone] |= B_BROKER_GONE
         cl = sim.cluster
         for name, si in ctx.mem_pods:
             pod = cl.pods.get(name)

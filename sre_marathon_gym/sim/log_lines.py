@@ -26,6 +26,7 @@ from .log_causes import (
 )
 from .log_draw import Draw, Fill, fill_path
 from .log_snapshot import (
+    B_BROKER_GONE,
     B_CACHE_OFF,
     B_CONSUMER_LAG,
     B_CPU_HOG,
@@ -39,6 +40,7 @@ from .log_snapshot import (
     E_RETRY,
 )
 from .log_text import (
+    BROKER_GONE_TEXT,
     CACHE_MISS_TEXT,
     CLIENT_PREFIX,
     CRASH_TEXT,
@@ -225,8 +227,20 @@ def lines(rec: LogContextRecorder, p: int, s: int, min_rank: int = 0) -> list[Lo
                 dst = rec.services[int(rec.compiled.edge_dst[e])]
                 emit("INFO", CACHE_MISS_TEXT.format_map(Fill(draw, dst=dst)))
                 break
-    if bits & B_CONSUMER_LAG:
+    if bits & B_CONSUMER_LAG and not bits & B_BROKER_GONE:  # without a broker it cannot know its lag
         emit("WARN", pick(LAG_TEXT, fam).format_map(Fill(draw, svc=name)))
+    if bits & B_BROKER_GONE and ctx.live_pods[s]:
+        for e in rec.out_edges[s]:
+            proto = rec.protocols[e]
+            text = BROKER_GONE_TEXT.get((proto, fam), BROKER_GONE_TEXT.get((proto, "_")))
+            if text is None:
+                continue
+            addr = rec.addresses[e]
+            host, _, port = addr.rpartition(":")
+            for _ in range(1 + int(rng.poisson(1.5))):
+                fill = Fill(draw, svc=name, addr=addr, port=port)
+                fill["addr_slash"] = f"{host}/{fill['ip']}:{port}"
+                emit("WARN" if fam == "java" else "ERROR", text.format_map(fill))
     for flag in sorted(ctx.flags_on):
         for svc_name, level, msg in FLAG_LINES.get(flag, ()):
             if svc_name == name and draw() < 0.8:

@@ -50,7 +50,8 @@ MIN_LOGGED_SHARE = 0.002  # failure shares below this are noise, not symptoms
     B_RETRY_STORM,
     B_CACHE_OFF,
     B_CONSUMER_LAG,
-) = (1 << i for i in range(23))
+    B_BROKER_GONE,
+) = (1 << i for i in range(24))
 E_TIMEOUT, E_DNS, E_BLOCKED, E_REFUSED, E_UPSTREAM, E_RESET, E_RETRY, E_CACHE_MISS = (
     1 << i for i in range(8)
 )
@@ -78,6 +79,7 @@ SYMPTOM_BIT_NAMES = {
     B_RETRY_STORM: "retrying",
     B_CACHE_OFF: "cache_miss",
     B_CONSUMER_LAG: "consumer_lag",
+    B_BROKER_GONE: "broker_unreachable",
 }
 
 
@@ -334,6 +336,7 @@ __all__ = [
     "B_APP_ERROR",
     "B_BAD_VALUE",
     "B_CACHE_OFF",
+    "B_BROKER_GONE",
     "B_CONSUMER_LAG",
     "B_CONSUMER_SLOW",
     "B_CPU_HOG",

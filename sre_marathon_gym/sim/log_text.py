@@ -503,6 +503,25 @@ REQUEST_OK = {
     "rabbitmq": [],
     "_": ["{op} ok"],
 }
+# a consumer whose broker is gone: its client's connection errors (Kafka's Java client, librdkafka under
+# Confluent.Kafka, Spring AMQP), keyed by (protocol, language family)
+BROKER_GONE_TEXT = {
+    ("kafka", "java"): (
+        "[Consumer clientId={svc}-0, groupId={svc}] Connection to node -1 ({addr_slash}) could not be "
+        "established. Broker may not be available."
+    ),
+    ("kafka", "dotnet"): (
+        "%3|rdkafka#consumer-1| [thrd:{addr}/bootstrap]: {addr}/bootstrap: Connect to ipv4#{ip}:{port} "
+        "failed: Connection refused (after 0ms in state CONNECT)"
+    ),
+    ("kafka", "_"): "kafka: client has run out of available brokers to talk to: dial tcp {addr}: connect: "
+    "connection refused",
+    ("amqp", "_"): (
+        "Consumer raised exception, processing can restart if the connection factory supports it. "
+        "Exception summary: org.springframework.amqp.AmqpConnectException: java.net.ConnectException: "
+        "Connection refused"
+    ),
+}
 RETRY_TEXT = "retrying call to {dst} (attempt {attempt}): {detail}"
 CACHE_MISS_TEXT = "cache miss for {pid}, fetching from {dst}"
 LAG_TEXT = {
@@ -651,6 +670,7 @@ def pick(table: dict, family: str):
 
 __all__ = [
     "BAD_VALUE_TEXT",
+    "BROKER_GONE_TEXT",
     "CACHE_MISS_TEXT",
     "CLIENT_ERR",
     "CLIENT_PREFIX",

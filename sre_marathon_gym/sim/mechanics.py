@@ -197,7 +197,11 @@ class Mechanics:
         cl = self.sim.cluster
         pods = [p for p in cl.pods_of(fault.target) if not p.terminating]
         for pod in pods:
-            pod.injections[fault.id] = {"mechanism": fault.mechanism, "params": dict(fault.params)}
+            pod.injections[fault.id] = {
+                "mechanism": fault.mechanism,
+                "params": dict(fault.params),
+                "since_s": self.sim.now,
+            }
         undo["pods"] = [p.name for p in pods]
         self.sim.effects.invalidate()
         cl.recheck_pods(fault.target)

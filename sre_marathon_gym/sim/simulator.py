@@ -100,6 +100,7 @@ class Simulator:
         self.restarts_total = np.zeros(S)  # includes restarts of pods that are gone
         self._restarts_seen: dict[str, int] = {}
         self.kafka_lag = np.zeros(S)
+        self.broker_gone = np.zeros(S, dtype=bool)  # consumers that cannot reach their broker
         self._arrays: dict[str, np.ndarray] | None = None
         self._arrays_version: tuple[int, int] = (-1, -1)
         self._arrays_gen = 0  # bumps when the effect arrays' values change
@@ -226,30 +227,41 @@ class Simulator:
         return out
 
     def _update_kafka(self, res: TickResult) -> None:
+        """Consumer lag: records published and not yet consumed. Producers publish each order once
+        (retries are not new records: `edge_rate` over the retry amplification); while the broker is
+        gone their producer clients hold the records and keep retrying, and the consumers fetch
+        nothing (`TrafficModel`: a consumer that cannot reach its broker does no work), so the lag
+        grows until the broker is back and the consumers drain it."""
         if not self._queue_plan:
             return
         # produce and capacity are functions of expected values, arrays and readiness: kept while
         # those objects (and the cluster version, for readiness) are the same
-        key = (res.edge_rate, res.own_latency_ms, self._arrays)
+        key = (res.edge_rate, res.own_latency_ms, self._arrays, res.edge_fail, res.svc_rate)
         hit = self._kafka_rates
         if hit is None or hit[2] != self.cluster.version or any(a is not b for a, b in zip(hit[0], key)):
             rates = []
+            c = self.compiled
             for producers, consumers in self._queue_plan:
-                produce = float(res.edge_rate[producers].sum()) if producers else 0.0
+                retry_amp = 1.0 + c.edge_retries[producers] * res.edge_fail[producers]
+                publishes = res.edge_rate[producers] / retry_amp
+                produce = float(publishes.sum()) if producers else 0.0
                 for s in consumers:
                     per_record_ms = float(res.own_latency_ms[s]) + 1000.0 * float(
                         self._arrays["consumer_delay_s"][s]
                     )
+                    fetching = float(res.svc_rate[s]) / float(c.background_rps[s])  # 0: broker unreachable
                     capacity = (
                         self.cluster.ready[:, s].sum()
                         * self._arrays["threads"][s]
                         * 1000.0
                         / max(per_record_ms, 1e-6)
+                        * fetching
                     )
                     rates.append((s, produce, capacity))
             hit = self._kafka_rates = (key, rates, self.cluster.version)
         for s, produce, capacity in hit[1]:
             self.kafka_lag[s] = max(0.0, self.kafka_lag[s] + (produce - capacity) * TICK_S)
+            self.broker_gone[s] = float(res.svc_rate[s]) == 0.0
 
     # ------------------------------------------------------------ faults
     def inject(self, fault: Fault) -> None:

@@ -22,6 +22,7 @@ from .topology import CompiledApp
 
 LATENCY_SIGMA = 0.5  # log-normal shape of per-request latency around its mean
 UNLIMITED_CPU_CORES = 2.0  # what a pod without a CPU limit can use on its node
+CFS_PERIOD_MS = 100.0  # the kernel's default CFS bandwidth period (cpu.cfs_period_us = 100000)
 EPS = 1e-9
 # 0-d operands for `expected`: the same float64 values, faster ufunc calls than Python floats
 _ZERO, _ONE, _THOUSAND, _EPS, _RHO_CAP = (np.array(v) for v in (0.0, 1.0, 1000.0, EPS, 0.98))
@@ -75,12 +76,14 @@ class _Inputs:
 
     rt_rate: np.ndarray
     rt_sum: np.floating
+    background: np.ndarray  # [S] background calls/s (a consumer fetches only while it reaches its broker)
     flow_mult: np.ndarray  # (rt_rate @ edge_flow) * edge_mult, the sum in a fixed order
     unreachable: np.ndarray
     cpu_cap: np.ndarray
     cap_positive: np.ndarray
     cap_floor: np.ndarray
     limited: np.ndarray  # has a CPU limit
+    cfs_ms: np.ndarray  # CFS delay of a request once its work carries over periods (0 without a limit)
     servers: np.ndarray
     has_servers: np.ndarray
     servers_floor: np.ndarray  # max(servers, EPS)
@@ -187,6 +190,13 @@ class TrafficModel:
         self._neg_retries = -compiled.edge_retries
         # [lat, fail][:, dst] as indices into the flattened [2, S] spans buffer
         self._dst2 = np.concatenate([compiled.edge_dst, compiled.edge_dst + len(compiled.services)])
+        # consumers (background work polling a queue service) and the edge each polls its broker over
+        queues = {i for i, sv in enumerate(compiled.app.services) if sv.kind == "queue"}
+        self._fetch_edges = [
+            (int(compiled.edge_src[e]), e)
+            for e in range(len(compiled.edge_src))
+            if int(compiled.edge_dst[e]) in queues and compiled.background_rps[compiled.edge_src[e]] > 0
+        ]
         height = call_graph_height(len(compiled.services), compiled.edge_src, compiled.edge_dst)
         # warm starts are exact when the cold iteration always ends at the fixed point (see `expected`)
         self.warm_start = height is not None and compiled.depth >= height + 1
@@ -264,15 +274,35 @@ class TrafficModel:
         )
         loss_fail = arrays["inbound_loss"] * 0.3
         keep_loss = 1.0 - loss_fail[dst]
+        background = c.background_rps
+        if self._fetch_edges:
+            # a consumer that cannot reach its broker (no ready broker pod, or a policy denying the
+            # route) fetches no records: it processes nothing while it retries its connection
+            background = background.copy()
+            for s_, e in self._fetch_edges:
+                if unreachable[dst[e]] >= 1.0 or arrays["edge_fail"][e] >= 1.0:
+                    background[s_] = 0.0
+        # CFS bandwidth control: each pod may use `limit` x CFS_PERIOD_MS of CPU per period; once work
+        # carries over from period to period, the quota is spent at the start of each period and the
+        # container is stalled for the rest of it, so a request waits one stall for every quota its own
+        # work needs (the fluid slowdown of an overloaded CPU is `service_time x u_cpu` below; this is
+        # what the quota's granularity adds on top: large when a request needs more than one quota)
+        limit = arrays["cpu_limit"]
+        stall_ms = CFS_PERIOD_MS * (1.0 - np.minimum(limit, 1.0))
+        work_ms = c.cpu_ms * arrays["cpu_mult"]
+        quota_ms = np.maximum(limit * CFS_PERIOD_MS, EPS)
+        cfs_ms = np.where(limit > 0, stall_ms * work_ms / quota_ms, 0.0)
         return _Inputs(
             rt_rate=rt_rate,
             rt_sum=rt_rate.sum(),
+            background=background,
             flow_mult=self.edge_flow.vecmat(rt_rate) * arrays["edge_mult"],
             unreachable=unreachable,
             cpu_cap=cpu_cap,
             cap_positive=cpu_cap > 0,
             cap_floor=np.maximum(cpu_cap, EPS),
             limited=arrays["cpu_limit"] > 0,
+            cfs_ms=cfs_ms,
             servers=servers,
             has_servers=servers > 0,
             servers_floor=np.maximum(servers, EPS),
@@ -310,14 +340,19 @@ class TrafficModel:
         # --- demand (constants as 0-d arrays: the same float64 operations, faster ufunc calls)
         retry_amp = _ONE + c.edge_retries * self.prev_edge_fail
         edge_rate = f.flow_mult * retry_amp
-        svc_rate = c.background_rps.copy()
+        svc_rate = f.background.copy()
         svc_rate[c.entry] += f.rt_sum
         np.add.at(svc_rate, dst, edge_rate)
         # --- CPU and queueing
         cpu_cap = f.cpu_cap
         cpu_demand = svc_rate * c.cpu_ms * arrays["cpu_mult"] / _THOUSAND + arrays["extra_cores"]
         u_cpu = np.where(f.cap_positive, cpu_demand / f.cap_floor, _ZERO)
-        st = c.service_time_ms * np.maximum(_ONE, u_cpu) + arrays["added_ms"]
+        # share of CFS periods in which a pod spends its quota; a throttled request waits (`cfs_ms`)
+        # once work carries over from period to period (demand near or above the limit: the quota is
+        # spent at the start of each period and the rest of it is stalled)
+        throttled = np.clip((u_cpu - 0.5) / 0.7, 0.0, 1.0) * f.limited
+        backlog = np.clip((u_cpu - 0.9) / 0.2, 0.0, 1.0)
+        st = c.service_time_ms * np.maximum(_ONE, u_cpu) + arrays["added_ms"] + backlog * f.cfs_ms
         saturated_cpu = np.where(u_cpu > _ONE, _ONE - _ONE / np.maximum(u_cpu, _EPS), _ZERO)
         own_fail_base = _ONE - f.ok_reachable * (_ONE - saturated_cpu)
         hold_ms = self._hold_ms if self._hold_ms is not None else st
@@ -431,7 +466,6 @@ class TrafficModel:
         if not result:
             return None
         cpu_used = np.minimum(cpu_demand, cpu_cap)
-        throttled = np.clip((u_cpu - 0.5) / 0.7, 0.0, 1.0) * f.limited
         # --- request types: the entry's own part plus every call on the path
         local_edge_fail = 1.0 - (1.0 - own_fail[dst]) * route_ok * all_transient
         rt_log_ok = detmath.log(max(1.0 - own_fail[c.entry], EPS)) + self.edge_flow.matvec(
