@@ -261,9 +261,9 @@ def roots_through(
     c = rec.compiled
     rate = rec.rt_rate[p].astype(np.float64)
     if e is not None:
-        w = rate * c.edge_flow[:, e]
+        w = rate * rec.shape_edges[:, e]
     elif s is not None:
-        w = rate * (c.visits[:, s] > 0)
+        w = rate * (rec.shape_visits[:, s] > 0)
     else:
         w = rate.copy()
     idx = [int(i) for i in np.nonzero(w > 0)[0]]
