@@ -259,13 +259,14 @@ def roots_through(
 ) -> tuple[list[int], list[float]]:
     """Roots (request types, else the service's background root) whose requests reach s / edge e."""
     c = rec.compiled
-    rate = rec.rt_rate[p].astype(np.float64)
+    rate = np.concatenate([rec.rt_rate[p].astype(np.float64), c.background_rps])  # per root
     if e is not None:
         w = rate * rec.shape_edges[:, e]
     elif s is not None:
         w = rate * (rec.shape_visits[:, s] > 0)
     else:
         w = rate.copy()
+        w[rec.R :] = 0.0  # a trace of any request: the request types'
     idx = [int(i) for i in np.nonzero(w > 0)[0]]
     if idx:
         return idx, [float(w[i]) for i in idx]

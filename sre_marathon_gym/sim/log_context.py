@@ -102,9 +102,9 @@ class LogContextRecorder:
             {"service.name": n, "telemetry.sdk.language": svc[n].language.lower()} for n in c.services
         ]
         self.shapes = build_shapes(sim.app, c)  # the spans of each root (`span_tree`)
-        self.shape_visits = np.zeros((R, S))  # [R, S] calls to each service per request, as traced
-        self.shape_edges = np.zeros((R, E))  # [R, E] calls over each edge per request, as traced
-        for r, shape in enumerate(self.shapes[:R]):
+        self.shape_visits = np.zeros((R + S, S))  # [root, S] calls to each service per request, as traced
+        self.shape_edges = np.zeros((R + S, E))  # [root, E] calls over each edge per request, as traced
+        for r, shape in enumerate(self.shapes):
             for node in shape.nodes:
                 self.shape_visits[r, node.svc] += 1.0
                 if node.edge >= 0:

@@ -1,8 +1,10 @@
 """Exports simulator state as Prometheus series (names and labels of the real exporters).
 
-Span metrics follow the OpenTelemetry spanmetrics connector, pod and node series follow
+Span metrics follow the OpenTelemetry spanmetrics connector over the spans the traces make (one row
+per service, span name and kind of `span_tree`'s shapes), pod and node series follow
 kube-state-metrics and cAdvisor; see `catalog/metrics.yaml`. Counters are cumulative, sampled
-every 15 s; histogram buckets are expected counts from the log-normal latency model.
+every 15 s, and exported as integers (the floor of the cumulative expectation); histogram buckets
+are those of the traces' duration model (per span of a shape, log-normal around its mean).
 """
 
 from __future__ import annotations
@@ -13,16 +15,22 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..clock import METRIC_STEP_S
+from ..clock import METRIC_STEP_S, TICK_S
 from ..metric_store import _normalise_labels
 from .cluster import NODE_MONITOR_GRACE_S, POD_MUTATIONS, short_hash
+from .span_tree import build_shapes
 from .traffic import TickResult, lognormal_cdf
 
 if TYPE_CHECKING:
     from .simulator import Simulator
 
+# about 1.25x apart, so that linear interpolation inside a bucket (histogram_quantile) stays within
+# a few % of the log-normal's quantiles (p95 +2 % on average); the same list is `catalog/metrics.yaml`'s
 BUCKETS_MS = np.array(
-    [5.0, 10.0, 25.0, 50.0, 75.0, 100.0, 250.0, 500.0, 750.0, 1000.0, 1500.0, 2000.0, 5000.0, 10000.0]
+    [0.5, 0.6, 0.8, 1, 1.2, 1.5, 1.9, 2.4, 3, 3.7, 4.6, 5.8, 7.2, 9, 11, 14, 17.5, 22, 27, 34, 42, 53, 66]
+    + [83, 100, 130, 160, 200, 250, 310, 390, 490, 610, 760, 950, 1200, 1500, 1850, 2300, 2900, 3600]
+    + [4500, 5600, 7000, 8800, 11000, 14000, 17000, 22000, 27000, 34000],
+    dtype=np.float64,
 )
 LE = [*(f"{b:g}" for b in BUCKETS_MS), "+Inf"]
 STATUS = ("STATUS_CODE_UNSET", "STATUS_CODE_ERROR")
@@ -54,9 +62,56 @@ class _PodLayout:
     ids: np.ndarray | None = None  # every series id of an export, in order (see `export`)
 
 
-def span_name(service: str, protocol: str) -> str:
-    camel = "".join(p.capitalize() for p in service.replace("_", "-").split("-"))
-    return f"oteldemo.{camel}/Handle" if protocol == "grpc" else f"{service} {protocol.upper()} handler"
+@dataclass
+class _SpanRows:
+    """The span metrics' rows and, per span of every shape (an *entry*), what it adds to them."""
+
+    rows: list[tuple[str, str, str]]  # (service, span name, span kind)
+    row: np.ndarray  # [N] the row of each entry
+    root: np.ndarray  # [N] its root: request type r, or R + s for service s's background work
+    fail: np.ndarray  # [N] index of its failure share in [rt_fail | svc_fail | edge_fail]
+    own: np.ndarray  # [N, S] mean duration = own @ own_ms + hops @ hop_ms
+    hops: np.ndarray
+    onehot: np.ndarray  # [rows, N]
+
+
+def span_rows(sim: Simulator) -> _SpanRows:
+    c = sim.compiled
+    R, S = len(c.request_types), len(c.services)
+    rows: dict[tuple[str, str, str], int] = {}
+    row, root, fail, own, hops = [], [], [], [], []
+    for r, shape in enumerate(build_shapes(sim.app, c)):
+        if r >= R and (not shape.nodes or c.background_rps[r - R] <= 0):
+            continue
+        for n, node in enumerate(shape.nodes):
+            svc = c.services[node.svc]
+            entries = []
+            if node.name:
+                kind = shape.root_kind if n == 0 else "SERVER"
+                f = r if n == 0 and r < R else R + node.svc
+                entries.append(((svc, node.name, kind), f, shape.own[n], shape.hops[n]))
+            if n > 0:
+                caller = c.services[shape.nodes[node.parent].svc]
+                h = shape.hops[n].copy()
+                h[node.svc] += 1.0
+                entries.append(((caller, node.client, node.client_kind), R + S + node.edge, shape.own[n], h))
+            for key, f, o, h in entries:
+                row.append(rows.setdefault(key, len(rows)))
+                root.append(r)
+                fail.append(f)
+                own.append(o)
+                hops.append(h)
+    onehot = np.zeros((len(rows), len(row)))
+    onehot[row, np.arange(len(row))] = 1.0
+    return _SpanRows(
+        list(rows),
+        np.array(row, dtype=np.intp),
+        np.array(root, dtype=np.intp),
+        np.array(fail, dtype=np.intp),
+        np.array(own).reshape(len(row), S),
+        np.array(hops).reshape(len(row), S),
+        onehot,
+    )
 
 
 class MetricExporter:
@@ -66,14 +121,9 @@ class MetricExporter:
         c = sim.compiled
         ns = sim.app.namespace
         self.ns = ns
-        inbound = {c.services[int(d)]: sim.app.edges[e].protocol for e, d in enumerate(c.edge_dst)}
-        # span series: rows = (request types at the entry) + (other services); two statuses each
-        self.span_rows: list[tuple[str, str]] = []
-        for rt in sim.app.request_types:
-            self.span_rows.append((sim.app.entry_point, f"{rt.method} {rt.endpoint}"))
-        self.svc_rows = [s for i, s in enumerate(c.services) if i != c.entry]
-        for s in self.svc_rows:
-            self.span_rows.append((s, span_name(s, inbound.get(s, "grpc"))))
+        # span series: one row per (service, span name, kind) of the shapes, two statuses each
+        self.spans = span_rows(sim)
+        self.span_rows = self.spans.rows
         n = len(self.span_rows)
         self.calls_ids = np.zeros((n, 2), dtype=np.int64)
         self.bucket_ids = np.zeros((n, 2, len(LE)), dtype=np.int64)
@@ -87,13 +137,13 @@ class MetricExporter:
             f"{SPAN}_duration_milliseconds_bucket",
         )
         le_items = [(sys.intern("le"), sys.intern(le)) for le in LE]
-        for i, (svc, name) in enumerate(self.span_rows):
+        for i, (svc, name, kind) in enumerate(self.span_rows):
             for k, status in enumerate(STATUS):
                 lab = {
                     "namespace": ns,
                     "service_name": svc,
                     "span_name": name,
-                    "span_kind": "SPAN_KIND_SERVER",
+                    "span_kind": f"SPAN_KIND_{kind}",
                     "status_code": status,
                 }
                 key = _normalise_labels(lab)
@@ -110,9 +160,11 @@ class MetricExporter:
         self.cum_calls = np.zeros((n, 2))
         self.cum_buckets = np.zeros((n, 2, len(LE)))
         self.cum_sum = np.zeros((n, 2))
-        self.pending = np.zeros((n, 2))
-        self.pending_ms = np.zeros(n)
-        self.pending_ticks = 0
+        N = len(self.spans.row)
+        self._entry_pending = np.zeros((2, N))  # ok, error spans per entry since the last fold
+        self._root_counts = np.zeros(len(c.request_types) + len(c.services))
+        self._fails = np.zeros(len(c.request_types) + len(c.services) + len(c.edge_src))
+        self._bg_count = c.background_rps * TICK_S
         self._slot: dict[str, int] = {}  # pod -> its row of `_cum`: [cpu_s, periods, throttled, oom]
         self._cum = np.zeros((64, 4))
         self._slots_used = 0
@@ -126,9 +178,7 @@ class MetricExporter:
         self.cum_frontend = np.zeros(2)
         self.cum_payment = 0.0
         self.cum_consumed: dict[int, float] = {}
-        self.svc_index = np.array([c.index[s] for s in self.svc_rows], dtype=np.intp)
-        self._frac: tuple | None = None  # (rt latency, svc latency, row latency, bucket fractions)
-        self._split = np.zeros((n, 2))  # per row: ok, errors of the current tick
+        self._frac: tuple | None = None  # (own latency, effect arrays, entry means, bucket fractions)
         self._static: dict[str, tuple] = {}
         self._dynamic: dict[tuple, np.ndarray] = {}
         self._static_concat: tuple | None = None
@@ -140,24 +190,32 @@ class MetricExporter:
         self._init_static_rows()
 
     def accumulate(self, res: TickResult) -> None:
+        sim, sp = self.sim, self.spans
+        arrays = getattr(sim, "_arrays", None) or sim.effects.arrays()
         hit = self._frac
-        if hit is None or hit[0] is not res.rt_latency_ms or hit[1] is not res.svc_latency_ms:
-            # latencies are expected values: they change only when the traffic model recomputes them
-            lat = np.concatenate([res.rt_latency_ms, res.svc_latency_ms[self.svc_index]])
-            frac = np.ones((len(lat), len(LE)))
-            frac[:, :-1] = lognormal_cdf(BUCKETS_MS, lat)  # [n, 14]
-            hit = self._frac = (res.rt_latency_ms, res.svc_latency_ms, lat, frac)
-        lat, frac = hit[2], hit[3]
-        split, r, idx = self._split, len(res.rt_count), self.svc_index
-        split[:r, 0] = res.rt_count
-        split[r:, 0] = res.svc_count[idx]
-        split[:r, 1] = res.rt_errors
-        split[r:, 1] = res.svc_errors[idx]
-        split[:, 0] -= split[:, 1]  # ok, errors
-        self.pending += split
-        self.cum_buckets += split[:, :, None] * frac[:, None, :]
-        self.cum_sum += split * lat[:, None]
-        self.pending_ticks += 1
+        if hit is None or hit[0] is not res.own_latency_ms or hit[1] is not arrays:
+            # the means are expected values: they change only when the traffic model recomputes them
+            if hit is not None:
+                self._fold()
+            hop = arrays["inbound_delay_ms"] + arrays["inbound_loss"] * 200.0  # as the traces' hops
+            mean = sp.own @ res.own_latency_ms + sp.hops @ hop
+            frac = np.ones((len(mean), len(LE)))
+            frac[:, :-1] = lognormal_cdf(BUCKETS_MS, mean)
+            hit = self._frac = (res.own_latency_ms, arrays, mean, frac)
+        R = len(res.rt_count)
+        counts, fails = self._root_counts, self._fails
+        counts[:R] = res.rt_count
+        counts[R:] = self._bg_count
+        S = len(res.svc_count)
+        np.divide(res.rt_errors, np.maximum(res.rt_count, 1e-12), out=fails[:R])
+        np.divide(res.svc_errors, np.maximum(res.svc_count, 1e-12), out=fails[R : R + S])
+        fails[R + S :] = res.edge_fail
+        np.clip(fails, 0.0, 1.0, out=fails)
+        n = counts[sp.root]
+        err = n * fails[sp.fail]
+        pend = self._entry_pending
+        pend[0] += n - err
+        pend[1] += err
         if self.app_extra:
             c = self.sim.compiled
             fe = c.index.get("frontend")
@@ -167,10 +225,26 @@ class MetricExporter:
             if pay is not None:
                 self.cum_payment += res.svc_count[pay] - res.svc_errors[pay]
 
+    def _fold(self) -> None:
+        """Add the spans counted since the last fold to the rows, with the bucket fractions they had."""
+        pend = self._entry_pending
+        if not pend.any():
+            return
+        _, _, mean, frac = self._frac
+        oh = self.spans.onehot
+        for k in range(2):
+            self.cum_calls[:, k] += oh @ pend[k]
+            self.cum_sum[:, k] += oh @ (pend[k] * mean)
+            self.cum_buckets[:, k, :] += oh @ (pend[k][:, None] * frac)
+        pend[:] = 0.0
+
     def export(self, t: float) -> None:
         st = self.store
-        self.cum_calls += self.pending
-        self.pending[:] = 0
+        if self._frac is not None:
+            self._fold()
+        calls = np.floor(self.cum_calls + 1e-9)
+        buckets = np.minimum(np.floor(self.cum_buckets + 1e-9), calls[:, :, None])
+        buckets[:, :, -1] = calls
         lay, kube_vals = self._kube(t)
         if lay.ids is None:  # the ids are a function of the layout
             lay.ids = np.concatenate(
@@ -186,12 +260,7 @@ class MetricExporter:
                     *([self._app_ids] if self.app_extra else []),
                 ]
             )
-        vals = [
-            self.cum_calls.ravel(),
-            self.cum_buckets.ravel(),
-            self.cum_sum.ravel(),
-            self.cum_calls.ravel(),
-        ]
+        vals = [calls.ravel(), buckets.ravel(), self.cum_sum.ravel(), calls.ravel()]
         st.record(t, lay.ids, np.concatenate([*vals, *kube_vals]))
 
     # ------------------------------------------------------------ kube-state-metrics, cAdvisor, blackbox

@@ -55,7 +55,7 @@ class Shape:
         return self.own @ own_ms + self.hops @ hop_ms
 
 
-def call_structure(app, compiled) -> list[list[list[tuple[int, int, int]]]]:
+def call_structure(app, compiled, kinds: list[str]) -> list[list[list[tuple[int, int, int]]]]:
     """Per root (request types, then one background root per service): children[s] = [(child, edge, calls)]."""
     S = len(compiled.services)
     out = []
@@ -71,18 +71,12 @@ def call_structure(app, compiled) -> list[list[list[tuple[int, int, int]]]]:
             mult = max(1, int(round(n / max(total.get(caller, 1.0), 1.0))))
             children[compiled.index[caller]].append((compiled.index[svc], compiled.edge_index[(caller, svc)], mult))
         out.append(children)
-    for s in range(S):  # background roots: a consumer / health-checked service calling its dependencies
+    for s in range(S):  # background roots: a consumer / health-checked service and its datastores
         children = [[] for _ in range(S)]
-        seen = {s}
-        stack = [s]
-        while stack:
-            u = stack.pop()
-            for e in np.nonzero(compiled.edge_src == u)[0]:
-                d = int(compiled.edge_dst[e])
-                if d not in seen:
-                    seen.add(d)
-                    children[u].append((d, int(e), 1))
-                    stack.append(d)
+        for e in np.nonzero(compiled.edge_src == s)[0]:
+            d = int(compiled.edge_dst[e])
+            if kinds[d] not in INSTRUMENTED:  # background work reaches no other service (as in `traffic`)
+                children[s].append((d, int(e), 1))
         out.append(children)
     return out
 
@@ -94,7 +88,7 @@ def build_shapes(app, compiled) -> list[Shape]:
     kinds = [svc[n].kind for n in names]
     langs = [svc[n].language for n in names]
     inbound = {e.target: e.protocol for e in app.edges}
-    structure = call_structure(app, compiled)
+    structure = call_structure(app, compiled, kinds)
     shapes = []
     for root, children in enumerate(structure):
         nodes: list[Node | None] = []

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from statistics import NormalDist
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
 SIGMA = 0.5  # log-normal shape of own processing time (same as the traffic model)
 MAX_SPANS = 250
+_NORMAL = NormalDist()
 
 
 @dataclass(frozen=True)
@@ -139,8 +141,12 @@ class _Gen:
         self.nodes = shape.nodes
         self.hop = rec.hop_ms[p].astype(np.float64)
         self.own_ms = rec.own_lat[p].astype(np.float64)
-        self.scale = math.exp(SIGMA * float(rng.standard_normal()) - SIGMA * SIGMA / 2)
-        self.mean = (shape.means(self.own_ms, self.hop) * self.scale).tolist() if self.nodes else []
+        self.scale = 1.0  # set by `generate`
+        self.mean: list[float] = []
+
+    def set_scale(self, z: float) -> None:
+        self.scale = math.exp(SIGMA * z - SIGMA * SIGMA / 2)
+        self.mean = (self.shape.means(self.own_ms, self.hop) * self.scale).tolist()
 
     def rand(self) -> float:
         self.ui += 1
@@ -340,6 +346,20 @@ class _Gen:
         )
 
 
+def duration_z(rec: LogContextRecorder, fields: tuple[int, int, int, int, int, int]) -> float:
+    """The standard normal of a trace's duration scale. The natural slots of one sample are stratified
+    (slot j draws from the j-th of NATURAL_SLOTS equal-probability strata, at an offset shared by the
+    sample), so the traces a search returns follow the log-normal closely; every trace's marginal is
+    still the standard normal."""
+    k, root, slot = fields[0], fields[1], fields[2]
+    if fields[3] == F_NONE and slot < NATURAL_SLOTS:
+        v = _h64(rec.key, repr((k, root)).encode(), b"trace-z") / 2.0**64
+        u = (slot + v) / NATURAL_SLOTS
+    else:
+        u = _h64(rec.key, repr(fields).encode(), b"trace-z") / 2.0**64
+    return _NORMAL.inv_cdf(min(max(u, 1e-12), 1.0 - 1e-12))
+
+
 def trace_start(rec: LogContextRecorder, fields: tuple[int, int, int, int, int, int]) -> float:
     """Where in its 15 s sample a trace starts: a function of its id fields alone."""
     h = _h64(rec.key, repr(fields).encode(), b"trace-start")
@@ -361,6 +381,7 @@ def generate(
         return None  # a consumer receives nothing from a broker that is gone
     rng = np.random.default_rng([*rec.entropy, 2, k, root, slot, fkind, fidx, fcause])
     g = _Gen(rec, p, rng, fkind, fidx, fcause, int(trace_id[:16], 16), shape)
+    g.set_scale(duration_z(rec, fields))
     start_s = trace_start(rec, fields)
     end, fail, _ = g.server(0, None, 0.0, math.inf, None)
     return Trace(
