@@ -49,6 +49,8 @@ class Shape:
     queue: int  # the broker a consumer root receives from, else -1
     own: np.ndarray  # [nodes, S]: service s's own time counted in node n's duration
     hops: np.ndarray  # [nodes, S]: hops to service s inside node n's duration
+    start_own: np.ndarray  # [nodes, S]: the same for the start of node n's SERVER span (no failures)
+    start_hops: np.ndarray
 
     def means(self, own_ms: np.ndarray, hop_ms: np.ndarray) -> np.ndarray:
         """Mean SERVER duration per node (a datastore node: its own time)."""
@@ -110,7 +112,8 @@ def build_shapes(app, compiled) -> list[Shape]:
                 else server_op(names[rs], proto=inbound.get(names[rs], "grpc"))
             )
             if kinds[rs] not in INSTRUMENTED:
-                shapes.append(Shape((), "SERVER", -1, np.zeros((0, S)), np.zeros((0, S))))
+                empty = np.zeros((0, S))
+                shapes.append(Shape((), "SERVER", -1, empty, empty, empty, empty))
                 continue
 
         def visit(s: int, parent: int, e: int, name: str, client: str, ckind: str, cattrs: tuple) -> int:
@@ -167,7 +170,21 @@ def build_shapes(app, compiled) -> list[Shape]:
                 own[i] += own[c]
                 hops[i] += hops[c]
                 hops[i, done[c].svc] += 1.0
-        shapes.append(Shape(done, root_kind, queue, own, hops))
+        start_own = np.zeros((len(done), S))
+        start_hops = np.zeros((len(done), S))
+        for i, node in enumerate(done):  # parents first: the children run in sequence after 30 % of own
+            cur_own = start_own[i].copy()
+            cur_own[node.svc] += 0.3
+            cur_hops = start_hops[i].copy()
+            for c in node.children:
+                d = done[c].svc
+                start_own[c] = cur_own
+                start_hops[c] = cur_hops
+                start_hops[c, d] += 0.5
+                cur_own = cur_own + own[c]
+                cur_hops = cur_hops + hops[c]
+                cur_hops[d] += 1.0
+        shapes.append(Shape(done, root_kind, queue, own, hops, start_own, start_hops))
     return shapes
 
 

@@ -135,7 +135,7 @@ class _Gen:
         self.free = fkind == F_NONE  # random failures only in unconditioned traces
         self.spans: list[Span] = []
         self.key = trace_key
-        self.u = rng.random(4096).tolist()
+        self.u = rng.random(256).tolist()
         self.ui = 0
         self.shape = shape
         self.nodes = shape.nodes
@@ -143,6 +143,7 @@ class _Gen:
         self.own_ms = rec.own_lat[p].astype(np.float64)
         self.scale = 1.0  # set by `generate`
         self.mean: list[float] = []
+        self.lite = False
 
     def set_scale(self, z: float) -> None:
         self.scale = math.exp(SIGMA * z - SIGMA * SIGMA / 2)
@@ -151,9 +152,19 @@ class _Gen:
     def rand(self) -> float:
         self.ui += 1
         if self.ui >= len(self.u):
-            self.u = self.rng.random(4096).tolist()
+            self.u = self.rng.random(256).tolist()
             self.ui = 0
         return self.u[self.ui]
+
+    # error texts (`lite`: placeholders, for callers that only need the spans' times and statuses)
+    def own_text(self, s: int, cause: int) -> str:
+        return "error" if self.lite else self.rec.own_error_text(self.p, s, cause)
+
+    def client_text(self, e: int, cause: int) -> str:
+        return "error" if self.lite else self.rec.client_error_text(e, cause)
+
+    def upstream(self, e: int, text: str) -> str:
+        return "error" if self.lite else self.rec.upstream_text(e, text)
 
     def span_id(self) -> str:
         h = (self.key * 0x9E3779B97F4A7C15 + len(self.spans) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
@@ -217,7 +228,7 @@ class _Gen:
         own = float(self.own_ms[s]) * self.scale
         t = start + own * 0.3
         fail: int | None = self.own_failure(s)
-        text = r.own_error_text(p, s, fail) if fail is not None else ""
+        text = self.own_text(s, fail) if fail is not None else ""
         if fail is None:
             for c in node.children:
                 if len(self.spans) >= MAX_SPANS or t >= deadline:
@@ -268,12 +279,12 @@ class _Gen:
         for attempt in range(attempts):
             if t >= deadline or len(self.spans) >= MAX_SPANS:
                 break
-            hop = float(self.hop[d])
+            hop = float(self.hop[d]) * self.scale  # scaled like the means (`span_tree`)
             cause = self.call_failure(e, d)
             cid = self.client_span(s, n, parent, t, attempt)
             if cause is not None and cause != TIMEOUT:
                 dur = min(hop + (1.0 if cause in (REFUSED, DNS, RESET) else timeout), deadline - t)
-                text = r.client_error_text(e, cause)
+                text = self.client_text(e, cause)
                 self.close_client(cid, t, dur, text)
                 t += dur
                 fail = cause
@@ -283,16 +294,16 @@ class _Gen:
                 end, dfail, dtext = self.server(n, self.spans[cid].span_id, t + hop / 2, call_deadline, s)
             else:  # a datastore or broker: no span of its own
                 dfail = self.own_failure(d)
-                dtext = r.own_error_text(p, d, dfail) if dfail is not None else ""
+                dtext = self.own_text(d, dfail) if dfail is not None else ""
                 end = min(t + hop / 2 + self.mean[n], call_deadline)
             if cause == TIMEOUT:
                 t2 = min(t + timeout, deadline)
-                fail, text = TIMEOUT, r.client_error_text(e, TIMEOUT)
+                fail, text = TIMEOUT, self.client_text(e, TIMEOUT)
                 self.close_client(cid, t, t2 - t, text)
                 t = t2
                 continue
             if dfail == TIMEOUT and call_deadline < deadline and end >= call_deadline - 1e-6:
-                fail, text = TIMEOUT, r.client_error_text(e, TIMEOUT)  # the caller's deadline fired
+                fail, text = TIMEOUT, self.client_text(e, TIMEOUT)  # the caller's deadline fired
                 self.close_client(cid, t, call_deadline - t, text)
                 t = call_deadline
                 continue
@@ -301,7 +312,7 @@ class _Gen:
                 self.close_client(cid, t, t2 - t, "")
                 return t2, None, ""
             fail = UPSTREAM
-            text = r.upstream_text(e, dtext)
+            text = self.upstream(e, dtext)
             self.close_client(cid, t, t2 - t, text)
             t = t2
             if forced_here or not self.free:
@@ -367,9 +378,32 @@ def trace_start(rec: LogContextRecorder, fields: tuple[int, int, int, int, int, 
     return k * rec.step_s - rec.step_s + (h >> 11) / float(1 << 53) * rec.step_s
 
 
+def ok_span_time(
+    rec: LogContextRecorder, fields: tuple[int, int, int, int, int, int], s: int, u: float
+) -> tuple[float, float] | None:
+    """(a time u of the way into service s's span, its duration in ms) in the trace of an
+    unfailing (F_OK) id, from the shape alone: without failures a span starts and lasts what the
+    shape's linear model says, scaled by the trace's factor (what `generate` would produce)."""
+    p = rec.position_of(fields[0])
+    if p is None or fields[1] >= len(rec.shapes):
+        return None
+    shape = rec.shapes[fields[1]]
+    if not shape.nodes or shape.queue >= 0 and float(rec.unreachable[p, shape.queue]) > 0.5:
+        return None
+    n = next((i for i, nd in enumerate(shape.nodes) if nd.svc == s and nd.name), None)
+    if n is None:
+        return None
+    own, hop = rec.own_lat[p].astype(np.float64), rec.hop_ms[p].astype(np.float64)
+    scale = math.exp(SIGMA * duration_z(rec, fields) - SIGMA * SIGMA / 2)
+    start = scale * float(shape.start_own[n] @ own + shape.start_hops[n] @ hop)
+    dur = scale * float(shape.own[n] @ own + shape.hops[n] @ hop)
+    return round(trace_start(rec, fields), 3) + (start + u * dur) / 1000.0, dur
+
+
 def generate(
-    rec: LogContextRecorder, trace_id: str, fields: tuple[int, int, int, int, int, int]
+    rec: LogContextRecorder, trace_id: str, fields: tuple[int, int, int, int, int, int], lite: bool = False
 ) -> Trace | None:
+    """The trace an id names (`lite`: error texts left out, for times and statuses only)."""
     k, root, slot, fkind, fidx, fcause = fields
     p = rec.position_of(k)
     if p is None or root >= len(rec.shapes):
@@ -382,6 +416,7 @@ def generate(
     rng = np.random.default_rng([*rec.entropy, 2, k, root, slot, fkind, fidx, fcause])
     g = _Gen(rec, p, rng, fkind, fidx, fcause, int(trace_id[:16], 16), shape)
     g.set_scale(duration_z(rec, fields))
+    g.lite = lite
     start_s = trace_start(rec, fields)
     end, fail, _ = g.server(0, None, 0.0, math.inf, None)
     return Trace(
