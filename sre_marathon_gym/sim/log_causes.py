@@ -270,7 +270,15 @@ def roots_through(
     idx = [int(i) for i in np.nonzero(w > 0)[0]]
     if idx:
         return idx, [float(w[i]) for i in idx]
+    # no traffic right now (or none over this edge): the roots that would reach it, else the caller
+    possible = np.concatenate([np.ones(rec.R), (c.background_rps > 0).astype(np.float64)])
     root_s = s if s is not None else int(c.edge_src[e]) if e is not None else c.entry
+    along = possible * (rec.shape_edges[:, e] if e is not None else rec.shape_visits[:, root_s])
+    if not along.any():
+        along = possible * rec.shape_visits[:, root_s]
+    idx = [int(i) for i in np.nonzero(along > 0)[0]]
+    if idx:
+        return idx, [1.0] * len(idx)
     return [rec.R + root_s], [1.0]
 
 

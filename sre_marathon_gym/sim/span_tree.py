@@ -65,13 +65,17 @@ def call_structure(app, compiled, kinds: list[str]) -> list[list[list[tuple[int,
         children: list[list[tuple[int, int, int]]] = [[] for _ in range(S)]
         total = {rt.services[0]: 1.0}
         for pos, svc in enumerate(rt.services[1:], start=1):
-            caller = next((c for c in reversed(rt.services[:pos]) if (c, svc) in compiled.edge_index), None)
-            if caller is None:
+            callers = [c for c in reversed(rt.services[:pos]) if (c, svc) in compiled.edge_index]
+            if not callers:
                 continue
             n = float(rt.calls_per_request.get(svc, 1.0))
             total[svc] = n
-            mult = max(1, int(round(n / max(total.get(caller, 1.0), 1.0))))
-            children[compiled.index[caller]].append((compiled.index[svc], compiled.edge_index[(caller, svc)], mult))
+            # a service is called by the closest caller; a datastore by every caller with an edge
+            for caller in callers if kinds[compiled.index[svc]] not in INSTRUMENTED else callers[:1]:
+                mult = max(1, int(round(n / max(total.get(caller, 1.0), 1.0))))
+                children[compiled.index[caller]].append(
+                    (compiled.index[svc], compiled.edge_index[(caller, svc)], mult)
+                )
         out.append(children)
     for s in range(S):  # background roots: a consumer / health-checked service and its datastores
         children = [[] for _ in range(S)]
@@ -105,11 +109,13 @@ def build_shapes(app, compiled) -> list[Shape]:
                  if kinds[int(compiled.edge_dst[e])] == "queue"),
                 -1,
             )
+            if compiled.background_rps[rs] <= 0:
+                queue = -1  # a publisher on the request path, not a consumer
             root_kind = "CONSUMER" if queue >= 0 else "SERVER"
             root_op = (
                 f"{TOPIC[BROKER_SYSTEM.get(langs[queue], 'kafka')]} receive"
                 if queue >= 0
-                else server_op(names[rs], proto=inbound.get(names[rs], "grpc"))
+                else server_op(names[rs], proto=inbound.get(names[rs], "http"))
             )
             if kinds[rs] not in INSTRUMENTED:
                 empty = np.zeros((0, S))

@@ -289,7 +289,12 @@ class _Gen:
                 t += dur
                 fail = cause
                 continue
-            call_deadline = min(deadline, t + timeout) if self.free else deadline
+            call_deadline = min(deadline, t + timeout) if self.free or cause == TIMEOUT else deadline
+            if t + hop / 2 >= call_deadline:  # the deadline fires before the request arrives
+                fail, text = TIMEOUT, self.client_text(e, TIMEOUT)
+                self.close_client(cid, t, call_deadline - t, text)
+                t = call_deadline
+                continue
             if node.name:
                 end, dfail, dtext = self.server(n, self.spans[cid].span_id, t + hop / 2, call_deadline, s)
             else:  # a datastore or broker: no span of its own
