@@ -147,6 +147,23 @@ def test_trace_trees_follow_the_request_path(catalog, app):
                 assert sp["start_ms"] >= pa["start_ms"] - 1e-3, (pa, sp)
                 assert sp["start_ms"] + sp["duration_ms"] <= pa["start_ms"] + pa["duration_ms"] + 2e-3, (pa, sp)
     assert n > 500
+    if app == "train_ticket":  # the gateway calls the travel service, which calls basic, which calls station
+        _, healthy = _run(catalog, app, 600, faults=False)
+        left = [
+            tr
+            for tr in _traces(healthy, 0, 600, "ts-station-service", 40)
+            if tr["root_name"] == "POST /api/v1/travelservice/trips/left"
+        ]
+        assert left
+        for tr in left:
+            spans = {sp["span_id"]: sp for sp in tr["spans"]}
+            chain = []
+            sp = next(s for s in tr["spans"] if s["service"] == "ts-station-service" and s["kind"] == "SERVER")
+            while sp["parent_id"] is not None:
+                sp = spans[sp["parent_id"]]
+                if sp["kind"] == "SERVER" and (not chain or chain[-1] != sp["service"]):
+                    chain.append(sp["service"])
+            assert chain[:3] == ["ts-basic-service", "ts-travel-service", "ts-gateway-service"], chain
     if app == "astronomy_shop":
         _, healthy = _run(catalog, app, 600, faults=False)
         orders = [tr for tr in _traces(healthy, 0, 600, "checkout", 20) if tr["root_name"] == "POST /api/checkout"]
