@@ -110,7 +110,12 @@ def lines(rec: LogContextRecorder, p: int, s: int, min_rank: int = 0) -> list[Lo
     native = NATIVE_LEVEL.get(fam, {})
 
     def emit(
-        level: str, msg: str, pod: str | None = None, trace: str | None = None, at: float | None = None, **attrs
+        level: str,
+        msg: str,
+        pod: str | None = None,
+        trace: str | None = None,
+        at: float | None = None,
+        **attrs,
     ) -> None:
         a = {"severity.text": native.get(level, level)}
         a.update(attrs)
@@ -249,7 +254,9 @@ def lines(rec: LogContextRecorder, p: int, s: int, min_rank: int = 0) -> list[Lo
     return out
 
 
-def span_time(rec: LogContextRecorder, tid: str, s: int, error: bool, u: float) -> tuple[float | None, int | None]:
+def span_time(
+    rec: LogContextRecorder, tid: str, s: int, error: bool, u: float
+) -> tuple[float | None, int | None]:
     """(a time inside service s's span of trace `tid`, that span's duration in ms), or (None, None)
     when the trace has no such span (an error line wants an ERROR span of s; then it carries no id)."""
     fields = decode_trace_id(rec.key, tid)

@@ -52,12 +52,18 @@ CALLS = {  # (service, request type) -> the methods of its successive calls in o
     ("cartservice", "addToCart"): (_HS + "CartService/AddItem",),
     ("cartservice", "checkout"): (_HS + "CartService/GetCart", _HS + "CartService/EmptyCart"),
     ("shippingservice", "checkout"): (_HS + "ShippingService/GetQuote", _HS + "ShippingService/ShipOrder"),
-    ("currencyservice", "index"): (_HS + "CurrencyService/GetSupportedCurrencies", _HS + "CurrencyService/Convert"),
+    ("currencyservice", "index"): (
+        _HS + "CurrencyService/GetSupportedCurrencies",
+        _HS + "CurrencyService/Convert",
+    ),
     ("currencyservice", "browseProduct"): (
         _HS + "CurrencyService/GetSupportedCurrencies",
         _HS + "CurrencyService/Convert",
     ),
-    ("currencyservice", "viewCart"): (_HS + "CurrencyService/GetSupportedCurrencies", _HS + "CurrencyService/Convert"),
+    ("currencyservice", "viewCart"): (
+        _HS + "CurrencyService/GetSupportedCurrencies",
+        _HS + "CurrencyService/Convert",
+    ),
     ("productcatalogservice", "index"): (_HS + "ProductCatalogService/ListProducts",),
 }
 BY_CALLER = {  # (caller, callee) -> method, whatever the request type
@@ -113,8 +119,10 @@ def method(
         return seq[min(k, len(seq) - 1)]
     if route is not None and service in ROUTE_SERVICES:
         return route
-    if route is not None and service.startswith("ts-") and route.split(" ", 1)[-1].startswith(
-        f"/api/v1/{compact(service)}/"
+    if (
+        route is not None
+        and service.startswith("ts-")
+        and route.split(" ", 1)[-1].startswith(f"/api/v1/{compact(service)}/")
     ):
         return route  # the Train Ticket service whose controller serves the request
     return server_op(service, proto=proto)

@@ -58,7 +58,7 @@ class Shape:
 
 
 def call_structure(app, compiled, kinds: list[str]) -> list[list[list[tuple[int, int, int]]]]:
-    """Per root (request types, then one background root per service): children[s] = [(child, edge, calls)]."""
+    """Per root (request types, then one background root per service): children[s] = [(child, edge, n)]."""
     S = len(compiled.services)
     out = []
     for rt in app.request_types:
@@ -105,8 +105,11 @@ def build_shapes(app, compiled) -> list[Shape]:
         else:
             rs, rt_name, route = root - len(app.request_types), None, None
             queue = next(
-                (int(compiled.edge_dst[e]) for e in np.nonzero(compiled.edge_src == rs)[0]
-                 if kinds[int(compiled.edge_dst[e])] == "queue"),
+                (
+                    int(compiled.edge_dst[e])
+                    for e in np.nonzero(compiled.edge_src == rs)[0]
+                    if kinds[int(compiled.edge_dst[e])] == "queue"
+                ),
                 -1,
             )
             if compiled.background_rps[rs] <= 0:
@@ -157,7 +160,9 @@ def build_shapes(app, compiled) -> list[Shape]:
                             else:
                                 system = DB_SYSTEM.get(langs[d], "http")
                                 attrs = (
-                                    ("db.system", system) if system != "http" else ("http.request.method", "GET"),
+                                    ("db.system", system)
+                                    if system != "http"
+                                    else ("http.request.method", "GET"),
                                     ("db.operation.name", op.split(" ", 1)[0]),
                                     ("server.address", addr),
                                 )

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import math
-from statistics import NormalDist
 from dataclasses import dataclass, field
+from statistics import NormalDist
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -210,8 +210,8 @@ class _Gen:
     def server(
         self, n: int, parent: str | None, start: float, deadline: float, caller: int | None
     ) -> tuple[float, int | None, str]:
-        """Generate the SERVER (root: or CONSUMER) span of node n; returns (end, failure or None, error text)."""
-        r, p = self.rec, self.p
+        """The SERVER (root: or CONSUMER) span of node n; returns (end, failure or None, error text)."""
+        r = self.rec
         node = self.nodes[n]
         s = node.svc
         idx = self.add(
@@ -505,4 +505,13 @@ def find_traces(
     return out[: max(0, int(limit))]
 
 
-__all__ = ["Span", "Trace", "find_traces", "generate", "get_trace", "encode_trace_id", "decode_trace_id", "trace_start"]
+__all__ = [
+    "Span",
+    "Trace",
+    "find_traces",
+    "generate",
+    "get_trace",
+    "encode_trace_id",
+    "decode_trace_id",
+    "trace_start",
+]

@@ -124,7 +124,10 @@ def test_a_broker_scaled_to_zero_reports_no_spans_its_callers_fail(catalog):
     sim.advance_to(1200)
     st = sim.store
     assert st.select(CALLS, {"service_name": "kafka"}).size == 0
-    err = st.select(CALLS, {"service_name": "checkout", "span_kind": "SPAN_KIND_PRODUCER", "status_code": "STATUS_CODE_ERROR"})
+    err = st.select(
+        CALLS,
+        {"service_name": "checkout", "span_kind": "SPAN_KIND_PRODUCER", "status_code": "STATUS_CODE_ERROR"},
+    )
     assert st.increase(err, 1200, 300).sum() > 10  # the publishes fail
     late = _traces(backend, 900, 1200, "checkout", 50)
     pubs = [sp for tr in late for sp in tr["spans"] if sp["name"] == "orders publish"]
@@ -145,7 +148,10 @@ def test_trace_trees_follow_the_request_path(catalog, app):
                 pa = spans[sp["parent_id"]]
                 n += 1
                 assert sp["start_ms"] >= pa["start_ms"] - 1e-3, (pa, sp)
-                assert sp["start_ms"] + sp["duration_ms"] <= pa["start_ms"] + pa["duration_ms"] + 2e-3, (pa, sp)
+                assert sp["start_ms"] + sp["duration_ms"] <= pa["start_ms"] + pa["duration_ms"] + 2e-3, (
+                    pa,
+                    sp,
+                )
     assert n > 500
     if app == "train_ticket":  # the gateway calls the travel service, which calls basic, which calls station
         _, healthy = _run(catalog, app, 600, faults=False)
@@ -158,7 +164,9 @@ def test_trace_trees_follow_the_request_path(catalog, app):
         for tr in left:
             spans = {sp["span_id"]: sp for sp in tr["spans"]}
             chain = []
-            sp = next(s for s in tr["spans"] if s["service"] == "ts-station-service" and s["kind"] == "SERVER")
+            sp = next(
+                s for s in tr["spans"] if s["service"] == "ts-station-service" and s["kind"] == "SERVER"
+            )
             while sp["parent_id"] is not None:
                 sp = spans[sp["parent_id"]]
                 if sp["kind"] == "SERVER" and (not chain or chain[-1] != sp["service"]):
@@ -166,7 +174,9 @@ def test_trace_trees_follow_the_request_path(catalog, app):
             assert chain[:3] == ["ts-basic-service", "ts-travel-service", "ts-gateway-service"], chain
     if app == "astronomy_shop":
         _, healthy = _run(catalog, app, 600, faults=False)
-        orders = [tr for tr in _traces(healthy, 0, 600, "checkout", 20) if tr["root_name"] == "POST /api/checkout"]
+        orders = [
+            tr for tr in _traces(healthy, 0, 600, "checkout", 20) if tr["root_name"] == "POST /api/checkout"
+        ]
         assert orders
         for tr in orders:
             place = next(sp for sp in tr["spans"] if sp["kind"] == "SERVER" and sp["service"] == "checkout")
@@ -239,6 +249,10 @@ def test_log_trace_ids_resolve_to_a_trace_holding_the_line(catalog, app):
             <= tr["start_s"] + (sp["start_ms"] + sp["duration_ms"]) / 1000 + 1e-3
             and (r["level"] != "ERROR" or sp["status"] == "ERROR")
         ]
-        assert holding, (r, tr["start_s"], [(s["service"], s["start_ms"], s["status"]) for s in tr["spans"]][:8])
+        assert holding, (
+            r,
+            tr["start_s"],
+            [(s["service"], s["start_ms"], s["status"]) for s in tr["spans"]][:8],
+        )
         errors += r["level"] == "ERROR"
     assert errors > 20
