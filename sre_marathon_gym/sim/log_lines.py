@@ -120,7 +120,14 @@ def lines(rec: LogContextRecorder, p: int, s: int, min_rank: int = 0) -> list[Lo
         a = {"severity.text": native.get(level, level)}
         a.update(attrs)
         u = draw()
-        pod = pod or (draw.choice(ready) if ready else "-")
+        cands = ready
+        if at is not None:  # a pod that ran at the span's time, else the line is outside any request
+            fit = [q for q in ready if ctx.started_s.get(q, t0) <= at]
+            if pod is not None and ctx.started_s.get(pod, t0) > at or ready and not fit:
+                at = trace = None
+            else:
+                cands = fit or ready
+        pod = pod or (draw.choice(cands) if cands else "-")
         since = min(max(t0, ctx.started_s.get(pod, t0)), t1)  # a container logs only once it runs
         timestamp = round(t0 + u * rec.step_s if since == t0 else since + u * (t1 - since), 3)
         if at is not None:
