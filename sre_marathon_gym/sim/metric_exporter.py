@@ -71,9 +71,10 @@ class _SpanRows:
     rows: list[tuple[str, str, str]]  # (service, span name, span kind)
     row: np.ndarray  # [N] the row of each entry
     root: np.ndarray  # [N] its root: request type r, or R + s for service s's background work
-    fail: np.ndarray  # [N] index of its failure share in [rt_fail | svc_fail | edge_fail]
+    rt_root: np.ndarray  # [N] the root span of a request type (its failure share is the request's)
     own: np.ndarray  # [N, S] mean duration = own @ own_ms + hops @ hop_ms
     hops: np.ndarray
+    edges: np.ndarray  # [N, E] log success = own @ log own_ok + edges @ log route_ok (see `accumulate`)
     onehot: np.ndarray  # [rows, N]
 
 
@@ -81,37 +82,48 @@ def span_rows(sim: Simulator) -> _SpanRows:
     c = sim.compiled
     R, S = len(c.request_types), len(c.services)
     rows: dict[tuple[str, str, str], int] = {}
-    row, root, fail, own, hops = [], [], [], [], []
+    E = len(c.edge_src)
+    row, root, rt_root, own, hops, edges = [], [], [], [], [], []
     for r, shape in enumerate(build_shapes(sim.app, c)):
         if r >= R and (not shape.nodes or c.background_rps[r - R] <= 0):
             continue
+        below = np.zeros((len(shape.nodes), E))  # the calls inside each node's span
+        for i in range(len(shape.nodes) - 1, -1, -1):
+            for ch in shape.nodes[i].children:
+                below[i] += below[ch]
+                below[i, shape.nodes[ch].edge] += 1.0
         for n, node in enumerate(shape.nodes):
             svc = c.services[node.svc]
             entries = []
             if node.name:
                 kind = shape.root_kind if n == 0 else "SERVER"
-                f = r if n == 0 and r < R else R + node.svc
-                entries.append(((svc, node.name, kind), f, shape.own[n], shape.hops[n]))
+                entries.append(
+                    ((svc, node.name, kind), n == 0 and r < R, shape.own[n], shape.hops[n], below[n])
+                )
             if n > 0:
                 caller = c.services[shape.nodes[node.parent].svc]
                 h = shape.hops[n].copy()
                 h[node.svc] += 1.0
-                entries.append(((caller, node.client, node.client_kind), R + S + node.edge, shape.own[n], h))
-            for key, f, o, h in entries:
+                b = below[n].copy()
+                b[node.edge] += 1.0
+                entries.append(((caller, node.client, node.client_kind), False, shape.own[n], h, b))
+            for key, is_root, o, h, b in entries:
                 row.append(rows.setdefault(key, len(rows)))
                 root.append(r)
-                fail.append(f)
+                rt_root.append(is_root)
                 own.append(o)
                 hops.append(h)
+                edges.append(b)
     onehot = np.zeros((len(rows), len(row)))
     onehot[row, np.arange(len(row))] = 1.0
     return _SpanRows(
         list(rows),
         np.array(row, dtype=np.intp),
         np.array(root, dtype=np.intp),
-        np.array(fail, dtype=np.intp),
+        np.array(rt_root, dtype=bool),
         np.array(own).reshape(len(row), S),
         np.array(hops).reshape(len(row), S),
+        np.array(edges).reshape(len(row), E),
         onehot,
     )
 
@@ -165,7 +177,7 @@ class MetricExporter:
         N = len(self.spans.row)
         self._entry_pending = np.zeros((2, N))  # ok, error spans per entry since the last fold
         self._root_counts = np.zeros(len(c.request_types) + len(c.services))
-        self._fails = np.zeros(len(c.request_types) + len(c.services) + len(c.edge_src))
+        self._fail_memo: tuple | None = None
         self._bg_count = c.background_rps * TICK_S
         self._slot: dict[str, int] = {}  # pod -> its row of `_cum`: [cpu_s, periods, throttled, oom]
         self._cum = np.zeros((64, 4))
@@ -205,16 +217,14 @@ class MetricExporter:
             frac[:, :-1] = lognormal_cdf(BUCKETS_MS, mean)
             hit = self._frac = (res.own_latency_ms, arrays, mean, frac)
         R = len(res.rt_count)
-        counts, fails = self._root_counts, self._fails
+        counts = self._root_counts
         counts[:R] = res.rt_count
         counts[R:] = self._bg_count
-        S = len(res.svc_count)
-        np.divide(res.rt_errors, np.maximum(res.rt_count, 1e-12), out=fails[:R])
-        np.divide(res.svc_errors, np.maximum(res.svc_count, 1e-12), out=fails[R : R + S])
-        fails[R + S :] = res.edge_fail
-        np.clip(fails, 0.0, 1.0, out=fails)
         n = counts[sp.root]
-        err = n * fails[sp.fail]
+        fails = self._span_fail(res)
+        rt_fail = np.clip(res.rt_errors / np.maximum(res.rt_count, 1e-12), 0.0, 1.0)
+        fails = np.where(sp.rt_root, rt_fail[np.minimum(sp.root, R - 1)], fails)
+        err = n * fails
         pend = self._entry_pending
         pend[0] += n - err
         pend[1] += err
@@ -226,6 +236,27 @@ class MetricExporter:
             pay = c.index.get("payment")
             if pay is not None:
                 self.cum_payment += res.svc_count[pay] - res.svc_errors[pay]
+
+    def _span_fail(self, res: TickResult) -> np.ndarray:
+        """Failure share of each entry's span along its own request's path: the traffic model's span
+        failures split into a service's own part and each call's part beyond its callee
+        (`traffic`: span ok = own ok x prod over calls of call ok ^ calls per request), recombined
+        over the calls inside the span, so a route's spans fail only with what that route calls."""
+        memo = self._fail_memo
+        if memo is not None and memo[0] is res.svc_fail and memo[1] is res.edge_fail:
+            return memo[2]
+        c = self.sim.compiled
+        log_edge_ok = np.log(np.maximum(1.0 - res.edge_fail, 1e-12))
+        calls_per = res.edge_rate / np.maximum(res.svc_rate[c.edge_src], 1e-12)
+        log_span_ok = np.log(np.maximum(1.0 - res.svc_fail, 1e-12))
+        calls_log = np.zeros(len(c.services))
+        np.add.at(calls_log, c.edge_src, calls_per * log_edge_ok)
+        log_own_ok = np.minimum(log_span_ok - calls_log, 0.0)
+        log_route_ok = np.minimum(log_edge_ok - log_span_ok[c.edge_dst], 0.0)
+        sp = self.spans
+        fails = np.clip(1.0 - np.exp(sp.own @ log_own_ok + sp.edges @ log_route_ok), 0.0, 1.0)
+        self._fail_memo = (res.svc_fail, res.edge_fail, fails)
+        return fails
 
     def _fold(self) -> None:
         """Add the spans counted since the last fold to the rows, with the bucket fractions they had."""
