@@ -221,10 +221,12 @@ class AlertEngine:
             tuple(sorted(r.series_labels[g].items())): float(val[g]) for g in np.flatnonzero(cond).tolist()
         }
 
-    def firing_as_prometheus(self, t: float) -> list[tuple[dict[str, str], dict[str, str]]]:
+    def firing_as_prometheus(self, t: float) -> list[tuple[dict[str, str], dict[str, str] | None]]:
         """(labels, annotations) of every alert firing at evaluation `t`, annotations rendered
         with the expression's value *at* `t`, as Prometheus (and ``promtool test rules``) shows
-        them; labels include ``alertname``. For checking the engine against real Prometheus."""
+        them; labels include ``alertname``. For checking the engine against real Prometheus.
+        Annotations are None when the value sits on a rounding tie of its rendering (a change in
+        the last bits, such as Prometheus' order of summation, would print it differently)."""
         out = []
         for r in self.rules:
             eps = [
@@ -239,7 +241,10 @@ class AlertEngine:
             values = self.vector(r.name, t)
             for ep in eps:
                 value = values[tuple(sorted(r.series_labels[ep.group].items()))]
-                out.append((dict(r.alert_labels[ep.group]), r.annotations_for(ep.group, value)))
+                ann: dict[str, str] | None = r.annotations_for(ep.group, value)
+                if any(r.annotations_for(ep.group, value * f) != ann for f in (1 - 1e-9, 1 + 1e-9)):
+                    ann = None
+                out.append((dict(r.alert_labels[ep.group]), ann))
         return out
 
     def _prepare(self, t: float, batches: Iterable[OperandBatch]) -> dict[OperandBatch, np.ndarray]:

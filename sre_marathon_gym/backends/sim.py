@@ -330,6 +330,13 @@ def _log_id(k: int, s: int, i: int, rec: Any) -> str:
     return f"log-{k}-{s}-{i}-{h}"
 
 
+def entry_span_name(method: str, endpoint: str) -> str:
+    """The span name of a request type at the entry point (`GET /api/cart`, see `sim.op_names`)."""
+    from ..sim.op_names import route_name
+
+    return route_name(method, endpoint)
+
+
 def flag_log_markers(flag: str) -> tuple[str, ...]:
     """Text only this feature flag's simulated log lines contain (the demo's own log and error strings)."""
     from ..sim.log_text import FLAG_ADDRESS, FLAG_CALLER_PREFIX, FLAG_ERROR, FLAG_LINES

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..backends.sim import SimBackend, flag_log_markers
+from ..backends.sim import SimBackend, entry_span_name, flag_log_markers
 from ..catalog.flag_behaviour import FLAG_BEHAVIOUR
 from ..errors import PatternError, SREMarathonError
 from ..tools.runner import parse_matchers
@@ -175,7 +175,7 @@ class EvidenceChecker:
         for rt in self.backend.app.request_types:
             if request_types is not None and rt.name not in request_types:
                 continue
-            span = ("span_name", f"{rt.method} {rt.endpoint}")
+            span = ("span_name", entry_span_name(rt.method, rt.endpoint))
             out.append(Signal("errors", CALLS, (span, ("status_code", "STATUS_CODE_ERROR")), 0.01, entry))
             out.append(Signal("latency", DURATION, (span,), 50.0, entry))
         return tuple(out)

@@ -259,17 +259,26 @@ def roots_through(
 ) -> tuple[list[int], list[float]]:
     """Roots (request types, else the service's background root) whose requests reach s / edge e."""
     c = rec.compiled
-    rate = rec.rt_rate[p].astype(np.float64)
+    rate = np.concatenate([rec.rt_rate[p].astype(np.float64), c.background_rps])  # per root
     if e is not None:
-        w = rate * c.edge_flow[:, e]
+        w = rate * rec.shape_edges[:, e]
     elif s is not None:
-        w = rate * (c.visits[:, s] > 0)
+        w = rate * (rec.shape_visits[:, s] > 0)
     else:
         w = rate.copy()
+        w[rec.R :] = 0.0  # a trace of any request: the request types'
     idx = [int(i) for i in np.nonzero(w > 0)[0]]
     if idx:
         return idx, [float(w[i]) for i in idx]
+    # no traffic right now (or none over this edge): the roots that would reach it, else the caller
+    possible = np.concatenate([np.ones(rec.R), (c.background_rps > 0).astype(np.float64)])
     root_s = s if s is not None else int(c.edge_src[e]) if e is not None else c.entry
+    along = possible * (rec.shape_edges[:, e] if e is not None else rec.shape_visits[:, root_s])
+    if not along.any():
+        along = possible * rec.shape_visits[:, root_s]
+    idx = [int(i) for i in np.nonzero(along > 0)[0]]
+    if idx:
+        return idx, [1.0] * len(idx)
     return [rec.R + root_s], [1.0]
 
 

@@ -56,8 +56,8 @@ from .log_snapshot import (
     snapshot,
 )
 from .log_text import FAMILY, FLAGD_RELOAD
-from .op_names import client_op, edge_path, entry_route, server_op
-from .traces import build_trees
+from .op_names import client_op, edge_path, route_name, server_op
+from .span_tree import build_shapes
 
 if TYPE_CHECKING:
     from .log_draw import Draw
@@ -98,18 +98,18 @@ class LogContextRecorder:
         self.server_op = [server_op(n, svc[n].language, inbound.get(n, "http")) for n in c.services]
         self.client_op = [client_op(e.target, e.protocol) for e in sim.app.edges]
         self.edge_path = [edge_path(e.target) for e in sim.app.edges]
-        self.background_op = [
-            f"{n} process" if svc[n].kind == "service" else self.server_op[i]
-            for i, n in enumerate(c.services)
-        ]
-        self.root_ops = []
-        for rt in sim.app.request_types:
-            verb, path = entry_route(rt.method, rt.endpoint)
-            self.root_ops.append(f"{verb} {path}")
+        self.root_ops = [route_name(rt.method, rt.endpoint) for rt in sim.app.request_types]
         self.server_attrs = [
             {"service.name": n, "telemetry.sdk.language": svc[n].language.lower()} for n in c.services
         ]
-        self.trees = build_trees(c)
+        self.shapes = build_shapes(sim.app, c)  # the spans of each root (`span_tree`)
+        self.shape_visits = np.zeros((R + S, S))  # [root, S] calls to each service per request, as traced
+        self.shape_edges = np.zeros((R + S, E))  # [root, E] calls over each edge per request, as traced
+        for r, shape in enumerate(self.shapes):
+            for node in shape.nodes:
+                self.shape_visits[r, node.svc] += 1.0
+                if node.edge >= 0:
+                    self.shape_edges[r, node.edge] += 1.0
         self.out_edges = [np.nonzero(c.edge_src == s)[0].tolist() for s in range(S)]
         self.readiness_default = {
             n: (svc[n].readiness_probe.path if svc[n].readiness_probe else None) for n in c.services

@@ -67,7 +67,7 @@ from .log_text import (
     STARTUP_TEXT,
     pick,
 )
-from .traces import encode_trace_id
+from .traces import decode_trace_id, encode_trace_id, generate, ok_span_time
 
 if TYPE_CHECKING:
     from ..clock import Epoch
@@ -111,13 +111,29 @@ def lines(rec: LogContextRecorder, p: int, s: int, min_rank: int = 0) -> list[Lo
     ready = ctx.ready_pods[s] or ctx.live_pods[s]
     native = NATIVE_LEVEL.get(fam, {})
 
-    def emit(level: str, msg: str, pod: str | None = None, trace: str | None = None, **attrs) -> None:
+    def emit(
+        level: str,
+        msg: str,
+        pod: str | None = None,
+        trace: str | None = None,
+        at: float | None = None,
+        **attrs,
+    ) -> None:
         a = {"severity.text": native.get(level, level)}
         a.update(attrs)
         u = draw()
-        pod = pod or (draw.choice(ready) if ready else "-")
+        cands = ready
+        if at is not None:  # a pod that ran at the span's time, else the line is outside any request
+            fit = [q for q in ready if ctx.started_s.get(q, t0) <= at]
+            if pod is not None and ctx.started_s.get(pod, t0) > at or ready and not fit:
+                at = trace = None
+            else:
+                cands = fit or ready
+        pod = pod or (draw.choice(cands) if cands else "-")
         since = min(max(t0, ctx.started_s.get(pod, t0)), t1)  # a container logs only once it runs
         timestamp = round(t0 + u * rec.step_s if since == t0 else since + u * (t1 - since), 3)
+        if at is not None:
+            timestamp = round(at, 3)  # inside the span of its trace
         out.append(
             LogRecord(
                 timestamp=timestamp,
@@ -141,8 +157,9 @@ def lines(rec: LogContextRecorder, p: int, s: int, min_rank: int = 0) -> list[Lo
         for j in range(n_ok):
             root = roots[draw.weighted(w)]
             tid = encode_trace_id(rec.key, k, root, 900 + j, F_OK)
-            msg, attrs = _ok_line(rec, p, s, root, draw)
-            emit("INFO", msg, trace=tid, **attrs)
+            at, ms = span_time(rec, tid, s, False, draw())
+            msg, attrs = _ok_line(rec, p, s, root, draw, ms)
+            emit("INFO", msg, trace=tid if at is not None else None, at=at, **attrs)
         draw = main_draw
     # --- failed requests, by cause
     causes = error_causes(rec, p, s) if ctx.live_pods[s] else []
@@ -153,9 +170,10 @@ def lines(rec: LogContextRecorder, p: int, s: int, min_rank: int = 0) -> list[Lo
         fk, fi, fc = forced_spec(rec, p, cause, s, e)
         roots, rw = roots_through(rec, p, s=s if e < 0 else None, e=e if e >= 0 else None)
         tid = encode_trace_id(rec.key, k, roots[draw.weighted(rw)], 600 + j, fk, fi, fc)
+        at, _ = span_time(rec, tid, s, True, draw())
         level, msg, attrs = _error_line(rec, p, s, cause, e, draw)
         if level:
-            emit(level, msg, trace=tid, **attrs)
+            emit(level, msg, trace=tid if at is not None else None, at=at, **attrs)
     # --- process-level symptoms
     for si, pod, reason in evs:
         if reason == FLAGD_RELOAD:
@@ -257,10 +275,38 @@ def lines(rec: LogContextRecorder, p: int, s: int, min_rank: int = 0) -> list[Lo
     return out
 
 
-def _ok_line(rec: LogContextRecorder, p: int, s: int, root: int, draw: Draw) -> tuple[str, dict]:
+def span_time(
+    rec: LogContextRecorder, tid: str, s: int, error: bool, u: float
+) -> tuple[float | None, int | None]:
+    """(a time inside service s's span of trace `tid`, that span's duration in ms), or (None, None)
+    when the trace has no such span (an error line wants an ERROR span of s; then it carries no id)."""
+    fields = decode_trace_id(rec.key, tid)
+    if fields is not None and fields[3] == F_OK:  # no failure: the span's time follows from the shape
+        hit = ok_span_time(rec, fields, s, u)
+        return (hit[0], max(1, int(hit[1]))) if hit is not None else (None, None)
+    tr = generate(rec, tid, fields, lite=True) if fields is not None else None
+    if tr is None:
+        return None, None
+    name = rec.services[s]
+    best = None
+    for sp in tr.spans:
+        if sp.service != name or (error and sp.status != "ERROR"):
+            continue
+        if best is None or sp.kind in ("SERVER", "CONSUMER") and best.kind not in ("SERVER", "CONSUMER"):
+            best = sp
+    if best is None:
+        return None, None
+    return tr.start_s + (best.start_ms + u * best.duration_ms) / 1000.0, max(1, int(best.duration_ms))
+
+
+def _ok_line(
+    rec: LogContextRecorder, p: int, s: int, root: int, draw: Draw, span_ms: int | None = None
+) -> tuple[str, dict]:
     fam = rec.family[s]
     name = rec.services[s]
     ms = max(1, int(float(rec.svc_lat[p, s]) * (0.5 + draw())))
+    if span_ms is not None:
+        ms = span_ms  # the duration of the span the line's trace id names
     if s == rec.compiled.entry and root < rec.R:
         verb, path = rec.root_ops[root].split(" ", 1)
         path = fill_path(path, draw)

@@ -1,35 +1,106 @@
 """Exports simulator state as Prometheus series (names and labels of the real exporters).
 
-Span metrics follow the OpenTelemetry spanmetrics connector, pod and node series follow
+Span metrics follow the OpenTelemetry spanmetrics connector over the spans the traces make (one row
+per service, span name and kind of `span_tree`'s shapes), pod and node series follow
 kube-state-metrics and cAdvisor; see `catalog/metrics.yaml`. Counters are cumulative, sampled
-every 15 s; histogram buckets are expected counts from the log-normal latency model.
+every 15 s, and exported as integers (the floor of the cumulative expectation); histogram buckets
+are those of the traces' duration model (per span of a shape, log-normal around its mean).
 """
 
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..clock import TICK_S
 from ..metric_store import _normalise_labels
 from .kube_series import KubeSeries, PodLayout
+from .span_tree import build_shapes
 from .traffic import TickResult, lognormal_cdf
 
 if TYPE_CHECKING:
     from .simulator import Simulator
 
+# about 1.3x apart from 1 ms to 36 s, so that linear interpolation inside a bucket (histogram_quantile)
+# stays within a few % of the log-normal's quantiles (p95 +2.5 % on average), and few enough that a
+# histogram_quantile over every server span of Train Ticket stays under promtool's 10,000-sample
+# limit; the same list is `catalog/metrics.yaml`'s
 BUCKETS_MS = np.array(
-    [5.0, 10.0, 25.0, 50.0, 75.0, 100.0, 250.0, 500.0, 750.0, 1000.0, 1500.0, 2000.0, 5000.0, 10000.0]
+    [1, 1.3, 1.7, 2.2, 2.9, 3.7, 4.8, 6.3, 8.2, 10.6, 13.8, 18, 23, 30, 39, 51, 66, 86, 112, 145, 190]
+    + [245, 320, 415, 540, 700, 910, 1200, 1550, 2000, 2600, 3400, 4400, 5700, 7400, 9600, 12500]
+    + [16300, 21000, 27500, 35700],
+    dtype=np.float64,
 )
 LE = [*(f"{b:g}" for b in BUCKETS_MS), "+Inf"]
 STATUS = ("STATUS_CODE_UNSET", "STATUS_CODE_ERROR")
 SPAN = "traces_span_metrics"
 
 
-def span_name(service: str, protocol: str) -> str:
-    camel = "".join(p.capitalize() for p in service.replace("_", "-").split("-"))
-    return f"oteldemo.{camel}/Handle" if protocol == "grpc" else f"{service} {protocol.upper()} handler"
+@dataclass
+class _SpanRows:
+    """The span metrics' rows and, per span of every shape (an *entry*), what it adds to them."""
+
+    rows: list[tuple[str, str, str]]  # (service, span name, span kind)
+    row: np.ndarray  # [N] the row of each entry
+    root: np.ndarray  # [N] its root: request type r, or R + s for service s's background work
+    rt_root: np.ndarray  # [N] the root span of a request type (its failure share is the request's)
+    own: np.ndarray  # [N, S] mean duration = own @ own_ms + hops @ hop_ms
+    hops: np.ndarray
+    edges: np.ndarray  # [N, E] log success = own @ log own_ok + edges @ log route_ok (see `accumulate`)
+    onehot: np.ndarray  # [rows, N]
+
+
+def span_rows(sim: Simulator) -> _SpanRows:
+    c = sim.compiled
+    R, S = len(c.request_types), len(c.services)
+    rows: dict[tuple[str, str, str], int] = {}
+    E = len(c.edge_src)
+    row, root, rt_root, own, hops, edges = [], [], [], [], [], []
+    for r, shape in enumerate(build_shapes(sim.app, c)):
+        if r >= R and (not shape.nodes or c.background_rps[r - R] <= 0):
+            continue
+        below = np.zeros((len(shape.nodes), E))  # the calls inside each node's span
+        for i in range(len(shape.nodes) - 1, -1, -1):
+            for ch in shape.nodes[i].children:
+                below[i] += below[ch]
+                below[i, shape.nodes[ch].edge] += 1.0
+        for n, node in enumerate(shape.nodes):
+            svc = c.services[node.svc]
+            entries = []
+            if node.name:
+                kind = shape.root_kind if n == 0 else "SERVER"
+                entries.append(
+                    ((svc, node.name, kind), n == 0 and r < R, shape.own[n], shape.hops[n], below[n])
+                )
+            if n > 0:
+                caller = c.services[shape.nodes[node.parent].svc]
+                h = shape.hops[n].copy()
+                h[node.svc] += 1.0
+                b = below[n].copy()
+                b[node.edge] += 1.0
+                entries.append(((caller, node.client, node.client_kind), False, shape.own[n], h, b))
+            for key, is_root, o, h, b in entries:
+                row.append(rows.setdefault(key, len(rows)))
+                root.append(r)
+                rt_root.append(is_root)
+                own.append(o)
+                hops.append(h)
+                edges.append(b)
+    onehot = np.zeros((len(rows), len(row)))
+    onehot[row, np.arange(len(row))] = 1.0
+    return _SpanRows(
+        list(rows),
+        np.array(row, dtype=np.intp),
+        np.array(root, dtype=np.intp),
+        np.array(rt_root, dtype=bool),
+        np.array(own).reshape(len(row), S),
+        np.array(hops).reshape(len(row), S),
+        np.array(edges).reshape(len(row), E),
+        onehot,
+    )
 
 
 class MetricExporter(KubeSeries):
@@ -39,14 +110,9 @@ class MetricExporter(KubeSeries):
         c = sim.compiled
         ns = sim.app.namespace
         self.ns = ns
-        inbound = {c.services[int(d)]: sim.app.edges[e].protocol for e, d in enumerate(c.edge_dst)}
-        # span series: rows = (request types at the entry) + (other services); two statuses each
-        self.span_rows: list[tuple[str, str]] = []
-        for rt in sim.app.request_types:
-            self.span_rows.append((sim.app.entry_point, f"{rt.method} {rt.endpoint}"))
-        self.svc_rows = [s for i, s in enumerate(c.services) if i != c.entry]
-        for s in self.svc_rows:
-            self.span_rows.append((s, span_name(s, inbound.get(s, "grpc"))))
+        # span series: one row per (service, span name, kind) of the shapes, two statuses each
+        self.spans = span_rows(sim)
+        self.span_rows = self.spans.rows
         n = len(self.span_rows)
         self.calls_ids = np.zeros((n, 2), dtype=np.int64)
         self.bucket_ids = np.zeros((n, 2, len(LE)), dtype=np.int64)
@@ -60,13 +126,13 @@ class MetricExporter(KubeSeries):
             f"{SPAN}_duration_milliseconds_bucket",
         )
         le_items = [(sys.intern("le"), sys.intern(le)) for le in LE]
-        for i, (svc, name) in enumerate(self.span_rows):
+        for i, (svc, name, kind) in enumerate(self.span_rows):
             for k, status in enumerate(STATUS):
                 lab = {
                     "namespace": ns,
                     "service_name": svc,
                     "span_name": name,
-                    "span_kind": "SPAN_KIND_SERVER",
+                    "span_kind": f"SPAN_KIND_{kind}",
                     "status_code": status,
                 }
                 key = _normalise_labels(lab)
@@ -83,9 +149,11 @@ class MetricExporter(KubeSeries):
         self.cum_calls = np.zeros((n, 2))
         self.cum_buckets = np.zeros((n, 2, len(LE)))
         self.cum_sum = np.zeros((n, 2))
-        self.pending = np.zeros((n, 2))
-        self.pending_ms = np.zeros(n)
-        self.pending_ticks = 0
+        N = len(self.spans.row)
+        self._entry_pending = np.zeros((2, N))  # ok, error spans per entry since the last fold
+        self._root_counts = np.zeros(len(c.request_types) + len(c.services))
+        self._fail_memo: tuple | None = None
+        self._bg_count = c.background_rps * TICK_S
         self._slot: dict[str, int] = {}  # pod -> its row of `_cum`: [cpu_s, periods, throttled, oom]
         self._cum = np.zeros((64, 4))
         self._slots_used = 0
@@ -99,9 +167,7 @@ class MetricExporter(KubeSeries):
         self.cum_frontend = np.zeros(2)
         self.cum_payment = 0.0
         self.cum_consumed: dict[int, float] = {}
-        self.svc_index = np.array([c.index[s] for s in self.svc_rows], dtype=np.intp)
-        self._frac: tuple | None = None  # (rt latency, svc latency, row latency, bucket fractions)
-        self._split = np.zeros((n, 2))  # per row: ok, errors of the current tick
+        self._frac: tuple | None = None  # (own latency, effect arrays, entry means, bucket fractions)
         self._static: dict[str, tuple] = {}
         self._dynamic: dict[tuple, np.ndarray] = {}
         self._static_concat: tuple | None = None
@@ -113,24 +179,30 @@ class MetricExporter(KubeSeries):
         self._init_static_rows()
 
     def accumulate(self, res: TickResult) -> None:
+        sim, sp = self.sim, self.spans
+        arrays = getattr(sim, "_arrays", None) or sim.effects.arrays()
         hit = self._frac
-        if hit is None or hit[0] is not res.rt_latency_ms or hit[1] is not res.svc_latency_ms:
-            # latencies are expected values: they change only when the traffic model recomputes them
-            lat = np.concatenate([res.rt_latency_ms, res.svc_latency_ms[self.svc_index]])
-            frac = np.ones((len(lat), len(LE)))
-            frac[:, :-1] = lognormal_cdf(BUCKETS_MS, lat)  # [n, 14]
-            hit = self._frac = (res.rt_latency_ms, res.svc_latency_ms, lat, frac)
-        lat, frac = hit[2], hit[3]
-        split, r, idx = self._split, len(res.rt_count), self.svc_index
-        split[:r, 0] = res.rt_count
-        split[r:, 0] = res.svc_count[idx]
-        split[:r, 1] = res.rt_errors
-        split[r:, 1] = res.svc_errors[idx]
-        split[:, 0] -= split[:, 1]  # ok, errors
-        self.pending += split
-        self.cum_buckets += split[:, :, None] * frac[:, None, :]
-        self.cum_sum += split * lat[:, None]
-        self.pending_ticks += 1
+        if hit is None or hit[0] is not res.own_latency_ms or hit[1] is not arrays:
+            # the means are expected values: they change only when the traffic model recomputes them
+            if hit is not None:
+                self._fold()
+            hop = arrays["inbound_delay_ms"] + arrays["inbound_loss"] * 200.0  # as the traces' hops
+            mean = sp.own @ res.own_latency_ms + sp.hops @ hop
+            frac = np.ones((len(mean), len(LE)))
+            frac[:, :-1] = lognormal_cdf(BUCKETS_MS, mean)
+            hit = self._frac = (res.own_latency_ms, arrays, mean, frac)
+        R = len(res.rt_count)
+        counts = self._root_counts
+        counts[:R] = res.rt_count
+        counts[R:] = self._bg_count
+        n = counts[sp.root]
+        fails = self._span_fail(res)
+        rt_fail = np.clip(res.rt_errors / np.maximum(res.rt_count, 1e-12), 0.0, 1.0)
+        fails = np.where(sp.rt_root, rt_fail[np.minimum(sp.root, R - 1)], fails)
+        err = n * fails
+        pend = self._entry_pending
+        pend[0] += n - err
+        pend[1] += err
         if self.app_extra:
             c = self.sim.compiled
             fe = c.index.get("frontend")
@@ -140,10 +212,47 @@ class MetricExporter(KubeSeries):
             if pay is not None:
                 self.cum_payment += res.svc_count[pay] - res.svc_errors[pay]
 
+    def _span_fail(self, res: TickResult) -> np.ndarray:
+        """Failure share of each entry's span along its own request's path: the traffic model's span
+        failures split into a service's own part and each call's part beyond its callee
+        (`traffic`: span ok = own ok x prod over calls of call ok ^ calls per request), recombined
+        over the calls inside the span, so a route's spans fail only with what that route calls."""
+        memo = self._fail_memo
+        if memo is not None and memo[0] is res.svc_fail and memo[1] is res.edge_fail:
+            return memo[2]
+        c = self.sim.compiled
+        log_edge_ok = np.log(np.maximum(1.0 - res.edge_fail, 1e-12))
+        calls_per = res.edge_rate / np.maximum(res.svc_rate[c.edge_src], 1e-12)
+        log_span_ok = np.log(np.maximum(1.0 - res.svc_fail, 1e-12))
+        calls_log = np.zeros(len(c.services))
+        np.add.at(calls_log, c.edge_src, calls_per * log_edge_ok)
+        log_own_ok = np.minimum(log_span_ok - calls_log, 0.0)
+        log_route_ok = np.minimum(log_edge_ok - log_span_ok[c.edge_dst], 0.0)
+        sp = self.spans
+        fails = np.clip(1.0 - np.exp(sp.own @ log_own_ok + sp.edges @ log_route_ok), 0.0, 1.0)
+        self._fail_memo = (res.svc_fail, res.edge_fail, fails)
+        return fails
+
+    def _fold(self) -> None:
+        """Add the spans counted since the last fold to the rows, with the bucket fractions they had."""
+        pend = self._entry_pending
+        if not pend.any():
+            return
+        _, _, mean, frac = self._frac
+        oh = self.spans.onehot
+        for k in range(2):
+            self.cum_calls[:, k] += oh @ pend[k]
+            self.cum_sum[:, k] += oh @ (pend[k] * mean)
+            self.cum_buckets[:, k, :] += oh @ (pend[k][:, None] * frac)
+        pend[:] = 0.0
+
     def export(self, t: float) -> None:
         st = self.store
-        self.cum_calls += self.pending
-        self.pending[:] = 0
+        if self._frac is not None:
+            self._fold()
+        calls = np.floor(self.cum_calls + 1e-9)
+        buckets = np.minimum(np.floor(self.cum_buckets + 1e-9), calls[:, :, None])
+        buckets[:, :, -1] = calls
         lay, kube_vals = self._kube(t)
         if lay.ids is None:  # the ids are a function of the layout
             lay.ids = np.concatenate(
@@ -159,12 +268,7 @@ class MetricExporter(KubeSeries):
                     *([self._app_ids] if self.app_extra else []),
                 ]
             )
-        vals = [
-            self.cum_calls.ravel(),
-            self.cum_buckets.ravel(),
-            self.cum_sum.ravel(),
-            self.cum_calls.ravel(),
-        ]
+        vals = [calls.ravel(), buckets.ravel(), self.cum_sum.ravel(), calls.ravel()]
         st.record(t, lay.ids, np.concatenate([*vals, *kube_vals]))
 
     def __getstate__(self) -> dict:

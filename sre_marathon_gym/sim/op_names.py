@@ -1,15 +1,19 @@
-"""Operation names: what spans are called and what an operation is named in log lines.
+"""Operation names: the one span vocabulary of each app, used by traces, log lines and span metrics.
 
-Apart from the recorder because they are naming conventions, not recorded state: the gRPC method a
-service serves (spelled the way its language's instrumentation spells it), the client operation of
-a call, the HTTP route of a call and of a request type. Computed once per app by the recorder.
+Names follow the real instrumentation: the OpenTelemetry demo's and Online Boutique's gRPC methods
+(`oteldemo.CartService/GetCart`, `hipstershop.CartService/GetCart`, the rpc semantic-convention
+span name `package.Service/Method`), the HTTP routes of the HTTP services (`POST /get-quote`,
+Train Ticket's Spring routes `POST /api/v1/...`), the route of the request at the entry point and
+at the web frontend (`GET /api/cart`), and the command of a datastore client (`HGET`, `SELECT`,
+`orders publish`). Which method a service serves depends on the request type and on the call:
+`method` reads the per-request-type call sequences below (from the apps' request-type `calls`).
 """
 
 from __future__ import annotations
 
 import re
 
-GRPC_METHODS = {  # service -> the rpc its spans are named after (proto packages of both demos)
+GRPC_METHODS = {  # service -> the rpc it serves by default (proto packages of both demos)
     "product-catalog": "oteldemo.ProductCatalogService/GetProduct",
     "cart": "oteldemo.CartService/GetCart",
     "checkout": "oteldemo.CheckoutService/PlaceOrder",
@@ -18,9 +22,6 @@ GRPC_METHODS = {  # service -> the rpc its spans are named after (proto packages
     "recommendation": "oteldemo.RecommendationService/ListRecommendations",
     "ad": "oteldemo.AdService/GetAds",
     "product-reviews": "oteldemo.ProductReviewService/GetProductReviews",
-    "shipping": "/get-quote",
-    "quote": "POST /getquote",
-    "email": "POST /send_order_confirmation",
     "productcatalogservice": "hipstershop.ProductCatalogService/GetProduct",
     "cartservice": "hipstershop.CartService/GetCart",
     "checkoutservice": "hipstershop.CheckoutService/PlaceOrder",
@@ -32,65 +33,118 @@ GRPC_METHODS = {  # service -> the rpc its spans are named after (proto packages
     "emailservice": "hipstershop.EmailService/SendOrderConfirmation",
     "flagd": "flagd.evaluation.v1.Service/ResolveBoolean",
 }
+HTTP_ROUTES = {  # HTTP services of the demo -> their default route
+    "shipping": "POST /get-quote",
+    "quote": "POST /getquote",
+    "email": "POST /send_order_confirmation",
+    "image-provider": "GET /images/",
+    "llm": "POST /v1/chat/completions",
+}
+ROUTE_SERVICES = ("frontend", "ts-gateway-service")  # serve the request's own route, like the entry
+_OC, _HS = "oteldemo.", "hipstershop."
+CALLS = {  # (service, request type) -> the methods of its successive calls in one request
+    ("cart", "add_to_cart"): (_OC + "CartService/AddItem", _OC + "CartService/GetCart"),
+    ("cart", "checkout"): (_OC + "CartService/GetCart", _OC + "CartService/EmptyCart"),
+    ("cart", "checkout_multi"): (_OC + "CartService/GetCart", _OC + "CartService/EmptyCart"),
+    ("shipping", "checkout"): ("POST /get-quote", "POST /ship-order"),
+    ("shipping", "checkout_multi"): ("POST /get-quote", "POST /ship-order"),
+    ("product-reviews", "ask_product_ai_assistant"): (_OC + "ProductReviewService/AskProductAIAssistant",),
+    ("cartservice", "addToCart"): (_HS + "CartService/AddItem",),
+    ("cartservice", "checkout"): (_HS + "CartService/GetCart", _HS + "CartService/EmptyCart"),
+    ("shippingservice", "checkout"): (_HS + "ShippingService/GetQuote", _HS + "ShippingService/ShipOrder"),
+    ("currencyservice", "index"): (
+        _HS + "CurrencyService/GetSupportedCurrencies",
+        _HS + "CurrencyService/Convert",
+    ),
+    ("currencyservice", "browseProduct"): (
+        _HS + "CurrencyService/GetSupportedCurrencies",
+        _HS + "CurrencyService/Convert",
+    ),
+    ("currencyservice", "viewCart"): (
+        _HS + "CurrencyService/GetSupportedCurrencies",
+        _HS + "CurrencyService/Convert",
+    ),
+    ("productcatalogservice", "index"): (_HS + "ProductCatalogService/ListProducts",),
+}
+BY_CALLER = {  # (caller, callee) -> method, whatever the request type
+    ("recommendation", "product-catalog"): _OC + "ProductCatalogService/ListProducts",
+    ("recommendationservice", "productcatalogservice"): _HS + "ProductCatalogService/ListProducts",
+}
+WRITES = ("AddItem", "EmptyCart", "PlaceOrder")  # a cache client writes (HMSET) under these methods
+DB_SYSTEM = {"Valkey": "redis", "Redis": "redis", "PostgreSQL": "postgresql", "MySQL": "mysql"}
+BROKER_SYSTEM = {"Kafka": "kafka", "RabbitMQ": "rabbitmq"}
+TOPIC = {"kafka": "orders", "rabbitmq": "email"}
 
 
 def camel(name: str) -> str:
     return "".join(p.capitalize() for p in re.split(r"[-_]", name) if p and p not in ("service",))
 
 
-def server_op(name: str, language: str, proto: str) -> str:
-    """The name of a service's SERVER spans (its gRPC method, route or datastore command)."""
-    cml = camel(name)
-    full = GRPC_METHODS.get(name)
-    if full is not None and "/" in full and not full.startswith(("/", "POST")):
-        if language == "Python":
-            return "/" + full
-        if language in ("JavaScript", "TypeScript"):
-            return "grpc." + full
-        if language == "C#":
-            return "POST /" + full
-        if language == "C++":
-            return full.split(".", 1)[1].replace("Service/", "/")
-        if language in ("Rust", "PHP", "Ruby"):
-            return full.rsplit("/", 1)[1]
-        return full
-    if full is not None:
-        return full
+def compact(name: str) -> str:
+    """`ts-travel-service` -> `travelservice` (Train Ticket's route prefix)."""
+    return name.replace("ts-", "", 1).replace("-", "")
+
+
+def server_op(name: str, language: str = "", proto: str = "grpc") -> str:
+    """The default name of a service's SERVER spans (its gRPC method or HTTP route)."""
+    if name in GRPC_METHODS:
+        return GRPC_METHODS[name]
+    if name in HTTP_ROUTES:
+        return HTTP_ROUTES[name]
     if proto == "grpc":
-        if language == "Python":
-            return f"/oteldemo.{cml}Service/Handle"
-        if language in ("JavaScript", "TypeScript"):
-            return f"grpc.oteldemo.{cml}Service/Handle"
-        if language == "C#":
-            return f"POST /oteldemo.{cml}Service/Handle"
-        return f"oteldemo.{cml}Service/Handle"
-    if proto == "redis":
-        return "HGET"
-    if proto == "sql":
-        return "SELECT"
-    if proto in ("kafka", "amqp"):
-        return "orders receive"
-    return f"POST /api/v1/{name.replace('ts-', '').replace('-', '')}"
+        return f"oteldemo.{camel(name)}Service/Handle"
+    return f"POST {edge_path(name)}"
+
+
+def datastore_op(language: str, caller_method: str, caller: str) -> str:
+    """The CLIENT (or PRODUCER) span name of a call to a datastore or broker."""
+    if language in BROKER_SYSTEM:
+        return f"{TOPIC[BROKER_SYSTEM[language]]} publish"
+    if DB_SYSTEM.get(language) == "redis":
+        return "HMSET" if caller_method.rsplit("/", 1)[-1] in WRITES else "HGET"
+    if language in DB_SYSTEM:
+        return "INSERT" if caller == "accounting" else "SELECT"
+    return "GET /nacos/v1/ns/instance/list"
+
+
+def method(
+    service: str, proto: str, rt_name: str | None, route: str | None, caller: str | None, k: int
+) -> str:
+    """The SERVER span name of the k-th call to `service` (served over `proto`) in one request of
+    type `rt_name` (`route`: that request type's `VERB /path`, None for background work)."""
+    if caller is not None and (caller, service) in BY_CALLER:
+        return BY_CALLER[(caller, service)]
+    seq = CALLS.get((service, rt_name or ""))
+    if seq:
+        return seq[min(k, len(seq) - 1)]
+    if route is not None and service in ROUTE_SERVICES:
+        return route
+    if (
+        route is not None
+        and service.startswith("ts-")
+        and route.split(" ", 1)[-1].startswith(f"/api/v1/{compact(service)}/")
+    ):
+        return route  # the Train Ticket service whose controller serves the request
+    return server_op(service, proto=proto)
 
 
 def client_op(target: str, proto: str) -> str:
-    """The name of the CLIENT span of a call to `target` over `proto`."""
-    if target in GRPC_METHODS and proto == "grpc":
-        return GRPC_METHODS[target]
-    if proto == "grpc":
-        return f"oteldemo.{camel(target)}Service/Handle"
+    """The default CLIENT span name of a call to `target` (the callee's method)."""
     if proto == "redis":
         return "HGET"
     if proto == "sql":
         return "SELECT"
     if proto in ("kafka", "amqp"):
-        return "orders publish"
-    return "POST"
+        return f"{TOPIC['kafka' if proto == 'kafka' else 'rabbitmq']} publish"
+    return server_op(target, proto=proto)
 
 
 def edge_path(target: str) -> str:
     """The HTTP route a call to `target` is made on."""
-    return f"/api/v1/{target.replace('ts-', '').replace('-', '')}"
+    route = HTTP_ROUTES.get(target)
+    if route is not None:
+        return route.split(" ", 1)[1]
+    return f"/api/v1/{compact(target)}"
 
 
 def entry_route(method: str, endpoint: str) -> tuple[str, str]:
@@ -105,4 +159,20 @@ def entry_route(method: str, endpoint: str) -> tuple[str, str]:
     return verb, path
 
 
-__all__ = ["GRPC_METHODS", "camel", "client_op", "edge_path", "entry_route", "server_op"]
+def route_name(method: str, endpoint: str) -> str:
+    """The span name of a request type at the entry point (`GET /api/cart`)."""
+    verb, path = entry_route(method, endpoint)
+    return f"{verb} {path}"
+
+
+__all__ = [
+    "GRPC_METHODS",
+    "camel",
+    "client_op",
+    "datastore_op",
+    "edge_path",
+    "entry_route",
+    "method",
+    "route_name",
+    "server_op",
+]

@@ -2,13 +2,13 @@
 
 A trace id encodes (sample, root request type or background service, slot, forced outcome) and a
 seed-keyed checksum, so `get_trace` regenerates exactly the trace `find_traces` or a log line
-pointed at. Span durations follow the recorded per-service latencies (log-normal own time plus
-the network hop, calls in sequence), failures follow the recorded failure shares per call, and a
-*forced* trace (the kind error log lines point at) fails exactly at the call the log line names.
-Failure causes and forced kinds (the fields an id packs) are `causes`, shared with the log lines.
-
-Spans: one SERVER span per call that reached its callee; a CLIENT span on the caller when the call
-failed before or while reaching the callee (refused, unresolvable, blocked, reset, deadline).
+pointed at; its start time is a function of the id (`trace_start`). The spans are those of the
+root's `span_tree.Shape` (CLIENT and SERVER spans of every call, datastores and brokers only as
+their callers' CLIENT / PRODUCER spans); durations are the shape's means from the recorded own
+latencies and hops, scaled by one log-normal factor per trace (the span metrics' histogram model);
+failures follow the recorded failure shares per call, and a *forced* trace (the kind error log
+lines point at) fails exactly at the call the log line names. Failure causes and forced kinds (the
+fields an id packs) are `causes`, shared with the log lines.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass, field
+from statistics import NormalDist
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
 SIGMA = 0.5  # log-normal shape of own processing time (same as the traffic model)
 MAX_SPANS = 250
+_NORMAL = NormalDist()
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,7 @@ class Span:
     parent_id: str | None
     service: str
     name: str
-    kind: str  # SERVER | CLIENT
+    kind: str  # SERVER | CLIENT | PRODUCER | CONSUMER
     start_ms: float  # offset from the trace start
     duration_ms: float
     status: str  # OK | ERROR
@@ -99,59 +101,22 @@ def decode_trace_id(key: bytes, trace_id: str) -> tuple[int, int, int, int, int,
     )
 
 
-# ---------------------------------------------------------------- call trees
-def build_trees(compiled) -> list[list[list[tuple[int, int, int]]]]:
-    """Per root (request types, then one background root per service): children[s] = [(child, edge, calls)].
-
-    The caller of a service on a request path is the earliest earlier service with an edge to it
-    (as in `topology.compile_app`); a child called n times per request under a parent called m
-    times is called round(n / m) times per parent call.
-    """
-    app = compiled.app
-    S = len(compiled.services)
-    trees = []
-    for rt in app.request_types:
-        children: list[list[tuple[int, int, int]]] = [[] for _ in range(S)]
-        total = {rt.services[0]: 1.0}
-        for pos, svc in enumerate(rt.services[1:], start=1):
-            caller = next((c for c in rt.services[:pos] if (c, svc) in compiled.edge_index), None)
-            if caller is None:
-                continue
-            n = float(rt.calls_per_request.get(svc, 1.0))
-            total[svc] = n
-            mult = max(1, int(round(n / max(total.get(caller, 1.0), 1.0))))
-            children[compiled.index[caller]].append(
-                (compiled.index[svc], compiled.edge_index[(caller, svc)], mult)
-            )
-        trees.append(children)
-    for s in range(S):  # background roots: a consumer / health-checked service calling its dependencies
-        children = [[] for _ in range(S)]
-        seen = {s}
-        stack = [s]
-        while stack:
-            u = stack.pop()
-            for e in np.nonzero(compiled.edge_src == u)[0]:
-                d = int(compiled.edge_dst[e])
-                if d not in seen:
-                    seen.add(d)
-                    children[u].append((d, int(e), 1))
-                    stack.append(d)
-        trees.append(children)
-    return trees
-
-
+# ---------------------------------------------------------------- generation
 def root_name(rec: LogContextRecorder, root: int) -> tuple[int, str]:
     """(root service index, root span name)."""
-    c = rec.compiled
-    if root < len(c.request_types):
-        return c.entry, rec.root_ops[root]
-    s = root - len(c.request_types)
-    return s, rec.background_op[s]
+    shape = rec.shapes[root]
+    if shape.nodes:
+        return shape.nodes[0].svc, shape.nodes[0].name
+    return root - rec.R, ""
 
 
-# ---------------------------------------------------------------- generation
 class _Gen:
-    """One trace's recursive generator; `force` conditions the outcome (see module docstring)."""
+    """One trace's recursive generator; `force` conditions the outcome (see module docstring).
+
+    Durations: every span's mean comes from `Shape.means` (own time plus the children in
+    sequence) and is scaled by one log-normal factor per trace, so a span's duration is
+    log-normal around its mean (the model of the duration histograms) and children fit inside
+    their parents."""
 
     def __init__(
         self,
@@ -162,6 +127,7 @@ class _Gen:
         fidx: int,
         fcause: int,
         trace_key: int,
+        shape,
     ):
         self.rec, self.p, self.rng = rec, p, rng
         self.fkind, self.fidx, self.fcause = fkind, fidx, fcause
@@ -169,21 +135,36 @@ class _Gen:
         self.free = fkind == F_NONE  # random failures only in unconditioned traces
         self.spans: list[Span] = []
         self.key = trace_key
-        self.u = rng.random(4096).tolist()
+        self.u = rng.random(256).tolist()
         self.ui = 0
+        self.shape = shape
+        self.nodes = shape.nodes
+        self.hop = rec.hop_ms[p].astype(np.float64)
+        self.own_ms = rec.own_lat[p].astype(np.float64)
+        self.scale = 1.0  # set by `generate`
+        self.mean: list[float] = []
+        self.lite = False
+
+    def set_scale(self, z: float) -> None:
+        self.scale = math.exp(SIGMA * z - SIGMA * SIGMA / 2)
+        self.mean = (self.shape.means(self.own_ms, self.hop) * self.scale).tolist()
 
     def rand(self) -> float:
         self.ui += 1
         if self.ui >= len(self.u):
-            self.u = self.rng.random(4096).tolist()
+            self.u = self.rng.random(256).tolist()
             self.ui = 0
         return self.u[self.ui]
 
-    def lognormal(self, mean: float) -> float:
-        mu = math.log(max(mean, 1e-3)) - SIGMA * SIGMA / 2
-        u1, u2 = max(self.rand(), 1e-12), self.rand()
-        z = math.sqrt(-2.0 * math.log(u1)) * math.cos(2 * math.pi * u2)
-        return math.exp(mu + SIGMA * z)
+    # error texts (`lite`: placeholders, for callers that only need the spans' times and statuses)
+    def own_text(self, s: int, cause: int) -> str:
+        return "error" if self.lite else self.rec.own_error_text(self.p, s, cause)
+
+    def client_text(self, e: int, cause: int) -> str:
+        return "error" if self.lite else self.rec.client_error_text(e, cause)
+
+    def upstream(self, e: int, text: str) -> str:
+        return "error" if self.lite else self.rec.upstream_text(e, text)
 
     def span_id(self) -> str:
         h = (self.key * 0x9E3779B97F4A7C15 + len(self.spans) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
@@ -227,36 +208,34 @@ class _Gen:
         return None
 
     def server(
-        self, s: int, parent: str | None, start: float, deadline: float, caller: int | None, tree
+        self, n: int, parent: str | None, start: float, deadline: float, caller: int | None
     ) -> tuple[float, int | None, str]:
-        """Generate the SERVER span of service s; returns (end, failure cause or None, error text)."""
-        r, p = self.rec, self.p
+        """The SERVER (root: or CONSUMER) span of node n; returns (end, failure or None, error text)."""
+        r = self.rec
+        node = self.nodes[n]
+        s = node.svc
         idx = self.add(
             span_id=self.span_id(),
             parent_id=parent,
             service=r.services[s],
-            name="",
+            name=node.name,
             kind="SERVER",
             start_ms=start,
             duration_ms=0.0,
             status="OK",
-            attributes={},
         )
         my_id = self.spans[idx].span_id
-        own = self.lognormal(float(r.own_lat[p, s]))
+        own = float(self.own_ms[s]) * self.scale
         t = start + own * 0.3
         fail: int | None = self.own_failure(s)
-        text = r.own_error_text(p, s, fail) if fail is not None else ""
+        text = self.own_text(s, fail) if fail is not None else ""
         if fail is None:
-            for child, e, mult in tree[s]:
-                for _ in range(mult):
-                    if len(self.spans) >= MAX_SPANS or t >= deadline:
-                        break
-                    t, cfail, ctext = self.call(s, child, e, my_id, t, deadline, tree)
-                    if cfail is not None:
-                        fail, text = UPSTREAM, ctext
-                        break
-                if fail is not None:
+            for c in node.children:
+                if len(self.spans) >= MAX_SPANS or t >= deadline:
+                    break
+                t, cfail, ctext = self.call(s, c, my_id, t, deadline)
+                if cfail is not None:
+                    fail, text = UPSTREAM, ctext
                     break
             t += own * 0.7
         end = min(t, deadline)
@@ -265,14 +244,16 @@ class _Gen:
         attrs = dict(r.server_attrs[s])
         if caller is not None:
             attrs["peer.service"] = r.services[caller]
+        if parent is None and self.shape.root_kind == "CONSUMER":
+            attrs["messaging.operation"] = "receive"
         if fail is not None:
             attrs["error.message"] = text
         self.spans[idx] = Span(
             span_id=my_id,
             parent_id=parent,
             service=r.services[s],
-            name=r.server_op[s] if parent is not None else self.root_op,
-            kind="SERVER",
+            name=node.name,
+            kind=self.shape.root_kind if parent is None else "SERVER",
             start_ms=round(start, 3),
             duration_ms=round(max(end - start, 0.001), 3),
             status="ERROR" if fail is not None else "OK",
@@ -280,11 +261,12 @@ class _Gen:
         )
         return end, fail, text
 
-    def call(
-        self, s: int, d: int, e: int, parent: str, t: float, deadline: float, tree
-    ) -> tuple[float, int | None, str]:
-        """One call s -> d with retries; returns (time after the call, failure, error text for the caller)."""
+    def call(self, s: int, n: int, parent: str, t: float, deadline: float) -> tuple[float, int | None, str]:
+        """Node n's call from s, with retries: one CLIENT (PRODUCER) span per attempt, the callee's
+        SERVER span inside it; returns (time after the call, failure, error text for the caller)."""
         r, p = self.rec, self.p
+        node = self.nodes[n]
+        d, e = node.svc, node.edge
         timeout = float(r.edge_timeout[p, e])
         attempts = int(r.retries[e]) + 1
         forced_here = (
@@ -297,85 +279,159 @@ class _Gen:
         for attempt in range(attempts):
             if t >= deadline or len(self.spans) >= MAX_SPANS:
                 break
-            hop = float(r.hop_ms[p, d])
+            hop = float(self.hop[d]) * self.scale  # scaled like the means (`span_tree`)
             cause = self.call_failure(e, d)
+            cid = self.client_span(s, n, parent, t, attempt)
             if cause is not None and cause != TIMEOUT:
                 dur = min(hop + (1.0 if cause in (REFUSED, DNS, RESET) else timeout), deadline - t)
-                text = r.client_error_text(e, cause)
-                self.client_span(s, d, e, parent, t, dur, text, attempt)
+                text = self.client_text(e, cause)
+                self.close_client(cid, t, dur, text)
                 t += dur
                 fail = cause
                 continue
-            call_deadline = min(deadline, t + timeout) if self.free else deadline
-            if cause == TIMEOUT:
-                cid = self.client_span(
-                    s, d, e, parent, t, min(timeout, deadline - t), r.client_error_text(e, TIMEOUT), attempt
-                )
-                end, _, _ = self.server(d, cid, t + hop / 2, call_deadline, s, tree)
-                t = min(t + timeout, deadline)
-                fail, text = TIMEOUT, r.client_error_text(e, TIMEOUT)
-                continue
-            end, dfail, dtext = self.server(d, parent, t + hop / 2, call_deadline, s, tree)
-            if dfail == TIMEOUT and call_deadline < deadline and end >= call_deadline - 1e-6:
-                fail, text = TIMEOUT, r.client_error_text(e, TIMEOUT)  # the caller's deadline fired
-                self.client_span(s, d, e, parent, t, call_deadline - t, text, attempt)
+            call_deadline = min(deadline, t + timeout) if self.free or cause == TIMEOUT else deadline
+            if t + hop / 2 >= call_deadline:  # the deadline fires before the request arrives
+                fail, text = TIMEOUT, self.client_text(e, TIMEOUT)
+                self.close_client(cid, t, call_deadline - t, text)
                 t = call_deadline
                 continue
-            t = min(end + hop / 2, deadline)
+            if node.name:
+                end, dfail, dtext = self.server(n, self.spans[cid].span_id, t + hop / 2, call_deadline, s)
+            else:  # a datastore or broker: no span of its own
+                dfail = self.own_failure(d)
+                dtext = self.own_text(d, dfail) if dfail is not None else ""
+                end = min(t + hop / 2 + self.mean[n], call_deadline)
+            if cause == TIMEOUT:
+                t2 = min(t + timeout, deadline)
+                fail, text = TIMEOUT, self.client_text(e, TIMEOUT)
+                self.close_client(cid, t, t2 - t, text)
+                t = t2
+                continue
+            if dfail == TIMEOUT and call_deadline < deadline and end >= call_deadline - 1e-6:
+                fail, text = TIMEOUT, self.client_text(e, TIMEOUT)  # the caller's deadline fired
+                self.close_client(cid, t, call_deadline - t, text)
+                t = call_deadline
+                continue
+            t2 = min(end + hop / 2, deadline)
             if dfail is None:
-                return t, None, ""
+                self.close_client(cid, t, t2 - t, "")
+                return t2, None, ""
             fail = UPSTREAM
-            text = r.upstream_text(e, dtext)
+            text = self.upstream(e, dtext)
+            self.close_client(cid, t, t2 - t, text)
+            t = t2
             if forced_here or not self.free:
                 break  # a forced outcome is not retried away
         if forced_here:
             self.forced_done = True
         return t, fail, text
 
-    def client_span(
-        self, s: int, d: int, e: int, parent: str, start: float, dur: float, text: str, attempt: int
-    ) -> str:
+    def client_span(self, s: int, n: int, parent: str, start: float, attempt: int) -> int:
         r = self.rec
-        sid = self.span_id()
-        attrs = {"peer.service": r.services[d], "server.address": r.addresses[e], "error.message": text}
+        node = self.nodes[n]
+        attrs = {"peer.service": r.services[node.svc], **dict(node.client_attrs)}
         if attempt:
             attrs["retry.attempt"] = attempt
-        self.add(
-            span_id=sid,
+        return self.add(
+            span_id=self.span_id(),
             parent_id=parent,
             service=r.services[s],
-            name=r.client_op[e],
-            kind="CLIENT",
+            name=node.client,
+            kind=node.client_kind,
             start_ms=round(start, 3),
-            duration_ms=round(max(dur, 0.001), 3),
-            status="ERROR",
+            duration_ms=0.0,
+            status="OK",
             attributes=attrs,
         )
-        return sid
+
+    def close_client(self, i: int, start: float, dur: float, error: str) -> None:
+        sp = self.spans[i]
+        attrs = sp.attributes
+        if error:
+            attrs["error.message"] = error
+        self.spans[i] = Span(
+            span_id=sp.span_id,
+            parent_id=sp.parent_id,
+            service=sp.service,
+            name=sp.name,
+            kind=sp.kind,
+            start_ms=round(start, 3),
+            duration_ms=round(max(dur, 0.001), 3),
+            status="ERROR" if error else "OK",
+            attributes=attrs,
+        )
+
+
+def duration_z(rec: LogContextRecorder, fields: tuple[int, int, int, int, int, int]) -> float:
+    """The standard normal of a trace's duration scale. The natural slots of one sample are stratified
+    (slot j draws from the j-th of NATURAL_SLOTS equal-probability strata, at an offset shared by the
+    sample), so the traces a search returns follow the log-normal closely; every trace's marginal is
+    still the standard normal."""
+    k, root, slot = fields[0], fields[1], fields[2]
+    if fields[3] == F_NONE and slot < NATURAL_SLOTS:
+        v = _h64(rec.key, repr((k, root)).encode(), b"trace-z") / 2.0**64
+        u = (slot + v) / NATURAL_SLOTS
+    else:
+        u = _h64(rec.key, repr(fields).encode(), b"trace-z") / 2.0**64
+    return _NORMAL.inv_cdf(min(max(u, 1e-12), 1.0 - 1e-12))
+
+
+def trace_start(rec: LogContextRecorder, fields: tuple[int, int, int, int, int, int]) -> float:
+    """Where in its 15 s sample a trace starts: a function of its id fields alone."""
+    h = _h64(rec.key, repr(fields).encode(), b"trace-start")
+    k = fields[0]
+    return k * rec.step_s - rec.step_s + (h >> 11) / float(1 << 53) * rec.step_s
+
+
+def ok_span_time(
+    rec: LogContextRecorder, fields: tuple[int, int, int, int, int, int], s: int, u: float
+) -> tuple[float, float] | None:
+    """(a time u of the way into service s's span, its duration in ms) in the trace of an
+    unfailing (F_OK) id, from the shape alone: without failures a span starts and lasts what the
+    shape's linear model says, scaled by the trace's factor (what `generate` would produce)."""
+    p = rec.position_of(fields[0])
+    if p is None or fields[1] >= len(rec.shapes):
+        return None
+    shape = rec.shapes[fields[1]]
+    if not shape.nodes or shape.queue >= 0 and float(rec.unreachable[p, shape.queue]) > 0.5:
+        return None
+    n = next((i for i, nd in enumerate(shape.nodes) if nd.svc == s and nd.name), None)
+    if n is None:
+        return None
+    own, hop = rec.own_lat[p].astype(np.float64), rec.hop_ms[p].astype(np.float64)
+    scale = math.exp(SIGMA * duration_z(rec, fields) - SIGMA * SIGMA / 2)
+    start = scale * float(shape.start_own[n] @ own + shape.start_hops[n] @ hop)
+    dur = scale * float(shape.own[n] @ own + shape.hops[n] @ hop)
+    return round(trace_start(rec, fields), 3) + (start + u * dur) / 1000.0, dur
 
 
 def generate(
-    rec: LogContextRecorder, trace_id: str, fields: tuple[int, int, int, int, int, int]
+    rec: LogContextRecorder, trace_id: str, fields: tuple[int, int, int, int, int, int], lite: bool = False
 ) -> Trace | None:
+    """The trace an id names (`lite`: error texts left out, for times and statuses only)."""
     k, root, slot, fkind, fidx, fcause = fields
     p = rec.position_of(k)
-    if p is None or root >= len(rec.trees):
+    if p is None or root >= len(rec.shapes):
         return None
+    shape = rec.shapes[root]
+    if not shape.nodes:
+        return None
+    if shape.queue >= 0 and float(rec.unreachable[p, shape.queue]) > 0.5:
+        return None  # a consumer receives nothing from a broker that is gone
     rng = np.random.default_rng([*rec.entropy, 2, k, root, slot, fkind, fidx, fcause])
-    g = _Gen(rec, p, rng, fkind, fidx, fcause, int(trace_id[:16], 16))
-    rs, g.root_op = root_name(rec, root)
-    start_s = float(rec.times[p]) - rec.step_s + g.rand() * rec.step_s
-    tree = rec.trees[root]
-    end, fail, _ = g.server(rs, None, 0.0, math.inf, None, tree)
-    spans = tuple(g.spans)
+    g = _Gen(rec, p, rng, fkind, fidx, fcause, int(trace_id[:16], 16), shape)
+    g.set_scale(duration_z(rec, fields))
+    g.lite = lite
+    start_s = trace_start(rec, fields)
+    end, fail, _ = g.server(0, None, 0.0, math.inf, None)
     return Trace(
         trace_id=trace_id,
         start_s=round(start_s, 3),
-        root_service=rec.services[rs],
-        root_name=g.root_op,
+        root_service=rec.services[shape.nodes[0].svc],
+        root_name=shape.nodes[0].name,
         duration_ms=round(end, 3),
         status="ERROR" if fail is not None else "OK",
-        spans=spans,
+        spans=tuple(g.spans),
     )
 
 
@@ -449,4 +505,13 @@ def find_traces(
     return out[: max(0, int(limit))]
 
 
-__all__ = ["Span", "Trace", "find_traces", "get_trace", "encode_trace_id", "decode_trace_id", "build_trees"]
+__all__ = [
+    "Span",
+    "Trace",
+    "find_traces",
+    "generate",
+    "get_trace",
+    "encode_trace_id",
+    "decode_trace_id",
+    "trace_start",
+]

@@ -101,8 +101,13 @@ def test_error_log_trace_fails_at_the_named_call(wrong_address):
     )
     tr = get_trace(rec, line.trace_id)
     assert tr.status == "ERROR"
-    failing = [s for s in tr.spans if s.status == "ERROR" and s.kind == "CLIENT"]
-    assert failing and failing[0].service == fault.target and failing[0].attributes["peer.service"] == dst
+    # every call has a CLIENT span now (its callers' fail too, upstream): the one to dst is the target's
+    failing = [
+        s
+        for s in tr.spans
+        if s.status == "ERROR" and s.kind == "CLIENT" and s.attributes["peer.service"] == dst
+    ]
+    assert failing and failing[0].service == fault.target
 
 
 def test_dependency_unavailable_shows_in_callers_logs(catalog):
@@ -182,7 +187,8 @@ def test_trace_spans_nest_and_errors_sit_at_the_failing_call(catalog, app):
 def test_latency_fault_makes_traces_through_the_service_slower(catalog):
     sim, rec, fault = faulted(catalog, "online_boutique", lambda f: f.mechanism == "code_latency", until=1200)
     before = find_traces(rec, "online_boutique", 0, 290, service=fault.target, status="ok", limit=50)
-    during = find_traces(rec, "online_boutique", 600, 1200, service=fault.target, status="ok", limit=50)
+    # any status: with the added latency most calls into the target outlast their callers' deadline
+    during = find_traces(rec, "online_boutique", 600, 1200, service=fault.target, limit=50)
 
     def svc_ms(trs):
         return [

@@ -95,7 +95,9 @@ def test_exported_series_use_real_metric_names(catalog):
     for m in catalog.metrics.metrics:
         known |= {m.name + s for s in ("_bucket", "_sum", "_count")} if m.type == "histogram" else {m.name}
     assert names <= known
-    entry = sim.store.select("traces_span_metrics_calls_total", {"service_name": "frontend-proxy"})
+    entry = sim.store.select(
+        "traces_span_metrics_calls_total", {"service_name": "frontend-proxy", "span_kind": "SPAN_KIND_SERVER"}
+    )
     assert len(entry) > 0 and np.nansum(sim.store.rate(entry, sim.now, 120)) == pytest.approx(20, rel=0.25)
 
 

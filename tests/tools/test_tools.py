@@ -117,7 +117,7 @@ def test_read_tools_answer(env):
             "metric": "traces_span_metrics_calls_total",
             "function": "rate",
             "group_by": ["service_name"],
-            "matchers": {"service_name": "frontend"},
+            "matchers": {"service_name": "frontend", "span_kind": "SPAN_KIND_SERVER"},
         }
     ).data
     last = [v for _, v in rates["series"][0]["values"] if v is not None][-1]
