@@ -11,9 +11,11 @@ rounded, one ufunc call at a time (so no contraction into FMA), and sums in a fi
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-__all__ = ["IntPower", "Kernels", "OrderedSums", "exp", "ipow", "log", "power"]
+__all__ = ["IntPower", "Kernels", "OrderedSums", "dot", "exp", "ipow", "log", "power", "rows_dot"]
 
 # fdlibm e_exp.c / e_log.c constants (public domain, Sun Microsystems), as 0-d arrays: the same
 # float64 values, cheaper ufunc calls than Python floats (these run in the simulator's inner loop)
@@ -180,3 +182,14 @@ class OrderedSums:
     def vecmat(self, u: np.ndarray) -> np.ndarray:
         """u @ M: for each column, its entries' products added in row order."""
         return self._apply(self._vm, u, self.shape[1])
+
+
+def dot(a: np.ndarray, b: np.ndarray) -> float:
+    """a . b for 1-d arrays, the same bits on every CPU: the products are correctly rounded and
+    `math.fsum` adds them exactly (BLAS's dot picks a kernel, and a summation order, per CPU)."""
+    return math.fsum(np.multiply(a, b).tolist())
+
+
+def rows_dot(m: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """m @ v for a small dense matrix, row by row with `dot` (see `OrderedSums` for large sparse ones)."""
+    return np.array([math.fsum(row) for row in np.multiply(m, v).tolist()], dtype=np.float64)

@@ -121,10 +121,10 @@ def _metric(
     return m
 
 
-_SPAN_LABELS = ["namespace", "service_name", "span_name", "span_kind", "status_code"]
 # scrape labels (`sre_marathon_gym.sim.scrape`): kube-state-metrics job/instance = exporter pod ip:8080,
 # cAdvisor job "kubernetes-nodes-cadvisor" / instance = node, OpenTelemetry collector ip:8889
 _SCRAPE = ["job", "instance"]
+_SPAN_LABELS = [*_SCRAPE, "namespace", "service_name", "span_name", "span_kind", "status_code"]
 _KSM_POD = [*_SCRAPE, "namespace", "pod", "uid"]
 _KSM_CONTAINER = [*_KSM_POD, "container"]
 _CADVISOR = [*_SCRAPE, "namespace", "pod", "container", "image", "node"]
@@ -142,8 +142,11 @@ def build_metrics() -> dict:
             "POST /get-quote, datastore commands such as HGET on the caller). The entry point's request "
             "types are span_name values (GET /api/cart) of its SPAN_KIND_SERVER spans; span_kind in "
             "SPAN_KIND_SERVER|SPAN_KIND_CLIENT|SPAN_KIND_INTERNAL|SPAN_KIND_PRODUCER|SPAN_KIND_CONSUMER; "
-            "status_code in STATUS_CODE_UNSET|STATUS_CODE_OK|STATUS_CODE_ERROR. Scrape labels job/instance "
-            "are not exported.",
+            "status_code in STATUS_CODE_UNSET|STATUS_CODE_OK|STATUS_CODE_ERROR. A SERVER span is named the "
+            "way its language's instrumentation names it (POST /oteldemo.CartService/GetCart in .NET, "
+            "/oteldemo.RecommendationService/ListRecommendations in Python, grpc.oteldemo.PaymentService/"
+            "Charge in Node, Currency/Convert in the C++ currency service); the caller's CLIENT span keeps "
+            "the rpc name. Scraped from the collector (job otel-collector).",
             unit="1",
         ),
         _metric(

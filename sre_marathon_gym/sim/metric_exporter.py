@@ -15,9 +15,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .. import detmath
 from ..clock import TICK_S
+from ..detmath import OrderedSums
 from ..metric_store import _normalise_labels
 from .kube_series import KubeSeries, PodLayout
+from .scrape import OTEL_JOB, scrape_labels
 from .span_tree import build_shapes
 from .traffic import TickResult, lognormal_cdf
 
@@ -50,7 +53,6 @@ class _SpanRows:
     own: np.ndarray  # [N, S] mean duration = own @ own_ms + hops @ hop_ms
     hops: np.ndarray
     edges: np.ndarray  # [N, E] log success = own @ log own_ok + edges @ log route_ok (see `accumulate`)
-    onehot: np.ndarray  # [rows, N]
 
 
 def span_rows(sim: Simulator) -> _SpanRows:
@@ -89,8 +91,6 @@ def span_rows(sim: Simulator) -> _SpanRows:
                 own.append(o)
                 hops.append(h)
                 edges.append(b)
-    onehot = np.zeros((len(rows), len(row)))
-    onehot[row, np.arange(len(row))] = 1.0
     return _SpanRows(
         list(rows),
         np.array(row, dtype=np.intp),
@@ -99,7 +99,6 @@ def span_rows(sim: Simulator) -> _SpanRows:
         np.array(own).reshape(len(row), S),
         np.array(hops).reshape(len(row), S),
         np.array(edges).reshape(len(row), E),
-        onehot,
     )
 
 
@@ -126,9 +125,11 @@ class MetricExporter(KubeSeries):
             f"{SPAN}_duration_milliseconds_bucket",
         )
         le_items = [(sys.intern("le"), sys.intern(le)) for le in LE]
+        otel = scrape_labels(OTEL_JOB)  # the collector's exporter is the scrape target of these series
         for i, (svc, name, kind) in enumerate(self.span_rows):
             for k, status in enumerate(STATUS):
                 lab = {
+                    **otel,
                     "namespace": ns,
                     "service_name": svc,
                     "span_name": name,
@@ -153,6 +154,9 @@ class MetricExporter(KubeSeries):
         self._entry_pending = np.zeros((2, N))  # ok, error spans per entry since the last fold
         self._root_counts = np.zeros(len(c.request_types) + len(c.services))
         self._fail_memo: tuple | None = None
+        # products with the entries' matrices in a fixed order (BLAS's order depends on the CPU)
+        sp = self.spans
+        self._own, self._hops, self._edges = OrderedSums(sp.own), OrderedSums(sp.hops), OrderedSums(sp.edges)
         self._bg_count = c.background_rps * TICK_S
         self._slot: dict[str, int] = {}  # pod -> its row of `_cum`: [cpu_s, periods, throttled, oom]
         self._cum = np.zeros((64, 4))
@@ -187,7 +191,7 @@ class MetricExporter(KubeSeries):
             if hit is not None:
                 self._fold()
             hop = arrays["inbound_delay_ms"] + arrays["inbound_loss"] * 200.0  # as the traces' hops
-            mean = sp.own @ res.own_latency_ms + sp.hops @ hop
+            mean = self._own.matvec(res.own_latency_ms) + self._hops.matvec(hop)
             frac = np.ones((len(mean), len(LE)))
             frac[:, :-1] = lognormal_cdf(BUCKETS_MS, mean)
             hit = self._frac = (res.own_latency_ms, arrays, mean, frac)
@@ -221,15 +225,15 @@ class MetricExporter(KubeSeries):
         if memo is not None and memo[0] is res.svc_fail and memo[1] is res.edge_fail:
             return memo[2]
         c = self.sim.compiled
-        log_edge_ok = np.log(np.maximum(1.0 - res.edge_fail, 1e-12))
+        log_edge_ok = detmath.log(np.maximum(1.0 - res.edge_fail, 1e-12))
         calls_per = res.edge_rate / np.maximum(res.svc_rate[c.edge_src], 1e-12)
-        log_span_ok = np.log(np.maximum(1.0 - res.svc_fail, 1e-12))
+        log_span_ok = detmath.log(np.maximum(1.0 - res.svc_fail, 1e-12))
         calls_log = np.zeros(len(c.services))
         np.add.at(calls_log, c.edge_src, calls_per * log_edge_ok)
         log_own_ok = np.minimum(log_span_ok - calls_log, 0.0)
         log_route_ok = np.minimum(log_edge_ok - log_span_ok[c.edge_dst], 0.0)
-        sp = self.spans
-        fails = np.clip(1.0 - np.exp(sp.own @ log_own_ok + sp.edges @ log_route_ok), 0.0, 1.0)
+        log_ok = self._own.matvec(log_own_ok) + self._edges.matvec(log_route_ok)
+        fails = np.clip(1.0 - detmath.exp(log_ok), 0.0, 1.0)
         self._fail_memo = (res.svc_fail, res.edge_fail, fails)
         return fails
 
@@ -239,11 +243,14 @@ class MetricExporter(KubeSeries):
         if not pend.any():
             return
         _, _, mean, frac = self._frac
-        oh = self.spans.onehot
-        for k in range(2):
-            self.cum_calls[:, k] += oh @ pend[k]
-            self.cum_sum[:, k] += oh @ (pend[k] * mean)
-            self.cum_buckets[:, k, :] += oh @ (pend[k][:, None] * frac)
+        row, n = self.spans.row, len(self.span_rows)
+        L = frac.shape[1]
+        cell = (row[:, None] * L + np.arange(L)).ravel()  # (row, le) of each (entry, le)
+        for k in range(2):  # np.bincount adds in entry order: the same bits on every CPU
+            self.cum_calls[:, k] += np.bincount(row, weights=pend[k], minlength=n)
+            self.cum_sum[:, k] += np.bincount(row, weights=pend[k] * mean, minlength=n)
+            w = (pend[k][:, None] * frac).ravel()
+            self.cum_buckets[:, k, :] += np.bincount(cell, weights=w, minlength=n * L).reshape(n, L)
         pend[:] = 0.0
 
     def export(self, t: float) -> None:

@@ -86,14 +86,43 @@ def compact(name: str) -> str:
 
 
 def server_op(name: str, language: str = "", proto: str = "grpc") -> str:
-    """The default name of a service's SERVER spans (its gRPC method or HTTP route)."""
+    """The default name of a service's SERVER spans (its gRPC method or HTTP route), spelled the way
+    its language's instrumentation spells it when `language` is given (`server_span_name`)."""
     if name in GRPC_METHODS:
-        return GRPC_METHODS[name]
-    if name in HTTP_ROUTES:
-        return HTTP_ROUTES[name]
-    if proto == "grpc":
-        return f"oteldemo.{camel(name)}Service/Handle"
-    return f"POST {edge_path(name)}"
+        op = GRPC_METHODS[name]
+    elif name in HTTP_ROUTES:
+        op = HTTP_ROUTES[name]
+    elif proto == "grpc":
+        op = f"oteldemo.{camel(name)}Service/Handle"
+    else:
+        op = f"POST {edge_path(name)}"
+    return server_span_name(op, language) if language else op
+
+
+def server_span_name(op: str, language: str) -> str:
+    """How a service's SERVER span names the rpc or route `op` (the caller's CLIENT span keeps `op`).
+
+    The OpenTelemetry instrumentations differ (the demo's Tracetest assertions and sources): Go and
+    Java name a gRPC server span `pkg.Service/Method`; Python's grpc instrumentation prefixes a `/`;
+    Node's grpc-js `grpc.`; ASP.NET Core names it after the HTTP route `POST /pkg.Service/Method`;
+    the demo's C++ currency service names its manual spans `Currency/Convert`; Rust's actix spans
+    carry the route without the verb (`/get-quote`).
+    """
+    lang = language.lower()
+    if " " not in op and "/" in op and not op.startswith("/"):  # an rpc name
+        if lang == "python":
+            return "/" + op
+        if lang in ("javascript", "typescript"):
+            return "grpc." + op
+        if lang == "c#":
+            return "POST /" + op
+        if lang == "c++":
+            service, rpc = op.rsplit("/", 1)
+            return f"{service.rsplit('.', 1)[-1].removesuffix('Service')}/{rpc}"
+        return op
+    if lang == "rust" and " " in op:
+        return op.split(" ", 1)[1]
+    return op
 
 
 def datastore_op(language: str, caller_method: str, caller: str) -> str:
@@ -160,8 +189,12 @@ def entry_route(method: str, endpoint: str) -> tuple[str, str]:
 
 
 def route_name(method: str, endpoint: str) -> str:
-    """The span name of a request type at the entry point (`GET /api/cart`)."""
+    """The span name of a request type at the entry point (`GET /api/cart`), normalised the way the
+    demo's collector normalises it (query and trailing `/` dropped, a product id is `{productId}`)."""
     verb, path = entry_route(method, endpoint)
+    path = path.rstrip("/") or "/"
+    if path.startswith("/api/product"):
+        path = path.replace("{id}", "{productId}")
     return f"{verb} {path}"
 
 
@@ -175,4 +208,5 @@ __all__ = [
     "method",
     "route_name",
     "server_op",
+    "server_span_name",
 ]

@@ -25,7 +25,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .op_names import BROKER_SYSTEM, DB_SYSTEM, TOPIC, datastore_op, method, route_name, server_op
+from ..detmath import rows_dot
+from .op_names import (
+    BROKER_SYSTEM,
+    DB_SYSTEM,
+    TOPIC,
+    datastore_op,
+    method,
+    route_name,
+    server_op,
+    server_span_name,
+)
 
 INSTRUMENTED = ("entry", "service")
 
@@ -54,7 +64,7 @@ class Shape:
 
     def means(self, own_ms: np.ndarray, hop_ms: np.ndarray) -> np.ndarray:
         """Mean SERVER duration per node (a datastore node: its own time)."""
-        return self.own @ own_ms + self.hops @ hop_ms
+        return rows_dot(self.own, own_ms) + rows_dot(self.hops, hop_ms)  # the same bits on every CPU
 
 
 def call_structure(app, compiled, kinds: list[str]) -> list[list[list[tuple[int, int, int]]]]:
@@ -118,7 +128,7 @@ def build_shapes(app, compiled) -> list[Shape]:
             root_op = (
                 f"{TOPIC[BROKER_SYSTEM.get(langs[queue], 'kafka')]} receive"
                 if queue >= 0
-                else server_op(names[rs], proto=inbound.get(names[rs], "http"))
+                else server_op(names[rs], langs[rs], proto=inbound.get(names[rs], "http"))
             )
             if kinds[rs] not in INSTRUMENTED:
                 empty = np.zeros((0, S))
@@ -145,7 +155,8 @@ def build_shapes(app, compiled) -> list[Shape]:
                                     ("http.request.method", dname.split(" ", 1)[0]),
                                     ("server.address", addr),
                                 )
-                            kids.append(visit(d, idx, e2, dname, dname, "CLIENT", attrs))
+                            sname = server_span_name(dname, langs[d])
+                            kids.append(visit(d, idx, e2, sname, dname, "CLIENT", attrs))
                         else:
                             op = datastore_op(langs[d], name, names[s])
                             if langs[d] in BROKER_SYSTEM:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..detmath import dot
 from ..errors import UnknownNameError
 from .causes import DNS, F_EDGE, F_NONE, F_OWN, REFUSED, RESET, SATURATED, TIMEOUT, UPSTREAM
 
@@ -400,8 +401,8 @@ def ok_span_time(
         return None
     own, hop = rec.own_lat[p].astype(np.float64), rec.hop_ms[p].astype(np.float64)
     scale = math.exp(SIGMA * duration_z(rec, fields) - SIGMA * SIGMA / 2)
-    start = scale * float(shape.start_own[n] @ own + shape.start_hops[n] @ hop)
-    dur = scale * float(shape.own[n] @ own + shape.hops[n] @ hop)
+    start = scale * (dot(shape.start_own[n], own) + dot(shape.start_hops[n], hop))
+    dur = scale * (dot(shape.own[n], own) + dot(shape.hops[n], hop))
     return round(trace_start(rec, fields), 3) + (start + u * dur) / 1000.0, dur
 
 

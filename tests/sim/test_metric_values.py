@@ -220,6 +220,7 @@ def test_series_carry_their_scrape_target(catalog, app):
         "container_memory_working_set_bytes": "kubernetes-nodes-cadvisor",
         "container_spec_memory_limit_bytes": "kubernetes-nodes-cadvisor",
         "probe_success": "blackbox",
+        "traces_span_metrics_calls_total": "otel-collector",
     }
     if app == "astronomy_shop":
         families["app_frontend_requests_total"] = "otel-collector"
