@@ -17,15 +17,18 @@ import pytest
 from sre_marathon_gym.backends.sim import SimBackend
 from sre_marathon_gym.fault_schedule import FaultSchedule
 from sre_marathon_gym.metric_store import bucket_quantile
+from sre_marathon_gym.sim.op_names import server_span_name
 from sre_marathon_gym.sim.simulator import Simulator
 
 APPS = ["astronomy_shop", "online_boutique", "train_ticket"]
 CALLS = "traces_span_metrics_calls_total"
 BUCKET = "traces_span_metrics_duration_milliseconds_bucket"
-VOCABULARY = {  # span names of the real instrumentation (rpc methods, HTTP routes, client commands)
-    "astronomy_shop": r"(oteldemo\.\w+Service/\w+|flagd\.evaluation\.v1\.Service/\w+|(GET|POST) /\S*"
+VOCABULARY = {  # span names of the real instrumentation (rpc methods as each language's
+    # instrumentation spells them on the server, HTTP routes, client commands)
+    "astronomy_shop": r"((grpc\.|POST /|/)?oteldemo\.\w+Service/\w+|Currency/\w+"
+    r"|flagd\.evaluation\.v1\.Service/\w+|(GET|POST) /\S*|/[\w-]+"
     r"|HGET|HMSET|SELECT|INSERT|orders (publish|receive))",
-    "online_boutique": r"(hipstershop\.\w+Service/\w+|(GET|POST) /\S*|HGET|HMSET)",
+    "online_boutique": r"((grpc\.|POST /|/)?hipstershop\.\w+Service/\w+|(GET|POST) /\S*|HGET|HMSET)",
     "train_ticket": r"((GET|POST|PUT|DELETE) /api/v1/\S+|SELECT|GET /nacos/\S+|email (publish|receive))",
 }
 NO_SPANS_OF_THEIR_OWN = {"valkey-cart", "postgresql", "kafka", "redis-cart", "tsdb-mysql", "rabbitmq"}
@@ -72,17 +75,29 @@ def test_one_span_vocabulary_in_traces_and_metrics(catalog, app):
     instrumented = {s.name for s in sim.app.services if s.kind in ("entry", "service")}
     assert servers == instrumented  # a query by a real span name finds every service
     if app == "astronomy_shop":
-        for name in ("oteldemo.CartService/GetCart", "oteldemo.CheckoutService/PlaceOrder", "GET /api/cart"):
+        for name in ("oteldemo.CheckoutService/PlaceOrder", "GET /api/cart"):  # Go and the proxy
             assert {k for _, _, k in _rows(sim, span_name=name)} >= {"SPAN_KIND_SERVER", "SPAN_KIND_CLIENT"}
+        # the names the demo's Tracetest assertions select: .NET, Python, Node and C++ servers
+        assert ("cart", "POST /oteldemo.CartService/GetCart", "SPAN_KIND_SERVER") in rows
+        assert ("checkout", "oteldemo.CartService/GetCart", "SPAN_KIND_CLIENT") in rows
+        assert (
+            "recommendation",
+            "/oteldemo.RecommendationService/ListRecommendations",
+            "SPAN_KIND_SERVER",
+        ) in rows
+        assert ("payment", "grpc.oteldemo.PaymentService/Charge", "SPAN_KIND_SERVER") in rows
+        assert ("currency", "Currency/Convert", "SPAN_KIND_SERVER") in rows
+        assert ("shipping", "/get-quote", "SPAN_KIND_SERVER") in rows
         fe = {n for s, n, k in rows if s == "frontend" and k == "SPAN_KIND_SERVER"}
-        assert {"GET /api/cart", "POST /api/checkout", "GET /api/products/{id}"} <= fe
+        assert {"GET /api/cart", "POST /api/checkout", "GET /api/products/{productId}"} <= fe
         catalog_methods = {n for s, n, k in rows if s == "product-catalog" and k == "SPAN_KIND_SERVER"}
         assert catalog_methods >= {
             "oteldemo.ProductCatalogService/GetProduct",
             "oteldemo.ProductCatalogService/ListProducts",
         }
     if app == "online_boutique":
-        assert ("cartservice", "hipstershop.CartService/GetCart", "SPAN_KIND_SERVER") in rows
+        assert ("cartservice", "POST /hipstershop.CartService/GetCart", "SPAN_KIND_SERVER") in rows
+        assert ("checkoutservice", "hipstershop.CartService/GetCart", "SPAN_KIND_CLIENT") in rows
     if app == "train_ticket":
         assert ("ts-travel-service", "POST /api/v1/travelservice/trips/left", "SPAN_KIND_SERVER") in rows
 
@@ -98,7 +113,9 @@ def test_client_and_server_spans(catalog, app):
             assert sp["service"] not in NO_SPANS_OF_THEIR_OWN, sp
             if sp["kind"] == "SERVER" and sp["parent_id"] is not None:
                 client = spans[sp["parent_id"]]  # an RPC: the caller's CLIENT span, same method
-                assert client["kind"] == "CLIENT" and client["name"] == sp["name"], (client, sp)
+                language = sim.app.service(sp["service"]).language
+                assert client["kind"] == "CLIENT", (client, sp)
+                assert server_span_name(client["name"], language) == sp["name"], (client, sp)
                 assert client["attributes"]["server.address"].startswith(sp["service"] + ":")
                 assert "rpc.system" in client["attributes"] or "http.request.method" in client["attributes"]
     assert {"SERVER", "CLIENT"} <= kinds
