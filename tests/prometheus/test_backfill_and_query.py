@@ -63,6 +63,9 @@ def test_raw_range_queries_return_the_stored_samples(short_run, prom):
         )
         times, vals = store.range([sid], 0.0, end)
         present = ~np.isnan(vals[0])
+        if not present.any():  # a series never written (a span row and status with no span yet)
+            assert res == [], selector
+            continue
         assert len(res) == 1, selector
         got = {float(t) - DEFAULT_ORIGIN_S: float(v) for t, v in res[0]["values"]}
         for t, v in zip(times[present], vals[0][present]):
