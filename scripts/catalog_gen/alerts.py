@@ -51,7 +51,8 @@ EVALUATION_INTERVAL = "15s"
 # so that histogram_quantile's linear interpolation inside a bucket stays within a few % of the quantiles
 # of the traces' span durations (log-normal, sigma 0.5); and few enough that a quantile over every server
 # span of Train Ticket stays under promtool's 10,000-sample query limit (series appear with their first
-# span, so an ERROR series exists only once that span has failed). The simulator's `sim/metric_exporter.BUCKETS_MS` is this list.
+# span, so an ERROR series exists only once that span has failed). The simulator's
+# `sim/metric_exporter.BUCKETS_MS` is this list.
 SPAN_BUCKETS_MS = [
     1, 1.4, 2, 3, 4.3, 6.2, 9, 13, 19, 27, 39, 56, 81, 120, 170, 240, 350, 500, 720, 1000,
     1450, 2100, 3000, 4300, 6200, 9000, 13000,
