@@ -11,6 +11,13 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))  # the catalog generators live in scripts/catalog_gen
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
+# The oracle's floor on the leaderboard protocol (every seed evaluate --seeds 5 uses): a health check
+# that a fault handled by its catalog remedy counts as repaired. Not 100: overlapping faults keep some
+# probes failing after a correct repair (84.2-93.0 over those 18 runs since the realism changes of
+# issue 18: CPU throttling delays requests and OOM kills come at the limit, which widen Train
+# Ticket's overlaps; the fault severity calibration of issue 19 narrows them again).
+ORACLE_FLOOR = 80.0
+
 
 @pytest.fixture(scope="session")
 def catalog():
