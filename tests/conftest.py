@@ -20,6 +20,11 @@ ORACLE_FLOOR = 80.0
 
 
 @pytest.fixture(scope="session")
+def oracle_floor() -> float:
+    return ORACLE_FLOOR
+
+
+@pytest.fixture(scope="session")
 def catalog():
     from sre_marathon_gym.catalog import load_catalog
 

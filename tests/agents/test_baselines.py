@@ -7,7 +7,6 @@ import math
 
 import gymnasium as gym
 import pytest
-from conftest import ORACLE_FLOOR
 
 import sre_marathon_gym  # noqa: F401
 from sre_marathon_gym.agents import ADVERSARIAL_AGENT_NAMES, AGENTS, RUNBOOK_TABLE, make_agent, run_episode
@@ -200,12 +199,12 @@ def test_oracle_correlates_and_localizes_every_fault_it_handles():
 # ------------------------------------------------------------------ leaderboard (slow)
 @pytest.mark.slow
 @pytest.mark.parametrize("app", list(ENV_IDS))
-def test_oracle_leaderboard_marathon_score_above_its_floor(app):
+def test_oracle_leaderboard_marathon_score_above_its_floor(app, oracle_floor):
     env = gym.make(ENV_IDS[app], mode="eval")
     agent = make_agent("oracle")
     record = run_episode(env, agent)
     card = score_run(record, env.unwrapped.catalog.scoring)
     missed = [(s.fault_id, s.outcome) for s in card.per_fault if not s.repaired]
-    assert card.marathon_score >= ORACLE_FLOOR, (
+    assert card.marathon_score >= oracle_floor, (
         f"{app}: Marathon-Score {card.marathon_score:.1f}; not repaired: {missed}"
     )
