@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -68,18 +68,9 @@ class RunStats:
         return asdict(self)
 
 
-SCALARS = (
-    "faults",
-    "mean_concurrency",
-    "peak_concurrency",
-    "alerts",
-    "ambiguous_alert_share",
-    "unattributed_alert_share",
-    "faults_with_alert_share",
-    "probe_failing_share",
-    "max_degraded",
-    "saturated_intervals",
-)
+# the statistics printed one per line, in `RunStats` order (identity, the category mix and the
+# interval count are printed elsewhere)
+SCALARS = tuple(f.name for f in fields(RunStats) if f.name not in ("app", "seed", "categories", "intervals"))
 
 
 def run_stats(catalog: Catalog, app: str, seed: int) -> RunStats:

@@ -84,10 +84,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
                 }
                 for st in rows
             },
-            "severity": {
-                app: {**{k: v for k, v in vars(s).items()}, "per_fault": per}
-                for app, (s, per) in severity.items()
-            },
+            "severity": {app: {**vars(s), "per_fault": per} for app, (s, per) in severity.items()},
             "orca": orca,
         }
         print(json.dumps(_clean(out), indent=2, sort_keys=True))

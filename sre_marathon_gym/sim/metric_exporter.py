@@ -169,7 +169,6 @@ class MetricExporter(KubeSeries):
         self.app_extra = sim.app.app == "astronomy_shop"
         self.cum_frontend = np.zeros(2)
         self.cum_payment = 0.0
-        self.cum_consumed: dict[int, float] = {}
         self._frac: tuple | None = None  # (own latency, effect arrays, entry means, bucket fractions)
         self._static: dict[str, tuple] = {}
         self._dynamic: dict[tuple, np.ndarray] = {}
