@@ -24,8 +24,10 @@ system, the degraded fraction of entry-point requests over its shortest window.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, fields
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -139,12 +141,51 @@ class AppStats:
 
 
 def app_stats(catalog: Catalog, app: str, seeds: int = 0) -> AppStats:
-    lb_seed = catalog.leaderboard.seed_for(app)
-    return AppStats(
-        app,
-        run_stats(catalog, app, lb_seed),
-        tuple(run_stats(catalog, app, EXTRA_SEED_BASE + k) for k in range(seeds)),
-    )
+    return all_app_stats(catalog, [app], seeds, workers=1)[0]
+
+
+def _run_job(job: tuple[str | None, str, int]) -> RunStats:
+    from .catalog import load_catalog
+
+    path, app, seed = job
+    return run_stats(load_catalog(path), app, seed)
+
+
+def all_app_stats(
+    catalog: Catalog,
+    apps: Sequence[str],
+    seeds: int = 0,
+    *,
+    workers: int | None = None,
+    catalog_path: str | None = None,
+    progress: Callable[[], None] | None = None,
+) -> list[AppStats]:
+    """`AppStats` of each app: its leaderboard seed and `seeds` further seeds, the runs spread over
+    `workers` processes (default: one per core; each loads the catalog from `catalog_path`). The
+    result does not depend on the number of workers: each run is a pure function of (app, seed)."""
+    jobs = [
+        (catalog_path, app, seed)
+        for app in apps
+        for seed in (catalog.leaderboard.seed_for(app), *(EXTRA_SEED_BASE + k for k in range(seeds)))
+    ]
+    workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
+    results: list[RunStats] = []
+    if workers == 1:
+        for _, app, seed in jobs:
+            results.append(run_stats(catalog, app, seed))
+            if progress is not None:
+                progress()
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            for r in pool.map(_run_job, jobs):
+                results.append(r)
+                if progress is not None:
+                    progress()
+    per_app = 1 + seeds
+    return [
+        AppStats(app, results[i * per_app], tuple(results[i * per_app + 1 : (i + 1) * per_app]))
+        for i, app in enumerate(apps)
+    ]
 
 
 def published(catalog: Catalog, app: str, name: str) -> float | None:
@@ -279,6 +320,7 @@ def _num(v: float) -> str:
 __all__ = [
     "AppStats",
     "RunStats",
+    "all_app_stats",
     "Severity",
     "app_stats",
     "deviation",

@@ -24,6 +24,13 @@ def _non_negative(text: str) -> int:
     return n
 
 
+def _positive(text: str) -> int:
+    n = _non_negative(text)
+    if n == 0:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return n
+
+
 def add_stats_parser(sub: Any) -> None:
     st = sub.add_parser("stats", help="the simulator's SRE-Marathon and ORCA statistics beside the papers'")
     st.add_argument("--app", help="one app (default: all three)")
@@ -31,6 +38,9 @@ def add_stats_parser(sub: Any) -> None:
     st.add_argument("--no-severity", action="store_true", help="skip injecting every catalog fault alone")
     st.add_argument("--no-orca", action="store_true", help="skip the ORCA task statistics")
     st.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    st.add_argument(
+        "--workers", type=_positive, default=None, help="processes for the runs (default: one per core)"
+    )
     st.set_defaults(func=cmd_stats)
 
 
@@ -50,7 +60,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
     from .catalog import APPS, load_catalog
     from .fidelity_stats import (
-        app_stats,
+        all_app_stats,
         format_app_table,
         format_category_table,
         orca_stats,
@@ -63,11 +73,15 @@ def cmd_stats(args: argparse.Namespace) -> int:
     for app in apps:
         catalog.app(app)  # an unknown app fails here, before anything runs
     quiet = args.json
-    rows = []
     with tqdm(total=len(apps) * (1 + args.seeds), desc="no-action runs", unit="run", disable=quiet) as bar:
-        for app in apps:
-            rows.append(app_stats(catalog, app, args.seeds))
-            bar.update(1 + args.seeds)
+        rows = all_app_stats(
+            catalog,
+            apps,
+            args.seeds,
+            workers=args.workers,
+            catalog_path=args.catalog,
+            progress=lambda: bar.update(1),
+        )
     severity = {}
     if not args.no_severity:
         total = sum(len(catalog.faults[a]) for a in apps)

@@ -1,11 +1,12 @@
 """Validate-and-calibrate step of fault generation (the paper's Appendix C, automated).
 
 A generated fault is kept only if, injected alone into the warmed-up simulator, some symptom
-probe clearly fails within its window. The probe is chosen in a fixed order of preference
+probe clearly fails within its window while requests continue to be served (the validation
+harness, `fault_check.check_fault`, with its severity cap). The probe is chosen in a fixed order of preference
 (the template's own probe kind first, then the entry point's request types, then the target's
 own signals) and its threshold is set between the healthy and the faulted value. Direct
 mechanisms whose strength is a free parameter (a CPU limit, a stress size, a delay, a spike)
-may be strengthened along a fixed ladder; change-driven faults keep their change exactly as
+may be weakened or strengthened along a fixed ladder; change-driven faults keep their change exactly as
 written (their diff shows the values) and are rejected instead, so the generator picks another
 target. Everything is noise-free (expected values) and deterministic.
 """
@@ -17,7 +18,7 @@ import json
 import math
 import re
 
-from sre_marathon_gym.backends.fault_check import check_fault
+from sre_marathon_gym.backends.fault_check import MAX_SEVERITY, check_fault, fault_severity
 from sre_marathon_gym.catalog.apps import App
 from sre_marathon_gym.catalog.faults import Fault, SymptomProbe
 from sre_marathon_gym.sim.simulator import TICK_S, Simulator
@@ -27,21 +28,32 @@ HOLD_S = 60.0  # the probe must stay failing this long (noise robustness, alert 
 ERROR_MIN = 0.04  # an error probe needs at least this expected error ratio
 LATENCY_MIN_MS = 400.0  # ... a latency probe at least this much above healthy
 
-# strength ladders for direct mechanisms: param -> factors tried in order
-LADDER: dict[str, tuple[str, tuple[float, ...], float]] = {  # mechanism -> (param, factors, cap)
-    "code_retry_storm": ("multiplier", (1.0, 2.0, 4.0, 8.0), 50),
-    "code_cpu_hog": ("cpu_multiplier", (1.0, 2.0, 4.0, 8.0), 60),
-    "code_latency": ("added_ms", (1.0, 2.0), 5000),
-    "code_memory_leak": ("leak_mi_per_min", (1.0, 2.0, 4.0), 400),
-    "config_cache_ttl": ("multiplier", (1.0, 2.0, 4.0, 8.0), 60),
-    "cpu_limit_cut": ("cpu_limit_m", (1.0, 0.5, 0.25, 0.1), 5),
-    "cpu_stress": ("cores", (1.0, 2.0, 4.0), 8),
-    "memory_stress": ("mi", (1.0, 1.5, 2.5), 4096),
-    "network_delay": ("delay_ms", (1.0, 2.0), 4000),
-    "network_loss": ("loss_ratio", (1.0, 1.4), 0.6),
-    "dependency_slow": ("added_ms", (1.0, 2.0), 5000),
-    "load_spike": ("multiplier", (1.0, 2.0, 4.0), 30),
+# strength ladders for direct mechanisms: mechanism -> (param, factors tried in order, strongest,
+# weakest). The value as written comes first; weaker values follow (a fault may not degrade more than
+# half of the entry point's requests, `fault_check.MAX_SEVERITY`), then stronger ones (its probe
+# must fail). A factor below 1 weakens a param whose larger values are stronger, and vice versa.
+LADDER: dict[str, tuple[str, tuple[float, ...], float, float]] = {
+    "code_retry_storm": ("multiplier", (1.0, 0.5, 0.25, 2.0, 4.0, 8.0), 50, 2),
+    "code_cpu_hog": ("cpu_multiplier", (1.0, 0.6, 0.4, 2.0, 4.0, 8.0), 60, 1.5),
+    "code_latency": ("added_ms", (1.0, 0.6, 0.4, 2.0), 5000, 300),
+    "code_memory_leak": ("leak_mi_per_min", (1.0, 2.0, 4.0), 400, 5),
+    "config_cache_ttl": ("multiplier", (1.0, 0.5, 2.0, 4.0, 8.0), 60, 2),
+    "cpu_limit_cut": ("cpu_limit_m", (1.0, 2.0, 3.0, 0.5, 0.25, 0.1), 5, 2000),
+    "cpu_stress": ("cores", (1.0, 0.6, 0.4, 2.0, 4.0), 8, 0.2),
+    "memory_stress": ("mi", (1.0, 1.5, 2.5), 4096, 16),
+    "network_delay": ("delay_ms", (1.0, 0.6, 0.4, 2.0), 4000, 100),
+    "network_loss": ("loss_ratio", (1.0, 0.6, 1.4), 0.6, 0.05),
+    "dependency_slow": ("added_ms", (1.0, 0.6, 0.4, 2.0), 5000, 300),
+    # a spike saturates within a narrow band of multipliers (0 -> 60 % degraded between 1.4x and 2x on
+    # Online Boutique's catalog path), so its ladder is finer
+    "load_spike": ("multiplier", (1.0, 0.8, 0.65, 0.5, 0.4, 0.32, 0.25, 0.2, 0.16, 0.12, 2.0, 4.0), 30, 1.4),
 }
+
+
+def ladder_value(old: float, factor: float, strongest: float, weakest: float) -> float:
+    """`old` scaled by `factor`, kept between the ladder's strongest and weakest values."""
+    lo, hi = sorted((strongest, weakest))
+    return min(max(old * factor, lo), hi)
 
 
 class Observer:
@@ -144,7 +156,7 @@ def threshold_for(kind: str, base: float, series: list[float]) -> float | None:
         deepest = min(max(series[i : i + hold]) for i in range(len(series) - hold + 1))
         if deepest < base / 3:
             return round(base / 2, 1)
-        return round(base * 1.5, 1) if sustained > base * 2 else None
+        return round(base * 1.25, 1) if sustained > base * 1.4 else None
     if kind == "kafka_consumer_lag":
         return 1000.0 if sustained > 2000 and base < 100 else None
     return None
@@ -161,7 +173,12 @@ def place_on_target_node(obs: Observer, doc: dict) -> dict:
 
 
 def calibrate(obs: Observer, fault_doc: dict) -> dict | None:
-    """Return the fault with a probe that fails (and maybe a stronger direct param), or None."""
+    """Return the fault with a probe that fails (and maybe a weaker or stronger direct param), or None.
+
+    A direct param is tried along its ladder; if every value there is either too severe or shows
+    no symptom, the value is bisected between the two (a spike, say, that saturates the app at 2x
+    and shows nothing at 1.6x): the strongest value that still keeps serving gets one more try.
+    """
     if fault_doc["mechanism"] in ("node_failure", "node_cordon_drain"):
         fault_doc = place_on_target_node(obs, fault_doc)
     ladder = LADDER.get(fault_doc["mechanism"])
@@ -171,36 +188,80 @@ def calibrate(obs: Observer, fault_doc: dict) -> dict | None:
         and str(fault_doc["params"][ladder[0]]) in fault_doc["change"]["diff"]
     ):
         ladder = None  # the change shows this value: keep it as written
-    factors = ladder[1] if ladder else (1.0,)
+    if ladder is None:
+        return _with_probe(obs, fault_doc)
+    param, factors, strongest, weakest = ladder
+    old = float(fault_doc["params"][param])
+    tried: dict[float, float] = {}  # value -> severity
     for factor in factors:
-        doc = copy.deepcopy(fault_doc)
-        if ladder and factor != 1.0:
-            param, _, cap = ladder
-            old = float(doc["params"][param])
-            new = min(old * factor, cap) if factor > 1 else max(old * factor, cap)
-            new = int(round(new)) if isinstance(doc["params"][param], int) else round(new, 2)
-            if new == doc["params"][param]:
-                continue
-            doc["params"][param] = new
-            doc["title"] = doc["title"].replace(str(fault_doc["params"][param]), str(new))
-        fault = as_fault(doc)
-        probes = obs.candidates(fault, fault.probe)
-        values, base, served = obs.trace(fault, probes)
-        for p, series, b in zip(probes, values, base):
-            thr = threshold_for(p.kind, b, series)
-            if thr is None:
-                continue
-            probe = {"kind": p.kind, "service": p.service}
-            if p.request_type is not None:
-                probe["request_type"] = p.request_type
-            probe["threshold"] = thr
-            if p.kind == "entry_rate_rps" and thr > b:
-                probe["below"] = False  # a surge, not a drop
-            candidate = {**doc, "probe": probe, "full_outage": bool(served < 0.05)}
-            for remedies in remedy_variants(obs, candidate):
-                candidate = {**candidate, "remedies": remedies}
-                if check_fault(obs.app, as_fault(candidate)).passed:
-                    return candidate
+        value = old if factor == 1.0 else ladder_value(old, factor, strongest, weakest)
+        found = _at_value(obs, fault_doc, param, value, tried)
+        if found is not None:
+            return found
+    kept = [v for v, sev in tried.items() if sev <= MAX_SEVERITY]
+    severe = [v for v, sev in tried.items() if sev > MAX_SEVERITY]
+    if not kept or not severe:
+        return None
+    stronger_is_larger = strongest > weakest
+    ok = max(kept) if stronger_is_larger else min(kept)
+    bad = min(severe, key=lambda v: abs(v - ok))
+    for _ in range(BISECT_STEPS):
+        mid = (ok + bad) / 2
+        sev = _severity(obs, fault_doc, param, mid)
+        ok, bad = (mid, bad) if sev <= MAX_SEVERITY * BISECT_MARGIN else (ok, mid)
+    return _at_value(obs, fault_doc, param, ok, {})
+
+
+BISECT_STEPS = 6
+BISECT_MARGIN = 0.9  # keep the bisected value a little below the severity cap
+
+
+def _with_value(fault_doc: dict, param: str, value: float) -> dict:
+    doc = copy.deepcopy(fault_doc)
+    written = fault_doc["params"][param]
+    new = int(round(value)) if isinstance(written, int) else round(value, 2)
+    doc["params"][param] = new
+    if new != written:
+        doc["title"] = doc["title"].replace(str(written), str(new))
+    return doc
+
+
+def _severity(obs: Observer, fault_doc: dict, param: str, value: float) -> float:
+    doc = _with_value(fault_doc, param, value)
+    return 0.0 if doc.get("full_outage") else fault_severity(obs.app, as_fault(doc))
+
+
+def _at_value(obs: Observer, fault_doc: dict, param: str, value: float, tried: dict) -> dict | None:
+    doc = _with_value(fault_doc, param, value)
+    value = float(doc["params"][param])
+    if value in tried:
+        return None
+    tried[value] = sev = 0.0 if doc.get("full_outage") else fault_severity(obs.app, as_fault(doc))
+    if sev > MAX_SEVERITY:
+        return None  # too severe whatever its probe (the harness would reject it)
+    return _with_probe(obs, doc)
+
+
+def _with_probe(obs: Observer, doc: dict) -> dict | None:
+    """`doc` with the first candidate probe that fails and passes the validation harness, or None."""
+    fault = as_fault(doc)
+    probes = obs.candidates(fault, fault.probe)
+    values, base, _ = obs.trace(fault, probes)
+    for p, series, b in zip(probes, values, base):
+        thr = threshold_for(p.kind, b, series)
+        if thr is None:
+            continue
+        probe = {"kind": p.kind, "service": p.service}
+        if p.request_type is not None:
+            probe["request_type"] = p.request_type
+        probe["threshold"] = thr
+        if p.kind == "entry_rate_rps" and thr > b:
+            probe["below"] = False  # a surge, not a drop
+        candidate = {**doc, "probe": probe}  # `full_outage` stays as designed (the builder's)
+        for remedies in remedy_variants(obs, candidate):
+            candidate = {**candidate, "remedies": remedies}
+            if check_fault(obs.app, as_fault(candidate)).passed:
+                return candidate
     return None
 
 

@@ -33,7 +33,9 @@ FLAG_BEHAVIOUR: dict[str, list[tuple[str, str, dict]]] = {
     "loadGeneratorFloodHomepage": [
         ("frontend-proxy", "load_spike", {"multiplier": 100, "request_type": "index"})
     ],
-    "imageSlowLoad": [("frontend-proxy", "code_latency", {"added_ms": "variant_ms"})],
+    # Envoy's fault filter delays the browser's /images/ requests (served by image-provider), not
+    # the load generator's page requests; modelled as image-provider answering late
+    "imageSlowLoad": [("image-provider", "code_latency", {"added_ms": "variant_ms"})],
     "emailMemoryLeak": [("email", "code_memory_leak", {"leak_mi_per_min": "variant_leak"})],
     "failedReadinessProbe": [("cart", "bad_readiness_probe", {})],
     # a wrong answer with status OK: the culprit and its mechanism, without a single error

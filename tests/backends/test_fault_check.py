@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sre_marathon_gym.backends.fault_check import validate_catalog
+from sre_marathon_gym.backends.fault_check import MAX_SEVERITY, check_fault, fault_severity, validate_catalog
 
 
 @pytest.mark.slow
@@ -17,8 +17,46 @@ def test_every_fault_passes_the_validation_harness(catalog):
         if not c.passed
     ]
     assert not failed, failed[:10]
+    assert max(c.severity for c in checks if not catalog.fault(c.fault_id).full_outage) <= MAX_SEVERITY
     # symptomless by design (wrong answers, no errors): only the artifact-correction path applies
     assert [c.fault_id for c in checks if not c.observable] == [
         f.id for f in catalog.all_faults() if not f.observable
     ]
     assert sum(not c.observable for c in checks) <= 2
+
+
+def _spike(catalog, multiplier: float, full_outage: bool):
+    base = next(f for f in catalog.faults["online_boutique"] if f.mechanism == "network_delay")
+    return base.model_copy(
+        update={
+            "mechanism": "load_spike",
+            "target": "frontend",
+            "params": {"multiplier": multiplier},
+            "full_outage": full_outage,
+        }
+    )
+
+
+def test_the_harness_rejects_a_fault_that_stops_the_service_unless_it_is_an_outage_by_design(catalog):
+    """SRE-Marathon's faults are "observable failures while requests continue to be served": a
+    fault that degrades more than half of the entry point's requests over its window fails the
+    harness, even though its probe fails and it is repairable; marked a full outage, it passes that
+    part."""
+    app = catalog.app("online_boutique")
+    flood = check_fault(app, _spike(catalog, 10.0, full_outage=False))
+    assert flood.severity > MAX_SEVERITY and flood.severity == pytest.approx(
+        fault_severity(app, _spike(catalog, 10.0, full_outage=False)), abs=1e-4
+    )
+    assert not flood.entry_serves and not flood.passed and "degrades" in flood.note
+    assert check_fault(app, _spike(catalog, 10.0, full_outage=True)).entry_serves
+
+
+def test_full_outages_are_a_small_named_share(catalog):
+    """Full outages are a small named share: scale-to-zero or a failing readiness probe of a service
+    every request needs."""
+    outages = [f for f in catalog.all_faults() if f.full_outage]
+    assert len(outages) <= 0.03 * len(catalog.all_faults())
+    for f in outages:
+        app = catalog.app(f.app)
+        on_every_path = all(f.target in rt.services for rt in app.request_types)
+        assert f.mechanism in ("scale_to_zero", "bad_readiness_probe") and on_every_path, f.id

@@ -51,11 +51,9 @@ def test_run_statistics_agree_with_the_schedule_and_are_shares(catalog):
 def test_severity_tells_an_outage_from_a_silent_fault(catalog):
     """A fault that is a full outage by design degrades nearly every entry request; a fault that by
     design fails no probe degrades almost none."""
-    faults = catalog.faults["online_boutique"]
-    outage = next(f for f in faults if f.full_outage)
+    outage = next(f for fs in catalog.faults.values() for f in fs if f.full_outage)
     silent = next((f for fs in catalog.faults.values() for f in fs if not f.observable), None)
-    app = catalog.app("online_boutique")
-    assert fault_severity(app, outage) > 0.5
+    assert fault_severity(catalog.app(outage.app), outage) > 0.5
     if silent is not None:
         assert fault_severity(catalog.app(silent.app), silent) < 0.05
 

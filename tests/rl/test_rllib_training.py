@@ -102,7 +102,7 @@ def test_two_ppo_iterations_two_runners_disjoint_seeds(ray_local, tmp_path: Path
     assert [r.seed for r in results] == split_seeds("test", 2)
     assert all(math.isfinite(r.marathon_score) and r.steps == 3 for r in results)
 
-    # and the CLI puts it on the leaderboard protocol (seed 101, 60+30 min, 120 s), bundle included
+    # and the CLI puts it on the leaderboard protocol (seed 30, 60+30 min, 120 s), bundle included
     from sre_marathon_gym.cli import main
 
     assert main(["evaluate", "--checkpoint", str(ckpt), "--out", str(tmp_path / "lb")]) == 0
