@@ -26,8 +26,8 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, fields
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import numpy as np

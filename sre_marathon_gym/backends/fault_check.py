@@ -2,8 +2,9 @@
 
 For each fault: (1) its symptom probe fails within its window while requests continue to be
 served: at most `MAX_SEVERITY` of the entry point's requests are degraded (failed, or slower than
-2.5 s, the simulator's slow threshold) over the window, unless the fault is a full outage by design (`Fault.full_outage`, a
-small named share of the catalog); (2) the probe recovers after the revert;
+2.5 s, the simulator's slow threshold) over the window, unless the fault is a full outage by design
+(`Fault.full_outage`: scale-to-zero of a service every request needs); (2) the probe recovers after
+the revert;
 (3) at least one of its valid remedies repairs it (the probe is healthy again and stays so,
 or, for faults that never fail a probe, the responsible artifact is back to its good state).
 

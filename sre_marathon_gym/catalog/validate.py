@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import did_you_mean
 from .faults import Fault
+from .flag_behaviour import OUT_OF_MARATHON_CATALOG
 
 if TYPE_CHECKING:
     from .catalog import Catalog
@@ -127,7 +128,7 @@ def validate_faults(cat: Catalog, problems: list[str]) -> None:
         if app is not None:
             used = {str(x.params.get("flag")) for x in faults if x.mechanism == "feature_flag"}
             for fl in app.feature_flags:
-                if fl.name not in used:
+                if fl.name not in used and fl.name not in OUT_OF_MARATHON_CATALOG:
                     problems.append(f"{f}: feature flag {fl.name!r} has no feature_flag fault")
     total = sum(len(v) for v in cat.faults.values())
     if total != EXPECTED_FAULTS:

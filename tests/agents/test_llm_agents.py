@@ -661,6 +661,7 @@ def test_dead_endpoint_costs_invocations_never_the_run(tmp_path):
 def test_cli_evaluate_react_runs_the_leaderboard_protocol_and_prints_published_numbers(
     tmp_path, capsys, monkeypatch
 ):
+    from sre_marathon_gym.catalog import load_catalog
     from sre_marathon_gym.cli import main
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret")
@@ -690,7 +691,8 @@ def test_cli_evaluate_react_runs_the_leaderboard_protocol_and_prints_published_n
     assert "Leaderboard (our runs, leaderboard seeds)" in out and "Published reference numbers" in out
     assert "best_marathon_score" in out and "41.3" in out
     assert "LLM runs: model gpt-4o-2024-08-06; priced at $2.5 / $10 per million" in out
-    bundle = load_bundle(tmp_path / "online_boutique-react-101.bundle")
+    seed = load_catalog().leaderboard.seed_for("online_boutique")
+    bundle = load_bundle(tmp_path / f"online_boutique-react-{seed}.bundle")
     u_ = bundle.record.usage
     invocations = len(bundle.record.degradation.times) - 1  # one interval before the first invocation
     assert u_.model_calls == invocations + 1 and u_.failed_model_calls == 1  # the 429 was retried

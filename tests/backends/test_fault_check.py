@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sre_marathon_gym.backends.fault_check import MAX_SEVERITY, check_fault, fault_severity, validate_catalog
+from sre_marathon_gym.catalog.flag_behaviour import OUT_OF_MARATHON_CATALOG
 
 
 @pytest.mark.slow
@@ -60,3 +61,16 @@ def test_full_outages_are_a_small_named_share(catalog):
         app = catalog.app(f.app)
         on_every_path = all(f.target in rt.services for rt in app.request_types)
         assert f.mechanism in ("scale_to_zero", "bad_readiness_probe") and on_every_path, f.id
+
+
+def test_flags_left_out_of_the_catalog_really_stop_the_shop(catalog):
+    """A flag stays out of SRE-Marathon's catalog only while the simulator's version of it is too
+    severe; once the simulator models it faithfully, the exclusion must go (and the flag come back)."""
+    app = catalog.app("astronomy_shop")
+    template = next(f for f in catalog.faults["astronomy_shop"] if f.mechanism == "feature_flag")
+    assert OUT_OF_MARATHON_CATALOG
+    for name in OUT_OF_MARATHON_CATALOG:
+        flag = next(fl for fl in app.feature_flags if fl.name == name)
+        fault = template.model_copy(update={"params": {"flag": name, "variant": flag.on_variant}})
+        assert fault_severity(app, fault) > MAX_SEVERITY, name
+        assert not any(f.params.get("flag") == name for f in catalog.faults["astronomy_shop"])

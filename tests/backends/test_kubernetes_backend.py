@@ -66,7 +66,7 @@ def test_runbook_rolls_back_bad_image_on_live_backend_and_revert_restores(ob, ca
     from sre_marathon_gym.agents.base import run_episode
     from sre_marathon_gym.run_record import RunRecord
 
-    fault = catalog.fault("ob-deployment-001")  # emailservice: unpullable image tag
+    fault = catalog.fault("ob-deployment-002")  # emailservice: unpullable image tag
     original = ob.stub.obj("deployments", "emailservice")
     assert isinstance(ob.backend, Backend)
     env = LiveMarathonEnv(ob.backend, catalog, schedule=_schedule(fault, 30, 780), interval_s=120)
@@ -81,7 +81,7 @@ def test_runbook_rolls_back_bad_image_on_live_backend_and_revert_restores(ob, ca
     assert isinstance(record, RunRecord) and len(checks["images"]) == 7  # steps end at 240, ..., 900 s
     assert RunRecord.model_validate_json(record.model_dump_json()) == record
     assert record.manifest.seed == 3 and record.manifest.interval_s == 120
-    assert [f.fault_id for f in record.faults] == ["ob-deployment-001"] and record.faults[0].start_s == 30
+    assert [f.fault_id for f in record.faults] == ["ob-deployment-002"] and record.faults[0].start_s == 30
     assert record.faults[0].reverted_s is None  # the agent repaired it before the orchestrator's revert
     assert record.probes == [] and "not measured" in record.manifest.env_config["probes"]
     assert record.alerts and any("emailservice" in a.services for a in record.alerts)
@@ -107,8 +107,8 @@ def test_runbook_rolls_back_bad_image_on_live_backend_and_revert_restores(ob, ca
     # revert ran on schedule and the deployment's spec is exactly the original one
     # the agent had already repaired it: the log says so instead of claiming a revert
     assert [(e.fault_id, e.kind, e.status) for e in env.fault_log] == [
-        ("ob-deployment-001", "inject", "ok"),
-        ("ob-deployment-001", "revert", "already_repaired"),
+        ("ob-deployment-002", "inject", "ok"),
+        ("ob-deployment-002", "revert", "already_repaired"),
     ]
     assert "already repaired" in env.fault_log[-1].message
     final = ob.stub.obj("deployments", "emailservice")
@@ -121,11 +121,11 @@ def test_runbook_rolls_back_bad_image_on_live_backend_and_revert_restores(ob, ca
 
 
 FAULTS = [
-    "ob-deployment-001",
+    "ob-deployment-002",
     "ob-config-019",
     "ob-config-001",
     "ob-deployment-014",
-    "ob-resource-001",
+    "ob-resource-004",
     "ob-resource-008",
     "ob-network-015",
 ]
@@ -188,7 +188,7 @@ def test_flagd_flag_fault_and_revert_restore_configmap_data(catalog):
 
 
 def test_revert_leaves_an_object_the_agent_already_repaired(ob, catalog):
-    fault = catalog.fault("ob-deployment-001")
+    fault = catalog.fault("ob-deployment-002")
     handle = ob.backend.inject(fault)
     ob.backend.rollback("emailservice", None)
     rv = ob.stub.obj("deployments", "emailservice")["metadata"]["resourceVersion"]
@@ -334,7 +334,7 @@ def test_no_metrics_source_is_a_structured_error(catalog):
 def test_episode_survives_api_failures(catalog):
     live = make_live(catalog.app("online_boutique"), timeout_s=0.3)
     try:
-        fault = catalog.fault("ob-deployment-001")
+        fault = catalog.fault("ob-deployment-002")
         original = live.stub.obj("deployments", "emailservice")
         env = LiveMarathonEnv(live.backend, catalog, schedule=_schedule(fault, 30, 800), interval_s=120)
         agent = RunbookAgent()
@@ -359,7 +359,7 @@ def test_episode_survives_api_failures(catalog):
         # the fault is still in the cluster, so the handle stays pending and is retried
         assert [(x.kind, x.status) for x in env.fault_log] == [("inject", "ok"), ("revert", "error")]
         assert "still in place" in env.fault_log[-1].message
-        assert env.pending_reverts == ["ob-deployment-001"]
+        assert env.pending_reverts == ["ob-deployment-002"]
         image = live.stub.obj("deployments", "emailservice")["spec"]["template"]["spec"]["containers"][0][
             "image"
         ]
@@ -376,7 +376,7 @@ def test_episode_survives_api_failures(catalog):
 
 
 def test_failed_revert_is_kept_and_retried_on_the_next_tick(ob, catalog):
-    fault = catalog.fault("ob-resource-001")  # emailservice CPU limit cut
+    fault = catalog.fault("ob-resource-004")  # emailservice CPU limit cut
     original = ob.stub.obj("deployments", "emailservice")
     env = LiveMarathonEnv(
         ob.backend,
@@ -398,7 +398,7 @@ def test_failed_revert_is_kept_and_retried_on_the_next_tick(ob, catalog):
 
 
 def test_backend_revert_marks_the_handle_only_after_the_write(ob, catalog):
-    fault = catalog.fault("ob-resource-001")
+    fault = catalog.fault("ob-resource-004")
     original = ob.stub.obj("deployments", "emailservice")
     handle = ob.backend.inject(fault)
     ob.stub.fail_next("PATCH", r"/deployments/emailservice$", 500, times=1)
@@ -413,7 +413,7 @@ def test_backend_revert_marks_the_handle_only_after_the_write(ob, catalog):
 
 
 def test_close_reverts_faults_still_injected(ob, catalog):
-    fault = catalog.fault("ob-resource-001")  # emailservice CPU limit cut
+    fault = catalog.fault("ob-resource-004")  # emailservice CPU limit cut
     original = ob.stub.obj("deployments", "emailservice")
     env = LiveMarathonEnv(ob.backend, catalog, schedule=_schedule(fault, 30, 780), interval_s=120)
     env.reset()
@@ -427,7 +427,7 @@ def test_live_env_passes_the_gymnasium_checker_and_decodes_action_slots(ob, cata
     from gymnasium.utils.env_checker import check_env
 
     env = LiveMarathonEnv(
-        ob.backend, catalog, schedule=_schedule(catalog.fault("ob-deployment-001"), 30, 780)
+        ob.backend, catalog, schedule=_schedule(catalog.fault("ob-deployment-002"), 30, 780)
     )
     check_env(env, skip_render_check=True)
     obs, _ = env.reset()
@@ -453,7 +453,7 @@ def test_both_envs_restore_the_same_baseline_values(ob, catalog):
 
 
 def test_two_faults_and_an_agent_scale_on_one_deployment_compose(ob, catalog):
-    cpu, image = catalog.fault("ob-resource-001"), catalog.fault("ob-deployment-001")  # both on emailservice
+    cpu, image = catalog.fault("ob-resource-004"), catalog.fault("ob-deployment-002")  # both on emailservice
     original = ob.stub.obj("deployments", "emailservice")
     c0 = original["spec"]["template"]["spec"]["containers"][0]
     h_cpu = ob.backend.inject(cpu)
@@ -478,7 +478,7 @@ def test_two_faults_and_an_agent_scale_on_one_deployment_compose(ob, catalog):
 
 
 def test_revert_leaves_a_value_the_agent_changed_again(ob, catalog):
-    fault = catalog.fault("ob-resource-001")
+    fault = catalog.fault("ob-resource-004")
     handle = ob.backend.inject(fault)
     ob.backend.set_resources("emailservice", cpu_limit_m=777)  # the agent picked its own value
     assert ob.backend.revert(handle) == "already repaired"
@@ -552,7 +552,7 @@ def test_alert_evaluation_errors_are_recorded_and_the_run_goes_on(ob, catalog):
         def history(self, until=None):
             return []
 
-    fault = catalog.fault("ob-resource-001")
+    fault = catalog.fault("ob-resource-004")
     original = ob.stub.obj("deployments", "emailservice")
     env = LiveMarathonEnv(
         ob.backend, catalog, schedule=_schedule(fault, 30, 500), interval_s=120, alert_engine=FlakyAlerts()

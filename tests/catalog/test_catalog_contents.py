@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from sre_marathon_gym.catalog import APPS, MECHANISMS
+from sre_marathon_gym.catalog.flag_behaviour import OUT_OF_MARATHON_CATALOG
 
 
 def test_700_faults_with_code_and_config_near_39_5_percent(catalog):
@@ -26,11 +27,14 @@ def test_700_faults_with_code_and_config_near_39_5_percent(catalog):
 
 
 def test_every_mechanism_is_used_and_every_flag_is_a_fault(catalog):
+    """Every flag is a fault, except those the simulator cannot yet inject without stopping the shop
+    (`OUT_OF_MARATHON_CATALOG`, each with its reason)."""
     used = {f.mechanism for f in catalog.all_faults()}
     assert used == set(MECHANISMS)
     astro = catalog.apps["astronomy_shop"]
     flags = {f.params["flag"] for f in catalog.faults["astronomy_shop"] if f.mechanism == "feature_flag"}
-    assert flags == {fl.name for fl in astro.feature_flags}
+    assert flags == {fl.name for fl in astro.feature_flags} - set(OUT_OF_MARATHON_CATALOG)
+    assert len(OUT_OF_MARATHON_CATALOG) <= 1
     assert len(flags) >= 10
 
 

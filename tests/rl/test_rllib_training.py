@@ -106,4 +106,4 @@ def test_two_ppo_iterations_two_runners_disjoint_seeds(ray_local, tmp_path: Path
     from sre_marathon_gym.cli import main
 
     assert main(["evaluate", "--checkpoint", str(ckpt), "--out", str(tmp_path / "lb")]) == 0
-    assert list((tmp_path / "lb").glob("online_boutique-*-101.bundle"))
+    assert list((tmp_path / "lb").glob("online_boutique-*-30.bundle"))
