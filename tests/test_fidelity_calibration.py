@@ -1,8 +1,10 @@
 """The leaderboard runs reproduce the paper's schedule statistics (SRE-Marathon §4) and keep the
 entry point serving (issue 19): each statistic pinned to its tolerance, from a real no-action run.
 
-Tolerances: peak concurrency exactly; mean concurrency and faults per run within 15 % of the
-paper's figure; the entry point's degraded fraction below 0.95 in every interval.
+Tolerances: peak concurrency exactly; mean concurrency, faults per run and the share of alerts
+compatible with two or more active faults within 15 % of the paper's figure; some faults stay
+below every alert threshold ("the frozen rules can miss faults"), but few; the entry point's
+degraded fraction below 0.95 in every interval.
 """
 
 from __future__ import annotations
@@ -27,6 +29,28 @@ def test_leaderboard_schedule_matches_the_paper(catalog, leaderboard_stats, app)
     for name in ("mean_concurrency", "faults"):
         dev = deviation(float(getattr(st, name)), published(catalog, app, name))
         assert dev is not None and abs(dev) <= 0.15, (name, getattr(st, name), dev)
+    assert 0.85 <= st.faults_with_alert_share < 1.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "app",
+    [
+        pytest.param(
+            "online_boutique",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="open (issue 19): Online Boutique's alerts are 0.52 ambiguous, the paper's 0.76",
+            ),
+        ),
+        "astronomy_shop",
+        "train_ticket",
+    ],
+)
+def test_leaderboard_alert_ambiguity_matches_the_paper(catalog, leaderboard_stats, app):
+    st = leaderboard_stats[app]
+    dev = deviation(st.ambiguous_alert_share, published(catalog, app, "ambiguous_alert_share"))
+    assert dev is not None and abs(dev) <= 0.15, (st.ambiguous_alert_share, dev)
 
 
 @pytest.mark.slow
