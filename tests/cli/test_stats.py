@@ -83,3 +83,13 @@ def test_stats_command_refuses_bad_options(capsys):
     assert "unknown app" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["stats", "--seeds", "-1"])
+
+
+def test_runs_spread_over_processes_give_the_same_statistics(catalog):
+    """`stats --workers N` only spreads the runs: each is a pure function of (app, seed)."""
+    from sre_marathon_gym.fidelity_stats import all_app_stats
+
+    one = all_app_stats(catalog, ["online_boutique"], seeds=1, workers=1)
+    two = all_app_stats(catalog, ["online_boutique"], seeds=1, workers=2)
+    assert one == two and len(one[0].others) == 1
+    assert one[0].leaderboard.seed == catalog.leaderboard.seed_for("online_boutique")
