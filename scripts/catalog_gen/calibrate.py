@@ -44,7 +44,7 @@ LADDER: dict[str, tuple[str, tuple[float, ...], float, float]] = {
     "network_delay": ("delay_ms", (1.0, 0.6, 0.4, 2.0), 4000, 100),
     "network_loss": ("loss_ratio", (1.0, 0.6, 1.4), 0.6, 0.05),
     "dependency_slow": ("added_ms", (1.0, 0.6, 0.4, 2.0), 5000, 300),
-    # a spike saturates within a narrow band of multipliers (0 -> 60 % degraded between 1.4x and 2x on
+    # a spike saturates within a narrow band of multipliers (0 -> 59 % degraded between 1.6x and 1.85x on
     # Online Boutique's catalog path), so its ladder is finer
     "load_spike": ("multiplier", (1.0, 0.8, 0.65, 0.5, 0.4, 0.32, 0.25, 0.2, 0.16, 0.12, 2.0, 4.0), 30, 1.4),
 }
