@@ -140,11 +140,7 @@ class AppStats:
         return float(np.mean(vals)), min(vals), max(vals)
 
 
-def app_stats(catalog: Catalog, app: str, seeds: int = 0) -> AppStats:
-    return all_app_stats(catalog, [app], seeds, workers=1)[0]
-
-
-def _run_job(job: tuple[str | None, str, int]) -> RunStats:
+def _run_job(job: tuple[str, str, int]) -> RunStats:
     from .catalog import load_catalog
 
     path, app, seed = job
@@ -157,14 +153,13 @@ def all_app_stats(
     seeds: int = 0,
     *,
     workers: int | None = None,
-    catalog_path: str | None = None,
     progress: Callable[[], None] | None = None,
 ) -> list[AppStats]:
     """`AppStats` of each app: its leaderboard seed and `seeds` further seeds, the runs spread over
-    `workers` processes (default: one per core; each loads the catalog from `catalog_path`). The
+    `workers` processes (default: one per core; each loads the catalog from `catalog.root`). The
     result does not depend on the number of workers: each run is a pure function of (app, seed)."""
     jobs = [
-        (catalog_path, app, seed)
+        (str(catalog.root), app, seed)
         for app in apps
         for seed in (catalog.leaderboard.seed_for(app), *(EXTRA_SEED_BASE + k for k in range(seeds)))
     ]
@@ -322,7 +317,6 @@ __all__ = [
     "RunStats",
     "all_app_stats",
     "Severity",
-    "app_stats",
     "deviation",
     "format_app_table",
     "format_category_table",

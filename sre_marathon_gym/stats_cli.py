@@ -79,7 +79,6 @@ def cmd_stats(args: argparse.Namespace) -> int:
             apps,
             args.seeds,
             workers=args.workers,
-            catalog_path=args.catalog,
             progress=lambda: bar.update(1),
         )
     severity = {}

@@ -207,7 +207,7 @@ def calibrate(obs: Observer, fault_doc: dict) -> dict | None:
     bad = min(severe, key=lambda v: abs(v - ok))
     for _ in range(BISECT_STEPS):
         mid = (ok + bad) / 2
-        sev = _severity(obs, fault_doc, param, mid)
+        sev = _severity(obs, _with_value(fault_doc, param, mid))
         ok, bad = (mid, bad) if sev <= MAX_SEVERITY * BISECT_MARGIN else (ok, mid)
     return _at_value(obs, fault_doc, param, ok, {})
 
@@ -226,8 +226,8 @@ def _with_value(fault_doc: dict, param: str, value: float) -> dict:
     return doc
 
 
-def _severity(obs: Observer, fault_doc: dict, param: str, value: float) -> float:
-    doc = _with_value(fault_doc, param, value)
+def _severity(obs: Observer, doc: dict) -> float:
+    """What the harness measures; a full outage by design is exempt from its cap (0 here)."""
     return 0.0 if doc.get("full_outage") else fault_severity(obs.app, as_fault(doc))
 
 
@@ -236,7 +236,7 @@ def _at_value(obs: Observer, fault_doc: dict, param: str, value: float, tried: d
     value = float(doc["params"][param])
     if value in tried:
         return None
-    tried[value] = sev = 0.0 if doc.get("full_outage") else fault_severity(obs.app, as_fault(doc))
+    tried[value] = sev = _severity(obs, doc)
     if sev > MAX_SEVERITY:
         return None  # too severe whatever its probe (the harness would reject it)
     return _with_probe(obs, doc)
