@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .alerts import Alert, AlertEngine
-from .catalog.apps import pod_owner
+from .catalog.apps import label_place, pod_owner
 from .metric_store import MetricStore
 
 if TYPE_CHECKING:
@@ -73,13 +73,9 @@ def alert_services(alert: Alert, app: App) -> set[str]:
     workload, node or zone, the service its metric belongs to."""
     out = app.label_services(alert.labels)
     lab = alert.labels
-    if not out and alert.template in _TEMPLATE_SERVICE and not (lab.get("node") or _zone_label(lab)):
+    if not out and alert.template in _TEMPLATE_SERVICE and label_place(lab) is None:
         out.add(_TEMPLATE_SERVICE[alert.template])
     return out
-
-
-def _zone_label(labels: Mapping[str, str]) -> str:
-    return labels.get("label_topology_kubernetes_io_zone", "") or labels.get("zone", "")
 
 
 def alert_compatibility(
@@ -109,8 +105,8 @@ def alert_compatibility(
         t = a.fired_at if a.fired_at is not None else a.pending_at
         active: list[ScheduledFault] = schedule.active_at(t)
         lab = a.labels
-        zone = _zone_label(lab)
-        nodes = [lab["node"]] if lab.get("node") else zone_nodes.get(zone, []) if zone else []
+        named = label_place(lab)
+        nodes = [] if named is None else [named[1]] if named[0] == "node" else zone_nodes.get(named[1], [])
         if nodes:
             hits = []
             for f in active:

@@ -33,6 +33,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from ..catalog.apps import label_place
 from ..catalog.artifacts import parse_artifact
 from ..catalog.faults import Fault, Remedy
 from ..clock import TICK_S
@@ -107,8 +108,9 @@ class OracleAgent:
         pod_service = u.backend.pod_services()
         places: dict[str, set[str]] = {}
         for a in alerts:  # the same resolution the recorder uses for attribution
-            place = a["labels"].get("node") or a["labels"].get("label_topology_kubernetes_io_zone")
-            places[a["id"]] = u.app.label_services(a["labels"], pod_service) | ({place} if place else set())
+            place = label_place(a["labels"])
+            named = {place[1]} if place else set()
+            places[a["id"]] = u.app.label_services(a["labels"], pod_service) | named
         for sf in u.schedule.faults:
             fid = sf.fault_id
             fault: Fault = u.catalog.fault(fid)

@@ -41,7 +41,7 @@ from typing import Any, overload
 
 import gymnasium as gym
 
-from ..catalog.apps import pod_owner
+from ..catalog.apps import label_place, pod_owner
 from ..run_record import Usage
 from .base import zero_usage
 
@@ -141,11 +141,9 @@ def workload_of(labels: dict[str, str], services: list[str], entry: str | None =
     """The workload an alert names: `node/<n>`, `zone/<z>` or a service name; `entry` when the
     labels name none (the runbook blames the entry service; Keep-agent's rules pass None and leave
     such alerts ungrouped)."""
-    zone = labels.get("label_topology_kubernetes_io_zone")
-    if zone:
-        return f"zone/{zone}"
-    if labels.get("node"):
-        return f"node/{labels['node']}"
+    place = label_place(labels)
+    if place:
+        return f"{place[0]}/{place[1]}"
     pod = labels.get("pod")
     if pod:
         owner = pod_owner(pod, services)

@@ -107,6 +107,22 @@ class Service(CatalogModel):
 
 
 SERVICE_LABELS = ("service_name", "deployment", "service", "container")
+NODE_LABEL = "node"
+ZONE_LABEL = "label_topology_kubernetes_io_zone"  # kube_node_labels' name for topology.kubernetes.io/zone
+
+
+def label_place(labels: Mapping[str, str]) -> tuple[Literal["node", "zone"], str] | None:
+    """The node or zone a series' or alert's labels name, as ``(kind, name)``; None for a workload.
+
+    The one reading of place labels: attribution, the recorder, the intervention policy and the
+    agents all use it, so a node or zone alert means the same thing to each of them."""
+    if labels.get(NODE_LABEL):
+        return "node", labels[NODE_LABEL]
+    if labels.get(ZONE_LABEL):
+        return "zone", labels[ZONE_LABEL]
+    return None
+
+
 """Labels that name a workload: OpenTelemetry's service name, kube-state-metrics' deployment and
 container, a probe's service."""
 

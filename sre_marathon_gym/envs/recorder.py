@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
+from ..catalog.apps import label_place
 from ..run_record import (
     ActionRecord,
     AlertRecord,
@@ -146,8 +147,8 @@ def alert_records(
     for a in history:
         if a.id not in cache:
             svcs = app.label_services(a.labels, pod_service)
-            node = a.labels.get("node") or a.labels.get("label_topology_kubernetes_io_zone")
-            cache[a.id] = sorted(svcs | ({node} if node else set()))
+            place = label_place(a.labels)
+            cache[a.id] = sorted(svcs | ({place[1]} if place else set()))
         out.append(
             AlertRecord(
                 id=a.id,

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..catalog.apps import App
+from ..catalog.apps import App, label_place
 from .workspace import Incident
 
 PROTECTED_SERVICES = {"prometheus", "alertmanager", "grafana", "otel-collector"}
@@ -76,7 +76,8 @@ def incident_scope(inc: Incident, alerts: dict[str, Any], app: App, pod_service:
         a = alerts.get(aid)
         if a is not None:
             seeds |= app.label_services(a.labels, pod_service)
-            places |= {a.labels[k] for k in ("node", "label_topology_kubernetes_io_zone") if a.labels.get(k)}
+            place = label_place(a.labels)
+            places |= {place[1]} if place else set()
     if inc.artifact and inc.artifact.startswith(("node/", "zone/")):
         places.add(inc.artifact.split("/", 1)[1])
     return app.closure(seeds, callers=False) | places
