@@ -2,13 +2,15 @@
 
 Each rubric (one plausible root cause) is scored 0-3 on its own, from what the report ties to it:
 - a claim is about this cause when it names its flag, or names one of its culprit services that no
-  other plausible cause of the task shares (a root cause, or a timeline entry's services);
+  other plausible cause of the task shares (a root cause, or a timeline entry's services); evidence
+  counts for this cause only when cited under such a claim (in that root cause, or in the Why steps
+  of a report that makes one);
 - 1 confirms this cause's own symptom: a claim about it dated inside its active window (10 min
   tolerance, up to the current time), or evidence showing the complaint's request types changing
   at this cause's own flip. A time that falls only in another cause's window, or a claim about
   another cause, earns nothing here;
 - 2 makes progress specific to this cause: cited evidence showing one of its rubric's own signals
-  (`orca.evidence.RUBRIC_SIGNALS`: its metric families with their defining labels, its own log
+  (`orca.evidence.rubric_signals`: its metric families with their defining labels, its own log
   strings, its trace's failing span with its own error text), or its flag named with an incident
   start within 10 min of its flip;
 - 3 names the flag with one of its mechanisms and a start within 10 min, and cites evidence showing
@@ -25,10 +27,13 @@ Departures from the reference, and why:
 - The LLM's free-text questions are decided from structured fields: the mechanism is one word of
   a fixed vocabulary (`orca.flags.Mechanism`), evidence is metric queries / log ids / trace ids that
   are re-checked against the recorded telemetry instead of quoted text, and the "aligned Why-step"
-  condition is not checked (evidence counts wherever the report cites it).
+  condition is approximated by the claim the evidence is cited under (see the next items).
 - Level 2 from naming the flag needs its start within 10 min too: the rubric's definition of 2 asks
   for this cause's GT metrics, logs or traces, and a bare flag name is a free guess here, where the
   LLM judge reads the surrounding reasoning.
+- Evidence and symptoms count only under a claim about the cause, and level 1 needs such a claim
+  (the reference credits a report that only confirms the complaint): cited with no claim, a list
+  of every request type's or every flag's series would confirm every rubric at once.
 - Culprit services shared by several plausible causes (the three ad flags) identify none of them;
   only a named flag, or a time, can then tie a claim to one cause.
 - imageSlowLoad's rubric has no metric, log or trace cluster (the reference credits flag, time and
@@ -37,7 +42,11 @@ Departures from the reference, and why:
 - Signals the simulator does not emit (jvm_*, flagd impressions, network bytes, span events) are
   not required; each flag's remaining families stand for its rubric (see `RUBRIC_SIGNAL_SPECS`).
 - A dated claim about a plausible flag or service at a time none of its causes was active counts as
-  materially wrong (the reference's judge would read it as a claim about another incident).
+  materially wrong: it places that failure when it was not happening (the LLM judge sees only the
+  plausible events, so it would at most miss the time; here a free start time would otherwise let
+  a report date one flag anywhere at no cost).
+- Metric evidence must select only the rubric's defining series (e.g. the failing span, not every
+  span of the service), as `defining_labels` in the rubric; the LLM judge may accept a wider query.
 - A shotgun report (at least `SHOTGUN_MIN_WRONG` wrong claims, more than its right ones) scores 0 on
   every rubric: with the single -1 alone, naming every flag (or every flag with its signals) keeps
   a third of the depth, where the LLM judge reads such a list as guessing, not identifying.
@@ -148,10 +157,18 @@ def _right_claims(task: OrcaTask, report: RcaReport, wrong: tuple[str, ...]) -> 
 
 
 def _about(task: OrcaTask, cause: GroundTruthCause, rc: RootCause) -> bool:
-    """Whether a root cause is a claim about this cause (its flag, or its own culprit service)."""
-    if rc.flag:
-        return _norm(rc.flag) == _norm(cause.flag)
-    return _norm(rc.service) in _own_services(task, cause)
+    """Whether a root cause is a claim about this cause: its flag, or its own culprit service (with a
+    wrong flag too: that claim is then penalised, but its findings about the service still count)."""
+    return _norm(rc.flag) == _norm(cause.flag) or _norm(rc.service) in _own_services(task, cause)
+
+
+def _cited_for(task: OrcaTask, cause: GroundTruthCause, report: RcaReport) -> list[EvidenceRef]:
+    """Evidence cited under a claim about this cause: in such a root cause, or in the Why steps of a
+    report that makes one (a report citing every series under no claim identifies nothing)."""
+    about = [rc for rc in report.root_causes if _about(task, cause, rc)]
+    if not about:
+        return []
+    return [ev for rc in about for ev in rc.evidence] + [ev for w in report.five_whys for ev in w.evidence]
 
 
 def _dated_claims(task: OrcaTask, cause: GroundTruthCause, report: RcaReport) -> list[float]:
@@ -173,7 +190,8 @@ def score_rubric(
 ) -> RubricScore:
     named = [rc for rc in report.root_causes if _norm(rc.flag) == _norm(cause.flag)]
     why_ev = [ev for w in report.five_whys for ev in w.evidence]
-    ev_shows = {id(ev): shows(ev, cause) for ev in report.all_evidence()}
+    cited = _cited_for(task, cause, report)
+    ev_shows = {id(ev): shows(ev, cause) for ev in cited}
 
     def on_time(rc: RootCause) -> bool:
         return abs(rc.incident_start_s - cause.start_s) <= TIME_TOLERANCE_S
@@ -193,7 +211,7 @@ def score_rubric(
     service = any(_norm(rc.service) in own for rc in report.root_causes)
     lo, hi = _window(cause, task.current_s)
     symptom = any(lo <= t <= hi for t in _dated_claims(task, cause, report)) or (
-        confirms is not None and any(confirms(ev, cause) for ev in report.all_evidence())
+        confirms is not None and any(confirms(ev, cause) for ev in cited)
     )
     if any(full(rc) for rc in named):
         score = 3

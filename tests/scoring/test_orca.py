@@ -163,9 +163,13 @@ def test_level_1_needs_this_causes_own_time_or_symptom_evidence():
     sym = MetricRef(metric="traces_span_metrics_calls_total", matchers={"span_name": "POST /api/checkout"})
     why = RcaReport(summary="x", five_whys=[WhyStep(question="why", answer="checkout fails", evidence=[sym])])
     assert [r.score for r in judge(task(), why, shows).rubrics] == [0, 0]  # no confirmer: nothing confirmed
-    assert [r.score for r in judge(task(), why, shows, lambda ref, c: ref == sym).rubrics] == [1, 1]
-    at_cart_flip = judge(task(), why, shows, lambda ref, c: ref == sym and c.flag == "cartFailure")
-    assert [r.score for r in at_cart_flip.rubrics] == [0, 1]  # the change shows at cart's flip only
+    # symptom evidence under no claim confirms nothing (a list of every request type's series would
+    # otherwise confirm every rubric); under a claim about the cause it does, at that cause's flip only
+    assert [r.score for r in judge(task(), why, shows, lambda ref, c: ref == sym).rubrics] == [0, 0]
+    late = RcaReport(root_causes=[rc(None, 8000, service="cart", ev=[sym])])  # cart named, wrongly dated
+    assert [r.score for r in judge(task(), late, shows, lambda ref, c: ref == sym).rubrics] == [0, 0]  # 1 - 1
+    assert judge(task(), late, shows, lambda ref, c: ref == sym).rubrics[1].symptom_match
+    assert not judge(task(), late, shows, lambda ref, c: ref == sym).rubrics[0].symptom_match
     assert [r.score for r in judge(task(), why, shows, lambda ref, c: False).rubrics] == [0, 0]
 
 
@@ -301,3 +305,12 @@ def test_a_mechanism_word_without_the_rubrics_own_signal_is_not_level_3():
         assert judge(task(gt=(PAY,)), r, shows).rubrics[0].score == 2, mech
     wrong_mech = RcaReport(root_causes=[rc("paymentFailure", 1000, mech="latency", ev=[GOOD])])
     assert judge(task(gt=(PAY,)), wrong_mech, shows).rubrics[0].score == 2
+
+
+def test_evidence_under_no_claim_about_the_cause_earns_nothing():
+    why = [WhyStep(question="why", answer="everything", evidence=[GOOD])]
+    assert judge(task(gt=(PAY,)), RcaReport(summary="x", five_whys=why), shows).rca_depth == 0.0
+    svc = RcaReport(summary="x", five_whys=why, root_causes=[rc(None, 1300, service="payment")])
+    assert judge(task(gt=(PAY,)), svc, shows).rubrics[0].score == 2  # under a claim about payment: progress
+    cart = RcaReport(summary="x", five_whys=why, root_causes=[rc("cartFailure", 3000)])
+    assert [r.score for r in judge(task(), cart, shows).rubrics] == [0, 2]  # payment's series, cart's claim
