@@ -80,10 +80,10 @@ class Episode:
         qf = load_questions()
         rts = tuple(rt for a in task.areas for rt in qf.areas[a].request_types) if task.areas else None
         signals = checker.request_type_signals(rts)
-        periods = [(c.start_s, c.end_s) for c in task.ground_truth]
         return judge(
             task,
             report,
             lambda ref, cause: checker.shows(ref, cause, horizon),
-            lambda ref: checker.symptom_shows(ref, signals, periods, horizon),
+            # level 1: the complaint's request types change at this cause's own flip
+            lambda ref, cause: checker.symptom_shows(ref, signals, [(cause.start_s, cause.end_s)], horizon),
         )

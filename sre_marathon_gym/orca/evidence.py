@@ -2,8 +2,10 @@
 
 Why: a report earns rubric credit for supporting evidence only when the cited metric series, log
 line or trace shows this root cause's signature in the data the agent could see. A series of the
-wrong service, a log line from before the flag flipped or an invented id earns nothing. Signals
-follow the flag's mechanics in the simulator (`FLAG_BEHAVIOUR`), not the real demo's metric names.
+wrong service, a log line from before the flag flipped or an invented id earns nothing. A cause's
+signals are its rubric's own (`RUBRIC_SIGNALS`: the families flag_signals.md lists for the flag,
+under the simulator's metric names and pinned to the rubric's defining labels, e.g. the failing
+span); flags with no reference rubric fall back to their simulator mechanics (`flag_signals`).
 The recorded run is read through its backend (`backends.sim.SimBackend`): metrics, log ids, traces.
 """
 
@@ -43,18 +45,20 @@ class Signal:
     service: str
 
 
-def _signal(kind: str, svc: str) -> Signal:
+def _signal(kind: str, svc: str, span: str | None = None) -> Signal:
+    pin = (("span_name", span),) if span else ()
     if kind == "errors":
-        return Signal(kind, CALLS, (("service_name", svc), ("status_code", "STATUS_CODE_ERROR")), 0.01, svc)
+        labels = (("service_name", svc), *pin, ("status_code", "STATUS_CODE_ERROR"))
+        return Signal(kind, CALLS, labels, 0.01, svc)
     if kind == "latency":
-        return Signal(kind, DURATION, (("service_name", svc),), 50.0, svc)
+        return Signal(kind, DURATION, (("service_name", svc), *pin), 50.0, svc)
     if kind == "cpu":
         return Signal(kind, "container_cpu_usage_seconds_total", (("container", svc),), 0.2, svc)
     if kind == "memory":
         return Signal(kind, "container_memory_working_set_bytes", (("container", svc),), 20 * 2**20, svc)
     if kind == "lag":
         return Signal(kind, "kafka_consumer_records_lag_max", (("service_name", svc),), 100.0, svc)
-    return Signal(kind, CALLS, (("service_name", svc),), 1.0, svc)  # load
+    return Signal(kind, CALLS, (("service_name", svc), *pin), 1.0, svc)  # load
 
 
 def flag_signals(flag: str) -> tuple[Signal, ...]:
@@ -65,6 +69,43 @@ def flag_signals(flag: str) -> tuple[Signal, ...]:
             if s not in out:
                 out.append(s)
     return tuple(out)
+
+
+# The reference rubric's own signals per flag (flag_signals.md: root-cause and propagation families
+# and their defining labels), as the simulator names them: (kind, service, pinned span name). Families
+# the simulator does not emit (jvm_*, flagd impressions, network bytes) are left out; the meta layer
+# (flagd impressions) would show that the flag flipped, not what it did.
+RUBRIC_SIGNAL_SPECS: dict[str, tuple[tuple[str, str, str | None], ...]] = {
+    "adFailure": (("errors", "ad", "oteldemo.AdService/GetAds"),),
+    "adManualGc": (("latency", "ad", "oteldemo.AdService/GetAds"),),
+    "adHighCpu": (("cpu", "ad", None),),
+    "productCatalogFailure": (
+        ("errors", "product-catalog", "oteldemo.ProductCatalogService/GetProduct"),
+        ("errors", "checkout", "oteldemo.ProductCatalogService/GetProduct"),
+    ),
+    "paymentFailure": (
+        ("errors", "payment", "grpc.oteldemo.PaymentService/Charge"),
+        ("errors", "checkout", "oteldemo.PaymentService/Charge"),
+    ),
+    "paymentUnreachable": (("errors", "checkout", "oteldemo.PaymentService/Charge"),),
+    "cartFailure": (
+        ("errors", "cart", None),
+        ("errors", "checkout", "oteldemo.CartService/EmptyCart"),
+        ("cpu", "cart", None),
+    ),
+    "kafkaQueueProblems": (("lag", "fraud-detection", None),),
+    "loadGeneratorFloodHomepage": (("load", "frontend-proxy", "GET /"), ("cpu", "frontend-proxy", None)),
+    # the reference rubric has no cluster at all; the simulator's proxy delay is what can be shown
+    "imageSlowLoad": (("latency", "frontend-proxy", None),),
+}
+
+
+def rubric_signals(flag: str) -> tuple[Signal, ...]:
+    """The signals evidence must show for a cause of `flag` (its rubric's own, else its mechanics')."""
+    spec = RUBRIC_SIGNAL_SPECS.get(flag)
+    if spec is None:
+        return flag_signals(flag)
+    return tuple(_signal(kind, svc, span) for kind, svc, span in spec)
 
 
 def _family(metric: str) -> str:
@@ -157,11 +198,15 @@ class EvidenceChecker:
             return False
         if not (start_s <= tr["start_s"] <= min(end_s, horizon_s)):
             return False
-        for sig in flag_signals(flag):
+        markers = flag_log_markers(flag)
+        for sig in rubric_signals(flag):
+            pinned = dict(sig.labels).get("span_name")
             for span in tr["spans"]:
-                if span["service"] != sig.service:
+                if span["service"] != sig.service or (pinned and span["name"] != pinned):
                     continue
-                if sig.kind == "errors" and span["status"] == "ERROR":
+                text = str(span.get("attributes", {}).get("error.message", ""))
+                own = not markers or any(m in text for m in markers)  # the smoking gun: the flag's text
+                if sig.kind == "errors" and span["status"] == "ERROR" and own:
                     return True
                 if sig.kind == "latency" and span["duration_ms"] >= _added_ms(flag) * 0.5 > 0:
                     return True
@@ -199,7 +244,7 @@ class EvidenceChecker:
         if isinstance(ref, MetricRef):
             return any(
                 self.metric_shows(ref, sig, cause.start_s, cause.end_s, horizon_s)
-                for sig in flag_signals(cause.flag)
+                for sig in rubric_signals(cause.flag)
             )
         if isinstance(ref, LogRef):
             return self.log_shows(ref, cause.flag, cause.services, cause.start_s, cause.end_s, horizon_s)

@@ -1,18 +1,61 @@
 """ORCA-bench's judge made deterministic, and its aggregation (rubric.md sections 2-5).
 
-Per ground-truth root cause (rubric) a 0-3 score: 1 confirms the reported symptoms (a time while a
-plausible cause was active, or evidence showing the complaint's request types failing or slow -- a
-non-empty report alone confirms nothing), 2 makes correct
-progress beyond them (names the right flag or service, or cites evidence that really shows this
-root cause's signal), 3 names the flag with the right mechanism, an incident start within 10 min
-and supporting evidence that really shows the signal. Each materially wrong claim (a named root
-cause that was not active and plausible) lowers every rubric by 1. Controls: an empty report
-passes; a report placing impact strictly inside the quiet window (shrunk by 10 min) fails, where a
-root cause without an end is ongoing until the current time and a report with no time at all
-claims an incident now.
+Each rubric (one plausible root cause) is scored 0-3 on its own, from what the report ties to it:
+- a claim is about this cause when it names its flag, or names one of its culprit services that no
+  other plausible cause of the task shares (a root cause, or a timeline entry's services); evidence
+  counts for this cause only when cited under such a claim (in that root cause, or in the Why steps
+  of a report that makes one);
+- 1 confirms this cause's own symptom: a claim about it dated inside its active window (10 min
+  tolerance, up to the current time), or evidence showing the complaint's request types changing
+  at this cause's own flip. A time that falls only in another cause's window, or a claim about
+  another cause, earns nothing here;
+- 2 makes progress specific to this cause: cited evidence showing one of its rubric's own signals
+  (`orca.evidence.rubric_signals`: its metric families with their defining labels, its own log
+  strings, its trace's failing span with its own error text), or its flag named with an incident
+  start within 10 min of its flip;
+- 3 names the flag with one of its mechanisms and a start within 10 min, and cites evidence showing
+  its own signal;
+- then the reference's fabrication penalty: if the report makes any materially wrong claim (a flag
+  no plausible cause has, a service no plausible cause touches, or a plausible flag or service dated
+  to a time its causes were not active), every rubric loses ONE point, max(N - 1, 0), however many
+  wrong claims there are.
+Controls: an empty report passes; a report placing impact strictly inside the quiet window (shrunk
+by 10 min) fails, where a root cause without an end is ongoing until the current time and a report
+with no time at all claims an incident now.
+
+Departures from the reference, and why:
+- The LLM's free-text questions are decided from structured fields: the mechanism is one word of
+  a fixed vocabulary (`orca.flags.Mechanism`), evidence is metric queries / log ids / trace ids that
+  are re-checked against the recorded telemetry instead of quoted text, and the "aligned Why-step"
+  condition is approximated by the claim the evidence is cited under (see the next items).
+- Level 2 from naming the flag needs its start within 10 min too: the rubric's definition of 2 asks
+  for this cause's GT metrics, logs or traces, and a bare flag name is a free guess here, where the
+  LLM judge reads the surrounding reasoning.
+- Evidence and symptoms count only under a claim about the cause, and level 1 needs such a claim
+  (the reference credits a report that only confirms the complaint): cited with no claim, a list
+  of every request type's or every flag's series would confirm every rubric at once.
+- Culprit services shared by several plausible causes (the three ad flags) identify none of them;
+  only a named flag, or a time, can then tie a claim to one cause.
+- imageSlowLoad's rubric has no metric, log or trace cluster (the reference credits flag, time and
+  mechanism alone); level 3 here also needs the simulator's proxy latency, because the mechanism
+  word is guessable.
+- Signals the simulator does not emit (jvm_*, flagd impressions, network bytes, span events) are
+  not required; each flag's remaining families stand for its rubric (see `RUBRIC_SIGNAL_SPECS`).
+- A dated claim about a plausible flag or service at a time none of its causes was active counts as
+  materially wrong: it places that failure when it was not happening (the LLM judge sees only the
+  plausible events, so it would at most miss the time; here a free start time would otherwise let
+  a report date one flag anywhere at no cost).
+- Metric evidence must select only the rubric's defining series (e.g. the failing span, not every
+  span of the service), as `defining_labels` in the rubric; the LLM judge may accept a wider query.
+- A shotgun report (at least `SHOTGUN_MIN_WRONG` wrong claims, more than its right ones) scores 0 on
+  every rubric: with the single -1 alone, naming every flag (or every flag with its signals) keeps
+  a third of the depth, where the LLM judge reads such a list as guessing, not identifying.
+- Sound accuracy and hallucination also count the wrong claims (the published definitions, kept
+  as `*_published`, are won by naming every flag).
 
 Pure functions: evidence is judged by the `shows(ref, cause)` callable the caller builds from the
-recorded telemetry (`orca.evidence.EvidenceChecker`).
+recorded telemetry (`orca.evidence.EvidenceChecker`), and this cause's symptom by
+`confirms(ref, cause)`.
 """
 
 from __future__ import annotations
@@ -28,8 +71,10 @@ from ..orca.task_model import GroundTruthCause, OrcaTask
 
 TIME_TOLERANCE_S = 600
 CONTROL_MARGIN_S = 600
+SHOTGUN_MIN_WRONG = 3
 Shows = Callable[[EvidenceRef, GroundTruthCause], bool]
-Confirms = Callable[[EvidenceRef], bool]  # evidence shows the complaint's request types failing or slow
+# evidence shows the complaint's request types failing or slow at this cause's own flip
+Confirms = Callable[[EvidenceRef, GroundTruthCause], bool]
 
 
 @dataclass(frozen=True)
@@ -39,9 +84,10 @@ class RubricScore:
     score: int
     flag_match: bool
     mechanism_match: bool
-    time_match: bool
-    evidence_match: bool
-    service_match: bool
+    time_match: bool  # an incident start tied to this cause within 10 min of its flip
+    evidence_match: bool  # cited evidence shows this cause's own signal
+    service_match: bool  # a claim names this cause's own (unshared) culprit service
+    symptom_match: bool = False  # level 1: this cause's own symptom confirmed
 
 
 @dataclass(frozen=True)
@@ -67,64 +113,111 @@ def _norm(x: str | None) -> str:
     return (x or "").strip().lower()
 
 
+def _window(cause: GroundTruthCause, current_s: float) -> tuple[float, float]:
+    """When the cause was active, with the 10 min tolerance, up to the current time."""
+    return cause.start_s - TIME_TOLERANCE_S, min(cause.end_s, current_s) + TIME_TOLERANCE_S
+
+
+def _own_services(task: OrcaTask, cause: GroundTruthCause) -> set[str]:
+    """The cause's culprit services no other plausible cause (of another flag) shares."""
+    others = {_norm(s) for c in task.ground_truth if c.flag != cause.flag for s in c.services}
+    return {_norm(s) for s in cause.services} - others
+
+
 def wrong_claims(task: OrcaTask, report: RcaReport) -> tuple[str, ...]:
-    """Named root causes that were not active and plausible (flags), or services no plausible cause
-    touches."""
-    flags = {_norm(c.flag) for c in task.ground_truth}
-    services = {_norm(s) for c in task.ground_truth for s in c.services}
+    """Materially wrong root causes: a flag no plausible cause has, a service no plausible cause
+    touches, or a plausible flag (service) dated to a time none of its causes was active."""
     out: list[str] = []
     seen: set[tuple[str, str]] = set()
-    for rc in report.root_causes:  # one claim however often it is repeated (case and spaces ignored)
-        key = ("flag", _norm(rc.flag)) if rc.flag else ("service", _norm(rc.service))
-        if key in seen:
+    for rc in report.root_causes:
+        kind, name = ("flag", _norm(rc.flag)) if rc.flag else ("service", _norm(rc.service))
+        causes = [
+            c
+            for c in task.ground_truth
+            if (_norm(c.flag) == name if kind == "flag" else name in {_norm(s) for s in c.services})
+        ]
+        if not causes:
+            label = f"{kind} {rc.flag if rc.flag else rc.service}"
+        elif not any(
+            lo <= rc.incident_start_s <= hi for lo, hi in (_window(c, task.current_s) for c in causes)
+        ):
+            label = f"{kind} {rc.flag if rc.flag else rc.service} at t={rc.incident_start_s:.0f}s"
+        else:
             continue
-        seen.add(key)
-        if rc.flag:
-            if _norm(rc.flag) not in flags:
-                out.append(f"flag {rc.flag}")
-        elif _norm(rc.service) not in services:
-            out.append(f"service {rc.service}")
+        key = (kind, name) if " at t=" not in label else (kind, name + "@")
+        if key not in seen:  # one claim however often it is repeated (case and spaces ignored)
+            seen.add(key)
+            out.append(label)
     return tuple(out)
 
 
-def confirms_symptoms(task: OrcaTask, report: RcaReport, confirms: Confirms | None = None) -> bool:
-    """Level 1: the report places impact while a plausible cause was active (10 min tolerance, up to
-    the current time), or cites evidence that shows the complaint's request types failing or slow."""
-    for a, b in report.impact_periods(task.current_s, implicit_now=False):  # times the report really gives
-        for c in task.ground_truth:
-            lo, hi = c.start_s - TIME_TOLERANCE_S, min(c.end_s, task.current_s) + TIME_TOLERANCE_S
-            if a <= hi and b >= lo:
-                return True
-    return confirms is not None and any(confirms(ev) for ev in report.all_evidence())
+def _right_claims(task: OrcaTask, report: RcaReport, wrong: tuple[str, ...]) -> int:
+    names = {_norm(rc.flag) if rc.flag else _norm(rc.service) for rc in report.root_causes}
+    return max(len(names) - len(wrong), 0)
+
+
+def _about(task: OrcaTask, cause: GroundTruthCause, rc: RootCause) -> bool:
+    """Whether a root cause is a claim about this cause: its flag, or its own culprit service (with a
+    wrong flag too: that claim is then penalised, but its findings about the service still count)."""
+    return _norm(rc.flag) == _norm(cause.flag) or _norm(rc.service) in _own_services(task, cause)
+
+
+def _cited_for(task: OrcaTask, cause: GroundTruthCause, report: RcaReport) -> list[EvidenceRef]:
+    """Evidence cited under a claim about this cause: in such a root cause, or in the Why steps of a
+    report that makes one (a report citing every series under no claim identifies nothing)."""
+    about = [rc for rc in report.root_causes if _about(task, cause, rc)]
+    if not about:
+        return []
+    return [ev for rc in about for ev in rc.evidence] + [ev for w in report.five_whys for ev in w.evidence]
+
+
+def _dated_claims(task: OrcaTask, cause: GroundTruthCause, report: RcaReport) -> list[float]:
+    """Times the report gives for claims about this cause (root-cause starts, timeline entries that
+    name one of its own services)."""
+    own = _own_services(task, cause)
+    times = [rc.incident_start_s for rc in report.root_causes if _about(task, cause, rc)]
+    times += [e.time_s for e in report.timeline if own & {_norm(s) for s in e.services}]
+    return times
 
 
 def score_rubric(
-    cause: GroundTruthCause, report: RcaReport, shows: Shows, penalty: int, confirmed: bool = False
+    task: OrcaTask,
+    cause: GroundTruthCause,
+    report: RcaReport,
+    shows: Shows,
+    confirms: Confirms | None,
+    penalty: int,
 ) -> RubricScore:
     named = [rc for rc in report.root_causes if _norm(rc.flag) == _norm(cause.flag)]
     why_ev = [ev for w in report.five_whys for ev in w.evidence]
+    cited = _cited_for(task, cause, report)
+    ev_shows = {id(ev): shows(ev, cause) for ev in cited}
+
+    def on_time(rc: RootCause) -> bool:
+        return abs(rc.incident_start_s - cause.start_s) <= TIME_TOLERANCE_S
 
     def full(rc: RootCause) -> bool:
         return (
             rc.mechanism in cause.mechanisms
-            and abs(rc.incident_start_s - cause.start_s) <= TIME_TOLERANCE_S
-            and any(shows(ev, cause) for ev in [*rc.evidence, *why_ev])
+            and on_time(rc)
+            and any(ev_shows.get(id(ev), False) for ev in [*rc.evidence, *why_ev])
         )
 
     flag_match = bool(named)
     mechanism = any(rc.mechanism in cause.mechanisms for rc in named)
-    time_match = any(
-        abs(rc.incident_start_s - cause.start_s) <= TIME_TOLERANCE_S for rc in (named or report.root_causes)
-    )
-    evidence = any(shows(ev, cause) for ev in report.all_evidence())
-    service = flag_match or any(
-        _norm(rc.service) in {_norm(s) for s in cause.services} for rc in report.root_causes
+    time_match = any(on_time(rc) for rc in report.root_causes if _about(task, cause, rc))
+    evidence = any(ev_shows.values())
+    own = _own_services(task, cause)
+    service = any(_norm(rc.service) in own for rc in report.root_causes)
+    lo, hi = _window(cause, task.current_s)
+    symptom = any(lo <= t <= hi for t in _dated_claims(task, cause, report)) or (
+        confirms is not None and any(confirms(ev, cause) for ev in cited)
     )
     if any(full(rc) for rc in named):
         score = 3
-    elif flag_match or service or evidence:
+    elif evidence or any(on_time(rc) for rc in named):
         score = 2
-    elif confirmed:
+    elif symptom:
         score = 1
     else:
         score = 0
@@ -137,6 +230,7 @@ def score_rubric(
         time_match,
         evidence,
         service,
+        symptom,
     )
 
 
@@ -193,9 +287,9 @@ def judge(task: OrcaTask, report: RcaReport, shows: Shows, confirms: Confirms | 
             hallucinate_published=0,
         )
     wrong = wrong_claims(task, report)
-    penalty = len(wrong)  # minus 1 on every rubric for each materially wrong claim
-    confirmed = confirms_symptoms(task, report, confirms)
-    rubrics = tuple(score_rubric(c, report, shows, penalty, confirmed) for c in task.ground_truth)
+    shotgun = len(wrong) >= SHOTGUN_MIN_WRONG and len(wrong) > _right_claims(task, report, wrong)
+    penalty = 3 if shotgun else int(bool(wrong))  # the reference's single -1 (a shotgun loses all)
+    rubrics = tuple(score_rubric(task, c, report, shows, confirms, penalty) for c in task.ground_truth)
     depth = float(np.mean([r.score for r in rubrics]))
     all_named, none_named = all(r.flag_match for r in rubrics), not any(r.flag_match for r in rubrics)
     return TaskScore(

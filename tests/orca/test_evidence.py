@@ -203,3 +203,39 @@ def test_symptom_evidence_must_show_the_complaints_request_types(day1):
         periods,
         horizon,
     )  # checkout was fine on day 1
+
+
+def test_a_cause_is_shown_by_its_rubrics_own_signals_only():
+    """adHighCpu's rubric lists CPU families (and no error series): the ad service's error series
+    does not show it even where errors rise, its container CPU does."""
+    from sre_marathon_gym.orca.evidence import rubric_signals
+
+    world = orca_world(days=1)
+    ev = orca_schedule(1).event("d1-c1-adHighCpu-on")
+    cause = GroundTruthCause(
+        event_id=ev.id,
+        flag=ev.flag,
+        value=ev.value,
+        services=("ad",),
+        mechanisms=("cpu",),
+        start_s=ev.on_s,
+        end_s=ev.end_s,
+    )
+    horizon = min(ev.end_s, 86_400)
+    chk = EvidenceChecker(world)
+    assert {s.kind for s in rubric_signals("adHighCpu")} == {"cpu"}
+    cpu = MetricRef(metric="container_cpu_usage_seconds_total", matchers={"container": "ad"})
+    errors = MetricRef(
+        metric="traces_span_metrics_calls_total",
+        matchers={"service_name": "ad", "status_code": "STATUS_CODE_ERROR"},
+    )
+    assert chk.shows(cpu, cause, horizon) and not chk.shows(errors, cause, horizon)
+    # a pinned span: payment's series must be the Charge span, a checkout series another call's
+    pay = {
+        dict(s.labels)["service_name"]: dict(s.labels).get("span_name")
+        for s in rubric_signals("paymentFailure")
+    }
+    assert pay == {
+        "payment": "grpc.oteldemo.PaymentService/Charge",
+        "checkout": "oteldemo.PaymentService/Charge",
+    }

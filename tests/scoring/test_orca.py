@@ -76,15 +76,17 @@ def test_empty_report_scores_zero_on_incidents_and_passes_controls():
     assert c.control_pass and c.reward == 1.0 and c.hallucinate is None and c.rca_accuracy == 0
 
 
-def test_rubric_levels_3_2_and_accuracy_needs_every_flag():
+def test_rubric_levels_3_2_1_and_accuracy_needs_every_flag():
     report = RcaReport(
-        summary="x", root_causes=[rc("paymentFailure", 1300, ev=[GOOD]), rc("cartFailure", 9000)]
+        summary="x", root_causes=[rc("paymentFailure", 1300, ev=[GOOD]), rc("cartFailure", 4000)]
     )
     s = judge(task(), report, shows)
-    assert [r.score for r in s.rubrics] == [3, 2]  # cart: flag named, start 100 min off, no evidence
-    assert s.rca_accuracy == 1 and s.hallucinate == 0 and s.rca_depth == pytest.approx(2.5)
+    assert [r.score for r in s.rubrics] == [3, 1]  # cart: named while active, start 17 min off, no evidence
+    assert s.rca_accuracy == 1 and s.hallucinate == 0 and s.rca_depth == pytest.approx(2.0)
+    on_time = judge(task(), RcaReport(root_causes=[report.root_causes[0], rc("cartFailure", 3300)]), shows)
+    assert [r.score for r in on_time.rubrics] == [3, 2]  # flag and start within 10 min: progress
     only_pay = judge(task(), RcaReport(root_causes=[rc("paymentFailure", 1300, ev=[GOOD])]), shows)
-    assert only_pay.rca_accuracy == 0 and [r.score for r in only_pay.rubrics] == [3, 1]
+    assert only_pay.rca_accuracy == 0 and [r.score for r in only_pay.rubrics] == [3, 0]  # nothing on cart
 
 
 def test_evidence_that_does_not_show_the_signal_earns_no_level_3():
@@ -102,7 +104,7 @@ def test_wrong_claim_lowers_every_rubric_and_hallucination():
     s = judge(task(), report, shows)
     assert s.wrong_claims == ("flag adFailure",) and [r.score for r in s.rubrics] == [2, 1]
     two = judge(task(), RcaReport(root_causes=[*report.root_causes, rc(None, 10, service="currency")]), shows)
-    assert len(two.wrong_claims) == 2 and [r.score for r in two.rubrics] == [1, 0]
+    assert len(two.wrong_claims) == 2 and [r.score for r in two.rubrics] == [2, 1]  # still one -1
     h = judge(task(), RcaReport(root_causes=[rc("adFailure", 10)]), shows)
     assert h.hallucinate == 1 and [r.score for r in h.rubrics] == [
         0,
@@ -148,16 +150,27 @@ def test_a_summary_only_report_confirms_nothing_and_fails_controls():
     assert not c.control_pass and c.reward == 0.0 < judge(ctl, RcaReport(), shows).reward
 
 
-def test_level_1_needs_a_time_while_a_cause_was_active_or_symptom_evidence():
-    at = lambda t: RcaReport(summary="x", timeline=[TimelineEntry(time_s=t)])  # noqa: E731
-    assert [r.score for r in judge(task(), at(1300), shows).rubrics] == [1, 1]  # payment was active
-    assert [r.score for r in judge(task(), at(1000 - 601), shows).rubrics] == [0, 0]  # before any cause
-    assert [r.score for r in judge(task(), at(4600 + 601), shows).rubrics] == [0, 0]  # after the current time
+def test_level_1_needs_this_causes_own_time_or_symptom_evidence():
+    at = lambda t, *svc: RcaReport(summary="x", timeline=[TimelineEntry(time_s=t, services=list(svc))])  # noqa: E731
+    assert [r.score for r in judge(task(), at(1300, "payment"), shows).rubrics] == [
+        1,
+        0,
+    ]  # payment was active
+    assert [r.score for r in judge(task(), at(3300, "cart"), shows).rubrics] == [0, 1]
+    assert [r.score for r in judge(task(), at(1000 - 601, "payment"), shows).rubrics] == [0, 0]  # before it
+    assert [r.score for r in judge(task(), at(4600 + 601, "payment"), shows).rubrics] == [0, 0]  # after now
+    assert [r.score for r in judge(task(), at(3300), shows).rubrics] == [0, 0]  # a time tied to no cause
     sym = MetricRef(metric="traces_span_metrics_calls_total", matchers={"span_name": "POST /api/checkout"})
     why = RcaReport(summary="x", five_whys=[WhyStep(question="why", answer="checkout fails", evidence=[sym])])
     assert [r.score for r in judge(task(), why, shows).rubrics] == [0, 0]  # no confirmer: nothing confirmed
-    assert [r.score for r in judge(task(), why, shows, lambda ref: ref == sym).rubrics] == [1, 1]
-    assert [r.score for r in judge(task(), why, shows, lambda ref: False).rubrics] == [0, 0]
+    # symptom evidence under no claim confirms nothing (a list of every request type's series would
+    # otherwise confirm every rubric); under a claim about the cause it does, at that cause's flip only
+    assert [r.score for r in judge(task(), why, shows, lambda ref, c: ref == sym).rubrics] == [0, 0]
+    late = RcaReport(root_causes=[rc(None, 8000, service="cart", ev=[sym])])  # cart named, wrongly dated
+    assert [r.score for r in judge(task(), late, shows, lambda ref, c: ref == sym).rubrics] == [0, 0]  # 1 - 1
+    assert judge(task(), late, shows, lambda ref, c: ref == sym).rubrics[1].symptom_match
+    assert not judge(task(), late, shows, lambda ref, c: ref == sym).rubrics[0].symptom_match
+    assert [r.score for r in judge(task(), why, shows, lambda ref, c: False).rubrics] == [0, 0]
 
 
 def test_an_ongoing_root_cause_from_before_the_quiet_window_fails_the_control():
@@ -210,3 +223,94 @@ def test_the_same_wrong_claim_repeated_is_penalised_once():
         shows,
     )
     assert svc.wrong_claims == ("service currency",)
+
+
+# ------------------------------------------------------------------ cheapest policies that must not score
+def test_a_report_quoting_every_causes_time_window_scores_nothing():
+    times = [t for c in (PAY, CART) for t in (c.start_s, (c.start_s + c.end_s) // 2)]
+    spam = RcaReport(summary="incident", timeline=[TimelineEntry(time_s=t) for t in times])
+    s = judge(task(), spam, shows)
+    assert s.rca_depth == 0.0 and s.rca_accuracy == 0 and not any(r.symptom_match for r in s.rubrics)
+
+
+def test_a_time_in_another_causes_window_earns_nothing_on_this_one():
+    # cart named at its flip (3000), which also falls inside payment's window (1000-5000)
+    s = judge(task(), RcaReport(root_causes=[rc("cartFailure", 3000)]), shows)
+    assert [r.score for r in s.rubrics] == [0, 2] and not s.rubrics[0].symptom_match
+    svc = judge(task(), RcaReport(root_causes=[rc(None, 3000, service="cart")]), shows)
+    assert [r.score for r in svc.rubrics] == [0, 1]  # the culprit service alone: symptom level only
+
+
+def test_a_report_naming_every_service_scores_nothing():
+    services = ["payment", "cart", "checkout", "currency", "ad", "frontend", "email", "shipping"]
+    s = judge(task(), RcaReport(root_causes=[rc(None, 4000, service=x) for x in services]), shows)
+    assert len(s.wrong_claims) == 6 and s.rca_depth == 0.0 and s.hallucinate == 1 and s.rca_accuracy == 0
+
+
+def test_a_service_shared_by_the_plausible_causes_identifies_none_of_them():
+    gc = GroundTruthCause(
+        event_id="e-gc",
+        flag="adManualGc",
+        value="on",
+        services=("ad",),
+        mechanisms=("latency",),
+        start_s=1000,
+        end_s=5000,
+    )
+    fail = GroundTruthCause(
+        event_id="e-af",
+        flag="adFailure",
+        value="on",
+        services=("ad",),
+        mechanisms=("errors",),
+        start_s=3000,
+        end_s=6000,
+    )
+    s = judge(task(gt=(gc, fail)), RcaReport(root_causes=[rc(None, 3000, service="ad")]), shows)
+    assert [r.score for r in s.rubrics] == [0, 0] and not s.wrong_claims  # not wrong, but not specific
+
+
+def test_a_report_listing_every_flag_gets_the_penalty_and_no_accuracy():
+    from sre_marathon_gym.catalog.flag_behaviour import FLAG_BEHAVIOUR
+
+    every = RcaReport(root_causes=[rc(f, 3000, ev=[GOOD]) for f in FLAG_BEHAVIOUR])
+    s = judge(task(), every, shows)
+    assert len(s.wrong_claims) == len(FLAG_BEHAVIOUR) - 2 and s.rca_accuracy == 0 and s.hallucinate == 1
+    assert s.rca_accuracy_published == 1 and s.rca_depth == 0.0  # a shotgun: nothing is identified
+    one_extra = judge(
+        task(), RcaReport(root_causes=[rc("paymentFailure", 1300, ev=[GOOD]), rc("adFailure", 3000)]), shows
+    )
+    assert [r.score for r in one_extra.rubrics] == [2, 0] and one_extra.rca_accuracy == 0  # 3 - 1
+
+
+def test_the_penalty_is_one_point_however_many_wrong_claims():
+    good = [rc("paymentFailure", 1300, ev=[GOOD]), rc("cartFailure", 3000)]
+    for extra in (["adFailure"], ["adFailure", "kafkaQueueProblems"]):
+        s = judge(task(), RcaReport(root_causes=[*good, *(rc(f, 3000) for f in extra)]), shows)
+        assert [r.score for r in s.rubrics] == [2, 1] and len(s.wrong_claims) == len(extra)
+
+
+def test_a_plausible_flag_dated_when_it_was_off_is_a_wrong_claim():
+    s = judge(
+        task(), RcaReport(root_causes=[rc("paymentFailure", 1300, ev=[GOOD]), rc("cartFailure", 8000)]), shows
+    )
+    assert s.wrong_claims == ("flag cartFailure at t=8000s",) and s.rca_accuracy == 0
+    assert s.rca_accuracy_published == 1 and [r.score for r in s.rubrics] == [2, 0]
+
+
+def test_a_mechanism_word_without_the_rubrics_own_signal_is_not_level_3():
+    other = MetricRef(metric="traces_span_metrics_calls_total", matchers={"service_name": "cart"})
+    for mech in ("errors", "latency", "cpu", "memory", "unreachable", "queue", "load", "readiness"):
+        r = RcaReport(root_causes=[rc("paymentFailure", 1000, mech=mech, ev=[other])])
+        assert judge(task(gt=(PAY,)), r, shows).rubrics[0].score == 2, mech
+    wrong_mech = RcaReport(root_causes=[rc("paymentFailure", 1000, mech="latency", ev=[GOOD])])
+    assert judge(task(gt=(PAY,)), wrong_mech, shows).rubrics[0].score == 2
+
+
+def test_evidence_under_no_claim_about_the_cause_earns_nothing():
+    why = [WhyStep(question="why", answer="everything", evidence=[GOOD])]
+    assert judge(task(gt=(PAY,)), RcaReport(summary="x", five_whys=why), shows).rca_depth == 0.0
+    svc = RcaReport(summary="x", five_whys=why, root_causes=[rc(None, 1300, service="payment")])
+    assert judge(task(gt=(PAY,)), svc, shows).rubrics[0].score == 2  # under a claim about payment: progress
+    cart = RcaReport(summary="x", five_whys=why, root_causes=[rc("cartFailure", 3000)])
+    assert [r.score for r in judge(task(), cart, shows).rubrics] == [0, 2]  # payment's series, cart's claim
