@@ -39,8 +39,13 @@ class QueryMetrics(_Args):
         None,
         max_length=2000,
         description=(
-            "a PromQL expression evaluated as a range query instead of metric/function/matchers "
-            "(only when the environment reads metrics from a Prometheus server)"
+            "a PromQL expression evaluated as a range query over start_s/end_s/step_s instead of "
+            "metric/function/matchers, e.g. sum by (service_name) "
+            '(rate(traces_span_metrics_calls_total{status_code="STATUS_CODE_ERROR"}[5m])). '
+            "On the simulator: selectors with = != =~ !~, rate irate increase delta "
+            "avg/max/min/sum/count_over_time, histogram_quantile, sum avg max min count topk "
+            "bottomk by/without, + - * / % ^ and comparisons (bool) with on/ignoring, and or "
+            "unless, offset; anything else is an error naming it"
         ),
     )
     matchers: dict[str, str] = Field(

@@ -1,0 +1,35 @@
+"""PromQL on the embedded simulator: `parse` a practical subset, `evaluate` it as a range query
+over a `MetricStore` (see parser.py for the subset, engine.py for the semantics)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .engine import Limits, PromQLLimitError, Vector, evaluate
+from .parser import SUPPORTED, PromQLSyntaxError, PromQLUnsupportedError, parse
+
+__all__ = [
+    "Limits",
+    "PromQLLimitError",
+    "PromQLSyntaxError",
+    "PromQLUnsupportedError",
+    "SUPPORTED",
+    "Vector",
+    "evaluate",
+    "parse",
+    "query_range",
+]
+
+
+def query_range(
+    store: object, expr: str, times: np.ndarray, limits: Limits | None = None
+) -> list[tuple[dict[str, str], np.ndarray, np.ndarray]]:
+    """[(labels, times, values)] per result series, like `PrometheusMetrics.query_range`: only the
+    steps where the series has a sample, series sorted by labels."""
+    times = np.asarray(times, dtype=np.float64)
+    vec = evaluate(parse(expr), store, times, limits)
+    out = []
+    for lab, row in sorted(zip(vec.labels, vec.values), key=lambda x: x[0]):
+        keep = ~np.isnan(row)
+        out.append((dict(lab), times[keep], row[keep]))
+    return out
