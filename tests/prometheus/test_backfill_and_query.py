@@ -161,7 +161,8 @@ PROMQL_CASES = (
     "(rate(traces_span_metrics_duration_milliseconds_bucket[5m])))",
     'sum by (service_name) (rate(traces_span_metrics_calls_total{status_code="STATUS_CODE_ERROR"}[5m])) '
     "/ sum by (service_name) (rate(traces_span_metrics_calls_total[5m]))",
-    'topk(3, sum by (service_name) (increase(traces_span_metrics_calls_total{span_kind=~"SPAN_KIND_S.*"}[5m])))',
+    "topk(3, sum by (service_name) "
+    '(increase(traces_span_metrics_calls_total{span_kind=~"SPAN_KIND_S.*"}[5m])))',
     "sum without (instance, job) (irate(container_cpu_usage_seconds_total[1m]))",
     "kube_deployment_status_replicas_available < 2 or kube_deployment_status_replicas_available offset 5m",
     "count(up == 1) + max(max_over_time(kube_pod_container_status_restarts_total[10m]))",
