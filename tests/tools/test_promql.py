@@ -3,7 +3,6 @@ store, agreement with the metric tool's `function` path on a real run, and the t
 
 from __future__ import annotations
 
-import gymnasium as gym
 import numpy as np
 import pytest
 
@@ -177,18 +176,6 @@ def test_type_errors_and_limits(store):
 
 
 # ------------------------------------------------------------------ through the tool, on a real run
-SHORT = dict(injection_minutes=6, observation_minutes=4, intensity=0.5)
-
-
-@pytest.fixture(scope="module")
-def env():
-    e = gym.make("SREMarathon/OnlineBoutique-v1", **SHORT).unwrapped
-    e.reset(seed=11)
-    for _ in range(2):
-        e.step(None)
-    return e
-
-
 def _by_labels(res) -> dict[tuple, dict[float, float]]:
     return {
         tuple(sorted(s["labels"].items())): {t: v for t, v in s["values"] if v is not None}
