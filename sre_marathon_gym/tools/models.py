@@ -31,7 +31,7 @@ class GetAlerts(_Args):
 
 
 class QueryMetrics(_Args):
-    """Read a metric: raw samples, rate/increase of a counter, or a histogram quantile, grouped by labels."""
+    """Read a metric (raw, rate/increase or a quantile, grouped by labels), or run PromQL over a range."""
 
     tool: Literal["query_metrics"] = "query_metrics"
     metric: str | None = Field(None, description="series name, e.g. traces_span_metrics_calls_total")
