@@ -167,6 +167,13 @@ PROMQL_CASES = (
     "kube_deployment_status_replicas_available < 2 or kube_deployment_status_replicas_available offset 5m",
     "count(up == 1) + max(max_over_time(kube_pod_container_status_restarts_total[10m]))",
     'avg_over_time(probe_success[3m]) > bool 0.5 unless on(service) probe_success{service="frontend"}',
+    "-sum by (namespace, deployment) (kube_deployment_status_replicas_available) "
+    "+ ignoring(job) min without (instance) (kube_deployment_spec_replicas) >= 0",
+    # (a sum of durations: counts tie between services called once per request, and ties are unordered)
+    "bottomk(2, avg by (service_name) (delta(traces_span_metrics_duration_milliseconds_sum[4m])))",
+    "count by (status_code) (count_over_time(traces_span_metrics_calls_total[2m]) > 4)",
+    "sum by (service_name) (rate(traces_span_metrics_calls_total[2m])) > on(service_name) "
+    "sum by (service_name) (rate(traces_span_metrics_calls_total[2m] offset 1m)) * 1.05",
 )
 
 
