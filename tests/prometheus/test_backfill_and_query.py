@@ -174,6 +174,11 @@ PROMQL_CASES = (
     "count by (status_code) (count_over_time(traces_span_metrics_calls_total[2m]) > 4)",
     "sum by (service_name) (rate(traces_span_metrics_calls_total[2m])) > on(service_name) "
     "sum by (service_name) (rate(traces_span_metrics_calls_total[2m] offset 1m)) * 1.05",
+    "last_over_time(kube_deployment_status_replicas_available[2m])",
+    "last_over_time(kube_deployment_status_replicas_available[2m]) * scalar(count(up))",
+    "round(clamp_min(sum by (service_name) (rate(traces_span_metrics_calls_total[5m])), 3), 0.25) "
+    "or vector(1)",
+    'sqrt(abs(floor(delta(container_memory_working_set_bytes{container="frontend"}[3m]) / 1000)))',
 )
 
 

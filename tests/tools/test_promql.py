@@ -123,6 +123,30 @@ def test_binary_operators_and_matching(store):
     assert set(q(store, 'temp{svc="a"} or temp')) == {name_a, name_b}
 
 
+def test_scalar_and_elementwise_functions(store):
+    assert q(store, "time()") == {(): TIMES.tolist()}
+    assert q(store, "vector(2) * 3") == {(): [6.0] * 3}
+    assert q(store, 'scalar(temp{svc="b"}) + 1') == {(): [21.0] * 3}
+    assert q(store, "scalar(temp)") == {}  # two series: NaN, shown as no sample
+    assert q(store, "abs(-temp)") == {(("svc", "a"),): [10.0] * 3, (("svc", "b"),): [20.0] * 3}
+    assert q(store, "sqrt(temp{svc='a'} * 10)") == {(("svc", "a"),): [10.0] * 3}
+    assert q(store, "clamp_max(temp, 12)") == {(("svc", "a"),): [10.0] * 3, (("svc", "b"),): [12.0] * 3}
+    assert q(store, "clamp_min(temp, 12)") == {(("svc", "a"),): [12.0] * 3, (("svc", "b"),): [20.0] * 3}
+    assert q(store, "round(rate(req_total{code='500'}[5m]) * 7)") == {
+        (("code", "500"), ("svc", "a")): [1.0] * 3
+    }
+    assert q(store, "round(temp / 3, 0.5)") == {(("svc", "a"),): [3.5] * 3, (("svc", "b"),): [6.5] * 3}
+    assert q(store, "ceil(temp / 3)") == {(("svc", "a"),): [4.0] * 3, (("svc", "b"),): [7.0] * 3}
+    assert q(store, "floor(temp / 3)") == {(("svc", "a"),): [3.0] * 3, (("svc", "b"),): [6.0] * 3}
+    # last_over_time keeps the name (as Prometheus does) and sees a stopped series for its range only
+    assert q(store, "last_over_time(temp[6m])", np.array([600.0, 660.0])) == {
+        (("__name__", "temp"), ("svc", "a")): [10.0] * 2,
+        (("__name__", "temp"), ("svc", "b")): [20.0] * 2,
+        (("__name__", "temp"), ("svc", "c")): [30.0],
+    }
+    assert q(store, "last_over_time(wave[1m])") == {(("__name__", "wave"), ("svc", "a")): [0.0] * 3}
+
+
 def test_histogram_quantile_by_hand(store):
     # bucket rates 1/15, 3/15, 4/15 per second at le 1, 2, +Inf
     assert q(store, "histogram_quantile(0.5, rate(lat_bucket[5m]))") == {
@@ -163,8 +187,10 @@ def test_unsupported_constructs_are_named(expr, what):
 def test_type_errors_and_limits(store):
     with pytest.raises(PromQLSyntaxError, match="range vector"):
         parse("req_total[5m]")
-    with pytest.raises(PromQLSyntaxError, match="takes one range vector"):
+    with pytest.raises(PromQLSyntaxError, match=r"rate\(\) takes \(range vector\), e.g. rate\(x\[5m\]\)"):
         parse("rate(req_total)")
+    with pytest.raises(PromQLSyntaxError, match=r"clamp_min\(\) takes \(instant vector, scalar\)"):
+        parse("clamp_min(req_total)")
     with pytest.raises(PromQLSyntaxError, match="bool"):
         parse("1 > 2")
     with pytest.raises(PromQLSyntaxError, match="nested"):

@@ -9,7 +9,9 @@ top: label grouping, vector matching and set operations, evaluated per step of t
 
 A vector is a list of label sets and a [series, steps] array in which NaN means "no sample at
 this step" (a departure: a computed NaN, such as 0/0, is indistinguishable from absence, so it is
-dropped where Prometheus would return the value NaN). Work is bounded (`Limits`): series per
+dropped where Prometheus would return the value NaN); ``time()`` is the simulated time in seconds
+(the clock of start_s/end_s), not Unix time; ties in topk/bottomk go to the series read first
+(Prometheus leaves their order open). Work is bounded (`Limits`): series per
 selector, series x steps over all selectors, and samples read by range functions; a query over a
 bound is a `PromQLLimitError` telling the agent how to narrow it.
 """
@@ -24,7 +26,9 @@ import numpy as np
 from ...errors import PromQLError
 from ...metric_store import bucket_quantile
 from ...patterns import compile_label_regex
-from .parser import COMPARISON_OPS, Aggregate, Binary, Call, Number, Selector, Unary
+from .parser import COMPARISON_OPS, RANGE_FUNCTIONS, Aggregate, Binary, Call, Number, Selector, Unary
+
+_ELEMENTWISE = {"abs": np.abs, "ceil": np.ceil, "floor": np.floor, "sqrt": np.sqrt}
 
 __all__ = ["Limits", "PromQLLimitError", "evaluate", "Vector"]
 
@@ -53,10 +57,10 @@ def evaluate(node: object, store: object, times: np.ndarray, limits: Limits | No
     """`node` at every time of `times` (a scalar result is one series with no labels)."""
     ev = _Evaluator(store, np.asarray(times, dtype=np.float64), limits or Limits())
     out = ev.eval(node)
-    if isinstance(out, Vector):
-        keep = ~np.isnan(out.values).all(axis=1) if out.values.size else np.zeros(len(out.labels), bool)
-        return Vector([lab for lab, k in zip(out.labels, keep.tolist()) if k], out.values[keep])
-    return Vector([()], out[None, :])
+    if not isinstance(out, Vector):
+        out = Vector([()], out[None, :])
+    keep = ~np.isnan(out.values).all(axis=1) if out.values.size else np.zeros(len(out.labels), bool)
+    return Vector([lab for lab, k in zip(out.labels, keep.tolist()) if k], out.values[keep])
 
 
 def _drop_name(lab: LabelSet) -> LabelSet:
@@ -156,52 +160,81 @@ class _Evaluator:
         return Vector(labels, out)
 
     # ------------------------------------------------------------ functions
-    def call(self, node: Call) -> Vector:
-        if node.func == "histogram_quantile":
+    def call(self, node: Call) -> Vector | np.ndarray:
+        f = node.func
+        if f == "histogram_quantile":
             return self.histogram_quantile(node)
+        if f in RANGE_FUNCTIONS:
+            return self.range_call(node)
+        if f == "time":
+            return self.times.copy()
+        args = [self.eval(a) for a in node.args]
+        if f == "vector":
+            return Vector([()], np.array(args[0], dtype=np.float64)[None, :])
+        vec = args[0]
+        assert isinstance(vec, Vector)
+        if f == "scalar":  # the one sample of a one-series vector, else NaN (per step)
+            one = (~np.isnan(vec.values)).sum(axis=0) == 1
+            return np.where(one, np.nansum(vec.values, axis=0), np.nan)
+        v = vec.values
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if f in _ELEMENTWISE:
+                out = _ELEMENTWISE[f](v)
+            elif f == "round":
+                inv = 1.0 / (args[1] if len(args) > 1 else np.ones(self.times.size))
+                out = np.floor(v * inv[None, :] + 0.5) / inv[None, :]
+            else:  # clamp_min / clamp_max
+                out = (np.maximum if f == "clamp_min" else np.minimum)(v, args[1][None, :])
+        return Vector([_drop_name(lab) for lab in vec.labels], out)
+
+    def range_call(self, node: Call) -> Vector:
         sel = node.args[0]
         assert isinstance(sel, Selector) and sel.range_s is not None
         ids, labels = self.select(sel, sel.range_s)
         out = np.full((ids.size, self.times.size), np.nan)
         if ids.size:
-            if node.func == "irate":
-                out = self.irate(ids, sel)
+            if node.func in ("irate", "last_over_time"):
+                out = self.from_windows(ids, sel, node.func == "irate")
             else:
                 read = getattr(self.store, node.func)
                 for j, t in enumerate(self.times.tolist()):
                     out[:, j] = read(ids, t - sel.offset_s, sel.range_s)
+        if node.func == "last_over_time":  # Prometheus keeps the metric name here
+            return Vector(labels, out)
         return Vector([_drop_name(lab) for lab in labels], out)
 
-    def irate(self, ids: np.ndarray, sel: Selector) -> np.ndarray:
-        """PromQL ``irate``: the last two samples in the range, a drop read as a counter reset."""
+    def from_windows(self, ids: np.ndarray, sel: Selector, irate: bool) -> np.ndarray:
+        """``irate`` (the last two samples in the range, a drop read as a counter reset) or
+        ``last_over_time``, from one read of the query's whole span."""
         store = self.store
         w = float(sel.range_s)  # type: ignore[arg-type]
         t0 = float(self.times[0]) - sel.offset_s - w
         grid, vals = store.range(ids, max(0.0, t0), float(self.times[-1]) - sel.offset_s)  # type: ignore[attr-defined]
         out = np.full((ids.size, self.times.size), np.nan)
         v2 = bool(getattr(store, "prometheus_v2", False))
+        need = 2 if irate else 1
         for j, t in enumerate(self.times.tolist()):
             t -= sel.offset_s
             inside = (grid <= t + 1e-9) & ((grid >= t - w - 1e-9) if v2 else (grid > t - w + 1e-9))
             cols = np.flatnonzero(inside)
-            if cols.size < 2:
+            if cols.size < need:
                 continue
             win = vals[:, cols]
             present = ~np.isnan(win)
-            cnt = present.sum(axis=1)
-            rows = np.flatnonzero(cnt >= 2)
+            rows = np.flatnonzero(present.sum(axis=1) >= need)
             if not rows.size:
                 continue
             p = present[rows]
             last = p.shape[1] - 1 - np.argmax(p[:, ::-1], axis=1)
-            p2 = p.copy()
-            p2[np.arange(rows.size), last] = False
-            prev = p2.shape[1] - 1 - np.argmax(p2[:, ::-1], axis=1)
             lv = win[rows, last]
+            if not irate:
+                out[rows, j] = lv
+                continue
+            p[np.arange(rows.size), last] = False
+            prev = p.shape[1] - 1 - np.argmax(p[:, ::-1], axis=1)
             pv = win[rows, prev]
             dv = np.where(lv < pv, lv, lv - pv)
-            dt = grid[cols][last] - grid[cols][prev]
-            out[rows, j] = dv / dt
+            out[rows, j] = dv / (grid[cols][last] - grid[cols][prev])
         return out
 
     def histogram_quantile(self, node: Call) -> Vector:

@@ -34,16 +34,33 @@ RANGE_FUNCTIONS = (
     "min_over_time",
     "sum_over_time",
     "count_over_time",
+    "last_over_time",
 )
+# name -> (argument types, how many of them are required, result type)
+FUNCTIONS: dict[str, tuple[tuple[str, ...], int, str]] = {
+    **{f: (("matrix",), 1, "vector") for f in RANGE_FUNCTIONS},
+    "histogram_quantile": (("scalar", "vector"), 2, "vector"),
+    **{f: (("vector",), 1, "vector") for f in ("abs", "ceil", "floor", "sqrt")},
+    "round": (("vector", "scalar"), 1, "vector"),
+    "clamp_min": (("vector", "scalar"), 2, "vector"),
+    "clamp_max": (("vector", "scalar"), 2, "vector"),
+    "vector": (("scalar",), 1, "vector"),
+    "scalar": (("vector",), 1, "scalar"),
+    "time": ((), 0, "scalar"),
+}
+_EXAMPLES = {
+    "matrix": "x[5m]",
+    "histogram_quantile": "histogram_quantile(0.95, sum by (le) (rate(x_bucket[5m])))",
+}
 AGGREGATIONS = ("sum", "avg", "max", "min", "count", "topk", "bottomk")
-_ARITH = ("+", "-", "*", "/", "%", "^")
 COMPARISON_OPS = ("==", "!=", "<=", "<", ">=", ">")
 SET_OPS = ("and", "or", "unless")
 SUPPORTED = (
     'selectors name{label=|!=|=~|!~"value"} and name{...}[5m] (metric name required; RE2 regexes, '
     "fully anchored), offset <duration> (not negative); functions "
     + ", ".join(f"{f}(x[d])" for f in RANGE_FUNCTIONS)
-    + ", histogram_quantile(q, v); aggregations "
+    + ", histogram_quantile(q, v), abs, ceil, floor, sqrt, round(v[, to]), clamp_min(v, s), "
+    "clamp_max(v, s), vector(s), scalar(v), time(); aggregations "
     + ", ".join(AGGREGATIONS)
     + " with by/without (...) (topk/bottomk take k first); binary + - * / % ^ and comparisons "
     "(== != < <= > >=, optionally bool) between scalars and vectors, one-to-one vector matching "
@@ -525,7 +542,7 @@ class _Parser:
     def call(self) -> Call:
         t = self.next()
         name = t.text
-        if name not in RANGE_FUNCTIONS and name != "histogram_quantile":
+        if name not in FUNCTIONS:
             what = "function" if name in _KNOWN_FUNCTIONS else "unknown function"
             raise PromQLUnsupportedError(
                 f"unsupported PromQL at position {t.pos}: {what} {name}(). Supported here: {SUPPORTED}"
@@ -541,16 +558,14 @@ class _Parser:
                 raise self.error(f"expected ',' or ')' in the arguments of {name}()")
         self.next()
         self.depth -= 1
-        if name == "histogram_quantile":
-            if len(args) != 2 or args[0].type != "scalar" or args[1].type != "vector":
-                raise self.error(
-                    "histogram_quantile() takes (scalar q, instant vector of buckets), e.g. "
-                    "histogram_quantile(0.95, sum by (le) (rate(x_bucket[5m])))",
-                    t.pos,
-                )
-        elif len(args) != 1 or args[0].type != "matrix":
-            raise self.error(f"{name}() takes one range vector, e.g. {name}(x[5m])", t.pos)
-        return Call(name, tuple(args))
+        types, required, result = FUNCTIONS[name]
+        got = tuple(a.type for a in args)
+        if not required <= len(got) <= len(types) or got != types[: len(got)]:
+            shown = ", ".join({"matrix": "range vector", "vector": "instant vector"}.get(x, x) for x in types)
+            example = _EXAMPLES.get(name) or _EXAMPLES.get(types[0] if types else "", "")
+            hint = f", e.g. {name}({example})" if example and "(" not in example else f", e.g. {example}"
+            raise self.error(f"{name}() takes ({shown}){hint if example else ''}", t.pos)
+        return Call(name, tuple(args), result)
 
 
 def _type_name(node: object) -> str:
