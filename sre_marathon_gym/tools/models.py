@@ -43,9 +43,10 @@ class QueryMetrics(_Args):
             "metric/function/matchers, e.g. sum by (service_name) "
             '(rate(traces_span_metrics_calls_total{status_code="STATUS_CODE_ERROR"}[5m])). '
             "On the simulator: selectors with = != =~ !~, rate irate increase delta "
-            "avg/max/min/sum/count_over_time, histogram_quantile, sum avg max min count topk "
-            "bottomk by/without, + - * / % ^ and comparisons (bool) with on/ignoring, and or "
-            "unless, offset; anything else is an error naming it"
+            "avg/max/min/sum/count/last_over_time, histogram_quantile, abs ceil floor sqrt round "
+            "clamp_min clamp_max vector scalar time, sum avg max min count topk bottomk "
+            "by/without, + - * / % ^ and comparisons (bool) with on/ignoring, and or unless, "
+            "offset; anything else is an error naming it"
         ),
     )
     matchers: dict[str, str] = Field(
