@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import sre_marathon_gym  # noqa: F401
+from sre_marathon_gym.errors import PatternError, PromQLError
 from sre_marathon_gym.metric_store import MetricStore
 from sre_marathon_gym.tools.promql import (
+    RANGE_FUNCTIONS,
     Limits,
     PromQLLimitError,
     PromQLSyntaxError,
@@ -254,3 +258,73 @@ def test_tool_errors_are_structured(env):
     buckets = "traces_span_metrics_duration_milliseconds_bucket"
     wide = env.call_tool({"tool": "query_metrics", "promql": buckets})
     assert wide.ok and len(wide.data["series"]) == 100 and "of" in wide.data["truncated"]
+
+
+TOKENS = [
+    "req_total", "temp", "lat_bucket", "wave", "{", "}", "[5m]", "[1m:]", "(", ")", ",", "svc=",
+    '"a"', "'5..'", "=~", "!~", "!=", "==", "le", "by", "without", "on(svc)", "ignoring(code)",
+    "sum", "topk", "2", "0.5", "-", "+", "*", "/", "%", "^", ">", "bool", "and", "or", "unless",
+    "rate", "irate", "histogram_quantile", "offset 1m", "@", "scalar", "vector", "clamp_min", "1e308",
+    "NaN", "Inf", "`raw`", '"\\q"', "#", "group_left", "label_replace", " ",
+]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(TOKENS), max_size=14))
+def test_fuzzed_expressions_fail_only_with_promql_errors(store, toks):
+    """Whatever an agent writes: a result or a PromQL/pattern error, never anything else."""
+    expr = " ".join(toks)
+    try:
+        rows = query_range(store, expr, TIMES)
+    except (PromQLError, PatternError):
+        return
+    for _, times, vals in rows:
+        assert times.shape == vals.shape and not np.isnan(vals).any()
+
+
+_SEL = st.sampled_from(
+    ["req_total", "temp", "lat_bucket", "wave", "resets_total", 'req_total{code=~"5.."}', 'temp{svc!="a"}']
+)
+_LEAF = st.one_of(_SEL, st.sampled_from(["1", "0", "2.5", "NaN", "-Inf"]))
+
+
+def _grow(child):
+    pair = st.tuples(child, child)
+    return st.one_of(
+        st.builds(lambda f, s: f"{f}({s}[2m])", st.sampled_from(RANGE_FUNCTIONS), _SEL),
+        st.builds(
+            lambda a, lab, x: f"{a} by ({lab}) ({x})",
+            st.sampled_from(["sum", "avg", "max", "min", "count"]),
+            st.sampled_from(["svc", "code", "le", ""]),
+            child,
+        ),
+        st.builds(
+            lambda ab, op: f"({ab[0]}) {op} ({ab[1]})",
+            pair,
+            st.sampled_from(["+", "-", "*", "/", "%", "^", ">", "<= bool", "and", "or", "unless"]),
+        ),
+        st.builds(
+            lambda ab, op: f"({ab[0]}) {op} ({ab[1]})",
+            pair,
+            st.sampled_from(["/ on(svc)", "> ignoring(code)"]),
+        ),
+        st.builds(lambda k, x: f"bottomk({k}, {x})", st.integers(0, 3), child),
+        st.builds(lambda x: f"histogram_quantile(0.9, {x})", child),
+        st.builds(lambda f, x: f"{f}({x})", st.sampled_from(["abs", "scalar", "vector", "ceil"]), child),
+        st.builds(lambda x: f"clamp_min({x}, 1)", child),
+    )
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.recursive(_LEAF, _grow, max_leaves=6))
+def test_generated_expressions_evaluate_or_fail_cleanly(store, expr):
+    """Well-formed-ish expressions either evaluate (finite labels, no NaN shown) or raise a PromQL
+    error (a type error such as a set operator on a scalar, or many-to-many matching)."""
+    try:
+        rows = query_range(store, expr, TIMES)
+    except PromQLError:
+        return
+    labels = [tuple(sorted(lab.items())) for lab, _, _ in rows]
+    assert len(set(labels)) == len(labels), expr  # no two result series with the same labels
+    for _, times, vals in rows:
+        assert times.size and times.shape == vals.shape and not np.isnan(vals).any(), expr

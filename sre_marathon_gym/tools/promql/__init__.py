@@ -6,10 +6,11 @@ from __future__ import annotations
 import numpy as np
 
 from .engine import Limits, PromQLLimitError, Vector, evaluate
-from .parser import SUPPORTED, PromQLSyntaxError, PromQLUnsupportedError, parse
+from .parser import RANGE_FUNCTIONS, SUPPORTED, PromQLSyntaxError, PromQLUnsupportedError, parse
 
 __all__ = [
     "Limits",
+    "RANGE_FUNCTIONS",
     "PromQLLimitError",
     "PromQLSyntaxError",
     "PromQLUnsupportedError",
