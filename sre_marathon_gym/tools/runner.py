@@ -306,11 +306,18 @@ class ToolRunner:
     def _promql(self, store: Any, m: Any, start: float, end: float) -> dict:
         """A PromQL range query: sent to Prometheus when the source is a server, else evaluated on
         the simulator's store (`tools.promql`) at the same steps as the `function` path."""
+        unknown: list[str] = []
         if hasattr(store, "query_range"):
             rows = store.query_range(m.promql, start, end, m.step_s)
         else:
             times = query_times(start, end, m.step_s, self.max_points)
             rows = promql.query_range(store, m.promql, times)
+            names = store.names()
+            unknown = [
+                f"unknown metric {n!r}{did_you_mean(n, names)}"
+                for n in promql.metric_names(m.promql)
+                if n not in names
+            ]
         total = sum(len(t) for _, t, _ in rows[:MAX_PROMQL_SERIES])
         if total > self.max_query_points:
             raise ValueError(
@@ -326,6 +333,8 @@ class ToolRunner:
             for labels, times, vals in rows[:MAX_PROMQL_SERIES]
         ]
         out: dict[str, Any] = {"promql": m.promql, "series": series}
+        if unknown:  # PromQL answers an unknown name with nothing: say so
+            out["warnings"] = unknown
         if len(rows) > MAX_PROMQL_SERIES:
             out["truncated"] = f"showing {MAX_PROMQL_SERIES} of {len(rows)} series: aggregate or filter"
         return out

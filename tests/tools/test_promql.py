@@ -252,8 +252,13 @@ def test_tool_errors_are_structured(env):
     assert not bad.ok and "unsupported PromQL" in bad.error.message and "absent" in bad.error.message
     bad = env.call_tool({"tool": "query_metrics", "promql": 'up{job=~"(a"}'})
     assert not bad.ok and bad.error.code == "invalid_arguments"
+    # the reference's family name without the suffix: PromQL's empty answer, plus a warning
+    miss = env.call_tool({"tool": "query_metrics", "promql": "sum(rate(traces_span_metrics_calls[5m]))"})
+    assert miss.ok and miss.data["series"] == []
+    assert "traces_span_metrics_calls_total" in miss.data["warnings"][0]
     ok = env.call_tool({"tool": "query_metrics", "promql": "count(up)", "step_s": 60})
-    assert ok.ok and ok.data["series"][0]["labels"] == {}
+    assert ok.ok and "warnings" not in ok.data
+    assert ok.data["series"][0]["labels"] == {}
     assert all(v >= 1 for _, v in ok.data["series"][0]["values"])
     buckets = "traces_span_metrics_duration_milliseconds_bucket"
     wide = env.call_tool({"tool": "query_metrics", "promql": buckets})

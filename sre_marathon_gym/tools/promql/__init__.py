@@ -6,7 +6,14 @@ from __future__ import annotations
 import numpy as np
 
 from .engine import Limits, PromQLLimitError, Vector, evaluate
-from .parser import RANGE_FUNCTIONS, SUPPORTED, PromQLSyntaxError, PromQLUnsupportedError, parse
+from .parser import (
+    RANGE_FUNCTIONS,
+    SUPPORTED,
+    PromQLSyntaxError,
+    PromQLUnsupportedError,
+    Selector,
+    parse,
+)
 
 __all__ = [
     "Limits",
@@ -19,6 +26,7 @@ __all__ = [
     "evaluate",
     "parse",
     "query_range",
+    "metric_names",
 ]
 
 
@@ -33,4 +41,26 @@ def query_range(
     for lab, row in sorted(zip(vec.labels, vec.values), key=lambda x: x[0]):
         keep = ~np.isnan(row)
         out.append((dict(lab), times[keep], row[keep]))
+    return out
+
+
+def metric_names(expr: str) -> list[str]:
+    """The metric names `expr`'s selectors name (not those only matched by a ``__name__`` regex),
+    so that a caller can say which of them the store does not have: PromQL itself answers an
+    unknown name with an empty result."""
+    out: list[str] = []
+    todo = [parse(expr)]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, Selector):
+            names = (
+                [node.name]
+                if node.name
+                else [v for k, op, v in node.matchers if (k, op) == ("__name__", "=")]
+            )
+            out += [n for n in names if n not in out]
+        elif isinstance(node, tuple):
+            todo.extend(node)
+        elif hasattr(node, "__dataclass_fields__"):
+            todo.extend(getattr(node, f) for f in node.__dataclass_fields__)
     return out
