@@ -31,7 +31,7 @@ class GetAlerts(_Args):
 
 
 class QueryMetrics(_Args):
-    """Read a metric: raw samples, rate/increase of a counter, or a histogram quantile, grouped by labels."""
+    """Read a metric (raw, rate/increase or a quantile, grouped by labels), or run PromQL over a range."""
 
     tool: Literal["query_metrics"] = "query_metrics"
     metric: str | None = Field(None, description="series name, e.g. traces_span_metrics_calls_total")
@@ -39,8 +39,14 @@ class QueryMetrics(_Args):
         None,
         max_length=2000,
         description=(
-            "a PromQL expression evaluated as a range query instead of metric/function/matchers "
-            "(only when the environment reads metrics from a Prometheus server)"
+            "a PromQL expression evaluated as a range query over start_s/end_s/step_s instead of "
+            "metric/function/matchers, e.g. sum by (service_name) "
+            '(rate(traces_span_metrics_calls_total{status_code="STATUS_CODE_ERROR"}[5m])). '
+            "On the simulator: selectors with = != =~ !~, rate irate increase delta "
+            "avg/max/min/sum/count/last_over_time, histogram_quantile, abs ceil floor sqrt round "
+            "clamp_min clamp_max vector scalar time, sum avg max min count topk bottomk "
+            "by/without, + - * / % ^ and comparisons (bool) with on/ignoring, and or unless, "
+            "offset; anything else is an error naming it"
         ),
     )
     matchers: dict[str, str] = Field(

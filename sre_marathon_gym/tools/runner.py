@@ -27,6 +27,7 @@ from ..metric_store import bucket_quantile
 from ..patterns import compile_label_regex
 from ..quantities import parse_quantity
 from ..run_record import ActionRecord
+from . import promql
 from .models import TOOL_KIND, ToolResult, parse_call
 from .policy import check, incident_scope
 from .safe_json import json_safe
@@ -34,6 +35,7 @@ from .workspace import IncidentStore, Workspace
 
 MAX_POINTS_PER_SERIES = 11_000  # Prometheus' range-query resolution limit (points per series)
 MAX_POINTS_PER_QUERY = 500_000  # series x points one query_metrics call may return
+MAX_PROMQL_SERIES = 100  # result series one promql query shows (as the `function` path keeps)
 FAILED_CALL_STR = 200  # characters of each string a refused call keeps in the record
 _LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")  # Prometheus' label names (they go into PromQL selectors)
 
@@ -53,6 +55,15 @@ def parse_matchers(raw: dict[str, str], skip: tuple[str, ...] = ()) -> dict[str,
             compile_label_regex(v[1:], f"label {k!r}")
         out[k] = ("=~", v[1:]) if v.startswith("~") else ("!=", v[1:]) if v.startswith("!") else v
     return out
+
+
+def _point(v: float) -> float | str | None:
+    """A result value as JSON: rounded, NaN as null, infinities as Prometheus writes them."""
+    if np.isnan(v):
+        return None
+    if np.isinf(v):
+        return "+Inf" if v > 0 else "-Inf"
+    return round(float(v), 6)
 
 
 def query_times(
@@ -292,24 +303,41 @@ class ToolRunner:
             series.append({"labels": dict(key), "values": [[float(t), v] for t, v in zip(times, vals)]})
         return {"metric": m.metric, "function": m.function, "series": series}
 
-    @staticmethod
-    def _promql(store: Any, m: Any, start: float, end: float) -> dict:
-        if not hasattr(store, "query_range"):
+    def _promql(self, store: Any, m: Any, start: float, end: float) -> dict:
+        """A PromQL range query: sent to Prometheus when the source is a server, else evaluated on
+        the simulator's store (`tools.promql`) at the same steps as the `function` path."""
+        unknown: list[str] = []
+        if hasattr(store, "query_range"):
+            rows = store.query_range(m.promql, start, end, m.step_s)
+        else:
+            times = query_times(start, end, m.step_s, self.max_points)
+            rows = promql.query_range(store, m.promql, times)
+            names = store.names()
+            unknown = [
+                f"unknown metric {n!r}{did_you_mean(n, names)}"
+                for n in promql.metric_names(m.promql)
+                if n not in names
+            ]
+        total = sum(len(t) for _, t, _ in rows[:MAX_PROMQL_SERIES])
+        if total > self.max_query_points:
             raise ValueError(
-                "`promql` needs a Prometheus metrics source (this environment reads the "
-                "simulator's store): use metric/function/matchers/group_by instead"
+                f"this query would return {min(len(rows), MAX_PROMQL_SERIES)} series with {total} points "
+                f"(at most {self.max_query_points} points): narrow start_s/end_s, raise step_s, or "
+                "aggregate (sum by (...))"
             )
-        rows = store.query_range(m.promql, start, end, m.step_s)
         series = [
             {
                 "labels": labels,
-                "values": [
-                    [float(t), None if np.isnan(v) else round(float(v), 6)] for t, v in zip(times, vals)
-                ],
+                "values": [[float(t), _point(v)] for t, v in zip(times, vals)],
             }
-            for labels, times, vals in rows[:100]
+            for labels, times, vals in rows[:MAX_PROMQL_SERIES]
         ]
-        return {"promql": m.promql, "series": series}
+        out: dict[str, Any] = {"promql": m.promql, "series": series}
+        if unknown:  # PromQL answers an unknown name with nothing: say so
+            out["warnings"] = unknown
+        if len(rows) > MAX_PROMQL_SERIES:
+            out["truncated"] = f"showing {MAX_PROMQL_SERIES} of {len(rows)} series: aggregate or filter"
+        return out
 
     def _quantile(self, base: str, matchers: dict, m: Any, times: np.ndarray) -> dict:
         """histogram_quantile over `sum by (group_by, le)` of the bucket rates: one rate read over every

@@ -15,8 +15,6 @@ from hypothesis import strategies as st
 import sre_marathon_gym  # noqa: F401
 from sre_marathon_gym.tools.models import TOOL_NAMES, json_schemas, openai_tools
 
-SHORT = dict(injection_minutes=6, observation_minutes=4, intensity=0.5)
-
 
 def test_nineteen_tools_and_their_schemas_validate():
     schemas = json_schemas()
@@ -29,15 +27,6 @@ def test_nineteen_tools_and_their_schemas_validate():
         jsonschema.Draft202012Validator.check_schema(s["function"]["parameters"])
         assert "tool" not in s["function"]["parameters"]["properties"]
         assert s["function"]["description"]
-
-
-@pytest.fixture(scope="module")
-def env():
-    e = gym.make("SREMarathon/OnlineBoutique-v1", **SHORT).unwrapped
-    e.reset(seed=11)
-    for _ in range(2):
-        e.step(None)
-    return e
 
 
 def test_malformed_calls_become_structured_errors(env):
