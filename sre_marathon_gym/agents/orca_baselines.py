@@ -247,8 +247,10 @@ def prior_half(key: str) -> int:
 
 def complaint_area(question: str) -> tuple[str, str]:
     """(published difficulty, area) of a complaint as an agent reads them from its text and the public
-    question catalog (the universal complaint: ("hard", ""))."""
+    question catalog (the universal complaint: ("hard", ""); a text the catalog lacks: ("", ""))."""
     qf = load_questions()
+    if question == qf.universal:
+        return "hard", ""
     for area, spec in qf.areas.items():
         if any(c.text == question for c in spec.medium):
             return "medium", area
@@ -256,7 +258,7 @@ def complaint_area(question: str) -> tuple[str, str]:
         for area, cs in spec.easy.items():
             if any(c.text == question for c in cs):
                 return "easy", area
-    return "hard", ""
+    return "", ""
 
 
 def fit_area_prior(tasks) -> dict[tuple[str, str], tuple[str, ...]]:

@@ -236,6 +236,7 @@ def test_area_prior_halves_are_a_fixed_split_and_it_reads_only_the_other_half():
     qf = load_questions()
     assert complaint_area(qf.universal) == ("hard", "")
     assert complaint_area(qf.areas["ads"].medium[0].text) == ("medium", "ads")
+    assert agent.answer(task_key(tasks[0]), "a complaint no catalog holds") == ()
 
 
 def test_area_prior_calls_no_tool_and_reads_the_complaint_from_the_instruction():
