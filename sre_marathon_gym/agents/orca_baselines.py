@@ -1,14 +1,18 @@
-"""ORCA-bench baselines: the empty report, a loudest-symptom heuristic, and the ground-truth oracle.
+"""ORCA-bench baselines: the empty report, a loudest-symptom heuristic, the ground-truth oracle, and
+the no-tool area prior.
 
-Why these three: the empty report anchors the scale (0 on incidents, passes every control), the
+Why these: the empty report anchors the scale (0 on incidents, passes every control), the
 heuristic shows what chasing the loudest error or latency series gets (single causes, wrong ones
-under concurrency), and the oracle (reads ground truth; tests only) shows the judge can award full
-marks from evidence the telemetry really holds.
+under concurrency), the oracle (reads ground truth; tests only) shows the judge can award full
+marks from evidence the telemetry really holds, and the area prior (fit on one half of the tasks,
+scored on the other) shows how much of the answer the complaint alone gives away.
 """
 
 from __future__ import annotations
 
+import hashlib
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -17,11 +21,13 @@ import numpy as np
 
 from ..catalog.flag_behaviour import FLAG_BEHAVIOUR
 from ..errors import ConfigurationError, UnknownNameError
+from ..orca.data import load_questions
 from ..orca.episode import Episode
 from ..orca.evidence import DURATION, EvidenceChecker, flag_log_markers, flag_signals
-from ..orca.flags import flag_mechanisms, mechanisms_with_primary_signal
+from ..orca.flags import flag_mechanisms, flag_services, mechanisms_with_primary_signal
 from ..orca.report import EvidenceRef, LogRef, MetricRef, RcaReport, RootCause, TimelineEntry, WhyStep
-from ..orca.tasks import task_key
+from ..orca.tasks import orca_tasks, task_key
+from ..orca.time_text import day_start
 from ..orca.tools import MAX_LOG_WINDOW_S
 from ..orca.world import orca_world
 from ..tools.models import ToolResult
@@ -232,10 +238,91 @@ class OrcaOracleAgent(OrcaAgent):
         return []
 
 
+# ---------------------------------------------------------------- area prior (benchmark health)
+def prior_half(key: str) -> int:
+    """The half (0 or 1) a task belongs to, from its public key: a keyed hash, the same on every
+    machine. The area prior answers a task of one half with what it learnt on the other."""
+    return hashlib.sha256(f"area-prior:{key}".encode()).digest()[0] & 1
+
+
+def complaint_area(question: str) -> tuple[str, str]:
+    """(published difficulty, area) of a complaint as an agent reads them from its text and the public
+    question catalog (the universal complaint: ("hard", ""); a text the catalog lacks: ("", ""))."""
+    qf = load_questions()
+    if question == qf.universal:
+        return "hard", ""
+    for area, spec in qf.areas.items():
+        if any(c.text == question for c in spec.medium):
+            return "medium", area
+    for spec in qf.flags.values():
+        for area, cs in spec.easy.items():
+            if any(c.text == question for c in cs):
+                return "easy", area
+    return "", ""
+
+
+def fit_area_prior(tasks) -> dict[tuple[str, str], tuple[str, ...]]:
+    """Per (difficulty, complaint area): the set of flags most often exactly behind the incident tasks
+    (the best constant answer when accuracy asks for every plausible flag and no wrong one; ties: the
+    lexicographically first set)."""
+    sets: dict[tuple[str, str], Counter] = {}
+    for t in tasks:
+        if not t.is_control:
+            sets.setdefault(complaint_area(t.question), Counter())[
+                tuple(sorted({c.flag for c in t.ground_truth}))
+            ] += 1
+    return {k: min(c.items(), key=lambda kv: (-kv[1], kv[0]))[0] for k, c in sets.items()}
+
+
+class AreaPriorAgent(OrcaAgent):
+    """Calls no tool: names, for the complaint's (difficulty, area), the flag set most often behind
+    such complaints in the OTHER half of the tasks (two-fold: every task is answered by the fit on
+    the half it is not in), each flag dated from the start of the current day and still ongoing.
+
+    Why: a benchmark-health row. If it beats the published models, the answer is predictable from
+    the complaint alone and the benchmark measures no investigation. It reads the ground truth of the
+    fitting half only (training data), never of the task it answers."""
+
+    name = "area_prior"
+
+    def __init__(self, tasks=None):
+        tasks = orca_tasks() if tasks is None else tasks
+        self.fits = tuple(fit_area_prior([t for t in tasks if prior_half(task_key(t)) == h]) for h in (0, 1))
+
+    def answer(self, key: str, question: str) -> tuple[str, ...]:
+        """The flags named for a task of public key `key`: the other half's fit."""
+        return self.fits[1 - prior_half(key)].get(complaint_area(question), ())
+
+    def investigate(self, view: TaskView, call: Call) -> RcaReport:
+        flags = self.answer(view.task_key, issue_question(view.issue))
+        start = float(day_start(view.current_s))
+        causes = [
+            RootCause(
+                flag=f,
+                service=flag_services(f)[0],
+                mechanism=flag_mechanisms(f)[0],  # type: ignore[arg-type]
+                incident_start_s=start,
+                explanation="the flags most often behind this kind of complaint",
+            )
+            for f in flags
+        ]
+        return RcaReport(summary=", ".join(flags), root_causes=causes) if causes else RcaReport()
+
+
+def issue_question(issue: str) -> str:
+    """The catalog complaint quoted in an instruction text (`orca.episode.instruction`: "...reported
+    WHEN: COMPLAINT. The reported time ..."); "" when none is."""
+    qf = load_questions()
+    texts = [qf.universal, *(c.text for a in qf.areas.values() for c in a.medium)]
+    texts += [c.text for f in qf.flags.values() for cs in f.easy.values() for c in cs]
+    return next((t for t in texts if f": {t}. The reported time" in issue), "")
+
+
 ORCA_AGENTS: dict[str, type[OrcaAgent]] = {
     "empty": EmptyReportAgent,
     "heuristic": LoudestSymptomAgent,
     "oracle": OrcaOracleAgent,
+    "area_prior": AreaPriorAgent,
 }
 
 

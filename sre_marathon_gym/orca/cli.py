@@ -6,7 +6,7 @@ import argparse
 
 # The baseline names (agents/orca_baselines.ORCA_AGENTS; a test keeps them equal). Spelled out so building
 # the parser imports nothing heavy, and a bad name fails in argparse before the days are simulated.
-AGENT_NAMES = ("empty", "heuristic", "oracle")
+AGENT_NAMES = ("empty", "heuristic", "oracle", "area_prior")
 ADVERSARIAL_NAMES = ("every_flag", "every_flag_with_signals", "every_service")  # agents/adversarial.py
 
 
@@ -31,7 +31,7 @@ def cmd_orca_tasks(args: argparse.Namespace) -> int:
 
 
 def cmd_orca_evaluate(args: argparse.Namespace) -> int:
-    from .evaluate import detail_table, evaluate, leaderboard_table
+    from .evaluate import area_prior_scores, detail_table, evaluate, leaderboard_table
     from .world import orca_world
 
     orca_world()  # simulate the days once, before the progress bar starts
@@ -40,7 +40,7 @@ def cmd_orca_evaluate(args: argparse.Namespace) -> int:
         f"tasks evaluated: {len(scores)} ({sum(not s.is_control for s in scores)} incident, "
         f"{sum(s.is_control for s in scores)} control)"
     )
-    print(leaderboard_table(args.agent, scores))
+    print(leaderboard_table(args.agent, scores, health=area_prior_scores()))
     if args.detail:
         print()
         print(detail_table(scores))
@@ -57,7 +57,8 @@ def add_orca_parser(sub: argparse._SubParsersAction) -> None:
         "--agent",
         default="heuristic",
         choices=AGENT_NAMES + ADVERSARIAL_NAMES,
-        help="the baseline to run (or a degenerate report of the adversarial suite)",
+        help="the baseline to run (or a degenerate report of the adversarial suite); area_prior "
+        "calls no tool and answers each task with what it fit on the other half of the tasks",
     )
     e.add_argument("--limit", type=positive_int, help="evaluate this many tasks (>= 1), spread over the list")
     e.add_argument("--no-source", action="store_true", help="the telemetry-only ablation (no read_source)")

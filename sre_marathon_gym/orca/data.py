@@ -44,26 +44,69 @@ class ScheduleFile(_Strict):
     events: list[ScheduleEntry]
 
 
+SymptomKind = Literal["error", "fails", "hang", "slow", "missing", "any"]
+SymptomType = Literal[
+    "http_5xx",
+    "http_4xx",
+    "http_timeout",
+    "slow_response",
+    "visual_degradation",
+    "partial_content",
+    "stale_content",
+]
+
+
+class Complaint(_Strict):
+    """One user complaint: its text, the frontend routes it is about (None: every route of its area)
+    and the symptom kind it states; `quotes` names the flag whose own string or product it quotes."""
+
+    text: str = Field(min_length=1)
+    routes: tuple[str, ...] | None = None
+    symptom: SymptomKind
+    quotes: str | None = None
+
+
 class AreaSpec(_Strict):
-    """A user-facing feature area: the request types behind it and how users describe it."""
+    """A user-facing feature area: the request types behind it, the frontend routes its pages call,
+    and how users describe it (the medium complaints)."""
 
     request_types: list[str] = Field(min_length=1)
-    medium: list[str] = Field(min_length=1)
+    routes: tuple[str, ...] = Field(min_length=1)
+    medium: list[Complaint] = Field(min_length=1)
 
 
 class FlagQuestions(_Strict):
-    """Easy (specific) complaint templates per area a flag's symptoms reach; `hint` is the area a
-    flag without user-visible symptoms gets complaints about (what a confused user would report)."""
+    """Easy (specific) complaints per area a flag's symptoms reach; `hint` is the area a flag without
+    user-visible symptoms gets complaints about (what a confused user would report)."""
 
-    easy: dict[str, list[str]] = Field(min_length=1)
+    easy: dict[str, list[Complaint]] = Field(min_length=1)
     hint: str | None = None
 
 
 class QuestionsFile(_Strict):
-    schema_version: Literal[1]
+    schema_version: Literal[2]
     universal: str
     areas: dict[str, AreaSpec]
     flags: dict[str, FlagQuestions]
+
+
+class FrontendIssue(_Strict):
+    """One entry of a rubric's `symptoms.frontend` list (rubric.md): the route and symptom type."""
+
+    route: str
+    symptom_type: SymptomType
+    deterministic: bool = True
+
+
+class FrontendFile(_Strict):
+    """Each flag's user-visible symptoms as its rubrics list them, and which symptom types a
+    complaint's stated symptom kind could be confused with (the plausibility rule's data)."""
+
+    schema_version: Literal[1]
+    source: str
+    routes: tuple[str, ...] = Field(min_length=1)
+    symptom_kinds: dict[SymptomKind, tuple[SymptomType, ...]]
+    flags: dict[str, tuple[FrontendIssue, ...]]
 
 
 class TaskTargets(_Strict):
@@ -137,3 +180,8 @@ def load_leaderboard(root: str | None = None) -> LeaderboardFile:
 @lru_cache(maxsize=4)
 def load_answers(root: str | None = None) -> AnswersFile:
     return _load("answers.yaml", AnswersFile, root)  # type: ignore[return-value]
+
+
+@lru_cache(maxsize=4)
+def load_frontend(root: str | None = None) -> FrontendFile:
+    return _load("frontend.yaml", FrontendFile, root)  # type: ignore[return-value]

@@ -67,8 +67,16 @@ def _spread(tasks: list[OrcaTask], n: int) -> list[OrcaTask]:
     return [tasks[int(i * step)] for i in range(n)]
 
 
-def leaderboard_table(agent_name: str, scores: list[TaskScore]) -> str:
-    """The published columns beside the published rows, and this run's sound columns.
+def area_prior_scores() -> list[TaskScore]:
+    """The no-tool area prior (`agents.orca_baselines.AreaPriorAgent`) on all tasks, each answered by
+    the fit on the half it is not in: a benchmark-health row (no tool call, so seconds, not a
+    simulation)."""
+    return evaluate("area_prior")
+
+
+def leaderboard_table(agent_name: str, scores: list[TaskScore], health: list[TaskScore] | None = None) -> str:
+    """The published columns beside the published rows, and this run's sound columns (and, given
+    `health`, the no-tool area prior's sound row: a benchmark it beats measures no investigation).
 
     ORCA-bench's definitions (accuracy: every plausible flag named; hallucination: no plausible flag
     named) are won by a report that names every flag, so they are printed for comparison with the
@@ -88,6 +96,10 @@ def leaderboard_table(agent_name: str, scores: list[TaskScore]) -> str:
         row(f"{agent_name} (this run; sound: no wrong claim)", sound),
         row(f"{agent_name} (this run; published definitions)", pub),
     ]
+    if health is not None:  # benchmark health: what the complaint alone gives away (should stay below)
+        rows.append(
+            row("area prior, no tools (two-fold held out; sound)", published_metrics(health, sound=True))
+        )
     for r in lb.rows:
         rows.append(
             [

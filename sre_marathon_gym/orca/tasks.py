@@ -2,9 +2,22 @@
 
 Pipeline (tasks.md): questions per event (easy / medium / universal) -> task specs per question
 (time-to-detection, report-time style, controls) -> ground truth (candidate events of the report
-day up to detection, kept when the simulator shows them reaching a user-visible symptom of the
-complaint's area) -> pruning to the published counts by a keyed hash of the task id. Every choice
-is a hash of stable names; nothing depends on set or dict order or on Python's hash seed.
+day up to detection, kept when plausible for the complaint) -> pruning to the published counts by a
+keyed hash of the task id. Every choice is a hash of stable names; nothing depends on set or dict
+order or on Python's hash seed.
+
+Plausibility (the reference asks an LLM "could these symptoms reasonably be confused with the
+reported issue?"; this is the deterministic rule that stands in for it, its data in
+catalog/orca/frontend.yaml and questions.yaml). A candidate event of flag F is plausible for a
+complaint C when F is not on the `no_frontend` list (answers.yaml) and either
+  (a) C quotes a string or product tied to F (`quotes: F`), or
+  (b) some entry (route, symptom_type) of F's rubric frontend list has route in C's routes and
+      symptom_type in the types C's stated symptom kind accepts (frontend.yaml symptom_kinds).
+C's routes are the complaint's own (an easy complaint names the page element, e.g. the ad banner ->
+GET /api/data), else every route its area's pages call; the universal complaint has every route and
+symptom kind `any`. Then imageSlowLoad is dropped when any other answer remains (the reference's
+EXCLUDED_FEATURE_FLAGS). Neither the complaint's area alone nor the simulator's request-type effects
+decide: a quoted string makes its flag plausible, and others only through route + symptom.
 """
 
 from __future__ import annotations
@@ -17,12 +30,21 @@ from typing import Literal
 
 from ..errors import CatalogError, ConfigurationError
 from . import DAY_S
-from .data import AnswersFile, QuestionsFile, TaskTargets, load_answers, load_leaderboard, load_questions
+from .data import (
+    AnswersFile,
+    Complaint,
+    FrontendFile,
+    QuestionsFile,
+    TaskTargets,
+    load_answers,
+    load_frontend,
+    load_leaderboard,
+    load_questions,
+)
 from .flags import flag_mechanisms, flag_services
 from .schedule import FlagEvent, OrcaSchedule, orca_schedule
 from .task_model import Difficulty, GroundTruthCause, OrcaTask
 from .time_text import clock_text, day_start, day_word, period_of, previous_period
-from .visibility import flag_visibility
 
 GENERATOR_KEY = "orca-bench-v1"
 GRACE_S = 300  # telemetry still being ingested: the snapshot after detection + 5 min
@@ -35,8 +57,12 @@ class Question:
     qid: str
     event: FlagEvent
     granularity: Literal["easy", "hard", "universal"]
-    text: str
+    complaint: Complaint
     areas: tuple[str, ...]  # empty: every area (the universal question)
+
+    @property
+    def text(self) -> str:
+        return self.complaint.text
 
 
 def _pick(key: str, n: int) -> int:
@@ -52,24 +78,57 @@ def snapshot_after(t: int) -> int:
 
 
 # ---------------------------------------------------------------- questions
-def questions(schedule: OrcaSchedule, qf: QuestionsFile) -> list[Question]:
+def complaint_routes(qf: QuestionsFile, c: Complaint, areas: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The routes a complaint is about: its own, else its areas' pages (None: every route)."""
+    if c.routes is not None:
+        return c.routes
+    if not areas:
+        return None
+    return tuple(r for a in areas for r in qf.areas[a].routes)
+
+
+def matches(fe: FrontendFile, flag: str, c: Complaint, routes: tuple[str, ...] | None) -> bool:
+    """Rule (b): some frontend entry of the flag's rubrics has a route of the complaint and a symptom
+    type its stated symptom kind accepts."""
+    kinds = fe.symptom_kinds[c.symptom]
+    return any(
+        (routes is None or i.route in routes) and i.symptom_type in kinds for i in fe.flags.get(flag, ())
+    )
+
+
+def questions(schedule: OrcaSchedule, qf: QuestionsFile, fe: FrontendFile | None = None) -> list[Question]:
     """Per event: one easy complaint, one medium complaint per area the flag's symptoms reach, the
-    universal one (tasks.md: one question sampled per event and granularity, medium per area)."""
+    universal one (tasks.md: one question sampled per event and granularity, medium per area). The
+    medium complaint is drawn among the area's complaints the event's flag could cause (the
+    reference wrote them from the event's rubric); a flag with no frontend symptom draws from all.
+    Later events of a flag take the next alternate (the reference's prompt shows the questions
+    already generated for the flag and asks to vary the phrasing)."""
+    fe = fe or load_frontend()
+    universal = Complaint(text=qf.universal, symptom="any")
+    seen: dict[str, int] = {}  # how often each (flag, tier, area) was asked before: vary the phrasing
+
+    def draw(key: str, options: list[Complaint]) -> Complaint:
+        n = seen.get(key, 0)
+        seen[key] = n + 1
+        return options[(_pick(key, len(options)) + n) % len(options)]
+
     out: list[Question] = []
     for e in schedule.events:
         spec = qf.flags[e.flag]
         areas = list(spec.easy)
         area = areas[_pick(f"{e.id}:easy:area", len(areas))]
-        easy = spec.easy[area]
-        out.append(Question(f"{e.id}-00-easy", e, "easy", easy[_pick(f"{e.id}:easy", len(easy))], (area,)))
+        out.append(
+            Question(f"{e.id}-00-easy", e, "easy", draw(f"{e.flag}:easy:{area}", spec.easy[area]), (area,))
+        )
         for i, area in enumerate(areas, start=1):
-            med = qf.areas[area].medium
+            med = [
+                c for c in qf.areas[area].medium if matches(fe, e.flag, c, complaint_routes(qf, c, (area,)))
+            ]
+            med = med or qf.areas[area].medium
             out.append(
-                Question(
-                    f"{e.id}-{i:02d}-hard", e, "hard", med[_pick(f"{e.id}:hard:{area}", len(med))], (area,)
-                )
+                Question(f"{e.id}-{i:02d}-hard", e, "hard", draw(f"{e.flag}:hard:{area}", med), (area,))
             )
-        out.append(Question(f"{e.id}-univ00-universal", e, "universal", qf.universal, ()))
+        out.append(Question(f"{e.id}-univ00-universal", e, "universal", universal, ()))
     return out
 
 
@@ -81,24 +140,20 @@ def plausible(
     t0: int,
     t1: int,
     answers: AnswersFile | None = None,
+    fe: FrontendFile | None = None,
 ) -> tuple[GroundTruthCause, ...]:
-    """Candidate events overlapping [t0, t1) whose simulated effect reaches the complaint's area.
-
-    Flags on the reference `no_frontend` list (catalog/orca/answers.yaml) never count, whatever the
-    simulator shows: their rubrics have no user-visible symptom (tasks.md, generate_answers step 2).
-    """
+    """Candidate events overlapping [t0, t1) that are plausible for the complaint (the rule in the
+    module docstring). Flags on the reference `no_frontend` list never count, whatever the complaint
+    quotes: their rubrics have no user-visible symptom (tasks.md, generate_answers step 2)."""
     answers = answers or load_answers()
-    wanted = {rt for a in q.areas for rt in qf.areas[a].request_types}
-    keep: list[FlagEvent] = []
-    for c in schedule.overlapping(t0, t1):
-        if c.flag in answers.no_frontend:
-            continue
-        vis = flag_visibility(c.flag, c.value)
-        if not vis.user_visible:
-            continue
-        if wanted and not wanted & set(vis.request_types):
-            continue
-        keep.append(c)
+    fe = fe or load_frontend()
+    routes = complaint_routes(qf, q.complaint, q.areas)
+    keep = [
+        c
+        for c in schedule.overlapping(t0, t1)
+        if c.flag not in answers.no_frontend
+        and (q.complaint.quotes == c.flag or matches(fe, c.flag, q.complaint, routes))
+    ]
     if any(c.flag not in answers.excluded_unless_sole for c in keep):
         keep = [c for c in keep if c.flag not in answers.excluded_unless_sole]
     keep.sort(key=lambda c: (c.id != q.event.id, c.on_s, c.id))  # the authored event first
@@ -270,13 +325,45 @@ def _task(schedule: OrcaSchedule, q: Question, s: _Spec, gt: tuple[GroundTruthCa
     )
 
 
-def check_answers(answers: AnswersFile, qf: QuestionsFile) -> None:
-    """Every flag the answer policy names is a flag the questions know (a typo would silently count)."""
+def check_answers(answers: AnswersFile, qf: QuestionsFile, fe: FrontendFile | None = None) -> None:
+    """The three ORCA catalog files agree (a typo would silently change ground truth): every flag the
+    answer policy or a complaint names is known; the frontend table lists exactly the questions' flags,
+    empty for the no-frontend ones only; every route is a known route; every easy complaint of a flag
+    with frontend symptoms is plausible for that flag by the rule."""
+    fe = fe or load_frontend()
+    problems: list[str] = []
     for name in (*answers.no_frontend, *answers.excluded_unless_sole):
         if name not in qf.flags:
-            raise CatalogError(
+            problems.append(
                 f"catalog/orca/answers.yaml: unknown flag {name!r} (known: {', '.join(sorted(qf.flags))})"
             )
+    if set(fe.flags) != set(qf.flags):
+        problems.append(
+            f"catalog/orca/frontend.yaml: flags {sorted(fe.flags)} differ from "
+            f"questions.yaml's {sorted(qf.flags)}"
+        )
+    for flag, issues in fe.flags.items():
+        if (not issues) != (flag in answers.no_frontend):
+            problems.append(f"catalog/orca/frontend.yaml: {flag}: an empty frontend list iff on no_frontend")
+        problems += [
+            f"frontend.yaml: {flag}: unknown route {i.route!r}" for i in issues if i.route not in fe.routes
+        ]
+    complaints = [(a, None, c) for a, spec in qf.areas.items() for c in spec.medium]
+    complaints += [(a, f, c) for f, spec in qf.flags.items() for a, cs in spec.easy.items() for c in cs]
+    for area, flag, c in complaints:
+        if area not in qf.areas:
+            problems.append(f"questions.yaml: {flag}: unknown area {area!r}")
+            continue
+        for r in (*(c.routes or ()), *qf.areas[area].routes):
+            if r not in fe.routes:
+                problems.append(f"questions.yaml: {c.text!r}: unknown route {r!r}")
+        if c.quotes is not None and c.quotes not in qf.flags:
+            problems.append(f"questions.yaml: {c.text!r}: quotes unknown flag {c.quotes!r}")
+        if flag and fe.flags.get(flag) and c.quotes != flag:
+            if not matches(fe, flag, c, complaint_routes(qf, c, (area,))):
+                problems.append(f"questions.yaml: {flag}: {c.text!r} is not plausible for its own flag")
+    if problems:
+        raise CatalogError(problems)
 
 
 def candidate_tasks(
@@ -284,12 +371,13 @@ def candidate_tasks(
 ) -> list[OrcaTask]:
     """Every task the rules allow, before pruning (incident tasks with no plausible cause dropped)."""
     answers = answers or load_answers()
-    check_answers(answers, qf)
+    fe = load_frontend()
+    check_answers(answers, qf, fe)
     out: list[OrcaTask] = []
-    for q in questions(schedule, qf):
+    for q in questions(schedule, qf, fe):
         for s in _incident_specs(schedule, q):
             t0 = day_start(s.anchor_s)
-            gt = plausible(schedule, qf, q, t0, min(s.current_s, t0 + DAY_S), answers)
+            gt = plausible(schedule, qf, q, t0, min(s.current_s, t0 + DAY_S), answers, fe)
             if gt and s.current_s <= schedule.run_s:
                 out.append(_task(schedule, q, s, gt))
         for s in _control_specs(schedule, q):
