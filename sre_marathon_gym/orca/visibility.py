@@ -64,7 +64,6 @@ def visibility_margin(flag: str, value: str) -> float:
     types of failure-share rise / FAIL_DELTA and latency rise / LATENCY_DELTA_MS): >= 1 is visible.
     Ground truth should not hinge on a flag sitting a hair from 1."""
     base, cur = _baseline(), _expected(flag, value)
-    ratios = [
-        max((cur[n][0] - f0) / FAIL_DELTA, (cur[n][1] - l0) / LATENCY_DELTA_MS) for n, (f0, l0) in base.items()
-    ]
+    fail = {n: (cur[n][0] - f0) / FAIL_DELTA for n, (f0, _) in base.items()}
+    ratios = [max(fail[n], (cur[n][1] - l0) / LATENCY_DELTA_MS) for n, (_, l0) in base.items()]
     return round(max(ratios, default=0.0), 3)
