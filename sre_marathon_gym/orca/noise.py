@@ -130,29 +130,24 @@ def log_record(r: Reconnect, pod: str) -> LogRecord:
 
 
 def trace(r: Reconnect) -> Trace:
+    """flagd's side of the cut stream: one SERVER span ending in DEADLINE_EXCEEDED. Only flagd's span
+    (no flag's culprit) so that citing a stream cut can never pass for a flag's own failing span."""
     dur = STREAM_S * 1000.0
-    sid = _h(0, "span", r.trace_id)
-    common = {"rpc.system": "grpc", "rpc.service": "flagd.evaluation.v1.Service", "rpc.method": "EventStream"}
-    client = Span(
-        span_id=sid[:8].hex(),
+    span = Span(
+        span_id=_h(0, "span", r.trace_id)[:8].hex(),
         parent_id=None,
-        service=r.service,
-        name=EVENT_STREAM,
-        kind="CLIENT",
-        start_ms=0.0,
-        duration_ms=dur,
-        status="ERROR",
-        attributes={**common, "rpc.grpc.status_code": 4, "error.message": "DEADLINE_EXCEEDED"},
-    )
-    server = Span(
-        span_id=sid[8:].hex(),
-        parent_id=client.span_id,
         service="flagd",
         name=EVENT_STREAM,
         kind="SERVER",
-        start_ms=1.0,
-        duration_ms=dur - 2.0,
+        start_ms=0.0,
+        duration_ms=dur,
         status="ERROR",
-        attributes={**common, "rpc.grpc.status_code": 4},
+        attributes={
+            "rpc.system": "grpc",
+            "rpc.service": "flagd.evaluation.v1.Service",
+            "rpc.method": "EventStream",
+            "rpc.grpc.status_code": 4,
+            "net.peer.name": r.service,
+        },
     )
-    return Trace(r.trace_id, r.start_s, r.service, EVENT_STREAM, dur, "ERROR", (client, server))
+    return Trace(r.trace_id, r.start_s, "flagd", EVENT_STREAM, dur, "ERROR", (span,))

@@ -42,7 +42,8 @@ def test_the_noise_is_the_streams_only(run, world):
     # each subscriber's stream is cut about once per STREAM_S
     per = {}
     for t in noisy:
-        per[t["root_service"]] = per.get(t["root_service"], 0) + 1
+        peer = t["spans"][0]["attributes"]["net.peer.name"]
+        per[peer] = per.get(peer, 0) + 1
     for svc in noise.SUBSCRIBERS:
         assert abs(per.get(svc, 0) - (HOURS * 3600 - noise.STREAM_S) / noise.STREAM_S) <= 2
 
@@ -55,8 +56,8 @@ def test_deterministic_and_seeded(run):
 
 
 def test_ids_resolve_and_forgeries_do_not(world):
-    tr = world.traces(None, "ad", 0, HOURS * 3600, None, "error", 5)[0]
-    assert {s["service"] for s in tr["spans"]} == {"ad", "flagd"}
+    tr = world.traces(None, "flagd", 0, HOURS * 3600, None, "error", 5)[0]
+    assert {s["service"] for s in tr["spans"]} == {"flagd"}
     again = world.traces(tr["trace_id"], None, 0.0, 0.0, None, None, 1)
     assert again == [tr]
     line = world.search_logs("checkout", 0, HOURS * 3600, "EventStream", "ERROR", 5, with_ids=True)[-1]
@@ -81,6 +82,7 @@ def test_filters_apply_to_the_noise(world):
     assert world.traces(None, None, 0, HOURS * 3600, None, "ok", 50) == world.__class__.__mro__[1].traces(
         world, None, None, 0, HOURS * 3600, None, "ok", 50
     )
+    assert world.traces(None, "ad", 0, HOURS * 3600, None, "error", 50) == []  # flagd's spans only
     only_cart = world.search_logs("cart", 0, HOURS * 3600, "EventStream", None, 500)
     assert only_cart and {r["service"] for r in only_cart} == {"cart"}
     assert world.search_logs(None, 0, HOURS * 3600, "EventStream -flagd", None, 500) == []
@@ -105,3 +107,23 @@ def test_control_windows_hold_error_spans_and_nights_hold_warnings():
             t0 = day * DAY_S + hour * 3600
             logs = w.search_logs(None, t0, t0 + 3600, None, "WARN", 50)
             assert logs, f"no WARN/ERROR log on day {day + 1} at {hour:02d}:00"
+
+
+def test_noise_is_never_evidence_of_a_flag(world):
+    """A cheap agent could cite stream cuts (present in every window) as a flag's failing span or log."""
+    from sre_marathon_gym.backends.sim import flag_log_markers
+    from sre_marathon_gym.catalog.flag_behaviour import FLAG_BEHAVIOUR
+    from sre_marathon_gym.orca.evidence import EvidenceChecker
+    from sre_marathon_gym.orca.report import LogRef, TraceRef
+
+    chk = EvidenceChecker(world)
+    traces = world.traces(None, None, 0, HOURS * 3600, None, "error", 500)
+    logs = world.search_logs(None, 0, HOURS * 3600, "EventStream", None, 500, with_ids=True)
+    assert traces and logs
+    for flag in FLAG_BEHAVIOUR:
+        for t in traces[:10]:
+            assert not chk.trace_shows(TraceRef(trace_id=t["trace_id"]), flag, 0, HOURS * 3600, HOURS * 3600)
+        for r in logs[:10]:
+            svcs = tuple(s for s, _, _ in FLAG_BEHAVIOUR[flag])
+            assert not chk.log_shows(LogRef(log_id=r["id"]), flag, svcs, 0, HOURS * 3600, HOURS * 3600)
+        assert not any(m in text for m in flag_log_markers(flag) for _, text in noise.SUBSCRIBERS.values())
