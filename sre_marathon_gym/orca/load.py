@@ -22,6 +22,7 @@ from ..catalog import load_catalog
 from ..clock import Epoch
 from ..sim.simulator import Simulator
 from . import APP
+from .impressions import Impressions, advance
 from .intensity import orca_flag_table
 
 GET_ADS_PER_S = 20 / 420.0  # about 20 /api/data calls in 7 minutes
@@ -75,12 +76,14 @@ def run_orca_flags(
     on_change: Callable[[float], None] | None = None,
 ) -> SimBackend:
     """`backends.sim.run_flag_schedule` under the demo's load: each `(time_s, flag, value)` change
-    ships through flagd's pipeline when its time comes."""
+    ships through flagd's pipeline when its time comes; with telemetry, flagd's impression counter
+    (`impressions`) is recorded too."""
     sim = orca_simulator(seed, telemetry=telemetry, epoch=epoch)
+    imp = Impressions(sim) if telemetry else None
     for time_s, flag, value in changes:
-        sim.advance_to(time_s)
+        advance(sim, time_s, imp)
         sim.ship_flag(flag, value, f"flagd: set {flag} to {value}", "", author="ci")
         if on_change is not None:
             on_change(sim.now)
-    sim.advance_to(end_s)
+    advance(sim, end_s, imp)
     return SimBackend(sim)
