@@ -13,6 +13,7 @@ from .. import logquery
 from ..backends.sim import SimBackend
 from ..sim.simulator import Simulator
 from . import noise
+from .flag_events import FlagTimeline
 
 LOG_PREFIX = "log-n"
 
@@ -22,6 +23,12 @@ class NoisyBackend(SimBackend):
         super().__init__(sim)
         self.noise_seed = int(seed)
         self._now = None if now_s is None else float(now_s)
+        self._timeline: FlagTimeline | None = None
+
+    def _flags(self) -> FlagTimeline:
+        if self._timeline is None:  # read-only run: the history is final
+            self._timeline = FlagTimeline(self.sim)
+        return self._timeline
 
     def now(self) -> float:
         return self.sim.now if self._now is None else self._now
@@ -91,8 +98,10 @@ class NoisyBackend(SimBackend):
             r = noise.find_reconnect(self.noise_seed, trace_id, self._subscribers(), self.sim.now)
             if r is not None:
                 return [dataclasses.asdict(noise.trace(r))]
-            return super().traces(trace_id, service, start_s, end_s, min_duration_ms, status, limit)
+            found = super().traces(trace_id, service, start_s, end_s, min_duration_ms, status, limit)
+            return [self._flags().annotate(t) for t in found]
         base = super().traces(None, service, start_s, end_s, min_duration_ms, status, limit)
+        base = [self._flags().annotate(t) for t in base]
         want = None if status is None else str(status).lower().replace("status_code_", "")
         if want in ("ok", "unset"):
             return base
