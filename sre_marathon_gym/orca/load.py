@@ -59,6 +59,8 @@ def orca_simulator(seed: int, *, telemetry: bool = True, epoch: Epoch | None = N
     """A simulator of the Astronomy Shop under the demo's load generator, with ORCA's flag intensities."""
     sim = Simulator(load_catalog(), APP, seed, load_profile=constant_load, telemetry=telemetry, epoch=epoch)
     sim.effects.flag_table = orca_flag_table()
+    if sim.logctx is not None:  # a failure every few minutes: the trace store keeps each one
+        sim.logctx.rare_error_traces = True
     names = list(sim.compiled.request_types)
     mult = checkout_mult()
     for n in CHECKOUT_TYPES:
