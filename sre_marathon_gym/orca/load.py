@@ -17,12 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 
-from ..backends.sim import SimBackend
+from ..backends.sim import SimBackend, run_flag_schedule
 from ..catalog import load_catalog
 from ..clock import Epoch
-from ..sim.simulator import Simulator
 from . import APP
-from .impressions import Impressions, advance
 from .intensity import orca_flag_table
 
 GET_ADS_PER_S = 20 / 420.0  # about 20 /api/data calls in 7 minutes
@@ -55,17 +53,9 @@ def constant_load(t: float) -> float:
     return demo_load()
 
 
-def orca_simulator(seed: int, *, telemetry: bool = True, epoch: Epoch | None = None) -> Simulator:
-    """A simulator of the Astronomy Shop under the demo's load generator, with ORCA's flag intensities."""
-    sim = Simulator(load_catalog(), APP, seed, load_profile=constant_load, telemetry=telemetry, epoch=epoch)
-    sim.effects.flag_table = orca_flag_table()
-    if sim.logctx is not None:  # a failure every few minutes: the trace store keeps each one
-        sim.logctx.rare_error_traces = True
-    names = list(sim.compiled.request_types)
-    mult = checkout_mult()
-    for n in CHECKOUT_TYPES:
-        sim.load_mult[names.index(n)] *= mult
-    return sim
+def request_mult() -> dict[str, float]:
+    """Per request type, the multiplier on the catalog's mix (checkouts only)."""
+    return {n: checkout_mult() for n in CHECKOUT_TYPES}
 
 
 def run_orca_flags(
@@ -77,15 +67,20 @@ def run_orca_flags(
     epoch: Epoch | None = None,
     on_change: Callable[[float], None] | None = None,
 ) -> SimBackend:
-    """`backends.sim.run_flag_schedule` under the demo's load: each `(time_s, flag, value)` change
-    ships through flagd's pipeline when its time comes; with telemetry, flagd's impression counter
-    (`impressions`) is recorded too."""
-    sim = orca_simulator(seed, telemetry=telemetry, epoch=epoch)
-    imp = Impressions(sim) if telemetry else None
-    for time_s, flag, value in changes:
-        advance(sim, time_s, imp)
-        sim.ship_flag(flag, value, f"flagd: set {flag} to {value}", "", author="ci")
-        if on_change is not None:
-            on_change(sim.now)
-    advance(sim, end_s, imp)
-    return SimBackend(sim)
+    """`backends.sim.run_flag_schedule` under the demo's load and ORCA's flag intensities: each
+    `(time_s, flag, value)` change ships through flagd's pipeline when its time comes. With
+    telemetry the trace store keeps rare failures and flagd's impression counter is recorded."""
+    return run_flag_schedule(
+        APP,
+        seed,
+        changes,
+        end_s,
+        load_profile=constant_load,
+        epoch=epoch,
+        telemetry=telemetry,
+        on_change=on_change,
+        request_mult=request_mult(),
+        flag_table=orca_flag_table(),
+        rare_error_traces=True,
+        flag_impressions=True,
+    )

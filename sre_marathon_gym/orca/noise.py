@@ -13,9 +13,6 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from ..sim.log_lines import LogRecord
-from ..sim.traces import Span, Trace
-
 STREAM_S = 600.0  # the long poll's deadline: one reconnect per subscriber per 10 minutes
 JITTER_S = 40.0  # reconnects drift by up to this much
 EVENT_STREAM = "flagd.evaluation.v1.Service/EventStream"
@@ -112,42 +109,52 @@ def find_reconnect(seed: int, trace_id: str, services: list[str], horizon_s: flo
     return None
 
 
-def log_record(r: Reconnect, pod: str) -> LogRecord:
+def log_record(r: Reconnect, pod: str) -> dict:
+    """The subscriber's log line about the cut (the fields `search_logs` returns)."""
     sev, text = SUBSCRIBERS[r.service]
-    return LogRecord(
-        timestamp=r.end_s,
-        service=r.service,
-        pod=pod,
-        level=_LEVELS.get(sev.lower(), sev.upper()),
-        message=text,
-        trace_id=r.trace_id,
-        attributes={
+    return {
+        "timestamp": r.end_s,
+        "service": r.service,
+        "pod": pod,
+        "level": _LEVELS.get(sev.lower(), sev.upper()),
+        "message": text,
+        "trace_id": r.trace_id,
+        "attributes": {
             "severity_text": sev,
             "rpc.service": "flagd.evaluation.v1.Service",
             "rpc.method": "EventStream",
         },
-    )
+    }
 
 
-def trace(r: Reconnect) -> Trace:
-    """flagd's side of the cut stream: one SERVER span ending in DEADLINE_EXCEEDED. Only flagd's span
-    (no flag's culprit) so that citing a stream cut can never pass for a flag's own failing span."""
+def trace(r: Reconnect) -> dict:
+    """flagd's side of the cut stream (the fields `traces` returns): one SERVER span ending in
+    DEADLINE_EXCEEDED. Only flagd's span (no flag's culprit) so that citing a stream cut can never
+    pass for a flag's own failing span."""
     dur = STREAM_S * 1000.0
-    span = Span(
-        span_id=_h(0, "span", r.trace_id)[:8].hex(),
-        parent_id=None,
-        service="flagd",
-        name=EVENT_STREAM,
-        kind="SERVER",
-        start_ms=0.0,
-        duration_ms=dur,
-        status="ERROR",
-        attributes={
+    span = {
+        "span_id": _h(0, "span", r.trace_id)[:8].hex(),
+        "parent_id": None,
+        "service": "flagd",
+        "name": EVENT_STREAM,
+        "kind": "SERVER",
+        "start_ms": 0.0,
+        "duration_ms": dur,
+        "status": "ERROR",
+        "attributes": {
             "rpc.system": "grpc",
             "rpc.service": "flagd.evaluation.v1.Service",
             "rpc.method": "EventStream",
             "rpc.grpc.status_code": 4,
             "net.peer.name": r.service,
         },
-    )
-    return Trace(r.trace_id, r.start_s, "flagd", EVENT_STREAM, dur, "ERROR", (span,))
+    }
+    return {
+        "trace_id": r.trace_id,
+        "start_s": r.start_s,
+        "root_service": "flagd",
+        "root_name": EVENT_STREAM,
+        "duration_ms": dur,
+        "status": "ERROR",
+        "spans": (span,),
+    }

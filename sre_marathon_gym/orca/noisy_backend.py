@@ -7,27 +7,25 @@ every task, and the cached run stays the simulator's.
 
 from __future__ import annotations
 
-import dataclasses
+from typing import Any
 
 from .. import logquery
 from ..backends.sim import SimBackend
-from ..sim.simulator import Simulator
 from . import noise
-from .flag_events import FlagTimeline
 
 LOG_PREFIX = "log-n"
 
 
 class NoisyBackend(SimBackend):
-    def __init__(self, sim: Simulator, seed: int, now_s: float | None = None):
+    def __init__(self, sim: Any, seed: int, now_s: float | None = None):
         super().__init__(sim)
         self.noise_seed = int(seed)
         self._now = None if now_s is None else float(now_s)
-        self._timeline: FlagTimeline | None = None
+        self._timeline: Any = None
 
-    def _flags(self) -> FlagTimeline:
+    def _flags(self) -> Any:
         if self._timeline is None:  # read-only run: the history is final
-            self._timeline = FlagTimeline(self.sim)
+            self._timeline = self.flag_timeline()
         return self._timeline
 
     def now(self) -> float:
@@ -52,11 +50,11 @@ class NoisyBackend(SimBackend):
             if service is not None and r.service != service:
                 continue
             rec = noise.log_record(r, self._pod(r.service))
-            if logquery.rank(rec.level) < need or not logquery.matches(
-                inc, exc, rec.message, rec.attributes, rec.pod
+            if logquery.rank(rec["level"]) < need or not logquery.matches(
+                inc, exc, rec["message"], rec["attributes"], rec["pod"]
             ):
                 continue
-            out.append((f"{LOG_PREFIX}{r.n}-{r.service}-{r.trace_id[:8]}", dataclasses.asdict(rec)))
+            out.append((f"{LOG_PREFIX}{r.n}-{r.service}-{r.trace_id[:8]}", rec))
         return out
 
     def search_logs(self, service, start_s, end_s, query, level, limit, with_ids=False) -> list[dict]:
@@ -91,13 +89,13 @@ class NoisyBackend(SimBackend):
         ]
         if not hits or hits[0].end_s > self.sim.now:
             return None
-        return dataclasses.asdict(noise.log_record(hits[0], self._pod(service)))
+        return noise.log_record(hits[0], self._pod(service))
 
     def traces(self, trace_id, service, start_s, end_s, min_duration_ms, status, limit) -> list[dict]:
         if trace_id:
             r = noise.find_reconnect(self.noise_seed, trace_id, self._subscribers(), self.sim.now)
             if r is not None:
-                return [dataclasses.asdict(noise.trace(r))]
+                return [noise.trace(r)]
             found = super().traces(trace_id, service, start_s, end_s, min_duration_ms, status, limit)
             return [self._flags().annotate(t) for t in found]
         base = super().traces(None, service, start_s, end_s, min_duration_ms, status, limit)
@@ -110,11 +108,11 @@ class NoisyBackend(SimBackend):
         extra = []
         for r in noise.reconnects(self.noise_seed, lo, hi, self._subscribers()):
             tr = noise.trace(r)
-            if service is not None and service not in tr.services():
+            if service is not None and service not in {sp["service"] for sp in tr["spans"]}:
                 continue
-            if min_duration_ms is not None and tr.duration_ms < float(min_duration_ms):
+            if min_duration_ms is not None and tr["duration_ms"] < float(min_duration_ms):
                 continue
-            extra.append(dataclasses.asdict(tr))
+            extra.append(tr)
         if not extra:
             return base
         merged = sorted(base + extra, key=lambda d: -d["start_s"])

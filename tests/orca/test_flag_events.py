@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from sre_marathon_gym.orca.flag_events import EVENT
 from sre_marathon_gym.orca.load import run_orca_flags
 from sre_marathon_gym.orca.noisy_backend import NoisyBackend
+from sre_marathon_gym.sim.flag_events import EVENT
 
 FLIP, OFF, END = 1200.0, 2400.0, 3600.0
 

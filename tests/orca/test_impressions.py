@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sre_marathon_gym.orca.impressions import METRIC
 from sre_marathon_gym.orca.load import run_orca_flags
+from sre_marathon_gym.sim.flag_impressions import METRIC
 
 FLIP = 600.0
 

@@ -4,7 +4,8 @@ Why: every reference rubric cites it as the flag's "meta" signal (flag_signals.m
 the flag's variant appears within 1-2 minutes of the flip). flagd counts one impression per
 evaluation; a flag is evaluated on each request of the service that reads it, whatever its
 variant, so the `off` series grows all the time and the flipped variant's series is created when its
-first evaluation lands. Written by the ORCA world's run (`load.run_orca_flags`) every metric step.
+first evaluation lands. Recorded every metric step by `backends.sim.run_flag_schedule(flag_impressions=True)`
+(ORCA's world).
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ import math
 
 from ..catalog.flag_behaviour import FLAG_BEHAVIOUR
 from ..clock import METRIC_STEP_S
-from ..sim.scrape import OTEL_JOB, scrape_labels
-from ..sim.simulator import Simulator
+from .scrape import OTEL_JOB, scrape_labels
+from .simulator import Simulator
 
 METRIC = "feature_flag_flagd_impression_total"
 

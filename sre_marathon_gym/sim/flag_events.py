@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 
 from ..catalog.flag_behaviour import FLAG_BEHAVIOUR
-from ..sim.simulator import Simulator
+from .simulator import Simulator
 
 EVENT = "feature_flag.evaluation"
 _PREFIX = "flagd: set "
