@@ -50,6 +50,12 @@ class SimBackend:
             for i, rt in enumerate(self.sim.app.request_types)
         }
 
+    def flag_timeline(self) -> Any:
+        """The flag variants this run deployed over time (`sim.flag_events.FlagTimeline`)."""
+        from ..sim.flag_events import FlagTimeline
+
+        return FlagTimeline(self.sim)
+
     # ------------------------------------------------------------ reads
     def service_names(self) -> list[str]:
         return list(self.sim.cluster.deployments)
@@ -361,17 +367,35 @@ def run_flag_schedule(
     epoch: Epoch | None = None,
     telemetry: bool = True,
     on_change: Callable[[float], None] | None = None,
+    request_mult: dict[str, float] | None = None,
+    flag_table: dict[str, list[tuple[str, str, dict]]] | None = None,
+    rare_error_traces: bool = False,
+    flag_impressions: bool = False,
 ) -> SimBackend:
     """Simulate `app` from t = 0 to `end_s`, shipping each feature-flag change `(time_s, flag, value)`
     through flagd's CI pipeline when its time comes (`on_change(now)` after each); returns the
-    finished run. `load_profile` scales traffic over time, `epoch` dates rendered timestamps."""
+    finished run. `load_profile` scales traffic over time, `epoch` dates rendered timestamps.
+
+    A benchmark with its own world (ORCA) may also set: `request_mult`, per request type, a traffic
+    multiplier on the catalog's mix; `flag_table`, its own flag intensities (`FLAG_BEHAVIOUR`'s
+    shape); `rare_error_traces`, the trace store keeps failures rarer than one per sample;
+    `flag_impressions`, flagd's impression counter (`sim.flag_impressions`)."""
+    from ..sim.flag_impressions import Impressions, advance
+
     sim = Simulator(load_catalog(), app, seed, load_profile=load_profile, telemetry=telemetry, epoch=epoch)
+    if flag_table is not None:
+        sim.effects.flag_table = flag_table
+    for name, mult in (request_mult or {}).items():
+        sim.load_mult[list(sim.compiled.request_types).index(name)] *= float(mult)
+    if rare_error_traces and sim.logctx is not None:
+        sim.logctx.rare_error_traces = True
+    imp = Impressions(sim) if flag_impressions and telemetry else None
     for time_s, flag, value in changes:
-        sim.advance_to(time_s)
+        advance(sim, time_s, imp)
         sim.ship_flag(flag, value, f"flagd: set {flag} to {value}", "", author="ci")
         if on_change is not None:
             on_change(sim.now)
-    sim.advance_to(end_s)
+    advance(sim, end_s, imp)
     return SimBackend(sim)
 
 

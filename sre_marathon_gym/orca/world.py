@@ -3,34 +3,25 @@
 Why once: six days of telemetry take seconds to a minute to simulate and a few hundred MiB to
 hold; every task reads the same recorded run (ORCA's snapshots), so `orca_world` keeps it per
 process and on disk (`world_cache`: a new process loads it in about a second) and tasks only cap
-what their tools may see.
+what their tools may see. The traffic is the demo's light load generator (`load`); the demo's
+background noise (`noise`) is merged in where the tools read.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import math
 from functools import lru_cache
 
-from ..backends.sim import SimBackend, run_flag_schedule
+from ..backends.sim import SimBackend
 from ..catalog import load_catalog
 from ..clock import Epoch
 from . import APP, DAY_S
+from .load import run_orca_flags
+from .noisy_backend import NoisyBackend
 from .schedule import OrcaSchedule, orca_schedule
 from .world_cache import load_or_build, world_key
 
 WORLD_SEED = 2026_04_19
-LOAD_STEP_S = 900  # the load level changes every 15 min (the traffic model caches between changes)
-WEEKEND = (0, 6)  # day 1 is a Sunday; day 7 a Saturday
-
-
-def daily_load(t: float) -> float:
-    """Load multiplier: a daily wave (low at 03:00, peak at 15:00), lighter on the weekend."""
-    q = math.floor(t / LOAD_STEP_S) * LOAD_STEP_S
-    hour = (q % DAY_S) / 3600.0
-    level = 0.6 - 0.4 * math.cos(2 * math.pi * (hour - 3.0) / 24.0)
-    day = int(q // DAY_S)
-    return round(level * (0.8 if day % 7 in WEEKEND else 1.0), 4)
 
 
 def simulate(schedule: OrcaSchedule, seed: int = WORLD_SEED, progress: bool = False) -> SimBackend:
@@ -41,7 +32,7 @@ def simulate(schedule: OrcaSchedule, seed: int = WORLD_SEED, progress: bool = Fa
         (c.time_s, c.flag, defaults[c.flag] if c.value == "off" else c.value) for c in schedule.changes
     ]
     if not progress:
-        return run_flag_schedule(APP, seed, changes, schedule.run_s, load_profile=daily_load, epoch=epoch)
+        return run_orca_flags(seed, changes, schedule.run_s, epoch=epoch)
     from tqdm import tqdm
 
     bar = tqdm(total=schedule.days, desc="simulating ORCA days", unit="day")
@@ -52,9 +43,7 @@ def simulate(schedule: OrcaSchedule, seed: int = WORLD_SEED, progress: bool = Fa
             bar.update(int(now // DAY_S) - done[0])
             done[0] = int(now // DAY_S)
 
-    world = run_flag_schedule(
-        APP, seed, changes, schedule.run_s, load_profile=daily_load, epoch=epoch, on_change=on_change
-    )
+    world = run_orca_flags(seed, changes, schedule.run_s, epoch=epoch, on_change=on_change)
     bar.update(schedule.days - done[0])
     bar.close()
     return world
@@ -71,4 +60,5 @@ def _world(days: int, seed: int) -> SimBackend:
     from ..bundle import catalog_digest
 
     key = world_key(days, seed, catalog_digest(load_catalog()))
-    return load_or_build(key, lambda: simulate(orca_schedule(days), seed))
+    run = load_or_build(key, lambda: simulate(orca_schedule(days), seed))
+    return NoisyBackend(run.sim, seed)

@@ -86,6 +86,8 @@ class Effects:
     def __init__(self, compiled: CompiledApp):
         self.c = compiled
         self.app = compiled.app
+        # what each flag does; a benchmark may swap in its own intensities (ORCA: `orca.intensity`)
+        self.flag_table: dict[str, list[tuple[str, str, dict]]] = FLAG_BEHAVIOUR
         # (service, kind, key, state) -> behaviours; kind: code | env | image | readiness | flag
         self.behaviours: dict[tuple[str, str, str, str | None], list[Behaviour]] = {}
         self.cluster: ClusterState | None = None
@@ -190,7 +192,7 @@ class Effects:
             variant = values.get(flag.name, flag.default)
             if variant == flag.default or variant not in flag.variants:
                 continue
-            for svc, mech, params in FLAG_BEHAVIOUR.get(flag.name, []):
+            for svc, mech, params in self.flag_table.get(flag.name, []):
                 if svc == service:
                     out.append(Behaviour(mech, resolve_variant(params, flag.variants[variant])))
         return out

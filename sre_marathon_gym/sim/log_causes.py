@@ -293,9 +293,11 @@ def error_trace_specs(rec: LogContextRecorder, p: int, s: int, n: int) -> list[t
     """Up to n (forced kind, index, cause, root) of error traces through s, drawn by cause share."""
     causes = error_causes(rec, p, s)
     total = sum(w for w, _, _ in causes)
-    if total < 0.5:
+    if total <= 0.0 or (total < 0.5 and not getattr(rec, "rare_error_traces", False)):
         return []
     draw = Draw(np.random.default_rng([*rec.entropy, 4, rec.sample_k(p), s]), 4 * n + 4)
+    if total < 0.5 and draw() >= total:  # light load (ORCA): a rare failure lands in this sample or not
+        return []
     out = []
     for _ in range(min(n, int(np.ceil(total)))):
         w, cause, e = causes[draw.weighted([x[0] for x in causes])]

@@ -5,8 +5,9 @@ from __future__ import annotations
 import dataclasses
 import typing
 
+from sre_marathon_gym.backends.sim import SimBackend
 from sre_marathon_gym.catalog.flag_behaviour import FLAG_BEHAVIOUR
-from sre_marathon_gym.orca import APP, DAY_S, schedule, tasks, time_text, visibility, world
+from sre_marathon_gym.orca import APP, DAY_S, load, schedule, tasks, time_text, world
 from sre_marathon_gym.orca.evidence import flag_signals
 from sre_marathon_gym.orca.flags import (
     MECHANISM_KINDS,
@@ -34,7 +35,7 @@ def test_constants_live_in_one_place():
     assert APP == "astronomy_shop" and DAY_S == 86_400
     for mod in (time_text, schedule, tasks, world):
         assert getattr(mod, "DAY_S", DAY_S) is DAY_S
-    for mod in (world, visibility):
+    for mod in (world, load):
         assert mod.APP is APP
     assert parse_matchers({"a": "~x.*", "b": "!y", "c": "z", "le": "5"}, skip=("le",)) == {
         "a": ("=~", "x.*"),
@@ -44,7 +45,7 @@ def test_constants_live_in_one_place():
 
 
 def test_log_search_with_ids_is_the_simulators_search():
-    world = orca_world(days=1)
+    world = SimBackend(orca_world(days=1).sim)  # the recorded run, without the noise (`test_noise`)
     rec = world.sim.logctx
     for service, query, level in ((None, None, None), ("ad", None, "WARN"), (None, "GetAds", None)):
         plain = search_logs(rec, world.app, service, 13 * 3600, 13.5 * 3600, query, level, 50)

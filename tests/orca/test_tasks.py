@@ -64,8 +64,9 @@ def test_ground_truth_rules():
 
 
 def test_no_frontend_flags_are_dropped_even_when_the_simulator_shows_them():
-    # the simulator makes adHighCpu visible (it exaggerates the CPU hog); the reference list still wins
-    assert flag_visibility("adHighCpu", "on").user_visible
+    # ORCA's adHighCpu stays under 200 ms and never fails (orca.intensity), as in the demo; the
+    # reference list would drop it even if a simulator change made it visible
+    assert not flag_visibility("adHighCpu", "on").user_visible
     pool = candidate_tasks(orca_schedule(), load_questions())
     assert not any(c.flag in REFERENCE_NO_FRONTEND for t in pool for c in t.ground_truth)
     # a task authored for a no-frontend event survives only with another plausible cause
