@@ -27,7 +27,7 @@ from ..orca.evidence import DURATION, EvidenceChecker, flag_log_markers, flag_si
 from ..orca.flags import flag_mechanisms, flag_services, mechanisms_with_primary_signal
 from ..orca.report import EvidenceRef, LogRef, MetricRef, RcaReport, RootCause, TimelineEntry, WhyStep
 from ..orca.tasks import orca_tasks, task_key
-from ..orca.time_text import day_start
+from ..orca.time_text import day_start, reported_time_guess
 from ..orca.tools import MAX_LOG_WINDOW_S
 from ..orca.world import orca_world
 from ..tools.models import ToolResult
@@ -277,7 +277,8 @@ def fit_area_prior(tasks) -> dict[tuple[str, str], tuple[str, ...]]:
 class AreaPriorAgent(OrcaAgent):
     """Calls no tool: names, for the complaint's (difficulty, area), the flag set most often behind
     such complaints in the OTHER half of the tasks (two-fold: every task is answered by the fit on
-    the half it is not in), each flag dated from the start of the current day and still ongoing.
+    the half it is not in), each flag dated at the reported time (`reported_time_guess`: the middle
+    of a reported range or period) and still ongoing: all a reader of the complaint knows.
 
     Why: a benchmark-health row. If it beats the published models, the answer is predictable from
     the complaint alone and the benchmark measures no investigation. It reads the ground truth of the
@@ -294,8 +295,11 @@ class AreaPriorAgent(OrcaAgent):
         return self.fits[1 - prior_half(key)].get(complaint_area(question), ())
 
     def investigate(self, view: TaskView, call: Call) -> RcaReport:
-        flags = self.answer(view.task_key, issue_question(view.issue))
-        start = float(day_start(view.current_s))
+        question = issue_question(view.issue)
+        flags = self.answer(view.task_key, question)
+        styled = view.issue.partition("was reported ")[2].partition(f": {question}. ")[0]
+        guess = reported_time_guess(styled, view.current_s)
+        start = float(day_start(view.current_s) if guess is None else guess)
         causes = [
             RootCause(
                 flag=f,

@@ -32,6 +32,9 @@ BEFORE_S = 1200  # baseline window before the flip
 ONSET_S = 120  # the change shows after scrape and rate windows settle
 AFTER_S = 1200
 MIN_AFTER_S = 120
+# An error signal must add about one error per 17 min: at the demo's light load paymentFailure 10%
+# fails 1-3 checkouts per 30 min (reference rubric counts; catalog/orca/flag_volumes.yaml).
+MIN_ERROR_RATE = 0.001
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,7 @@ def _signal(kind: str, svc: str, span: str | None = None) -> Signal:
     pin = (("span_name", span),) if span else ()
     if kind == "errors":
         labels = (("service_name", svc), *pin, ("status_code", "STATUS_CODE_ERROR"))
-        return Signal(kind, CALLS, labels, 0.01, svc)
+        return Signal(kind, CALLS, labels, MIN_ERROR_RATE, svc)
     if kind == "latency":
         return Signal(kind, DURATION, (("service_name", svc), *pin), 50.0, svc)
     if kind == "cpu":
@@ -221,7 +224,9 @@ class EvidenceChecker:
             if request_types is not None and rt.name not in request_types:
                 continue
             span = ("span_name", entry_span_name(rt.method, rt.endpoint))
-            out.append(Signal("errors", CALLS, (span, ("status_code", "STATUS_CODE_ERROR")), 0.01, entry))
+            out.append(
+                Signal("errors", CALLS, (span, ("status_code", "STATUS_CODE_ERROR")), MIN_ERROR_RATE, entry)
+            )
             out.append(Signal("latency", DURATION, (span,), 50.0, entry))
         return tuple(out)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 from . import DAY_S
 
@@ -70,3 +71,34 @@ def period_of(t: int) -> tuple[str, int, int]:
 def previous_period(t: int) -> tuple[str, int, int]:
     _, start, _ = period_of(t)
     return period_of(start - 1)
+
+
+_CLOCK = r"(\d{1,2}):(\d{2}) ([AP]M)"
+_DAY = r"(today|yesterday)"
+
+
+def _clock_s(h: str, m: str, ampm: str) -> int:
+    return (int(h) % 12 + (12 if ampm == "PM" else 0)) * 3600 + int(m) * 60
+
+
+def reported_time_guess(styled: str, current_s: int) -> int | None:
+    """The time a reader takes from a report-time phrase (`_Spec.styled`): the clock time of "at",
+    the middle of a "between" range, of a period or of the whole day; None for a phrase it does not
+    know. What an agent that calls no tool can date its claims with."""
+    today = day_start(current_s)
+
+    def day(word: str) -> int:
+        return today - DAY_S if word == "yesterday" else today
+
+    if m := re.fullmatch(rf"at {_CLOCK} {_DAY} ET", styled):
+        return day(m[4]) + _clock_s(m[1], m[2], m[3])
+    if m := re.fullmatch(rf"between {_CLOCK} and {_CLOCK} {_DAY} ET", styled):
+        return day(m[7]) + (_clock_s(m[1], m[2], m[3]) + _clock_s(m[4], m[5], m[6])) // 2
+    if m := re.fullmatch(rf"sometime in the ([a-z ]+) {_DAY}", styled):
+        for name, a, b in PERIODS:
+            if name == m[1]:
+                return day(m[2]) + (a + b) * 1800
+        return None
+    if m := re.fullmatch(rf"sometime {_DAY}", styled):
+        return day(m[1]) + DAY_S // 2
+    return None

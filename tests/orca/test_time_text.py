@@ -38,3 +38,24 @@ def test_submit_report_through_call_points_to_what_exists():
     assert hasattr(Episode, "score")
     with pytest.raises(AttributeError):
         Episode.submit  # noqa: B018  (the method the old text named does not exist)
+
+
+def test_reported_time_guess_reads_every_report_phrase_of_the_task_set():
+    """The no-tool agents' reading of the report time: the clock of "at", the middle of a range, and
+    a time inside the named period or day, for every phrase the tasks use."""
+    from sre_marathon_gym.orca.tasks import orca_tasks
+    from sre_marathon_gym.orca.time_text import period_of, reported_time_guess
+
+    styles = set()
+    for t in orca_tasks():
+        guess = reported_time_guess(t.reported_styled, t.current_s)
+        assert guess is not None, t.reported_styled
+        if t.reported_styled.startswith(("at ", "between ")):
+            assert abs(guess - t.reported_s) < 60, (t.task_id, t.reported_styled)
+        elif "sometime in the" in t.reported_styled:
+            assert period_of(guess) == period_of(t.reported_s)
+        else:
+            assert guess // 86400 == t.reported_s // 86400
+        styles.add(t.reported_styled.split()[0])
+    assert styles == {"at", "between", "sometime"}
+    assert reported_time_guess("around lunch", 10**6) is None
