@@ -9,11 +9,12 @@ import dataclasses
 import pytest
 
 from sre_marathon_gym.agents.orca_baselines import ORCA_AGENTS, OrcaAgent, make_orca_agent, run_task
+from sre_marathon_gym.orca.data import load_leaderboard
 from sre_marathon_gym.orca.episode import Episode
 from sre_marathon_gym.orca.evaluate import evaluate
 from sre_marathon_gym.orca.report import RcaReport
 from sre_marathon_gym.orca.tasks import orca_tasks
-from sre_marathon_gym.scoring.orca import metrics, published_metrics
+from sre_marathon_gym.scoring.orca import breakdown, metrics, published_metrics
 
 
 def _scores(agent: str, tasks, days: int):
@@ -79,3 +80,11 @@ def test_baselines_on_all_tasks():
     _check(scores)
     pub = published_metrics(scores["heuristic"])
     assert 0.0 < pub["rca_accuracy_incident_medium"].mean < 100.0
+    # issue 20: the loudest-symptom heuristic is below the best published model on medium and hard
+    # (sound accuracy, the one this judge reports) and its depth falls from easy to hard
+    sound = published_metrics(scores["heuristic"], sound=True)
+    rows = load_leaderboard().rows
+    assert sound["rca_accuracy_incident_medium"].mean < max(r.rca_accuracy_medium for r in rows)
+    assert sound["rca_accuracy_incident_hard"].mean < max(r.rca_accuracy_hard for r in rows)
+    depth = {d: m["rca_depth"].mean for d, m in breakdown(scores["heuristic"], "difficulty").items()}
+    assert depth["easy"] > depth["hard"]
