@@ -23,7 +23,7 @@ from ..catalog.flag_behaviour import FLAG_BEHAVIOUR
 from ..errors import ConfigurationError, UnknownNameError
 from ..orca.data import load_questions
 from ..orca.episode import Episode
-from ..orca.evidence import DURATION, EvidenceChecker, flag_log_markers, flag_signals
+from ..orca.evidence import DURATION, EvidenceChecker, flag_log_markers, rubric_signals
 from ..orca.flags import flag_mechanisms, flag_services, mechanisms_with_primary_signal
 from ..orca.report import EvidenceRef, LogRef, MetricRef, RcaReport, RootCause, TimelineEntry, WhyStep
 from ..orca.tasks import orca_tasks, task_key
@@ -215,9 +215,12 @@ class OrcaOracleAgent(OrcaAgent):
     @staticmethod
     def _evidence(episode: Episode, checker: EvidenceChecker, cause) -> list[EvidenceRef]:
         horizon = episode.task.horizon_s
-        for sig in flag_signals(cause.flag):
+        for sig in rubric_signals(cause.flag):
+            matchers = dict(sig.labels)
+            if sig.kind == "impression":  # the flipped variant's own series
+                matchers["feature_flag_result_variant"] = cause.value
             ref = MetricRef(
-                metric=DURATION + "_sum" if sig.kind == "latency" else sig.family, matchers=dict(sig.labels)
+                metric=DURATION + "_sum" if sig.kind == "latency" else sig.family, matchers=matchers
             )
             if checker.shows(ref, cause, horizon):
                 return [ref]

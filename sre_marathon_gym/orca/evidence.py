@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .task_model import GroundTruthCause
 
 CALLS = "traces_span_metrics_calls_total"
+IMPRESSIONS = "feature_flag_flagd_impression_total"  # sim/flag_impressions.py (the rubrics' meta signal)
 DURATION = "traces_span_metrics_duration_milliseconds"
 BEFORE_S = 1200  # baseline window before the flip
 ONSET_S = 120  # the change shows after scrape and rate windows settle
@@ -98,17 +99,24 @@ RUBRIC_SIGNAL_SPECS: dict[str, tuple[tuple[str, str, str | None], ...]] = {
     ),
     "kafkaQueueProblems": (("lag", "fraud-detection", None),),
     "loadGeneratorFloodHomepage": (("load", "frontend-proxy", "GET /"), ("cpu", "frontend-proxy", None)),
-    # the reference rubric has no cluster at all; the simulator's proxy delay is what can be shown
-    "imageSlowLoad": (("latency", "frontend-proxy", None),),
+    # the reference rubric has no metric, log or trace cluster: the load generator fetches no image,
+    # so only flagd's impression counter (every flag's meta signal) shows it
+    "imageSlowLoad": (),
 }
+
+
+def impression_signal(flag: str) -> Signal:
+    """flagd's impression counter of the flag's flipped variant: a series that was flat or absent
+    before the flip and counts after it (every rubric's "meta" family, flag_signals.md). Selecting
+    the default variant too, or another flag's series, shows nothing."""
+    return Signal("impression", IMPRESSIONS, (("feature_flag_key", flag),), 0.0, "flagd")
 
 
 def rubric_signals(flag: str) -> tuple[Signal, ...]:
     """The signals evidence must show for a cause of `flag` (its rubric's own, else its mechanics')."""
     spec = RUBRIC_SIGNAL_SPECS.get(flag)
-    if spec is None:
-        return flag_signals(flag)
-    return tuple(_signal(kind, svc, span) for kind, svc, span in spec)
+    own = flag_signals(flag) if spec is None else tuple(_signal(kind, svc, span) for kind, svc, span in spec)
+    return (*own, impression_signal(flag))
 
 
 def _family(metric: str) -> str:
@@ -174,6 +182,8 @@ class EvidenceChecker:
             return False
         before = self._measure(sig, matchers, start_s, BEFORE_S)
         after = self._measure(sig, matchers, a1, a1 - a0)
+        if sig.kind == "impression":  # the flipped variant's series is created (or restarts) at the flip
+            return not before and bool(after)
         if before is None or after is None:
             return False
         return after >= 1.5 * before and after - before >= sig.min_delta
@@ -261,4 +271,4 @@ def _added_ms(flag: str) -> float:
     for _, mech, params in FLAG_BEHAVIOUR.get(flag, []):
         if mech == "code_latency" and isinstance(params.get("added_ms"), (int, float)):
             total += float(params["added_ms"])
-    return total or (4000.0 if flag == "imageSlowLoad" else 0.0)
+    return total

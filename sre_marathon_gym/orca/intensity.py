@@ -11,6 +11,10 @@ vocabulary, `flags`) and only changes numbers here, each with the demo's behavio
   ORCA's stress stays below the pod's cores.
 - cartFailure: the demo fails only checkout's EmptyCart, 6-15 times per window; the simulator's
   cart errors hit every cart call, so ORCA's share is set to give the same count.
+- imageSlowLoad: the frontend delays only the browser's image fetches (an Envoy fault header on
+  `GET /images/products/<picture>`), which the load generator never makes, so the demo's telemetry
+  shows nothing but flagd's impressions (its rubric has no metric, log or trace cluster); the
+  simulator's proxy delay slowed every request type instead.
 - recommendationCacheFailure: the demo fails about half the recommendation calls and empties the
   rest; the simulator's leak and latency left the flag 0.16 points above the visibility threshold,
   so ORCA's latency is the demo's visible slowdown with a clear margin.
@@ -27,6 +31,7 @@ ORCA_PARAMS: dict[str, dict[tuple[str, str], dict]] = {
     "adHighCpu": {("ad", "cpu_stress"): {"cores": 1.2}},
     "cartFailure": {("cart", "code_error"): {"error_ratio": 0.06}},
     "recommendationCacheFailure": {("recommendation", "code_latency"): {"added_ms": 900}},
+    "imageSlowLoad": {("frontend-proxy", "code_latency"): {"added_ms": 0}},
 }
 
 

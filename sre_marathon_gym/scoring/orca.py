@@ -37,10 +37,11 @@ Departures from the reference, and why:
 - Culprit services shared by several plausible causes (the three ad flags) identify none of them;
   only a named flag, or a time, can then tie a claim to one cause.
 - imageSlowLoad's rubric has no metric, log or trace cluster (the reference credits flag, time and
-  mechanism alone); level 3 here also needs the simulator's proxy latency, because the mechanism
-  word is guessable.
-- Signals the simulator does not emit (jvm_*, flagd impressions, network bytes, span events) are
-  not required; each flag's remaining families stand for its rubric (see `RUBRIC_SIGNAL_SPECS`).
+  mechanism alone); level 3 here also needs evidence, flagd's impression counter of its flipped
+  variant (the one signal the demo has, since the load generator fetches no image), because the
+  mechanism word is guessable. Every flag's rubric signals include that counter (its "meta" family).
+- Signals the simulator does not emit (jvm_*, network bytes) are not required; each flag's
+  remaining families stand for its rubric (see `RUBRIC_SIGNAL_SPECS`).
 - A dated claim about a plausible flag or service at a time none of its causes was active counts as
   materially wrong: it places that failure when it was not happening (the LLM judge sees only the
   plausible events, so it would at most miss the time; here a free start time would otherwise let

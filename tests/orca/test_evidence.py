@@ -223,7 +223,7 @@ def test_a_cause_is_shown_by_its_rubrics_own_signals_only():
     )
     horizon = min(ev.end_s, 86_400)
     chk = EvidenceChecker(world)
-    assert {s.kind for s in rubric_signals("adHighCpu")} == {"cpu"}
+    assert {s.kind for s in rubric_signals("adHighCpu")} == {"cpu", "impression"}
     cpu = MetricRef(metric="container_cpu_usage_seconds_total", matchers={"container": "ad"})
     errors = MetricRef(
         metric="traces_span_metrics_calls_total",
@@ -234,8 +234,46 @@ def test_a_cause_is_shown_by_its_rubrics_own_signals_only():
     pay = {
         dict(s.labels)["service_name"]: dict(s.labels).get("span_name")
         for s in rubric_signals("paymentFailure")
+        if s.kind != "impression"
     }
     assert pay == {
         "payment": "grpc.oteldemo.PaymentService/Charge",
         "checkout": "oteldemo.PaymentService/Charge",
     }
+
+
+def test_image_slow_load_is_shown_by_its_impressions_only():
+    """The demo delays only the browser's image fetches, which the load generator never makes: in
+    ORCA's world the proxy is not slower, and flagd's impression counter of the flipped variant is
+    the one signal (selecting the default variant too shows no change)."""
+    world = orca_world(days=1)
+    ev = orca_schedule(1).event("d1-i1-imageSlowLoad-on")
+    cause = GroundTruthCause(
+        event_id=ev.id,
+        flag=ev.flag,
+        value=ev.value,
+        services=("frontend-proxy",),
+        mechanisms=("latency",),
+        start_s=ev.on_s,
+        end_s=ev.end_s,
+    )
+    horizon = min(ev.end_s, 86_400)
+    chk = EvidenceChecker(world)
+    flipped = MetricRef(
+        metric="feature_flag_flagd_impression_total",
+        matchers={"feature_flag_key": "imageSlowLoad", "feature_flag_result_variant": ev.value},
+    )
+    every_variant = MetricRef(
+        metric="feature_flag_flagd_impression_total", matchers={"feature_flag_key": "imageSlowLoad"}
+    )
+    other_flag = MetricRef(
+        metric="feature_flag_flagd_impression_total",
+        matchers={"feature_flag_key": "adFailure", "feature_flag_result_variant": "on"},
+    )
+    proxy = MetricRef(
+        metric="traces_span_metrics_duration_milliseconds_sum", matchers={"service_name": "frontend-proxy"}
+    )
+    assert chk.shows(flipped, cause, horizon)
+    assert not chk.shows(every_variant, cause, horizon)
+    assert not chk.shows(other_flag, cause, horizon)
+    assert not chk.shows(proxy, cause, horizon)
