@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from sre_marathon_gym.orca.evidence import EvidenceChecker
+from sre_marathon_gym.orca.flags import flag_mechanisms, flag_services
 from sre_marathon_gym.orca.report import LogRef, MetricRef, RcaReport, RootCause, TraceRef
 from sre_marathon_gym.orca.schedule import orca_schedule
 from sre_marathon_gym.orca.tasks import GroundTruthCause, orca_tasks
@@ -16,20 +17,25 @@ from sre_marathon_gym.orca.world import orca_world
 from sre_marathon_gym.scoring.orca import judge
 
 
-@pytest.fixture(scope="module")
-def day1():
-    world = orca_world(days=1)
-    ev = orca_schedule(1).event("d1-i2-adFailure-on")
+def day1_cause(event_id: str) -> tuple[GroundTruthCause, float]:
+    """A day-1 event as a ground-truth cause (the judge's services and mechanisms), and its horizon."""
+    ev = orca_schedule(1).event(event_id)
     cause = GroundTruthCause(
         event_id=ev.id,
         flag=ev.flag,
         value=ev.value,
-        services=("ad",),
-        mechanisms=("errors",),
+        services=flag_services(ev.flag),
+        mechanisms=flag_mechanisms(ev.flag),
         start_s=ev.on_s,
         end_s=ev.end_s,
     )
-    return world, cause, ev.on_s + 3600  # the agent sees one hour of the incident
+    return cause, min(ev.end_s, 86_400)
+
+
+@pytest.fixture(scope="module")
+def day1():
+    cause, _ = day1_cause("d1-i2-adFailure-on")
+    return orca_world(days=1), cause, cause.start_s + 3600  # the agent sees one hour of the incident
 
 
 def test_metric_evidence_must_select_the_signal_series_and_show_the_change(day1):
@@ -211,17 +217,7 @@ def test_a_cause_is_shown_by_its_rubrics_own_signals_only():
     from sre_marathon_gym.orca.evidence import rubric_signals
 
     world = orca_world(days=1)
-    ev = orca_schedule(1).event("d1-c1-adHighCpu-on")
-    cause = GroundTruthCause(
-        event_id=ev.id,
-        flag=ev.flag,
-        value=ev.value,
-        services=("ad",),
-        mechanisms=("cpu",),
-        start_s=ev.on_s,
-        end_s=ev.end_s,
-    )
-    horizon = min(ev.end_s, 86_400)
+    cause, horizon = day1_cause("d1-c1-adHighCpu-on")
     chk = EvidenceChecker(world)
     assert {s.kind for s in rubric_signals("adHighCpu")} == {"cpu", "impression"}
     cpu = MetricRef(metric="container_cpu_usage_seconds_total", matchers={"container": "ad"})
@@ -247,21 +243,11 @@ def test_image_slow_load_is_shown_by_its_impressions_only():
     ORCA's world the proxy is not slower, and flagd's impression counter of the flipped variant is
     the one signal (selecting the default variant too shows no change)."""
     world = orca_world(days=1)
-    ev = orca_schedule(1).event("d1-i1-imageSlowLoad-on")
-    cause = GroundTruthCause(
-        event_id=ev.id,
-        flag=ev.flag,
-        value=ev.value,
-        services=("frontend-proxy",),
-        mechanisms=("latency",),
-        start_s=ev.on_s,
-        end_s=ev.end_s,
-    )
-    horizon = min(ev.end_s, 86_400)
+    cause, horizon = day1_cause("d1-i1-imageSlowLoad-on")
     chk = EvidenceChecker(world)
     flipped = MetricRef(
         metric="feature_flag_flagd_impression_total",
-        matchers={"feature_flag_key": "imageSlowLoad", "feature_flag_result_variant": ev.value},
+        matchers={"feature_flag_key": "imageSlowLoad", "feature_flag_result_variant": cause.value},
     )
     every_variant = MetricRef(
         metric="feature_flag_flagd_impression_total", matchers={"feature_flag_key": "imageSlowLoad"}
