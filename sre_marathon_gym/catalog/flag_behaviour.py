@@ -54,6 +54,13 @@ OUT_OF_MARATHON_CATALOG: dict[str, str] = {
 }
 
 
+def flag_reader(flag: str) -> str | None:
+    """The service that evaluates `flag` (its first culprit): where flagd counts its impressions and
+    where its evaluation span events sit. None for a flag the table does not model."""
+    rows = FLAG_BEHAVIOUR.get(flag)
+    return rows[0][0] if rows else None
+
+
 def resolve_variant(params: dict, value: object) -> dict:
     """Fill flag parameters that depend on the variant's value (e.g. paymentFailure's probability)."""
     out = {}

@@ -21,6 +21,7 @@ from ..catalog.flag_behaviour import FLAG_BEHAVIOUR
 from ..errors import PatternError, SREMarathonError
 from ..tools.runner import parse_matchers
 from .flags import signal_kinds
+from .intensity import orca_flag_table
 from .report import EvidenceRef, LogRef, MetricRef, TraceRef
 
 if TYPE_CHECKING:
@@ -77,8 +78,8 @@ def flag_signals(flag: str) -> tuple[Signal, ...]:
 
 # The reference rubric's own signals per flag (flag_signals.md: root-cause and propagation families
 # and their defining labels), as the simulator names them: (kind, service, pinned span name). Families
-# the simulator does not emit (jvm_*, flagd impressions, network bytes) are left out; the meta layer
-# (flagd impressions) would show that the flag flipped, not what it did.
+# the simulator does not emit (jvm_*, network bytes) are left out; the meta layer (flagd impressions)
+# shows that the flag flipped, not what it did, so it counts only for a rubric with nothing else.
 RUBRIC_SIGNAL_SPECS: dict[str, tuple[tuple[str, str, str | None], ...]] = {
     "adFailure": (("errors", "ad", "oteldemo.AdService/GetAds"),),
     "adManualGc": (("latency", "ad", "oteldemo.AdService/GetAds"),),
@@ -115,8 +116,11 @@ def impression_signal(flag: str) -> Signal:
 def rubric_signals(flag: str) -> tuple[Signal, ...]:
     """The signals evidence must show for a cause of `flag` (its rubric's own, else its mechanics')."""
     spec = RUBRIC_SIGNAL_SPECS.get(flag)
-    own = flag_signals(flag) if spec is None else tuple(_signal(kind, svc, span) for kind, svc, span in spec)
-    return (*own, impression_signal(flag))
+    if spec is None:
+        return flag_signals(flag)
+    # flagd's impressions show that a flag flipped, not what it did: they stand in only for a rubric
+    # with no other cluster (imageSlowLoad), as its only signal
+    return tuple(_signal(kind, svc, span) for kind, svc, span in spec) or (impression_signal(flag),)
 
 
 def _family(metric: str) -> str:
@@ -268,7 +272,7 @@ class EvidenceChecker:
 
 def _added_ms(flag: str) -> float:
     total = 0.0
-    for _, mech, params in FLAG_BEHAVIOUR.get(flag, []):
+    for _, mech, params in orca_flag_table().get(flag, []):  # the intensities ORCA's world runs
         if mech == "code_latency" and isinstance(params.get("added_ms"), (int, float)):
             total += float(params["added_ms"])
     return total

@@ -1,10 +1,10 @@
 """ORCA-bench's judge made deterministic, and its aggregation (rubric.md sections 2-5).
 
 Each rubric (one plausible root cause) is scored 0-3 on its own, from what the report ties to it:
-- a claim is about this cause when it names its flag, or names one of its culprit services that no
-  other plausible cause of the task shares (a root cause, or a timeline entry's services); evidence
-  counts for this cause only when cited under such a claim (in that root cause, or in the Why steps
-  of a report that makes one);
+- a root cause is a claim about this cause when it names its flag, or, naming no flag, one of its
+  culprit services that no other plausible cause of the task shares; timeline entries naming such a
+  service add dates only to a report that makes such a claim; evidence counts for this cause only
+  when cited under such a claim (in that root cause, or in the Why steps of a report that makes one);
 - 1 confirms this cause's own symptom: a claim about it dated inside its active window (10 min
   tolerance, up to the current time), or evidence showing the complaint's request types changing
   at this cause's own flip. A time that falls only in another cause's window, or a claim about
@@ -39,7 +39,8 @@ Departures from the reference, and why:
 - imageSlowLoad's rubric has no metric, log or trace cluster (the reference credits flag, time and
   mechanism alone); level 3 here also needs evidence, flagd's impression counter of its flipped
   variant (the one signal the demo has, since the load generator fetches no image), because the
-  mechanism word is guessable. Every flag's rubric signals include that counter (its "meta" family).
+  mechanism word is guessable. Other flags' impressions (their rubrics' "meta" family) show only
+  that the flag flipped, so they do not count as its signal.
 - Signals the simulator does not emit (jvm_*, network bytes) are not required; each flag's
   remaining families stand for its rubric (see `RUBRIC_SIGNAL_SPECS`).
 - A dated claim about a plausible flag or service at a time none of its causes was active counts as
@@ -48,9 +49,10 @@ Departures from the reference, and why:
   a report date one flag anywhere at no cost).
 - Metric evidence must select only the rubric's defining series (e.g. the failing span, not every
   span of the service), as `defining_labels` in the rubric; the LLM judge may accept a wider query.
-- A shotgun report (at least `SHOTGUN_MIN_WRONG` wrong claims, more than its right ones) scores 0 on
-  every rubric: with the single -1 alone, naming every flag (or every flag with its signals) keeps
-  a third of the depth, where the LLM judge reads such a list as guessing, not identifying.
+- A shotgun report (at least `SHOTGUN_MIN_WRONG` wrong claims, more than the plausible flags it
+  names; each wrong date of a flag is its own claim) scores 0 on every rubric: with the single -1
+  alone, naming every flag (or every flag with its signals) keeps a third of the depth, where the
+  LLM judge reads such a list as guessing, not identifying.
 - Sound accuracy and hallucination also count the wrong claims (the published definitions, kept
   as `*_published`, are won by naming every flag).
 
@@ -145,22 +147,27 @@ def wrong_claims(task: OrcaTask, report: RcaReport) -> tuple[str, ...]:
             label = f"{kind} {rc.flag if rc.flag else rc.service} at t={rc.incident_start_s:.0f}s"
         else:
             continue
-        key = (kind, name) if " at t=" not in label else (kind, name + "@")
-        if key not in seen:  # one claim however often it is repeated (case and spaces ignored)
+        # one claim however often it is repeated (case and spaces ignored); each wrong date is its own
+        key = (kind, name) if " at t=" not in label else (kind, f"{name}@{rc.incident_start_s:.0f}")
+        if key not in seen:
             seen.add(key)
             out.append(label)
     return tuple(out)
 
 
-def _right_claims(task: OrcaTask, report: RcaReport, wrong: tuple[str, ...]) -> int:
-    names = {_norm(rc.flag) if rc.flag else _norm(rc.service) for rc in report.root_causes}
-    return max(len(names) - len(wrong), 0)
+def _right_claims(task: OrcaTask, report: RcaReport) -> int:
+    """Distinct plausible flags the report names (services identify no cause: padding a shotgun with
+    plausible services must not make it look like a diagnosis)."""
+    plausible = {_norm(c.flag) for c in task.ground_truth}
+    return len({_norm(rc.flag) for rc in report.root_causes if rc.flag} & plausible)
 
 
 def _about(task: OrcaTask, cause: GroundTruthCause, rc: RootCause) -> bool:
-    """Whether a root cause is a claim about this cause: its flag, or its own culprit service (with a
-    wrong flag too: that claim is then penalised, but its findings about the service still count)."""
-    return _norm(rc.flag) == _norm(cause.flag) or _norm(rc.service) in _own_services(task, cause)
+    """Whether a root cause is a claim about this cause: its flag, or, for a claim naming no flag, its
+    own culprit service (a claim naming another flag is about that flag, whatever service it adds)."""
+    if rc.flag:
+        return _norm(rc.flag) == _norm(cause.flag)
+    return _norm(rc.service) in _own_services(task, cause)
 
 
 def _cited_for(task: OrcaTask, cause: GroundTruthCause, report: RcaReport) -> list[EvidenceRef]:
@@ -173,11 +180,13 @@ def _cited_for(task: OrcaTask, cause: GroundTruthCause, report: RcaReport) -> li
 
 
 def _dated_claims(task: OrcaTask, cause: GroundTruthCause, report: RcaReport) -> list[float]:
-    """Times the report gives for claims about this cause (root-cause starts, timeline entries that
-    name one of its own services)."""
-    own = _own_services(task, cause)
+    """Times the report gives for claims about this cause: root-cause starts, and timeline entries that
+    name one of its own services when a root cause claims it (a timeline alone claims nothing: entries
+    every 20 min naming every service would otherwise date every cause at no cost)."""
     times = [rc.incident_start_s for rc in report.root_causes if _about(task, cause, rc)]
-    times += [e.time_s for e in report.timeline if own & {_norm(s) for s in e.services}]
+    if times:
+        own = _own_services(task, cause)
+        times += [e.time_s for e in report.timeline if own & {_norm(s) for s in e.services}]
     return times
 
 
@@ -288,7 +297,7 @@ def judge(task: OrcaTask, report: RcaReport, shows: Shows, confirms: Confirms | 
             hallucinate_published=0,
         )
     wrong = wrong_claims(task, report)
-    shotgun = len(wrong) >= SHOTGUN_MIN_WRONG and len(wrong) > _right_claims(task, report, wrong)
+    shotgun = len(wrong) >= SHOTGUN_MIN_WRONG and len(wrong) > _right_claims(task, report)
     penalty = 3 if shotgun else int(bool(wrong))  # the reference's single -1 (a shotgun loses all)
     rubrics = tuple(score_rubric(task, c, report, shows, confirms, penalty) for c in task.ground_truth)
     depth = float(np.mean([r.score for r in rubrics]))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import bisect
 
-from ..catalog.flag_behaviour import FLAG_BEHAVIOUR
+from ..catalog.flag_behaviour import flag_reader
 from .simulator import Simulator
 
 EVENT = "feature_flag.evaluation"
@@ -26,9 +26,9 @@ class FlagTimeline:
         self.default = {f.name: f.default for f in sim.app.feature_flags}
         self.readers: dict[str, list[str]] = {}
         for flag in self.default:
-            rows = FLAG_BEHAVIOUR.get(flag, [])
-            if rows:
-                self.readers.setdefault(rows[0][0], []).append(flag)
+            reader = flag_reader(flag)
+            if reader:
+                self.readers.setdefault(reader, []).append(flag)
         self.changes: dict[str, tuple[list[float], list[str]]] = {}
         for r in sim.pipeline.history:
             if r.kind != "flag" or r.status != "deployed" or not r.message.startswith(_PREFIX):

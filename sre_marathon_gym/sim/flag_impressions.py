@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from ..catalog.flag_behaviour import FLAG_BEHAVIOUR
+from ..catalog.flag_behaviour import flag_reader
 from ..clock import METRIC_STEP_S
 from .scrape import OTEL_JOB, scrape_labels
 from .simulator import Simulator
@@ -24,9 +24,9 @@ class Impressions:
     def __init__(self, sim: Simulator):
         self.flags: list[tuple[str, str, int]] = []  # (flag, default variant, index of the reading service)
         for f in sim.app.feature_flags:
-            rows = FLAG_BEHAVIOUR.get(f.name, [])
-            if rows and rows[0][0] in sim.compiled.index:
-                self.flags.append((f.name, f.default, sim.compiled.index[rows[0][0]]))
+            reader = flag_reader(f.name)
+            if reader in sim.compiled.index:
+                self.flags.append((f.name, f.default, sim.compiled.index[reader]))
         self.count: dict[tuple[str, str], float] = {}
         self.ids: dict[tuple[str, str], int] = {}
         self.last = sim.now

@@ -311,6 +311,11 @@ class ToolRunner:
             rows = store.query_range(m.promql, start, end, m.step_s)
         else:
             times = query_times(start, end, m.step_s, self.max_points)
+            if not times.size:
+                raise ValueError(
+                    f"[{start:g}, {end:g}] holds no evaluation time (metrics are on a {METRIC_STEP_S:g} s "
+                    "grid): widen start_s/end_s"
+                )
             rows = promql.query_range(store, m.promql, times)
             names = store.names()
             unknown = [

@@ -219,7 +219,7 @@ def test_a_cause_is_shown_by_its_rubrics_own_signals_only():
     world = orca_world(days=1)
     cause, horizon = day1_cause("d1-c1-adHighCpu-on")
     chk = EvidenceChecker(world)
-    assert {s.kind for s in rubric_signals("adHighCpu")} == {"cpu", "impression"}
+    assert {s.kind for s in rubric_signals("adHighCpu")} == {"cpu"}  # impressions: imageSlowLoad only
     cpu = MetricRef(metric="container_cpu_usage_seconds_total", matchers={"container": "ad"})
     errors = MetricRef(
         metric="traces_span_metrics_calls_total",
@@ -230,7 +230,6 @@ def test_a_cause_is_shown_by_its_rubrics_own_signals_only():
     pay = {
         dict(s.labels)["service_name"]: dict(s.labels).get("span_name")
         for s in rubric_signals("paymentFailure")
-        if s.kind != "impression"
     }
     assert pay == {
         "payment": "grpc.oteldemo.PaymentService/Charge",

@@ -152,14 +152,20 @@ def test_a_summary_only_report_confirms_nothing_and_fails_controls():
 
 def test_level_1_needs_this_causes_own_time_or_symptom_evidence():
     at = lambda t, *svc: RcaReport(summary="x", timeline=[TimelineEntry(time_s=t, services=list(svc))])  # noqa: E731
-    assert [r.score for r in judge(task(), at(1300, "payment"), shows).rubrics] == [
-        1,
-        0,
-    ]  # payment was active
-    assert [r.score for r in judge(task(), at(3300, "cart"), shows).rubrics] == [0, 1]
-    assert [r.score for r in judge(task(), at(1000 - 601, "payment"), shows).rubrics] == [0, 0]  # before it
-    assert [r.score for r in judge(task(), at(4600 + 601, "payment"), shows).rubrics] == [0, 0]  # after now
-    assert [r.score for r in judge(task(), at(3300), shows).rubrics] == [0, 0]  # a time tied to no cause
+    claim = lambda t, svc: RcaReport(root_causes=[rc(None, t, service=svc)])  # noqa: E731
+    assert [r.score for r in judge(task(), claim(1300, "payment"), shows).rubrics] == [1, 0]  # while active
+    assert [r.score for r in judge(task(), claim(3300, "cart"), shows).rubrics] == [0, 1]
+    assert [r.score for r in judge(task(), claim(1000 - 601, "payment"), shows).rubrics] == [0, 0]  # before
+    assert [r.score for r in judge(task(), claim(4600 + 601, "payment"), shows).rubrics] == [0, 0]  # after
+    # a timeline alone claims nothing: entries every 20 min naming every service would date every cause
+    sweep = RcaReport(
+        timeline=[TimelineEntry(time_s=t, services=["payment", "cart"]) for t in range(0, 6000, 1200)]
+    )
+    assert [r.score for r in judge(task(), sweep, shows).rubrics] == [0, 0]
+    assert [r.score for r in judge(task(), at(1300, "payment"), shows).rubrics] == [0, 0]
+    # with a claim about the cause, its timeline entries date it too
+    dated = claim(5000, "payment").model_copy(update={"timeline": at(1300, "payment").timeline})
+    assert judge(task(), dated, shows).rubrics[0].symptom_match
     sym = MetricRef(metric="traces_span_metrics_calls_total", matchers={"span_name": "POST /api/checkout"})
     why = RcaReport(summary="x", five_whys=[WhyStep(question="why", answer="checkout fails", evidence=[sym])])
     assert [r.score for r in judge(task(), why, shows).rubrics] == [0, 0]  # no confirmer: nothing confirmed
@@ -314,3 +320,22 @@ def test_evidence_under_no_claim_about_the_cause_earns_nothing():
     assert judge(task(gt=(PAY,)), svc, shows).rubrics[0].score == 2  # under a claim about payment: progress
     cart = RcaReport(summary="x", five_whys=why, root_causes=[rc("cartFailure", 3000)])
     assert [r.score for r in judge(task(), cart, shows).rubrics] == [0, 2]  # payment's series, cart's claim
+
+
+def test_cheap_padding_and_sweeps_do_not_pass_for_a_diagnosis():
+    """Review findings: a wrong flag with a plausible cause's service earns nothing on that cause,
+    plausible services do not dilute a shotgun, and each wrong date of a flag is its own claim."""
+    full = lambda ref, c: True  # noqa: E731  every cited series shows every signal
+    ev = [MetricRef(metric="traces_span_metrics_calls_total", matchers={"service_name": "payment"})]
+    shield = RcaReport(root_causes=[rc("adHighCpu", 1000, service="payment", ev=ev)])
+    s = judge(task(), shield, full)
+    assert [r.score for r in s.rubrics] == [0, 0] and s.wrong_claims == ("flag adHighCpu",)
+    wrong = [rc(f, 1000) for f in ("adFailure", "adHighCpu", "imageSlowLoad", "emailMemoryLeak")]
+    services = [rc(None, 1000, service="payment"), rc(None, 3000, service="cart")]
+    padded = RcaReport(root_causes=[*wrong, *services])
+    assert [r.score for r in judge(task(), padded, full).rubrics] == [0, 0]  # still a shotgun
+    sweep = RcaReport(root_causes=[rc("paymentFailure", t, ev=ev) for t in range(0, 9000, 1200)])
+    s = judge(task(), sweep, full)
+    assert len(s.wrong_claims) >= 3 and [r.score for r in s.rubrics] == [0, 0]
+    once = RcaReport(root_causes=[rc("paymentFailure", 1000, ev=ev), rc("paymentFailure", 1000, ev=ev)])
+    assert judge(task(), once, full).wrong_claims == ()  # repeating a right claim costs nothing

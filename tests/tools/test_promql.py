@@ -199,6 +199,7 @@ def test_type_errors_and_limits(store):
         parse("1 > 2")
     with pytest.raises(PromQLSyntaxError, match="nested"):
         parse("(" * 200 + "1" + ")" * 200)
+    parse("(" * 40 + "sum(rate(req_total[5m])) / 2" + ")" * 40)  # brackets count, precedence levels do not
     with pytest.raises(PromQLLimitError, match="matches 3 series"):
         query_range(store, "req_total", TIMES, Limits(series_per_selector=2))
     with pytest.raises(PromQLLimitError, match="reads too much"):
@@ -263,6 +264,12 @@ def test_tool_errors_are_structured(env):
     buckets = "traces_span_metrics_duration_milliseconds_bucket"
     wide = env.call_tool({"tool": "query_metrics", "promql": buckets})
     assert wide.ok and len(wide.data["series"]) == 100 and "of" in wide.data["truncated"]
+    # a window between two grid points holds no evaluation time: an error, not a traceback
+    now = float(ok.data["series"][0]["values"][-1][0])
+    off_grid = {"start_s": now - 7.5, "end_s": now - 7.3}
+    for expr in ("irate(traces_span_metrics_calls_total[5m])", "last_over_time(up[5m])", "up"):
+        empty = env.call_tool({"tool": "query_metrics", "promql": expr, **off_grid})
+        assert not empty.ok and empty.error.code == "invalid_arguments" and "grid" in empty.error.message
 
 
 TOKENS = [

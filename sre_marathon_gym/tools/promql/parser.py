@@ -329,14 +329,12 @@ class _Parser:
     def expr(self, level: int) -> object:
         if level == len(self._LEVELS):
             return self.unary()
-        self.enter()
-        lhs = self.expr(level + 1)
+        lhs = self.expr(level + 1)  # the precedence levels are not nesting: only brackets count
         while (op := self._level_op(level)) is not None:
             pos = self.next().pos
             bool_mode, on, labels = self.modifiers(op)
             rhs = self.expr(level + 1)
             lhs = self.binary(op, lhs, rhs, bool_mode, on, labels, pos)
-        self.depth -= 1
         return lhs
 
     def modifiers(self, op: str) -> tuple[bool, bool | None, tuple[str, ...]]:
