@@ -9,10 +9,11 @@ import re
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+from .arg_types import clip, non_negative_int, positive_int
 from .catalog import APPS, CATEGORIES, Catalog, load_catalog
 from .catalog.settings import RULES_VERSIONS
 from .clock import DEFAULT_ORIGIN_S
@@ -42,10 +43,6 @@ INTERRUPTED_EXIT = 130  # the shell's code for a run stopped by SIGINT (Ctrl-C)
 _llm_accounting = llm_accounting_table  # its name before it moved to reports.py
 
 
-def _clip(text: str, n: int = 24) -> str:
-    return repr(text) if len(text) <= n else f"{text[:n]!r}... ({len(text)} characters)"
-
-
 def seed_int(text: str) -> int:
     """A schedule seed: a whole number in [0, 2**63).
 
@@ -54,29 +51,10 @@ def seed_int(text: str) -> int:
     (the env draws its own seeds below 2**31). Negative seeds fail inside gymnasium's seeding."""
     body = text.strip()
     if re.fullmatch(r"[+-]?[0-9]+", body) is None:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {_clip(text)}")
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {clip(text)}")
     if len(body) > 25 or not 0 <= int(body) < SEED_LIMIT:
-        raise argparse.ArgumentTypeError(f"must be a whole number in [0, 2**63), got {_clip(text)}")
+        raise argparse.ArgumentTypeError(f"must be a whole number in [0, 2**63), got {clip(text)}")
     return int(body)
-
-
-def _whole_number_at_least(minimum: int) -> Callable[[str], int]:
-    """An argparse type: a whole number >= `minimum`, refused in argparse before anything loads."""
-
-    def parse(text: str) -> int:
-        try:
-            n = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {_clip(text)}") from None
-        if n < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {n}")
-        return n
-
-    return parse
-
-
-non_negative_int = _whole_number_at_least(0)
-positive_int = _whole_number_at_least(1)
 
 
 def check_out_dir(out: str | os.PathLike[str], option: str = "--out") -> Path:

@@ -13,33 +13,18 @@ import json
 import math
 from typing import Any
 
-
-def _non_negative(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if n < 0 or n > 100:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 100, got {n}")
-    return n
-
-
-def _positive(text: str) -> int:
-    n = _non_negative(text)
-    if n == 0:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return n
+from .arg_types import positive_int, whole_number
 
 
 def add_stats_parser(sub: Any) -> None:
     st = sub.add_parser("stats", help="the simulator's SRE-Marathon and ORCA statistics beside the papers'")
     st.add_argument("--app", help="one app (default: all three)")
-    st.add_argument("--seeds", type=_non_negative, default=5, help="further seeds per app (default 5)")
+    st.add_argument("--seeds", type=whole_number(0, 100), default=5, help="further seeds per app (default 5)")
     st.add_argument("--no-severity", action="store_true", help="skip injecting every catalog fault alone")
     st.add_argument("--no-orca", action="store_true", help="skip the ORCA task statistics")
     st.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     st.add_argument(
-        "--workers", type=_positive, default=None, help="processes for the runs (default: one per core)"
+        "--workers", type=positive_int, default=None, help="processes for the runs (default: one per core)"
     )
     st.set_defaults(func=cmd_stats)
 

@@ -4,20 +4,12 @@ from __future__ import annotations
 
 import argparse
 
+from ..arg_types import positive_int
+
 # The baseline names (agents/orca_baselines.ORCA_AGENTS; a test keeps them equal). Spelled out so building
 # the parser imports nothing heavy, and a bad name fails in argparse before the days are simulated.
 AGENT_NAMES = ("empty", "heuristic", "oracle", "area_prior")
 ADVERSARIAL_NAMES = ("every_flag", "every_flag_with_signals", "every_service")  # agents/adversarial.py
-
-
-def positive_int(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
-    return n
 
 
 def cmd_orca_tasks(args: argparse.Namespace) -> int:

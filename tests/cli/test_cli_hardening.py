@@ -284,3 +284,20 @@ def test_a_file_system_error_is_one_line(tmp_path, capsys):
     (afile := tmp_path / "afile").write_text("x")
     assert main(["score", str(OLD_BUNDLE), "--png", str(afile / "fig.png")]) == 2
     assert one_line_error(capsys).startswith("error: ")
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["stats", "--seeds", "101"], "must be at most 100"),
+        (["stats", "--seeds", "-1"], "must be at least 0"),
+        (["stats", "--workers", "0"], "must be at least 1"),
+        (["stats", "--seeds", "x" * 100], "expected a whole number, got 'xxxxxxxxxxxxxxxxxxxxxxxx'..."),
+        (["orca", "evaluate", "--limit", "0"], "must be at least 1"),
+    ],
+)
+def test_every_subcommand_checks_its_counts_the_same_way(capsys, no_simulation, argv, message):
+    """One argparse type (`arg_types.whole_number`) for every subcommand: same words, same clipping."""
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2 and message in one_line_error(capsys)
