@@ -45,7 +45,7 @@ class NoisyBackend(SimBackend):
         need = logquery.min_rank(level)
         inc, exc = logquery.parse_query(query)
         out = []
-        end = min(float(end_s), self.sim.now)
+        end = min(float(end_s), self.now())
         for r in noise.reconnects(self.noise_seed, float(start_s), end, self._subscribers()):
             if service is not None and r.service != service:
                 continue
@@ -87,13 +87,13 @@ class NoisyBackend(SimBackend):
             for r in noise.reconnects(self.noise_seed, end, end, [service])
             if r.n == n and r.trace_id[:8] == tid8
         ]
-        if not hits or hits[0].end_s > self.sim.now:
+        if not hits or hits[0].end_s > self.now():
             return None
         return noise.log_record(hits[0], self._pod(service))
 
     def traces(self, trace_id, service, start_s, end_s, min_duration_ms, status, limit) -> list[dict]:
         if trace_id:
-            r = noise.find_reconnect(self.noise_seed, trace_id, self._subscribers(), self.sim.now)
+            r = noise.find_reconnect(self.noise_seed, trace_id, self._subscribers(), self.now())
             if r is not None:
                 return [noise.trace(r)]
             found = super().traces(trace_id, service, start_s, end_s, min_duration_ms, status, limit)
@@ -104,7 +104,7 @@ class NoisyBackend(SimBackend):
         if want in ("ok", "unset"):
             return base
         # a stream's trace starts 10 minutes before its cut and is stored once the cut ends it
-        lo, hi = float(start_s) + noise.STREAM_S, min(float(end_s) + noise.STREAM_S, self.now(), self.sim.now)
+        lo, hi = float(start_s) + noise.STREAM_S, min(float(end_s) + noise.STREAM_S, self.now())
         extra = []
         for r in noise.reconnects(self.noise_seed, lo, hi, self._subscribers()):
             tr = noise.trace(r)

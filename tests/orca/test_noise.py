@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from sre_marathon_gym.errors import SREMarathonError
 from sre_marathon_gym.orca import noise
 from sre_marathon_gym.orca.load import run_orca_flags
-from sre_marathon_gym.orca.noisy_backend import NoisyBackend
+from sre_marathon_gym.orca.noisy_backend import LOG_PREFIX, NoisyBackend
 
 HOURS = 3
 
@@ -129,3 +130,17 @@ def test_noise_is_never_evidence_of_a_flag(world):
             svcs = tuple(s for s, _, _ in FLAG_BEHAVIOUR[flag])
             assert not chk.log_shows(LogRef(log_id=r["id"]), flag, svcs, 0, HOURS * 3600, HOURS * 3600)
         assert not any(m in text for m in flag_log_markers(flag) for _, text in noise.SUBSCRIBERS.values())
+
+
+def test_a_view_resolves_only_the_noise_it_could_have_seen(world):
+    """A task sees the world at its horizon: a stream cut that ends later is neither a log id nor a
+    trace id yet, as later samples of the recorded run are not."""
+    logs = world.search_logs(None, 0, HOURS * 3600, "EventStream", None, 500, with_ids=True)
+    line = next(r for r in logs if r["id"].startswith(LOG_PREFIX))
+    tr = world.traces(None, "flagd", 0, HOURS * 3600, None, "error", 500)[-1]
+    assert world.log_line(line["id"]) is not None and world.traces(tr["trace_id"], None, 0, 0, None, None, 1)
+    early = world.view_at(line["timestamp"] - 1)
+    assert early.log_line(line["id"]) is None
+    assert world.view_at(line["timestamp"]).log_line(line["id"]) is not None
+    with pytest.raises(SREMarathonError, match="trace"):  # unknown, as an id from a later sample
+        world.view_at(tr["start_s"] + 1).traces(tr["trace_id"], None, 0, 0, None, None, 1)
