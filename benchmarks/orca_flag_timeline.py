@@ -12,7 +12,7 @@ Run: python benchmarks/orca_flag_timeline.py
 
 from __future__ import annotations
 
-from sre_marathon_gym.agents.orca_baselines import OrcaAgent, issue_question
+from sre_marathon_gym.agents.orca_baselines import OrcaAgent, issue_question, reported_phrase
 from sre_marathon_gym.orca.data import load_answers, load_leaderboard, load_questions
 from sre_marathon_gym.orca.evaluate import evaluate
 from sre_marathon_gym.orca.flags import flag_mechanisms, flag_services
@@ -37,8 +37,8 @@ class FlagTimelineAgent(OrcaAgent):
         question = issue_question(view.issue)
         if question != self.universal:
             return RcaReport()
-        styled = view.issue.partition("was reported ")[2].partition(f": {question}. ")[0]
-        day0 = float(day_start(reported_time_guess(styled, view.current_s) or view.current_s))
+        guess = reported_time_guess(reported_phrase(view.issue, question), view.current_s)
+        day0 = float(day_start(guess or view.current_s))
         res = call(
             {
                 "tool": "query_metrics",

@@ -300,8 +300,7 @@ class AreaPriorAgent(OrcaAgent):
     def investigate(self, view: TaskView, call: Call) -> RcaReport:
         question = issue_question(view.issue)
         flags = self.answer(view.task_key, question)
-        styled = view.issue.partition("was reported ")[2].partition(f": {question}. ")[0]
-        guess = reported_time_guess(styled, view.current_s)
+        guess = reported_time_guess(reported_phrase(view.issue, question), view.current_s)
         start = float(day_start(view.current_s) if guess is None else guess)
         causes = [
             RootCause(
@@ -314,6 +313,12 @@ class AreaPriorAgent(OrcaAgent):
             for f in flags
         ]
         return RcaReport(summary=", ".join(flags), root_causes=causes) if causes else RcaReport()
+
+
+def reported_phrase(issue: str, question: str) -> str:
+    """The report-time phrase of an instruction text ("...was reported WHEN: COMPLAINT. ..."), for
+    `orca.time_text.reported_time_guess`."""
+    return issue.partition("was reported ")[2].partition(f": {question}. ")[0]
 
 
 def issue_question(issue: str) -> str:
