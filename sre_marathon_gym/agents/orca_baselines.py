@@ -242,10 +242,12 @@ class OrcaOracleAgent(OrcaAgent):
 
 
 # ---------------------------------------------------------------- area prior (benchmark health)
-def prior_half(key: str) -> int:
-    """The half (0 or 1) a task belongs to, from its public key: a keyed hash, the same on every
-    machine. The area prior answers a task of one half with what it learnt on the other."""
-    return hashlib.sha256(f"area-prior:{key}".encode()).digest()[0] & 1
+def prior_half(event_id: str) -> int:
+    """The half (0 or 1) an incident's tasks belong to: a keyed hash of the flag event, the same on
+    every machine. By incident, as the reference splits public from private: every task of one event
+    (its TTD and report-time variants, its easy/medium/hard complaints) shares its ground truth, so
+    a split by task would let the fit see the answer through a sibling task."""
+    return hashlib.sha256(f"area-prior:{event_id}".encode()).digest()[0] & 1
 
 
 def complaint_area(question: str) -> tuple[str, str]:
@@ -280,8 +282,9 @@ def fit_area_prior(tasks) -> dict[tuple[str, str], tuple[str, ...]]:
 class AreaPriorAgent(OrcaAgent):
     """Calls no tool: names, for the complaint's (difficulty, area), the flag set most often behind
     such complaints in the OTHER half of the tasks (two-fold: every task is answered by the fit on
-    the half it is not in), each flag dated at the reported time (`reported_time_guess`: the middle
-    of a reported range or period) and still ongoing: all a reader of the complaint knows.
+    the half it is not in; halves by incident, `prior_half`), each flag dated at the reported time
+    (`reported_time_guess`: the middle of a reported range or period) and still ongoing: all a
+    reader of the complaint knows.
 
     Why: a benchmark-health row. If it beats the published models, the answer is predictable from
     the complaint alone and the benchmark measures no investigation. It reads the ground truth of the
@@ -291,11 +294,15 @@ class AreaPriorAgent(OrcaAgent):
 
     def __init__(self, tasks=None):
         tasks = orca_tasks() if tasks is None else tasks
-        self.fits = tuple(fit_area_prior([t for t in tasks if prior_half(task_key(t)) == h]) for h in (0, 1))
+        self.fits = tuple(fit_area_prior([t for t in tasks if prior_half(t.event_id) == h]) for h in (0, 1))
+        # the benchmark's own split, looked up by the public key (the key hides the event)
+        self.halves = {task_key(t): prior_half(t.event_id) for t in tasks}
 
     def answer(self, key: str, question: str) -> tuple[str, ...]:
-        """The flags named for a task of public key `key`: the other half's fit."""
-        return self.fits[1 - prior_half(key)].get(complaint_area(question), ())
+        """The flags named for a task of public key `key`: the other half's fit (nothing for a key
+        outside the task set it was built on)."""
+        half = self.halves.get(key)
+        return () if half is None else self.fits[1 - half].get(complaint_area(question), ())
 
     def investigate(self, view: TaskView, call: Call) -> RcaReport:
         question = issue_question(view.issue)

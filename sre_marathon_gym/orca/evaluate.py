@@ -98,7 +98,7 @@ def leaderboard_table(agent_name: str, scores: list[TaskScore], health: list[Tas
     ]
     if health is not None:  # benchmark health: what the complaint alone gives away (should stay below)
         rows.append(
-            row("area prior, no tools (two-fold held out; sound)", published_metrics(health, sound=True))
+            row("area prior, no tools (held-out incidents; sound)", published_metrics(health, sound=True))
         )
     for r in lb.rows:
         rows.append(
