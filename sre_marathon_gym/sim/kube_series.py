@@ -60,7 +60,8 @@ class PodLayout:
 
 
 class KubeSeries:
-    """Mixin of `MetricExporter`: its pod, node and target series (state set up in its `__init__`)."""
+    """Mixin of `MetricExporter`: its pod, node and target series (`_init_kube_series` sets up the
+    state; the exporter's `__init__` calls it)."""
 
     sim: Simulator
     store: MetricStore
@@ -554,6 +555,26 @@ class KubeSeries:
         out = np.array([float(sum(n for _, n in r.spec.replicas)) for r in revs])
         self._desired_cache = (revs, out)
         return out
+
+    def _init_kube_series(self) -> None:
+        """This mixin's own state: pod slots and layouts, per-pod series caches, the static rows."""
+        self._slot: dict[str, int] = {}  # pod -> its row of `_cum`: [cpu_s, periods, throttled, oom]
+        self._cum = np.zeros((64, 4))
+        self._slots_used = 0
+        self._free_slots: list[int] = []
+        self._layout: PodLayout | None = None
+        self._rows: dict[str, tuple] = {}  # pod -> (row key, static series, dynamic inputs or None)
+        self._uid: dict[str, str] = {}  # pod -> its uid label
+        self._pod_sids: dict[str, dict[tuple, int]] = {}  # pod -> (metric, varying labels) -> series id
+        self._layout_key: tuple | None = None
+        self._static: dict[str, tuple] = {}
+        self._dynamic: dict[tuple, np.ndarray] = {}
+        self._static_concat: tuple | None = None
+        # pod -> state -> series
+        self._static_memo: dict[str, dict[tuple, tuple[np.ndarray, np.ndarray]]] = {}
+        self._desired_cache: tuple | None = None
+        self._dynamic_concat: tuple | None = None
+        self._init_static_rows()
 
     def _init_static_rows(self) -> None:
         st, ns, sim = self.store, self.ns, self.sim

@@ -19,7 +19,7 @@ from .. import detmath
 from ..clock import TICK_S
 from ..detmath import OrderedSums
 from ..metric_store import _normalise_labels
-from .kube_series import KubeSeries, PodLayout
+from .kube_series import KubeSeries
 from .scrape import OTEL_JOB, scrape_labels
 from .span_tree import build_shapes
 from .traffic import TickResult, lognormal_cdf
@@ -157,28 +157,11 @@ class MetricExporter(KubeSeries):
         sp = self.spans
         self._own, self._hops, self._edges = OrderedSums(sp.own), OrderedSums(sp.hops), OrderedSums(sp.edges)
         self._bg_count = c.background_rps * TICK_S
-        self._slot: dict[str, int] = {}  # pod -> its row of `_cum`: [cpu_s, periods, throttled, oom]
-        self._cum = np.zeros((64, 4))
-        self._slots_used = 0
-        self._free_slots: list[int] = []
-        self._layout: PodLayout | None = None
-        self._rows: dict[str, tuple] = {}  # pod -> (row key, static series, dynamic inputs or None)
-        self._uid: dict[str, str] = {}  # pod -> its uid label
-        self._pod_sids: dict[str, dict[tuple, int]] = {}  # pod -> (metric, varying labels) -> series id
-        self._layout_key: tuple | None = None
         self.app_extra = sim.app.app == "astronomy_shop"
         self.cum_frontend = np.zeros(2)
         self.cum_payment = 0.0
         self._frac: tuple | None = None  # (own latency, effect arrays, entry means, bucket fractions)
-        self._static: dict[str, tuple] = {}
-        self._dynamic: dict[tuple, np.ndarray] = {}
-        self._static_concat: tuple | None = None
-        self._static_memo: dict[
-            str, dict[tuple, tuple[np.ndarray, np.ndarray]]
-        ] = {}  # pod -> state -> series
-        self._desired_cache: tuple | None = None
-        self._dynamic_concat: tuple | None = None
-        self._init_static_rows()
+        self._init_kube_series()
 
     def accumulate(self, res: TickResult) -> None:
         sim, sp = self.sim, self.spans
