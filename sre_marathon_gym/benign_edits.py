@@ -1,7 +1,9 @@
 """How a benign change is written: harmless config values (log level, debug toggles, more generous
 timeouts, larger pools and caches) and source edits (a comment, a version bump), with the unified
 diff the build pipeline shows. The schedule (fault_schedule.py) decides when and where they ship;
-this module only makes each one look like a real, harmless commit."""
+this module only makes each one look like a real, harmless commit. Messages are descriptions;
+`commit_message` writes them in the catalog's convention ("<service>: <what changed>"), the one
+fault changes use, so the message alone never tells a benign change from a faulty one."""
 
 from __future__ import annotations
 
@@ -114,6 +116,12 @@ def _scaled(value: str, rng: np.random.Generator) -> str | None:
     return f"{grown:.3g}"
 
 
+def commit_message(service: str, description: str) -> str:
+    """A commit message in the catalog's convention for changes to `service` (fault changes are
+    written the same way by scripts/catalog_gen)."""
+    return f"{service}: {description}"
+
+
 def benign_config_value(entry: ConfigEntry, rng: np.random.Generator) -> tuple[str, str] | None:
     """A harmless new value for a config entry and a commit message, or None if the knob is not safe."""
     key, value = entry.key, entry.value
@@ -123,26 +131,26 @@ def benign_config_value(entry: ConfigEntry, rng: np.random.Generator) -> tuple[s
         options = [lvl for lvl in _LOG_LEVELS if lvl != value.lower()]
         new = options[int(rng.integers(len(options)))]
         new = new.upper() if value.isupper() else new
-        return new, f"chore({entry.key.lower()}): set log level to {new}"
+        return new, f"set log level to {new}"
     if _RE_UNSAFE.search(key) and not _RE_LOG_LEVEL.search(key):
         return None
     if entry.kind == "bool" and _RE_TOGGLE.search(key) and value.lower() in ("true", "false"):
         flipped = "false" if value.lower() == "true" else "true"
         new = flipped.capitalize() if value[:1].isupper() else flipped
-        return new, f"chore: set {key} to {new}"
+        return new, f"set {key} to {new}"
     if entry.kind in ("timeout_ms", "duration_s"):
         new = _scaled(value, rng)
         verb = "relax" if entry.kind == "timeout_ms" else "raise"
-        return None if new is None else (new, f"tune: {verb} {key} to {new}")
+        return None if new is None else (new, f"{verb} {key} to {new}")
     if entry.kind == "int" and _RE_KNOB_INT.search(key):
         new = _scaled(value, rng)
-        return None if new is None else (new, f"tune: raise {key} to {new}")
+        return None if new is None else (new, f"raise {key} to {new}")
     if entry.kind == "string" and "version" in key.lower():
         m = _RE_SEMVER.search(value)
         if m:
             bumped = f"{m.group(1)}.{m.group(2)}.{int(m.group(3)) + 1}"
             new = value[: m.start()] + bumped + value[m.end() :]
-            return new, f"chore: bump {key} to {bumped}"
+            return new, f"bump {key} to {bumped}"
     return None
 
 
@@ -165,27 +173,27 @@ def _comment_prefix(path: str, lines: list[str] | None = None) -> str | None:
 
 
 _COMMENTS = (
-    ("docs: explain why {name} is kept small", "keep this small: it runs on every request"),
+    ("explain why {name} is kept small", "keep this small: it runs on every request"),
     (
-        "docs: clarify the error handling in {name}",
+        "clarify the error handling in {name}",
         "errors are returned to the caller, which decides whether to retry",
     ),
     (
-        "docs: note the units used in {name}",
+        "note the units used in {name}",
         "durations below are in milliseconds unless the name says otherwise",
     ),
     (
-        "refactor: document the invariant relied on in {name}",
+        "document the invariant relied on in {name}",
         "invariant: inputs were validated by the caller",
     ),
-    ("docs: link the runbook from {name}", "see the service runbook for the on-call procedure"),
-    ("style: add a section comment in {name}", "--- request handling ---"),
+    ("link the runbook from {name}", "see the service runbook for the on-call procedure"),
+    ("add a section comment in {name}", "--- request handling ---"),
 )
 _CONFIG_FILE_COMMENTS = (
-    ("docs: link the runbook from {name}", "see the service runbook before changing these values"),
-    ("docs: note the units used in {name}", "sizes are in bytes and durations in seconds unless suffixed"),
-    ("docs: record the review of {name}", "values below were reviewed for the current release"),
-    ("style: add a section comment in {name}", "--- defaults ---"),
+    ("link the runbook from {name}", "see the service runbook before changing these values"),
+    ("note the units used in {name}", "sizes are in bytes and durations in seconds unless suffixed"),
+    ("record the review of {name}", "values below were reviewed for the current release"),
+    ("add a section comment in {name}", "--- defaults ---"),
 )
 _CONFIG_FILE = re.compile(r"\.(ya?ml|conf|cnf|properties|ini|cfg|toml|template|tmpl|env)$", re.IGNORECASE)
 
@@ -199,7 +207,7 @@ def benign_code_change(path: str, excerpt: str, rng: np.random.Generator) -> tup
         if m and "version" in ln.lower() and rng.random() < 0.5:
             bumped = f"{m.group(1)}.{m.group(2)}.{int(m.group(3)) + 1}"
             new = lines[:i] + [ln[: m.start()] + bumped + ln[m.end() :]] + lines[i + 1 :]
-            return f"chore: bump version to {bumped}", _unified_diff(path, lines, new)
+            return f"bump version to {bumped}", _unified_diff(path, lines, new)
     prefix = _comment_prefix(path, lines)
     if prefix is None:
         return None

@@ -35,6 +35,7 @@ ADVERSARIAL_NAMES = (
     "guess_per_incident",
     "act_on_everything",
     "single_guess",
+    "revert_watcher",
 )
 
 SEED_LIMIT = MAX_SEED + 1  # the env's bound (envs/inputs.py): one definition

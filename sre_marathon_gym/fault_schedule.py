@@ -74,6 +74,7 @@ from .benign_edits import (
     benign_code_change,
     benign_config_value,
     benign_revision_base,
+    commit_message,
     config_diff,
 )
 from .clock import TICK_S
@@ -336,13 +337,15 @@ def _plan_benign(
                 made = benign_config_value(cand.entry, rng)
                 if made is None:
                     continue
-                new_value, message = made
+                new_value, what = made
+                message = commit_message(cand.service, what)
                 diff = config_diff(cand.service, cand.entry, new_value)
             else:
                 made_code = benign_code_change(cand.path, cand.excerpt, rng)
                 if made_code is None:
                     continue
-                message, diff = made_code
+                what, diff = made_code
+                message = commit_message(cand.service, what)
                 new_value = None
             from_rev, to_rev = cand.revision, f"r{next_rev}"
             next_rev += 1

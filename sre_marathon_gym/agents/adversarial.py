@@ -18,6 +18,11 @@ invocations (they are not trying to be realistic agents).
   service with a firing alert.
 - `single_guess`: one incident per alerting workload, named once with the workload's most frequent
   catalog row (the best guess a catalog prior gives, never revised).
+- `revert_watcher`: reads the change log after the fact. A code or config change the orchestrator
+  reverted (`Revert "<message>"`) was a fault, so it opens an incident per reverted change holding
+  the service's alerts and names the file or key read off the diff. What it knows arrives at the
+  fault's deadline, so under v2 (correlation and localization before the deadline) it earns nothing;
+  without that rule it scored 30-36 on the leaderboard seeds, and 22-31 acting once at the end.
 
 ORCA-bench has the same hole in its published metrics (accuracy: every plausible flag named;
 hallucination: no plausible flag named), so the suite holds degenerate RCA reports too
@@ -32,6 +37,7 @@ on the sound accuracy and on depth over all tasks:
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any
 
@@ -370,6 +376,45 @@ class EveryServiceReport(OrcaAgent):
         )
 
 
+def changed_artifact(change: dict) -> str | None:
+    """The catalog name of what a code or config change of the deploy history touched, read off its
+    diff ("<service>:<path>" for code, "<service>:env/<KEY>" for config), or None."""
+    diff = change.get("diff") or ""
+    if change.get("kind") == "code":
+        m = re.search(r"^--- a/(\S+)", diff, re.M)
+        return f"{change['service']}:{m.group(1)}" if m else None
+    if change.get("kind") == "config":
+        m = re.search(r"name: (\w+)", diff)
+        return f"{change['service']}:env/{m.group(1)}" if m else None
+    return None
+
+
+class RevertWatcherAgent(_Guesser):
+    """An incident per change the orchestrator reverted, naming the changed file or key (see the
+    module docstring): the change log read after the fact."""
+
+    name = "revert_watcher"
+
+    def invoke(self, env: gym.Env, obs: Any, info: dict) -> None:
+        call = env.unwrapped.call_tool
+        hist = call({"tool": "get_deploy_history", "limit": 500})
+        changes = hist.data["changes"] if hist.ok else []
+        prefix = 'Revert "'
+        reverted = {c["message"][len(prefix) : -1] for c in changes if c["message"].startswith(prefix)}
+        done: set[str] = self.state.setdefault("done", set())
+        workloads = self._workloads(call, self._alerts(call))
+        for c in changes:
+            artifact = changed_artifact(c)
+            ids = workloads.get(c["service"])
+            if c["id"] in done or c["message"] not in reverted or artifact is None or not ids:
+                continue
+            r = call({"tool": "open_incident", "alert_ids": ids, "title": c["message"]})
+            if r.ok:
+                done.add(c["id"])
+                self._root(call, r.data["id"], c["service"], artifact)
+        return None
+
+
 ADVERSARIAL_AGENTS: dict[str, type] = {
     cls.name: cls
     for cls in (
@@ -380,6 +425,7 @@ ADVERSARIAL_AGENTS: dict[str, type] = {
         GuessPerIncidentAgent,
         ActOnEverythingAgent,
         SingleGuessAgent,
+        RevertWatcherAgent,
     )
 }
 ORCA_ADVERSARIAL_AGENTS: dict[str, type[OrcaAgent]] = {
@@ -397,7 +443,9 @@ __all__ = [
     "GuessPerIncidentAgent",
     "IncidentPerAlertAgent",
     "OneIncidentAgent",
+    "RevertWatcherAgent",
     "ShotgunAgent",
     "SingleGuessAgent",
     "catalog_guesses",
+    "changed_artifact",
 ]

@@ -35,6 +35,15 @@ class Matching(CatalogModel):
             "attributable to the fault"
         ),
     )
+    report_grace_s: float | None = Field(
+        None,
+        ge=0,
+        description=(
+            "correlation and localization earn credit only when they happen before the fault's "
+            "deadline (its revert) plus this grace; None: no deadline (scoring files sealed before "
+            "the rule existed)"
+        ),
+    )
 
 
 class Penalties(CatalogModel):

@@ -19,7 +19,12 @@ Two rule sets (``Scoring.rules_version``; a card and a bundle say which one scor
     ``matching.min_explained_share`` of its fired alerts are attributable to it, and one incident
     is evidence for at most one fault. A fault is correlated while it is matched.
   - Localization is judged on the matched incident: its claim names the fault's target among its
-    services and an alias of its artifact; the match then locks. A claim (distinct incident,
+    services (and no service outside the fault's scope: "the exact culprit service or services")
+    and an alias of its artifact; the match then locks.
+  - Both count only before the fault's deadline (its revert) plus ``matching.report_grace_s``, as
+    repair must: the agent operates a live system, and the orchestrator's revert names the faulty
+    change at the deadline, so a report read off it afterwards is not a diagnosis. A late incident
+    or claim earns nothing and costs nothing (it is matched, not false). A claim (distinct incident,
     services, artifact) that never localizes its incident's fault is a *false claim*; an incident
     matched to no fault (noise, a pool of several faults, or a duplicate) is a *false incident*.
   - Repair keeps v1's evidence rules, but only an intervention that is *called for* may be
@@ -439,13 +444,22 @@ def _v1_fault_scores(record: RunRecord, scoring: Scoring) -> list[FaultScore]:
     ]
 
 
+def _in_time(t: float | None, fault: FaultTruth, grace_s: float | None) -> float | None:
+    """`t` if a stage reached then earns credit (before the fault's deadline plus the grace), else None."""
+    if t is None or grace_s is None:
+        return t
+    return t if t < fault.deadline_s + grace_s else None
+
+
 def _v2_fault_scores(record: RunRecord, scoring: Scoring, m: Matching) -> list[FaultScore]:
     stable = float(scoring.repair_stable_s)
+    assert scoring.matching is not None
+    grace = scoring.matching.report_grace_s
     out = []
     for f in record.faults:
         fid = f.fault_id
-        t_c = m.matched_s.get(fid) if fid in m.incident_of else None
-        t_l = m.localized_s.get(fid)
+        t_c = _in_time(m.matched_s.get(fid) if fid in m.incident_of else None, f, grace)
+        t_l = _in_time(m.localized_s.get(fid), f, grace) if t_c is not None else None
         rep = None
         if t_l is not None:
             reach = f.actionable

@@ -17,7 +17,8 @@ event, in its state after the event (alerts that had fired by then, services, ar
 1. Eligible faults E(i): those to which at least `min_explained_share` of i's fired alerts are
    attributable.
 2. The event's claim (services, artifact) *localizes* fault f when f's target is among the
-   services and the artifact is in f's alias table (exact string).
+   services, every service named is f's target or in its scope, and the artifact is in f's alias
+   table (exact string).
 3. If i is matched to f and f is locked (localized through i), nothing changes: a localized match is
    final. If the claim localizes f, the match locks. If f is no longer eligible (the incident grew
    into something f does not explain, e.g. by pooling other faults' alerts), i loses the match.
@@ -55,8 +56,15 @@ def is_attributable(alert: AlertRecord, fault: FaultTruth, interval_s: float) ->
 
 
 def localizes(fault: FaultTruth, services: tuple[str, ...], artifact: str | None) -> bool:
-    """The claim names the fault's culprit and an accepted name of its artifact (exact match)."""
-    return artifact is not None and fault.target in services and artifact in fault.accepted_artifacts
+    """The claim names the fault's culprit, no service the fault leaves untouched (the paper: "the
+    exact culprit service or services"; a list of every service would otherwise fit any culprit),
+    and an accepted name of its artifact (exact match)."""
+    return (
+        artifact is not None
+        and fault.target in services
+        and fault.touched.issuperset(services)
+        and artifact in fault.accepted_artifacts
+    )
 
 
 @dataclass

@@ -11,8 +11,7 @@ Each rubric (one plausible root cause) is scored 0-3 on its own, from what the r
   another cause, earns nothing here;
 - 2 makes progress specific to this cause: cited evidence showing one of its rubric's own signals
   (`orca.evidence.rubric_signals`: its metric families with their defining labels, its own log
-  strings, its trace's failing span with its own error text), or its flag named with an incident
-  start within 10 min of its flip;
+  strings, its trace's failing span with its own error text);
 - 3 names the flag with one of its mechanisms and a start within 10 min, and cites evidence showing
   its own signal;
 - then the reference's fabrication penalty: if the report makes any materially wrong claim (a flag
@@ -28,9 +27,11 @@ Departures from the reference, and why:
   a fixed vocabulary (`orca.flags.Mechanism`), evidence is metric queries / log ids / trace ids that
   are re-checked against the recorded telemetry instead of quoted text, and the "aligned Why-step"
   condition is approximated by the claim the evidence is cited under (see the next items).
-- Level 2 from naming the flag needs its start within 10 min too: the rubric's definition of 2 asks
-  for this cause's GT metrics, logs or traces, and a bare flag name is a free guess here, where the
-  LLM judge reads the surrounding reasoning.
+- Level 2 needs this cause's own signal in cited evidence, as the rubric defines 2 ("identifies
+  some of this rubric's GT metrics, logs or traces"); naming the flag, even at its start, is not
+  enough: the flip time is readable from the task text (the current time minus the TTD its
+  report-time wording implies), so flag plus start is a free guess from a prior, where the LLM
+  judge reads the reasoning around it.
 - Evidence and symptoms count only under a claim about the cause, and level 1 needs such a claim
   (the reference credits a report that only confirms the complaint): cited with no claim, a list
   of every request type's or every flag's series would confirm every rubric at once.
@@ -225,7 +226,7 @@ def score_rubric(
     )
     if any(full(rc) for rc in named):
         score = 3
-    elif evidence or any(on_time(rc) for rc in named):
+    elif evidence:
         score = 2
     elif symptom:
         score = 1

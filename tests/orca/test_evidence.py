@@ -187,7 +187,7 @@ def test_a_report_citing_a_series_without_the_signal_earns_no_full_credit(day1):
                 matchers={"service_name": "payment", "status_code": "STATUS_CODE_ERROR"},
             )
         )
-        == 2
+        == 1  # flag at its start, but no own signal: only the symptom level
     )
 
 

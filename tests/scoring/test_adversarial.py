@@ -39,6 +39,7 @@ def test_the_suite_holds_every_degenerate_policy_of_the_issue():
         "guess_per_incident",
         "act_on_everything",
         "single_guess",
+        "revert_watcher",
     }
     assert set(ORCA_ADVERSARIAL_AGENTS) == {"every_flag", "every_flag_with_signals", "every_service"}
 
@@ -72,6 +73,20 @@ def test_v1_rewarded_the_guessers(short_runs, catalog):
         assert score_run(short_runs[name], v1).marathon_score > runbook + 10, name
 
 
+def test_the_report_deadline_is_what_stops_the_revert_watcher(short_runs, catalog):
+    """The orchestrator's reverts name the faulty changes after the fact: without the report deadline
+    (`report_grace_s` None, as in scoring files sealed before it) reading them beat the runbook."""
+    m = catalog.scoring.matching
+    no_deadline = catalog.scoring.model_copy(
+        update={"matching": m.model_copy(update={"report_grace_s": None})}
+    )
+    watcher, runbook = short_runs["revert_watcher"], short_runs["runbook"]
+    late = score_run(watcher, no_deadline)
+    assert late.localized > 0 and late.marathon_score > score_run(runbook, no_deadline).marathon_score + 3
+    now = score_run(watcher, catalog.scoring)
+    assert m.report_grace_s == 0 and now.correlated == 0 and now.localized == 0
+
+
 def test_each_policy_does_what_its_name_says(short_runs):
     one = short_runs["one_incident"]
     assert len({e.incident_id for e in one.incident_events}) == 1
@@ -82,6 +97,10 @@ def test_each_policy_does_what_its_name_says(short_runs):
     assert all(len(e.alert_ids) == 1 for e in per_alert.incident_events)
     cycle = short_runs["cycle_guesses"]
     assert len({e.artifact for e in cycle.incident_events if e.op == "root_cause"}) > 3
+    watcher = short_runs["revert_watcher"]
+    reverts = [f for f in watcher.faults if f.reverted_s is not None and f.category in ("code", "config")]
+    assert reverts and {e.op for e in watcher.incident_events} >= {"open", "root_cause"}
+    assert min(e.time_s for e in watcher.incident_events) >= min(f.reverted_s for f in reverts)
     act = short_runs["act_on_everything"]
     tools = {a.tool for a in act.actions if a.kind == "intervention" and a.verdict == "ok"}
     assert {"rollback", "restart"} <= tools

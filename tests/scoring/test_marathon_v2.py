@@ -72,6 +72,63 @@ def test_correct_minimal_report_earns_full_credit() -> None:
     assert "incidents matched / opened" in card.as_table() and "rules" in card.as_table()
 
 
+# ----------------------------------------------------------------------------- report deadline
+DEADLINE = V2.model_copy(update={"matching": V2.matching.model_copy(update={"report_grace_s": 0.0})})
+
+
+@pytest.mark.parametrize(
+    ("open_s", "root_s", "credit"),
+    [
+        (240, 360, (True, True)),
+        (240, 600, (True, False)),
+        (600, 720, (False, False)),
+        (1080, 1080, (False, False)),
+    ],
+)
+def test_correlation_and_localization_count_only_before_the_deadline(open_s, root_s, credit) -> None:
+    """f1 is reverted at 600 s. An incident (or claim) at or after the revert earns nothing and costs
+    nothing: a post-mortem read off the orchestrator's revert is not a diagnosis. Before it, full
+    credit; without the rule (report_grace_s None, files sealed before it) late reports counted."""
+    rec = record(
+        [fault()],
+        alerts=[alert("a1", 150, "cart")],
+        events=[opened(open_s, "inc-1", "a1"), rooted(root_s, "inc-1", ["a1"], ["cart"], ART)],
+    )
+    card = score_run(rec, DEADLINE)
+    assert (card.correlated == 1.0, card.localized == 1.0) == credit
+    assert (card.false_incidents, card.false_claims) == (0, 0)  # late, not wrong
+    assert score_run(rec, V2).localized == 1.0  # no deadline in V2's matching
+    assert score_until(rec, DEADLINE) == pytest.approx(card.marathon_score_unclipped)
+
+
+def test_the_deadline_uses_the_planned_end_when_the_fault_was_not_reverted() -> None:
+    late = record(
+        [fault(reverted=None)],
+        alerts=[alert("a1", 150, "cart")],
+        events=[opened(599, "inc-1", "a1"), rooted(600, "inc-1", ["a1"], ["cart"], ART)],
+    )
+    card = score_run(late, DEADLINE)
+    assert card.correlated == 1.0 and card.localized == 0.0
+
+
+def test_a_claim_naming_services_the_fault_leaves_untouched_does_not_localize() -> None:
+    """ "The exact culprit service or services": naming every service fits any culprit, so a claim
+    may name the target and services of its scope, nothing else."""
+
+    def card(services):
+        rec = record(
+            [fault()],
+            alerts=[alert("a1", 150, "cart")],
+            events=[opened(240, "inc-1", "a1"), rooted(360, "inc-1", ["a1"], services, ART)],
+        )
+        return score_run(rec, V2)
+
+    assert card(["cart"]).localized == 1.0
+    assert card(["cart", "frontend"]).localized == 1.0  # frontend is in f1's scope
+    wide = card(["cart", "frontend", "payment", "ads"])
+    assert wide.localized == 0.0 and wide.false_claims == 1
+
+
 # ----------------------------------------------------------------------------- correlation
 def test_one_incident_holding_every_faults_alerts_correlates_nothing() -> None:
     """v1 exploit: one incident with the alerts of f1, f2 and f3 correlated all three (30 points).
