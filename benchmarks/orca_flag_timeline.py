@@ -58,8 +58,13 @@ class FlagTimelineAgent(OrcaAgent):
             if variant in (None, "off") or flag in self.answers.no_frontend:
                 continue
             pts = [(t, v) for t, v in s["values"] if v is not None]
-            # a flip: counted now, not in the step before (a variant counted all day flipped earlier)
-            flips = [t for i, (t, v) in enumerate(pts) if i > 0 and v > 0 and pts[i - 1][1] == 0]
+            # a flip: counted now and not in the step before; a first point is one only after the day's
+            # first step (the series was created then; one counted from the start flipped earlier)
+            flips = [
+                t
+                for i, (t, v) in enumerate(pts)
+                if v > 0 and (pts[i - 1][1] == 0 if i else t > day0 + STEP_S)
+            ]
             for t in [t for t in flips if day0 < t <= min(view.current_s, day0 + 86_400) + STEP_S][:3]:
                 causes.append(
                     RootCause(

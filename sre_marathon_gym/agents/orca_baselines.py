@@ -223,7 +223,19 @@ class OrcaOracleAgent(OrcaAgent):
                 metric=DURATION + "_sum" if sig.kind == "latency" else sig.family, matchers=matchers
             )
             if checker.shows(ref, cause, horizon):
-                return [ref]
+                # cited evidence counts only if the agent's own query returned it across the flip
+                seen = episode.call(
+                    {
+                        "tool": "query_metrics",
+                        "metric": ref.metric,
+                        "matchers": ref.matchers,
+                        "start_s": max(0.0, cause.start_s - 1800.0),
+                        "end_s": min(float(horizon), cause.start_s + 1800.0),
+                        "step_s": 300,
+                    }
+                )
+                if seen.ok:
+                    return [ref]
         for marker in flag_log_markers(cause.flag):
             res = episode.call(
                 {

@@ -14,8 +14,10 @@ from ..scoring.orca import TaskScore, judge
 from ..tools.models import ToolResult
 from .data import load_questions
 from .evidence import EvidenceChecker
-from .report import RcaReport
+from .observed import Observations
+from .report import EvidenceRef, MetricRef, RcaReport
 from .schedule import OrcaSchedule, orca_schedule
+from .task_model import GroundTruthCause
 from .tasks import OrcaTask
 from .time_text import current_text, date_text
 from .tools import OrcaTools, parse_orca_call
@@ -80,10 +82,20 @@ class Episode:
         qf = load_questions()
         rts = tuple(rt for a in task.areas for rt in qf.areas[a].request_types) if task.areas else None
         signals = checker.request_type_signals(rts)
+        tools = self.__dict__.get("tools")  # built only if the agent called a tool
+        observed = tools.observed if tools is not None else Observations()
+
+        def seen(ref: EvidenceRef, cause: GroundTruthCause) -> bool:
+            """A metric ref counts only if the agent's own queries returned it across the flip."""
+            return not isinstance(ref, MetricRef) or observed.covers(ref, cause.start_s)
+
         return judge(
             task,
             report,
-            lambda ref, cause: checker.shows(ref, cause, horizon),
+            lambda ref, cause: seen(ref, cause) and checker.shows(ref, cause, horizon),
             # level 1: the complaint's request types change at this cause's own flip
-            lambda ref, cause: checker.symptom_shows(ref, signals, [(cause.start_s, cause.end_s)], horizon),
+            lambda ref, cause: (
+                seen(ref, cause)
+                and checker.symptom_shows(ref, signals, [(cause.start_s, cause.end_s)], horizon)
+            ),
         )

@@ -123,7 +123,8 @@ def rubric_signals(flag: str) -> tuple[Signal, ...]:
     return tuple(_signal(kind, svc, span) for kind, svc, span in spec) or (impression_signal(flag),)
 
 
-def _family(metric: str) -> str:
+def metric_family(metric: str) -> str:
+    """The family a series name belongs to (a histogram's _bucket, _sum and _count are one)."""
     for suffix in ("_bucket", "_sum", "_count"):
         if metric.endswith(suffix) and metric.startswith(DURATION):
             return metric[: -len(suffix)]
@@ -167,7 +168,7 @@ class EvidenceChecker:
     def metric_shows(
         self, ref: MetricRef, sig: Signal, start_s: float, end_s: float, horizon_s: float
     ) -> bool:
-        if _family(ref.metric) != sig.family:
+        if metric_family(ref.metric) != sig.family:
             return False
         try:
             matchers = parse_matchers(ref.matchers, skip=("le",))

@@ -17,6 +17,7 @@ from ..backends.sim import SimBackend
 from ..errors import did_you_mean
 from ..tools.models import GetTopology, GetTraces, QueryMetrics, ReadSource, SearchLogs, ToolResult
 from ..tools.runner import ToolRunner
+from .observed import Observations
 from .report import SubmitReport
 
 READ_MODELS = {
@@ -101,6 +102,7 @@ class OrcaTools:
         self.runner = ToolRunner(world.view_at(horizon_s), None)  # the recorded run seen at the horizon
         self.calls = 0
         self.errors = 0
+        self.observed = Observations()  # the metric series the agent's queries returned
 
     def parse(self, raw: Any) -> tuple[Any, ToolResult | None]:
         return parse_orca_call(raw, self.source_access)
@@ -125,6 +127,8 @@ class OrcaTools:
             result = ToolResult.fail(name, "invalid_arguments", str(exc).strip("'\""))
         if not result.ok:
             self.errors += 1
+        else:
+            self.observed.record(model, result.data)
         return result
 
     # ------------------------------------------------------------ overrides

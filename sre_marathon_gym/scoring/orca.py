@@ -48,6 +48,10 @@ Departures from the reference, and why:
   materially wrong: it places that failure when it was not happening (the LLM judge sees only the
   plausible events, so it would at most miss the time; here a free start time would otherwise let
   a report date one flag anywhere at no cost).
+- Metric evidence counts only if the agent's own queries returned it across the cause's flip
+  (`orca.observed`; the caller's `shows` checks it): each flag's rubric signals are public, so a
+  report could otherwise cite them without looking (a no-tool prior plus its flags' signals reached
+  34 % depth). The LLM judge cannot check this; it reads whether the report's reasoning used them.
 - Metric evidence must select only the rubric's defining series (e.g. the failing span, not every
   span of the service), as `defining_labels` in the rubric; the LLM judge may accept a wider query.
 - A shotgun report (at least `SHOTGUN_MIN_WRONG` wrong claims, more than the plausible flags it

@@ -337,7 +337,8 @@ class ToolRunner:
             }
             for labels, times, vals in rows[:MAX_PROMQL_SERIES]
         ]
-        out: dict[str, Any] = {"promql": m.promql, "series": series}
+        # the range evaluated: a series holds points only where it has samples
+        out: dict[str, Any] = {"promql": m.promql, "start_s": start, "end_s": end, "series": series}
         if unknown:  # PromQL answers an unknown name with nothing: say so
             out["warnings"] = unknown
         if len(rows) > MAX_PROMQL_SERIES:

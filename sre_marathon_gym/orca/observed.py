@@ -1,0 +1,84 @@
+"""What an ORCA agent has seen: the metric series its queries returned, and over which times.
+
+Why: evidence in a report counts only if the agent's own queries returned it across the cause's
+flip. A flag's rubric signals are public (the demo's source and this package say which series each
+flag moves), so without this a report could cite them without looking: a no-tool prior that named
+the likely flags with their signals reached about a third of the rubric depth. Log and trace ids
+need no record: they carry a checksum and come only from tool results.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..tools import promql
+from .evidence import metric_family
+from .report import MetricRef
+
+
+@dataclass(frozen=True)
+class SeenSeries:
+    """One series of a query result: the metric families the query read, the labels it pinned
+    (its equality matchers, and regex / negative ones as the agent wrote them, e.g. ``~5..``) and
+    the labels of the series itself, and the times its points cover."""
+
+    families: frozenset[str]
+    labels: frozenset[tuple[str, str]]
+    start_s: float
+    end_s: float
+
+
+def _families(names: list[str]) -> frozenset[str]:
+    return frozenset(metric_family(n) for n in names)
+
+
+def _promql_pins(expr: str) -> tuple[list[str], dict[str, str]]:
+    """Metric names and pinned labels of a PromQL query (matchers written as query_metrics takes
+    them: ``value``, ``~regex``, ``!value``, ``!~regex``)."""
+    prefix = {"=": "", "=~": "~", "!=": "!", "!~": "!~"}
+    names: list[str] = []
+    pins: dict[str, str] = {}
+    for sel in promql.selectors(expr):
+        names += promql.selector_names(sel)
+        pins.update({k: prefix[op] + v for k, op, v in sel.matchers if k != "__name__"})
+    return names, pins
+
+
+@dataclass
+class Observations:
+    """The series an episode's metric queries returned (`record` after each tool call)."""
+
+    seen: list[SeenSeries] = field(default_factory=list)
+
+    def record(self, model: Any, data: dict) -> None:
+        """Note a successful query_metrics result (`model` is the validated call)."""
+        if getattr(model, "tool", None) != "query_metrics":
+            return
+        if model.promql is not None:
+            names, pins = _promql_pins(model.promql)
+        else:
+            names, pins = [model.metric], dict(model.matchers)
+        families = _families(names)
+        for s in data.get("series", []):
+            times = [float(t) for t, _ in s.get("values", [])]
+            if not times:
+                continue
+            # a PromQL series holds points only where it has samples: the query's range is what was
+            # looked at (a series that appears at the flip was seen absent before it)
+            start = float(data.get("start_s", min(times) - float(model.step_s)))  # a point: its step
+            end = float(data.get("end_s", max(times)))
+            labels = {**{k: str(v) for k, v in s.get("labels", {}).items()}, **pins}
+            self.seen.append(SeenSeries(families, frozenset(labels.items()), start, end))
+
+    def covers(self, ref: MetricRef, at_s: float) -> bool:
+        """Whether a returned series pinned every matcher of `ref` (``le`` aside) on `ref`'s family,
+        with points on both sides of `at_s`."""
+        family = metric_family(ref.metric)
+        wanted = {(k, v) for k, v in ref.matchers.items() if k != "le"}
+        return any(
+            family in s.families and s.start_s <= at_s <= s.end_s and wanted <= s.labels for s in self.seen
+        )
+
+
+__all__ = ["Observations", "SeenSeries"]
