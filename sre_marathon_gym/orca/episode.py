@@ -38,7 +38,9 @@ def instruction(task: OrcaTask, schedule: OrcaSchedule, source_access: bool = Tr
         f"t={task.horizon_s} s. {src}"
         "First decide whether an incident occurred: if none did, submit an empty report. Otherwise submit "
         "a structured RCA report (summary, timeline, five_whys, remediation, root_causes with the feature "
-        "flag or service, mechanism, incident_start_s and evidence: metric queries, log ids, trace ids)."
+        "flag or service, mechanism, incident_start_s and evidence: metric queries, log ids, trace ids; "
+        "a metric query counts as evidence only if one of your query_metrics calls returned its series "
+        "over the incident's start)."
     )
 
 
