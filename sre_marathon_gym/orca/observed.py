@@ -72,8 +72,8 @@ class Observations:
             self.seen.append(SeenSeries(families, frozenset(labels.items()), start, end))
 
     def covers(self, ref: MetricRef, at_s: float) -> bool:
-        """Whether a returned series pinned every matcher of `ref` (``le`` aside) on `ref`'s family,
-        with points on both sides of `at_s`."""
+        """Whether a returned series of `ref`'s family pinned every matcher of `ref` (``le`` aside)
+        over a range that holds `at_s`."""
         family = metric_family(ref.metric)
         wanted = {(k, v) for k, v in ref.matchers.items() if k != "le"}
         return any(
