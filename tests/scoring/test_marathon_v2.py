@@ -452,19 +452,26 @@ def rich_v2_record():
     return record(faults, alerts, events, actions, probes)
 
 
-def test_rewards_sum_to_the_unclipped_score_and_every_step_is_causal() -> None:
+@pytest.mark.parametrize("scoring", [V2, DEADLINE], ids=["no-deadline", "deadline"])
+def test_rewards_sum_to_the_unclipped_score_and_every_step_is_causal(scoring) -> None:
     """Per-step rewards on the growing record (each step sees only the past) telescope to the final
-    unclipped score, and after every step the reward's value equals the score of the truncated record."""
+    unclipped score, and after every step the reward's value equals the score of the truncated record
+    (with the report deadline too: a stage reached late is never paid, so nothing is taken back)."""
     full = rich_v2_record()
-    reward = MarathonReward(V2)
+    reward = MarathonReward(scoring)
     total = 0.0
     for t in range(120, int(RUN_END) + 1, 120):
         part = full.truncated(t)
         total += reward.step(part, t)
-        assert reward.value == pytest.approx(score_run(part, V2).marathon_score_unclipped), t
-        assert reward.value == pytest.approx(score_until(full, V2, t)), t
-    final = score_run(full, V2)
+        assert reward.value == pytest.approx(score_run(part, scoring).marathon_score_unclipped), t
+        assert reward.value == pytest.approx(score_until(full, scoring, t)), t
+    final = score_run(full, scoring)
     assert total == pytest.approx(final.marathon_score_unclipped)
+    if scoring is DEADLINE:  # f2's localizing claim comes at 720 s, after its deadline (600 s)
+        f2 = next(f for f in final.per_fault if f.fault_id == "f2")
+        assert f2.correlated and not f2.localized and final.false_claims == 1  # late, not false
+        assert final.marathon_score_unclipped == pytest.approx(100 / 3 * (0.5 - 0.3))
+        return
     # the final card, worked out: f1 C+L+R via inc-3 (1.0), f2 C+L (inc-2 re-matched by its claim, the
     # payment fix recovers after the deadline 600: no R) = 0.6, f3 0; inc-1 false; the ads guess false;
     # the ads restart needless -> 100/3 x (1.6 - 0.3 - 0.7 - 0.1) = 16.67
