@@ -19,9 +19,9 @@ from .report import MetricRef
 
 @dataclass(frozen=True)
 class SeenSeries:
-    """One series of a query result: the metric families the query read, the labels it pinned
-    (its equality matchers, and regex / negative ones as the agent wrote them, e.g. ``~5..``) and
-    the labels of the series itself, and the times its points cover."""
+    """One series of a query result: the metric families the query read, the labels of the series
+    itself and, for a query_metrics selection, the matchers it pinned as the agent wrote them (e.g.
+    ``~5..``), and the times its points cover."""
 
     families: frozenset[str]
     labels: frozenset[tuple[str, str]]
@@ -33,16 +33,9 @@ def _families(names: list[str]) -> frozenset[str]:
     return frozenset(metric_family(n) for n in names)
 
 
-def _promql_pins(expr: str) -> tuple[list[str], dict[str, str]]:
-    """Metric names and pinned labels of a PromQL query (matchers written as query_metrics takes
-    them: ``value``, ``~regex``, ``!value``, ``!~regex``)."""
-    prefix = {"=": "", "=~": "~", "!=": "!", "!~": "!~"}
-    names: list[str] = []
-    pins: dict[str, str] = {}
-    for sel in promql.selectors(expr):
-        names += promql.selector_names(sel)
-        pins.update({k: prefix[op] + v for k, op, v in sel.matchers if k != "__name__"})
-    return names, pins
+def _promql_names(expr: str) -> list[str]:
+    """The metric names a PromQL query's selectors name."""
+    return [n for sel in promql.selectors(expr) for n in promql.selector_names(sel)]
 
 
 @dataclass
@@ -56,19 +49,24 @@ class Observations:
         if getattr(model, "tool", None) != "query_metrics":
             return
         if model.promql is not None:
-            names, pins = _promql_pins(model.promql)
+            # only a result series' own labels: a selector's matchers need not hold for every series
+            # of an expression (`a{x="1"} or b`, `a{x="1"} or vector(1)`)
+            names, pins = _promql_names(model.promql), {}
         else:
             names, pins = [model.metric], dict(model.matchers)
         families = _families(names)
+        # a rate, increase or quantile point looks back over its window; a raw point sees its instant
+        reach = 0.0 if model.promql is not None or model.function == "raw" else float(model.window_s)
         for s in data.get("series", []):
             times = [float(t) for t, _ in s.get("values", [])]
             if not times:
                 continue
             # a PromQL series holds points only where it has samples: the query's range is what was
             # looked at (a series that appears at the flip was seen absent before it)
-            start = float(data.get("start_s", min(times) - float(model.step_s)))  # a point: its step
+            start = float(data.get("start_s", min(times) - reach))
             end = float(data.get("end_s", max(times)))
-            labels = {**{k: str(v) for k, v in s.get("labels", {}).items()}, **pins}
+            # the series' own labels first: a pinned regex (`~a|b`) must not hide the value it matched
+            labels = {**pins, **{k: str(v) for k, v in s.get("labels", {}).items()}}
             self.seen.append(SeenSeries(families, frozenset(labels.items()), start, end))
 
     def covers(self, ref: MetricRef, at_s: float) -> bool:

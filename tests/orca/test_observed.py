@@ -60,16 +60,32 @@ def test_a_grouped_query_over_the_flip_observes_each_returned_series(tools_and_f
     assert not tools.observed.covers(MetricRef(metric="app_ads_ad_requests_total"), flip)
 
 
-def test_promql_pins_its_selectors_matchers_and_keeps_its_output_labels(tools_and_flip):
+def test_promql_credits_only_the_labels_its_result_series_carry(tools_and_flip):
+    """A selector's matchers need not hold for every series of an expression (`a{x="1"} or b`), so
+    only a PromQL result series' own labels count."""
     tools, flip = tools_and_flip
     window = dict(start_s=flip - 1800, end_s=flip + 1800, step_s=300)
     fresh = OrcaTools(tools.world, tools.horizon_s)
     _run(fresh, promql=f"sum(rate({CALLS}[5m]))", **window)
     assert not fresh.observed.covers(AD_ERRORS, flip)  # one total: no service, no status seen
+    errors = f'rate({CALLS}{{service_name="ad", status_code="STATUS_CODE_ERROR"}}[5m])'
+    _run(fresh, promql=f"sum by (service_name) ({errors}) or vector(1)", **window)
+    assert not fresh.observed.covers(AD_ERRORS, flip)  # the status was filtered, not returned
+    _run(fresh, promql=f"sum by (service_name, status_code) ({errors})", **window)
+    assert fresh.observed.covers(AD_ERRORS, flip)
+
+
+def test_a_series_own_label_wins_over_the_regex_that_selected_it(tools_and_flip):
+    tools, flip = tools_and_flip
+    fresh = OrcaTools(tools.world, tools.horizon_s)
     _run(
         fresh,
-        promql=f'sum by (service_name) (rate({CALLS}{{status_code="STATUS_CODE_ERROR"}}[5m]))',
-        **window,
+        metric=CALLS,
+        matchers={"service_name": "~ad|cart", "status_code": "STATUS_CODE_ERROR"},
+        group_by=["service_name"],
+        start_s=flip - 1800,
+        end_s=flip + 1800,
+        step_s=300,
     )
     assert fresh.observed.covers(AD_ERRORS, flip)
 
