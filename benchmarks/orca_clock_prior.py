@@ -57,6 +57,7 @@ class ClockPriorAgent(OrcaAgent):
         tasks = orca_tasks()
         self.incidents = [t for t in tasks if not t.is_control]
         self.half = {task_key(t): prior_half(t.event_id) for t in tasks}
+        self.event_half = {t.task_id: prior_half(t.event_id) for t in self.incidents}
         self.area = {t.task_id: complaint_area(t.question) for t in self.incidents}
 
     def investigate(self, view, call) -> RcaReport:
@@ -66,7 +67,9 @@ class ClockPriorAgent(OrcaAgent):
             return RcaReport()  # a control: its reported time is the current time
         guess = flip_and_ttd(phrase, view.current_s)
         half, area = self.half.get(view.task_key), complaint_area(question)
-        pool = [t for t in self.incidents if prior_half(t.event_id) != half and self.area[t.task_id] == area]
+        pool = [
+            t for t in self.incidents if self.event_half[t.task_id] != half and self.area[t.task_id] == area
+        ]
         if guess is None or not pool:
             return RcaReport()
         flip, ttd = guess

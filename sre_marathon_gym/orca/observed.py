@@ -33,11 +33,6 @@ def _families(names: list[str]) -> frozenset[str]:
     return frozenset(metric_family(n) for n in names)
 
 
-def _promql_names(expr: str) -> list[str]:
-    """The metric names a PromQL query's selectors name."""
-    return [n for sel in promql.selectors(expr) for n in promql.selector_names(sel)]
-
-
 @dataclass
 class Observations:
     """The series an episode's metric queries returned (`record` after each tool call)."""
@@ -51,7 +46,7 @@ class Observations:
         if model.promql is not None:
             # only a result series' own labels: a selector's matchers need not hold for every series
             # of an expression (`a{x="1"} or b`, `a{x="1"} or vector(1)`)
-            names, pins = _promql_names(model.promql), {}
+            names, pins = promql.metric_names(model.promql), {}
         else:
             names, pins = [model.metric], dict(model.matchers)
         families = _families(names)

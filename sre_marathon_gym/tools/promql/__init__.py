@@ -27,8 +27,6 @@ __all__ = [
     "parse",
     "query_range",
     "metric_names",
-    "selector_names",
-    "selectors",
 ]
 
 
@@ -46,31 +44,23 @@ def query_range(
     return out
 
 
-def selectors(expr: str) -> list[Selector]:
-    """Every selector of `expr`, in the order of a depth-first walk of its syntax tree."""
-    out: list[Selector] = []
+def metric_names(expr: str) -> list[str]:
+    """The metric names `expr`'s selectors name (not those only matched by a ``__name__`` regex),
+    so that a caller can say which of them the store does not have: PromQL itself answers an
+    unknown name with an empty result."""
+    out: list[str] = []
     todo = [parse(expr)]
     while todo:
         node = todo.pop()
         if isinstance(node, Selector):
-            out.append(node)
+            names = (
+                [node.name]
+                if node.name
+                else [v for k, op, v in node.matchers if (k, op) == ("__name__", "=")]
+            )
+            out += [n for n in names if n not in out]
         elif isinstance(node, tuple):
             todo.extend(node)
         elif hasattr(node, "__dataclass_fields__"):
             todo.extend(getattr(node, f) for f in node.__dataclass_fields__)
-    return out
-
-
-def selector_names(sel: Selector) -> list[str]:
-    """The metric names a selector names (its name, or an exact ``__name__`` matcher; not those only
-    matched by a ``__name__`` regex)."""
-    return [sel.name] if sel.name else [v for k, op, v in sel.matchers if (k, op) == ("__name__", "=")]
-
-
-def metric_names(expr: str) -> list[str]:
-    """The metric names `expr`'s selectors name, so that a caller can say which of them the store
-    does not have: PromQL itself answers an unknown name with an empty result."""
-    out: list[str] = []
-    for sel in selectors(expr):
-        out += [n for n in selector_names(sel) if n not in out]
     return out
