@@ -58,6 +58,13 @@ def seed_int(text: str) -> int:
     return int(body)
 
 
+def seed_base_arg(text: str) -> int | str:
+    """``--seed-base``: a seed (`seed_int`) or ``fresh`` (drawn when the evaluation starts)."""
+    if text.strip().lower() == "fresh":
+        return "fresh"
+    return seed_int(text)
+
+
 def check_out_dir(out: str | os.PathLike[str], option: str = "--out") -> Path:
     """Refuse an output directory that cannot be created or written, before anything is simulated.
 
@@ -373,6 +380,17 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         cat.app(a)
     if args.out:
         check_out_dir(args.out)
+    seed_base = args.seed_base
+    if seed_base is not None and (args.seeds == 0 or args.checkpoint):
+        raise ConfigurationError("--seed-base sets the extra seeds: use it with --seeds N (and --agents)")
+    if seed_base == "fresh":
+        from .evaluation import fresh_seed_base
+
+        seed_base = fresh_seed_base()
+    if seed_base is not None and seed_base + args.seeds > SEED_LIMIT:
+        raise ConfigurationError(f"--seed-base {seed_base} + --seeds {args.seeds} passes the largest seed")
+    if seed_base is not None:
+        print(f"extra seeds: {seed_base}..{seed_base + args.seeds - 1} (repeat with --seed-base {seed_base})")
     if args.checkpoint:  # a trained RLlib policy on the leaderboard protocol
         from .rllib import evaluate_checkpoint_on_leaderboard
 
@@ -386,6 +404,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             workers=args.workers,
             catalog=cat,
             agent_options=llm_options,
+            **({} if seed_base is None else {"seed_base": seed_base}),
         )
     print(leaderboard_table(results, cat))
     if llm_options:
@@ -568,6 +587,13 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--apps", help="comma-separated apps (default: all three)")
     ev.add_argument(
         "--seeds", type=non_negative_int, default=0, help="extra seeds per app for a mean and 95%% interval"
+    )
+    ev.add_argument(
+        "--seed-base",
+        type=seed_base_arg,
+        metavar="B|fresh",
+        help="the extra seeds are B, B+1, ... (default 10000); 'fresh' draws B at random when the "
+        "evaluation starts and prints it: the public seeds can be memorised, fresh ones cannot",
     )
     ev.add_argument("--workers", type=positive_int, help="parallel processes (default: one per core)")
     ev.add_argument(

@@ -21,6 +21,20 @@ from .reports import COLUMNS, PUBLISHED_KEYS, leaderboard_table, mean_ci95, outc
 from .scoring import ScoreCard
 
 EXTRA_SEED_BASE = 10_000  # extra seeds for --seeds N: 10000, 10001, ... (disjoint from leaderboard seeds)
+FRESH_SEED_LIMIT = 2**31  # fresh bases stay below this, so base + N is still a small int64
+
+
+def fresh_seed_base() -> int:
+    """A base for extra seeds nobody could have known before the evaluation started.
+
+    Why: the leaderboard seeds (and the default extra seeds) are public and the simulator is
+    deterministic, so a policy can replay actions precomputed on them, e.g. the oracle's, reading
+    nothing (an adversarial review scored exactly the oracle's 90.3 / 86.9 / 89.0 that way). Scores
+    on fresh seeds cannot be memorised; the base is printed and recorded in every bundle, so the
+    runs can be repeated with ``--seed-base B``."""
+    import secrets
+
+    return EXTRA_SEED_BASE + secrets.randbelow(FRESH_SEED_LIMIT - EXTRA_SEED_BASE)
 
 
 @dataclass(frozen=True)
@@ -71,8 +85,10 @@ def evaluate(
     progress: bool = True,
     agent_options: dict[str, Any] | None = None,
     preflight: bool = True,
+    seed_base: int = EXTRA_SEED_BASE,
 ) -> list[tuple[RunSpec, ScoreCard, str | None]]:
-    """Every agent on every app's leaderboard seed (and `extra_seeds` more seeds), in parallel.
+    """Every agent on every app's leaderboard seed (and `extra_seeds` more seeds: `seed_base`,
+    `seed_base` + 1, ...; `fresh_seed_base` for seeds no policy can have memorised), in parallel.
 
     `agent_options` go to the LLM agents (react, rag, keep): model, base_url, api_key, price...
     With LLM agents and `preflight`, one tiny request first checks the key, model and URL
@@ -94,7 +110,7 @@ def evaluate(
             lb_seed = catalog.leaderboard.seed_for(app)
             specs.append(RunSpec(app, agent, lb_seed, "eval", out, str(catalog.root), opts))
             specs += [
-                RunSpec(app, agent, EXTRA_SEED_BASE + k, "train", out, str(catalog.root), opts)
+                RunSpec(app, agent, seed_base + k, "train", out, str(catalog.root), opts)
                 for k in range(extra_seeds)
             ]
     workers = workers or min(len(specs), os.cpu_count() or 1)
@@ -118,10 +134,12 @@ __all__ = [
     "COLUMNS",
     "ENV_BY_APP",
     "EXTRA_SEED_BASE",
+    "FRESH_SEED_LIMIT",
     "PUBLISHED_KEYS",
     "RunSpec",
     "close_agent",
     "evaluate",
+    "fresh_seed_base",
     "leaderboard_table",
     "mean_ci95",
     "outcome_chart",

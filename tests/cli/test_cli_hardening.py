@@ -238,6 +238,39 @@ def test_evaluate_counts_are_checked(capsys, no_simulation, argv):
     assert exc.value.code == 2 and "must be at least" in one_line_error(capsys)
 
 
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (["--seed-base", "fresh"], "use it with --seeds N"),
+        (["--seed-base", "x", "--seeds", "2"], "argument --seed-base: expected a whole number"),
+        (["--seed-base", str(2**63 - 1), "--seeds", "2"], "passes the largest seed"),
+    ],
+)
+def test_seed_base_is_checked(tmp_path, capsys, no_simulation, argv, says):
+    try:
+        code = main(["evaluate", "--agents", "noop", "--out", str(tmp_path), *argv])
+    except SystemExit as exc:  # argparse's own errors
+        code = exc.code
+    assert code == 2 and says in one_line_error(capsys)
+
+
+def test_a_fresh_seed_base_is_drawn_printed_and_used(tmp_path, capsys, monkeypatch):
+    from sre_marathon_gym import evaluation
+
+    seen = {}
+
+    def fake_evaluate(agents, apps, **kw):
+        seen.update(kw)
+        return []
+
+    monkeypatch.setattr(evaluation, "fresh_seed_base", lambda: 424242)
+    monkeypatch.setattr(evaluation, "evaluate", fake_evaluate)
+    argv = ["--apps", "online_boutique", "--seeds", "3", "--seed-base", "fresh", "--out", str(tmp_path)]
+    assert main(["evaluate", "--agents", "noop", *argv]) == 0
+    assert seen["seed_base"] == 424242 and seen["extra_seeds"] == 3
+    assert "extra seeds: 424242..424244 (repeat with --seed-base 424242)" in capsys.readouterr().out
+
+
 # ------------------------------------------------------------------------------------ every error: one line
 def test_a_multi_line_error_is_printed_on_one_line(catalog_copy, capsys):
     """A catalog with two problems: the message lists both, on one stderr line."""
