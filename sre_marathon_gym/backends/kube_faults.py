@@ -73,9 +73,9 @@ class LiveFaults:
         c = ko.main_container(d, svc)
         p = fault.params
         cname = c.get("name")
-        cause: str | None
+        cause: str | None  # direct changes record none (`kubectl set` without --record): see mechanics
         if m == "bad_image_tag":
-            cause = f"kubectl set image {svc}={p['image']}"
+            cause = None
             stored = self.b.patch_container(d, svc, {"image": str(p["image"])}, cause)
             h.marker = {
                 "container": cname,
@@ -87,7 +87,7 @@ class LiveFaults:
                 if m == "cpu_limit_cut"
                 else ("memory", f"{int(p['mem_limit_mi'])}Mi")
             )
-            cause = f"kubectl set resources --limits={res}={val}"
+            cause = None
             stored = self.b.patch_container(d, svc, {"resources": {"limits": {res: val}}}, cause)
             # the server may normalise the quantity (1000m -> 1): remember what it stored
             val = ((ko.main_container(stored, svc).get("resources") or {}).get("limits") or {}).get(res, val)

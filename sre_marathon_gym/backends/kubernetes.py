@@ -549,21 +549,19 @@ class KubernetesBackend:
         self.set_env(d, service, key, str(value), f"config: set {key}")
         return {"service": service, "key": key, "value": str(value)}
 
-    def patch_container(self, d: dict, service: str, fields: dict, cause: str) -> dict:
+    def patch_container(self, d: dict, service: str, fields: dict, cause: str | None) -> dict:
         """The one way the backend changes the main container: a strategic-merge patch of `fields`
         (image, env items, resources...), pinned to the resourceVersion of `d` as read and recording
-        `cause` as the change-cause. Returns the object as the server stored it."""
+        `cause` as the change-cause (None leaves the annotation as it was, as `kubectl set` without
+        ``--record`` does). Returns the object as the server stored it."""
         name = ko.main_container(d, service).get("name")
+        meta: dict[str, Any] = {"resourceVersion": ko.meta(d).get("resourceVersion")}
+        if cause is not None:
+            meta["annotations"] = {ko.CHANGE_CAUSE: cause}
         return self.api.patch(
             "deployments",
             service,
-            {
-                "metadata": {
-                    "resourceVersion": ko.meta(d).get("resourceVersion"),
-                    "annotations": {ko.CHANGE_CAUSE: cause},
-                },
-                "spec": {"template": {"spec": {"containers": [{"name": name, **fields}]}}},
-            },
+            {"metadata": meta, "spec": {"template": {"spec": {"containers": [{"name": name, **fields}]}}}},
         )
 
     def set_env(self, d: dict, service: str, key: str, value: str | None, cause: str) -> dict:

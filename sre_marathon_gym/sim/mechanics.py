@@ -214,59 +214,43 @@ class Mechanics:
         self.sim.effects.invalidate()
         self.sim.cluster.recheck_pods(fault.target)
 
-    def _manifest(self, fault: Fault, undo: dict, field_name: str, value: object, cause: str) -> None:
+    def _manifest(self, fault: Fault, undo: dict, field_name: str, value: object) -> None:
+        """A direct change of the deployment's spec, as `kubectl set`/`kubectl patch` without
+        ``--record`` makes it: the new revision keeps the deployment's change-cause annotation, i.e.
+        the previous revision's cause (`kubectl rollout history` repeats it). Why: a cause such as
+        ``kubectl set resources --limits=cpu=5m`` named the injected change and its artifact, which
+        only faults ever produced (an adversarial review read them off the rollout history)."""
         cl = self.sim.cluster
-        spec = cl.deployments[fault.target].spec
-        undo.update(field=field_name, old=getattr(spec, field_name), new=value)
-        cl.new_revision(fault.target, replace(spec, **{field_name: value}), cause)
+        dep = cl.deployments[fault.target]
+        undo.update(field=field_name, old=getattr(dep.spec, field_name), new=value)
+        cl.new_revision(fault.target, replace(dep.spec, **{field_name: value}), dep.current.cause)
 
     def _revert_manifest(self, fault: Fault, undo: dict) -> None:
         cl = self.sim.cluster
-        spec = cl.deployments[fault.target].spec
-        if getattr(spec, undo["field"]) == undo["new"]:
-            cl.new_revision(
-                fault.target,
-                replace(spec, **{undo["field"]: undo["old"]}),
-                f"kubectl apply (restore {undo['field']})",
-            )
+        dep = cl.deployments[fault.target]
+        if getattr(dep.spec, undo["field"]) == undo["new"]:
+            restored = replace(dep.spec, **{undo["field"]: undo["old"]})
+            cl.new_revision(fault.target, restored, dep.current.cause)
 
     def _apply_cpu_limit_cut(self, fault: Fault, undo: dict) -> None:
-        self._manifest(
-            fault,
-            undo,
-            "cpu_limit_m",
-            int(fault.params["cpu_limit_m"]),
-            f"kubectl set resources --limits=cpu={fault.params['cpu_limit_m']}m",
-        )
+        self._manifest(fault, undo, "cpu_limit_m", int(fault.params["cpu_limit_m"]))
 
     _revert_cpu_limit_cut = _revert_manifest
 
     def _apply_memory_limit_cut(self, fault: Fault, undo: dict) -> None:
-        self._manifest(
-            fault,
-            undo,
-            "mem_limit_mi",
-            int(fault.params["mem_limit_mi"]),
-            f"kubectl set resources --limits=memory={fault.params['mem_limit_mi']}Mi",
-        )
+        self._manifest(fault, undo, "mem_limit_mi", int(fault.params["mem_limit_mi"]))
 
     _revert_memory_limit_cut = _revert_manifest
 
     def _apply_bad_image_tag(self, fault: Fault, undo: dict) -> None:
         image = str(fault.params["image"])
         self.sim.effects.register(fault.target, "image", "image", image, "bad_image_tag", {})
-        self._manifest(fault, undo, "image", image, f"kubectl set image {fault.target}={image}")
+        self._manifest(fault, undo, "image", image)
 
     _revert_bad_image_tag = _revert_manifest
 
     def _apply_bad_readiness_probe(self, fault: Fault, undo: dict) -> None:
-        self._manifest(
-            fault,
-            undo,
-            "readiness_path",
-            str(fault.params["path"]),
-            f"kubectl patch readinessProbe path={fault.params['path']}",
-        )
+        self._manifest(fault, undo, "readiness_path", str(fault.params["path"]))
 
     _revert_bad_readiness_probe = _revert_manifest
 

@@ -46,10 +46,14 @@ def test_bad_image_tag_correlated_localized_and_repaired_by_hand():
         assert env.sim.now < scheduled.planned_end_s, "no ImagePullBackOff alert during the fault"
     pods = env.call_tool({"tool": "get_k8s_state", "resource": "pods", "service": svc}).data["items"]
     assert any(p["status"] == "ImagePullBackOff" for p in pods)
-    history = env.call_tool({"tool": "get_k8s_state", "resource": "deployments", "service": svc}).data[
+    deployment = env.call_tool({"tool": "get_k8s_state", "resource": "deployments", "service": svc}).data[
         "items"
-    ][0]["history"]
-    assert "set image" in history[-1]["cause"]
+    ][0]
+    # the spec shows the new image; the rollout history only that the spec changed (no change-cause of
+    # its own, as `kubectl set image` without --record)
+    history = deployment["history"]
+    assert deployment["image"] == fault.params["image"]
+    assert history[-1]["cause"] == history[-2]["cause"] and "image" not in history[-1]["cause"]
     inc = env.call_tool(
         {"tool": "open_incident", "alert_ids": [alert["id"]], "title": f"{svc} rollout stuck"}
     ).data

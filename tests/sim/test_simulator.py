@@ -59,6 +59,29 @@ def test_bad_image_tag_stalls_rollout_and_rollback_repairs(catalog):
     assert all(s == "Running" for s in (sim.cluster.pod_status(p) for p in sim.cluster.pods_of(fault.target)))
 
 
+@pytest.mark.parametrize(
+    "mechanism", ["bad_image_tag", "cpu_limit_cut", "memory_limit_cut", "bad_readiness_probe"]
+)
+def test_a_direct_manifest_change_records_no_cause_of_its_own(catalog, mechanism):
+    """`kubectl set`/`patch` without --record: the new revision repeats the previous change-cause, so
+    the rollout history shows that the spec changed, not what was injected or its value."""
+    fault = next(f for f in catalog.faults["online_boutique"] if f.mechanism == mechanism)
+    sim = Simulator(catalog, "online_boutique", 0, telemetry=False)
+    sim.advance_to(60)
+    dep = sim.cluster.deployments[fault.target]
+    before = dep.current
+    sim.inject(fault)
+    sim.advance_to(120)
+    injected = dep.current
+    assert injected.number == before.number + 1 and injected.spec != before.spec
+    assert injected.cause == before.cause and "kubectl" not in injected.cause
+    assert not any(str(v) in injected.cause for v in fault.params.values())
+    sim.revert(fault.id)  # the orchestrator's restore is as silent
+    sim.advance_to(180)
+    assert dep.current.number == injected.number + 1 and dep.current.spec == before.spec
+    assert dep.current.cause == before.cause
+
+
 def test_scale_to_zero_fails_requests_that_need_the_service(catalog):
     fault = next(
         f for f in catalog.faults["online_boutique"] if f.mechanism == "scale_to_zero" and not f.full_outage
