@@ -363,7 +363,7 @@ def cmd_export_prometheus(args: argparse.Namespace) -> int:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """The leaderboard protocol for the chosen agents on all apps, with the published numbers beside."""
-    from .evaluation import evaluate
+    from .evaluation import EXTRA_SEED_BASE, evaluate
     from .reports import leaderboard_table, outcome_chart, outcome_table
 
     cat = load_catalog(args.catalog)
@@ -404,7 +404,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             workers=args.workers,
             catalog=cat,
             agent_options=llm_options,
-            **({} if seed_base is None else {"seed_base": seed_base}),
+            seed_base=EXTRA_SEED_BASE if seed_base is None else seed_base,
         )
     print(leaderboard_table(results, cat))
     if llm_options:

@@ -255,9 +255,12 @@ class ClusterState:
     def pods_of(self, service: str) -> list[Pod]:
         return [p for p in self.pods.values() if p.service == service]
 
-    def new_revision(self, service: str, spec: DeploymentSpec, cause: str) -> Revision:
+    def new_revision(self, service: str, spec: DeploymentSpec, cause: str | None = None) -> Revision:
+        """A new ReplicaSet revision; `cause` None keeps the change-cause annotation as it was (the
+        new revision repeats the previous cause), as `kubectl set` without ``--record`` does."""
         dep = self.deployments[service]
         number = dep.current.number + 1
+        cause = dep.current.cause if cause is None else cause
         rev = Revision(number, spec, self.now, cause, short_hash(service, number, spec))
         dep.revisions.append(rev)
         self.reconcile(service)

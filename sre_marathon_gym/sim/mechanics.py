@@ -221,16 +221,15 @@ class Mechanics:
         ``kubectl set resources --limits=cpu=5m`` named the injected change and its artifact, which
         only faults ever produced (an adversarial review read them off the rollout history)."""
         cl = self.sim.cluster
-        dep = cl.deployments[fault.target]
-        undo.update(field=field_name, old=getattr(dep.spec, field_name), new=value)
-        cl.new_revision(fault.target, replace(dep.spec, **{field_name: value}), dep.current.cause)
+        spec = cl.deployments[fault.target].spec
+        undo.update(field=field_name, old=getattr(spec, field_name), new=value)
+        cl.new_revision(fault.target, replace(spec, **{field_name: value}))
 
     def _revert_manifest(self, fault: Fault, undo: dict) -> None:
         cl = self.sim.cluster
-        dep = cl.deployments[fault.target]
-        if getattr(dep.spec, undo["field"]) == undo["new"]:
-            restored = replace(dep.spec, **{undo["field"]: undo["old"]})
-            cl.new_revision(fault.target, restored, dep.current.cause)
+        spec = cl.deployments[fault.target].spec
+        if getattr(spec, undo["field"]) == undo["new"]:
+            cl.new_revision(fault.target, replace(spec, **{undo["field"]: undo["old"]}))
 
     def _apply_cpu_limit_cut(self, fault: Fault, undo: dict) -> None:
         self._manifest(fault, undo, "cpu_limit_m", int(fault.params["cpu_limit_m"]))

@@ -21,6 +21,7 @@ from sre_marathon_gym.evaluation import (
     fresh_seed_base,
 )
 from sre_marathon_gym.scoring import score_run
+from sre_marathon_gym.tools.models import TOOL_KIND
 
 SHORT = dict(injection_minutes=20, observation_minutes=5)
 
@@ -42,7 +43,7 @@ class _Taped:
         real = u.call_tool
 
         def call(args):
-            if not str(args.get("tool", "")).startswith(("list_", "get_", "query_", "search_", "read_")):
+            if TOOL_KIND.get(str(args.get("tool"))) != "read":
                 self.tape.append((self.step, dict(args)))
             return real(args)
 
