@@ -3,7 +3,7 @@
 Why: the leaderboard seeds are public and the simulator is deterministic, so the cheapest policy
 that scores well on them reads nothing at all: it replays, by invocation number, the write calls
 some slow offline analysis (here the oracle) made on the same seed. On a seed drawn when the
-evaluation starts the replayed calls describe a different run and earn nothing.
+evaluation starts the replayed calls describe a different run and earn next to nothing.
 """
 
 from __future__ import annotations
@@ -87,7 +87,11 @@ def test_a_blind_replay_scores_on_its_seed_and_nothing_on_a_fresh_one():
     writes = {a["tool"] for _, a in taped.tape}
     assert oracle > 60 and {"open_incident", "set_root_cause"} <= writes, (oracle, writes)
     assert _score(_Replay(taped.tape), seed=4) == oracle  # memorised: the oracle's score, reading nothing
-    assert _score(_Replay(taped.tape), seed=fresh_seed_base()) < 5.0  # a seed nobody knew: nothing
+    # seeds the tape was not made on (fixed, so the test is deterministic; a fresh base is one of
+    # these as far as the replay can tell): a stray call can match a fault now and then (8.6 on one
+    # seed of ten tried), but the replay earns nothing like the oracle
+    others = [_score(_Replay(taped.tape), seed=s) for s in (5, 6, 7, 8, 9)]
+    assert max(others) < 10.0 and sum(others) / len(others) < 5.0, others
 
 
 def test_fresh_seed_bases_are_disjoint_from_the_published_seeds_and_drive_the_extra_runs(catalog):
