@@ -109,21 +109,11 @@ class FrontendFile(_Strict):
     flags: dict[str, tuple[FrontendIssue, ...]]
 
 
-class PublishedMean(_Strict):
-    """A published mean with its standard error."""
-
-    mean: float = Field(gt=0)
-    stderr: float = Field(gt=0)
-
-
 class TaskTargets(_Strict):
-    """What the published set is known by, which the generator prunes to: task counts per difficulty
-    (PUBLISH.md), incident + control, and mean plausible causes per incident task where the paper
-    gives them."""
+    """Published task counts the generator prunes to (PUBLISH.md): per difficulty, incident + control."""
 
     incident: dict[Literal["easy", "medium", "hard"], int]
     control: dict[Literal["easy", "medium", "hard"], int]
-    mean_causes: dict[Literal["easy", "medium", "hard"], PublishedMean] = {}
 
 
 class PublishedRow(_Strict):

@@ -3,8 +3,7 @@
 Pipeline (tasks.md): questions per event (easy / medium / universal) -> task specs per question
 (time-to-detection, report-time style, controls) -> ground truth (candidate events of the report
 day up to detection, kept when plausible for the complaint) -> pruning to the published counts by a
-keyed hash of the task id, tilted towards tasks with more causes only where the paper's mean causes
-per task asks for it (`prune`). Every choice is a hash of stable names; nothing depends on set or dict
+keyed hash of the task id. Every choice is a hash of stable names; nothing depends on set or dict
 order or on Python's hash seed.
 
 Plausibility (the reference asks an LLM "could these symptoms reasonably be confused with the
@@ -25,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
@@ -36,7 +34,6 @@ from .data import (
     AnswersFile,
     Complaint,
     FrontendFile,
-    PublishedMean,
     QuestionsFile,
     TaskTargets,
     load_answers,
@@ -52,7 +49,6 @@ from .time_text import clock_text, day_start, day_word, period_of, previous_peri
 GENERATOR_KEY = "orca-bench-v1"
 GRACE_S = 300  # telemetry still being ingested: the snapshot after detection + 5 min
 SNAPSHOT_S = 300
-TILT_LIMIT = 8.0  # weight exp(8) per cause: far beyond any tilt a published mean needs
 GRANULARITY_TO_DIFFICULTY: dict[str, Difficulty] = {"easy": "easy", "hard": "medium", "universal": "hard"}
 
 
@@ -389,57 +385,8 @@ def candidate_tasks(
     return out
 
 
-def _hash_order(task_id: str) -> tuple[float, str]:
-    """The task's keyed hash: a uniform draw in (0, 1) from its top 52 bits, and the full digest
-    that breaks ties (so at no tilt the order is plain hash order)."""
-    digest = hashlib.sha256(f"{GENERATOR_KEY}:keep:{task_id}".encode()).hexdigest()
-    return ((int(digest, 16) >> 204) + 0.5) / 2**52, digest
-
-
-def _keep(cell: list[OrcaTask], n: int, tilt: float) -> list[OrcaTask]:
-    """The n tasks a weighted draw without replacement keeps, weight exp(tilt * causes), the draw
-    fixed by each task's keyed hash (Efraimidis-Spirakis: smallest -log(1-u) / weight first)."""
-
-    def key(t: OrcaTask) -> tuple[float, str, str]:
-        u, digest = _hash_order(t.task_id)
-        return math.log(-math.log1p(-u)) - tilt * len(t.ground_truth), digest, t.task_id
-
-    return sorted(cell, key=key)[:n]
-
-
-def _mean_causes(tasks: list[OrcaTask]) -> float:
-    return sum(len(t.ground_truth) for t in tasks) / len(tasks) if tasks else 0.0
-
-
-def _tilt_for(cell: list[OrcaTask], n: int, target: PublishedMean) -> float:
-    """0 when the keyed-hash sample already agrees with the published mean within its standard
-    error; else the smallest tilt (bisection) whose sample reaches the published mean. The
-    minimum-information departure from a uniform sample that the published mean allows."""
-    gap = target.mean - _mean_causes(_keep(cell, n, 0.0))
-    if abs(gap) <= target.stderr:
-        return 0.0
-    sign = 1.0 if gap > 0 else -1.0
-
-    def short(tilt: float) -> bool:
-        return sign * (target.mean - _mean_causes(_keep(cell, n, tilt))) > 0
-
-    lo, hi = 0.0, sign * TILT_LIMIT
-    if short(hi):
-        raise ConfigurationError(
-            f"ORCA task pool cannot reach the published mean of {target.mean} causes per task "
-            f"with {n} of its {len(cell)} tasks"
-        )
-    for _ in range(40):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if short(mid) else (lo, mid)
-    return hi
-
-
 def prune(tasks: list[OrcaTask], targets: TaskTargets) -> list[OrcaTask]:
-    """Keep the published count per (difficulty, control) cell, and for incident cells the published
-    mean causes per task where the paper gives one: the keyed-hash sample, tilted only as far as
-    that mean requires (`_tilt_for`). Which tasks the reference's pruning kept is not published;
-    these two statistics of the kept set are."""
+    """Keep the published count per (difficulty, control) cell: the lowest keyed hashes of task ids."""
     out: list[OrcaTask] = []
     for control, wanted in ((False, targets.incident), (True, targets.control)):
         for diff in ("easy", "medium", "hard"):
@@ -450,8 +397,13 @@ def prune(tasks: list[OrcaTask], targets: TaskTargets) -> list[OrcaTask]:
                     f"ORCA task pool has {len(cell)} {diff} {'control' if control else 'incident'} "
                     f"tasks, fewer than the {n} the targets ask for"
                 )
-            target = None if control else targets.mean_causes.get(diff)  # type: ignore[call-overload]
-            out += _keep(cell, n, _tilt_for(cell, n, target) if target else 0.0)
+            cell.sort(
+                key=lambda t: (
+                    hashlib.sha256(f"{GENERATOR_KEY}:keep:{t.task_id}".encode()).hexdigest(),
+                    t.task_id,
+                )
+            )
+            out += cell[:n]
     return sorted(out, key=lambda t: t.task_id)
 
 

@@ -89,6 +89,12 @@ def test_baselines_on_all_tasks():
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 20: the heuristic ignores the complaint, so on easy tasks (2.00 causes) its loudest "
+    "symptom is more often a flag the complaint rules out (a wrong claim costs every rubric) than on "
+    "hard ones (every visible event of the day): depth 11.1 easy, 11.4 medium, 11.6 hard",
+)
 def test_heuristic_depth_falls_from_easy_to_hard():
     depth = {d: m["rca_depth"].mean for d, m in breakdown(evaluate("heuristic"), "difficulty").items()}
     assert depth["easy"] > depth["hard"]

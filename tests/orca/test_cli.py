@@ -18,7 +18,7 @@ def test_orca_tasks_prints_the_distribution(capsys):
     out = capsys.readouterr().out
     assert "ORCA-bench tasks: 1079" in out
     total = next(line for line in out.splitlines() if line.startswith("total"))
-    assert total.split()[1:] == ["93", "212", "529", "50", "195", "1079"]
+    assert total.split()[1:] == ["96", "217", "521", "50", "195", "1079"]
 
 
 def test_tool_specs_export_and_source_ablation():

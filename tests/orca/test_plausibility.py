@@ -16,10 +16,9 @@ from sre_marathon_gym.agents.orca_baselines import (
     prior_half,
 )
 from sre_marathon_gym.catalog.locate import catalog_dir
-from sre_marathon_gym.errors import CatalogError, ConfigurationError
+from sre_marathon_gym.errors import CatalogError
 from sre_marathon_gym.orca.data import (
     Complaint,
-    PublishedMean,
     QuestionsFile,
     load_answers,
     load_frontend,
@@ -31,9 +30,6 @@ from sre_marathon_gym.orca.evaluate import evaluate
 from sre_marathon_gym.orca.schedule import orca_schedule
 from sre_marathon_gym.orca.tasks import (
     Question,
-    _keep,
-    _tilt_for,
-    candidate_tasks,
     check_answers,
     complaint_routes,
     orca_tasks,
@@ -218,38 +214,13 @@ def test_mean_causes_easy_matches_the_reference():
     assert _mean_causes("hard") > _mean_causes("medium") > 1.5
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="hard tasks take every frontend-visible event of the report day (the reference's universal "
+    "rule); with the published task shape the pool's mean is 4.19 and the kept 285 give 4.17",
+)
 def test_mean_causes_hard_matches_the_reference():
-    # the pool's hard tasks average 4.19; the pruning keeps a sample tilted just far enough to match
-    # the paper's 4.41 (orca.tasks.prune)
     assert abs(_mean_causes("hard") - 4.41) <= 0.15
-
-
-def test_pruning_tilts_only_where_the_published_mean_asks_for_it():
-    """The keyed-hash sample is kept where it agrees with the published mean within one standard
-    error (easy; medium has no published mean); the hard cell is tilted towards more causes, and
-    its tilted sample still holds tasks of every cause count the pool has."""
-    targets = load_leaderboard().targets
-    pool = candidate_tasks(orca_schedule(6), load_questions())
-    kept = set(t.task_id for t in orca_tasks())
-    for diff in ("easy", "medium", "hard"):
-        cell = [t for t in pool if t.difficulty == diff and not t.is_control]
-        untilted = _keep(cell, targets.incident[diff], 0.0)
-        target = targets.mean_causes.get(diff)
-        tilt = _tilt_for(cell, targets.incident[diff], target) if target else 0.0
-        assert (tilt == 0.0) == (diff != "hard"), diff
-        if diff != "hard":
-            assert {t.task_id for t in untilted} <= kept
-    hard = [t for t in orca_tasks() if t.difficulty == "hard" and not t.is_control]
-    pool_hard = [t for t in pool if t.difficulty == "hard" and not t.is_control]
-    assert {len(t.ground_truth) for t in hard} == {len(t.ground_truth) for t in pool_hard}
-    assert sum(len(t.ground_truth) for t in pool_hard) / len(pool_hard) < 4.41 - 0.15
-
-
-def test_a_published_mean_the_pool_cannot_reach_is_refused():
-    pool = candidate_tasks(orca_schedule(6), load_questions())
-    cell = [t for t in pool if t.difficulty == "hard" and not t.is_control]
-    with pytest.raises(ConfigurationError, match="cannot reach the published mean"):
-        _tilt_for(cell, 285, PublishedMean(mean=6.9, stderr=0.1))
 
 
 # ---------------------------------------------------------------- the area prior
@@ -312,12 +283,6 @@ def test_area_prior_health_row_is_the_judge_of_its_fit():
     assert 0 < hits < 884
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 20: with the hard tier at the paper's 4.41 causes, the busiest day's flag set "
-    "(day 6: adManualGc, cart, payment, productCatalog, recommendationCache) is the modal hard answer "
-    "in both halves; naming it blind scores 11.2% sound hard accuracy against the best published 9.0%",
-)
 def test_area_prior_does_not_beat_the_best_published_model():
     """Sound accuracy: the right flag set, each dated inside its cause's window. (Under the published
     definitions, which ignore wrong claims and times, it does beat them: `orca evaluate` prints both.)"""
