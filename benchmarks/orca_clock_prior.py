@@ -10,6 +10,12 @@ today" 24 h). This prior answers each incident task with the ground truth of the
 from the text alone (their reported time is the current time) and answered with an empty report.
 It reads no telemetry.
 
+The same-day variant matches on the calendar day instead: the other half's task of the same report
+day whose detection time is nearest, its causes copied with their own times. The hard tier's answer
+is every visible event of the report day up to detection, so a sibling incident of the same day
+answers it; this is what the reference's public answers give away about its private split, which is
+split by incident as these halves are.
+
 Run: python benchmarks/orca_clock_prior.py
 """
 
@@ -53,7 +59,8 @@ def flip_and_ttd(phrase: str, current_s: int) -> tuple[int, int] | None:
 class ClockPriorAgent(OrcaAgent):
     name = "clock_prior"
 
-    def __init__(self):
+    def __init__(self, same_day: bool = False):
+        self.same_day = same_day
         tasks = orca_tasks()
         self.incidents = [t for t in tasks if not t.is_control]
         self.half = {task_key(t): prior_half(t.event_id) for t in tasks}
@@ -75,11 +82,13 @@ class ClockPriorAgent(OrcaAgent):
         flip, ttd = guess
 
         def distance(t) -> tuple[bool, int]:
+            if self.same_day:
+                return t.incident_s // DAY_S != flip // DAY_S, abs(t.current_s - view.current_s)
             d = abs(t.incident_s % DAY_S - flip % DAY_S)
             return t.ttd_min != ttd, min(d, DAY_S - d)
 
         nearest = min(pool, key=distance)
-        shift = flip - nearest.incident_s
+        shift = 0 if self.same_day else flip - nearest.incident_s
         causes = [
             RootCause(
                 flag=c.flag,
@@ -94,13 +103,19 @@ class ClockPriorAgent(OrcaAgent):
 
 
 def main() -> None:
-    scores = evaluate(ClockPriorAgent(), progress=True)
-    sound = published_metrics(scores, sound=True)
-    controls = [s for s in scores if s.is_control]
     rows = load_leaderboard().rows
     best = max(r.rca_accuracy_medium for r in rows), max(r.rca_accuracy_hard for r in rows)
+    for same_day in (False, True):
+        report(ClockPriorAgent(same_day), best)
+
+
+def report(agent: ClockPriorAgent, best: tuple[float, float]) -> None:
+    scores = evaluate(agent, progress=True)
+    sound = published_metrics(scores, sound=True)
+    controls = [s for s in scores if s.is_control]
+    label = "same-day prior" if agent.same_day else "clock prior"
     print(
-        "clock prior (no tool call): RCA accuracy medium "
+        f"{label} (no tool call): RCA accuracy medium "
         f"{sound['rca_accuracy_incident_medium']} %, hard {sound['rca_accuracy_incident_hard']} %, "
         f"hallucination {sound['hallucinate_any_incident']} %, controls passed "
         f"{100 * sum(bool(s.control_pass) for s in controls) / len(controls):.2f} %; best published "
