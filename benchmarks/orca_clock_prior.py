@@ -61,6 +61,7 @@ class ClockPriorAgent(OrcaAgent):
 
     def __init__(self, same_day: bool = False):
         self.same_day = same_day
+        self.name = "same_day_prior" if same_day else "clock_prior"  # evaluate's progress label
         tasks = orca_tasks()
         self.incidents = [t for t in tasks if not t.is_control]
         self.half = {task_key(t): prior_half(t.event_id) for t in tasks}
