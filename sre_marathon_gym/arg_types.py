@@ -33,5 +33,31 @@ def whole_number(minimum: int, maximum: int | None = None) -> Callable[[str], in
     return parse
 
 
+def file_with_suffix(suffix: str) -> Callable[[str], str]:
+    """An argparse type: a file path ending in `suffix` (matplotlib picks the format from the suffix,
+    and would otherwise append one, so the path printed would not be the file written)."""
+
+    def parse(text: str) -> str:
+        if not text.lower().endswith(suffix) or text.endswith(("/", "\\")) or len(text) == len(suffix):
+            raise argparse.ArgumentTypeError(f"expected a file name ending in {suffix}, got {clip(text)}")
+        return text
+
+    return parse
+
+
+def name_list(text: str) -> list[str]:
+    """An argparse type: comma-separated names, at least one, none empty, none twice (a duplicate
+    would run twice and write the same bundle; an empty list would print an empty table)."""
+    names = [n.strip() for n in text.split(",")]
+    if not any(names):
+        raise argparse.ArgumentTypeError("expected at least one name")
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"an empty name in {clip(text, 60)}")
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise argparse.ArgumentTypeError(f"named twice: {', '.join(dup)}")
+    return names
+
+
 non_negative_int = whole_number(0)
 positive_int = whole_number(1)

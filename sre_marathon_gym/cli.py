@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from .arg_types import clip, non_negative_int, positive_int
+from .arg_types import clip, file_with_suffix, name_list, non_negative_int, positive_int, whole_number
 from .catalog import APPS, CATEGORIES, Catalog, load_catalog
 from .catalog.settings import RULES_VERSIONS
-from .clock import DEFAULT_ORIGIN_S
+from .clock import DEFAULT_ORIGIN_S, MAX_ORIGIN_S
 from .envs.inputs import MAX_SEED
 from .errors import ConfigurationError, RunInterrupted, SREMarathonError, UnknownNameError
 from .reports import llm_accounting_table
@@ -71,6 +71,8 @@ def check_out_dir(out: str | os.PathLike[str], option: str = "--out") -> Path:
     Why a probe file and not `os.access`: access() says yes to root on a read-only mount and ignores
     ACLs; creating (and removing) a hidden file in the nearest existing directory asks the real
     question. Nothing is created when `out` is refused, and nothing stays behind when it is not."""
+    if not str(out).strip():
+        raise ConfigurationError(f"{option} is empty: name a directory (use . for the current one)")
     path = Path(out)
     probe = path
     while not os.path.lexists(probe) and probe != probe.parent:
@@ -129,13 +131,13 @@ def catalog_summary(cat: Catalog) -> str:
 
 def cmd_catalog_validate(args: argparse.Namespace) -> int:
     cat = load_catalog(args.catalog)
+    if args.app:
+        cat.app(args.app)  # an unknown app is refused with or without --simulate
     print(catalog_summary(cat))
     if not args.simulate:
         return 0
     from .backends.fault_check import validate_catalog
 
-    if args.app:
-        cat.app(args.app)
     checks = validate_catalog(cat, [args.app] if args.app else None)
     by: dict[tuple[str, str], list] = {}
     for c in checks:
@@ -314,6 +316,9 @@ def cmd_export_prometheus(args: argparse.Namespace) -> int:
     cat = load_catalog(args.catalog)
     if (args.bundle is None) == (args.app is None):
         raise ConfigurationError("give either a BUNDLE or --app (with optional --seed and --agent)")
+    if args.bundle is not None and (args.seed is not None or args.agent is not None):
+        raise ConfigurationError("--seed and --agent choose the run to simulate: use them with --app only")
+    check_out_dir(args.out)
     if args.bundle is not None:
         from .bundle import load_bundle
 
@@ -324,7 +329,7 @@ def cmd_export_prometheus(args: argparse.Namespace) -> int:
     else:
         lb_seed = cat.leaderboard.seed_for(args.app)
         mode = "eval" if args.seed in (None, lb_seed) else "train"
-        source, app = _run(cat, args.app, args.agent, mode, args.seed).store, args.app
+        source, app = _run(cat, args.app, args.agent or "noop", mode, args.seed).store, args.app
     summary = export_run(source, args.out, origin_s=args.origin, overwrite=args.overwrite)
     print(f"{summary['series']} series, {summary['samples']} samples -> {summary['openmetrics']}")
     print(
@@ -367,7 +372,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from .reports import leaderboard_table, outcome_chart, outcome_table
 
     cat = load_catalog(args.catalog)
-    agents = [a.strip() for a in args.agents.split(",") if a.strip()]
+    agents = args.agents
     from .agents import is_llm_agent, make_agent
 
     llm_options = _llm_options(args, cat) if any(is_llm_agent(a) for a in agents) else {}
@@ -375,7 +380,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         make_agent(
             a, **(llm_options if is_llm_agent(a) else {})
         )  # unknown names, missing model/extra fail here
-    apps = [a.strip() for a in args.apps.split(",")] if args.apps else None
+    apps = args.apps
     for a in apps or []:
         cat.app(a)
     if args.out:
@@ -580,11 +585,12 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument(
         "--agents",
         "--agent",
-        default="noop,random,runbook,oracle",
+        type=name_list,
+        default=["noop", "random", "runbook", "oracle"],
         help="comma-separated agent names; LLM methods: react, rag, keep; the adversarial suite "
         "(benchmark-health checks): " + ", ".join(ADVERSARIAL_NAMES),
     )
-    ev.add_argument("--apps", help="comma-separated apps (default: all three)")
+    ev.add_argument("--apps", type=name_list, help="comma-separated apps (default: all three)")
     ev.add_argument(
         "--seeds", type=non_negative_int, default=0, help="extra seeds per app for a mean and 95%% interval"
     )
@@ -611,13 +617,13 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument(
         "--seed", type=seed_int, help="with --app: the schedule seed (default: the leaderboard seed)"
     )
-    ex.add_argument("--agent", default="noop", help="with --app: who operates the run (default: noop)")
+    ex.add_argument("--agent", help="with --app: who operates the run (default: noop)")
     ex.add_argument(
         "--out", metavar="DIR", required=True, help="gets metrics.om, data/ (the TSDB) and prometheus.yml"
     )
     ex.add_argument(
         "--origin",
-        type=int,
+        type=whole_number(0, MAX_ORIGIN_S),
         default=DEFAULT_ORIGIN_S,
         help=f"Unix seconds of simulated t=0 (default {DEFAULT_ORIGIN_S} = 2026-01-01T00:00:00Z)",
     )
@@ -635,7 +641,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     sc = sub.add_parser("score", help="verify sealed bundles and recompute every metric offline")
     sc.add_argument("bundles", nargs="+")
-    sc.add_argument("--png", help="also write the per-fault outcome chart (Figure 9) here")
+    sc.add_argument(
+        "--png", type=file_with_suffix(".png"), help="also write the per-fault outcome chart (Figure 9) here"
+    )
     sc.add_argument(
         "--allow-incomplete",
         action="store_true",

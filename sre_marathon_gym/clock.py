@@ -24,6 +24,10 @@ DEFAULT_INVOCATION_S = 120
 """The agent is invoked every this many seconds (the leaderboard's `interval_s`)."""
 DEFAULT_ORIGIN_S = 1_767_225_600
 """Unix seconds of simulated t = 0 for a Marathon episode: 2026-01-01T00:00:00Z."""
+PROMETHEUS_MAX_TIME_S = 253_402_300_799
+"""The latest time Prometheus' API accepts (9999-12-31T23:59:59Z): exported samples must not pass it."""
+MAX_ORIGIN_S = PROMETHEUS_MAX_TIME_S - 366 * 86_400
+"""The latest simulated t = 0 a user may ask for: a year of samples still fits before Prometheus' end."""
 
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 

@@ -9,6 +9,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .errors import ConfigurationError
 from .table import format_table
 
 if TYPE_CHECKING:
@@ -236,6 +237,8 @@ def outcome_chart(labelled: list[tuple[str, ScoreCard]], path: str | Path) -> Pa
     )
     fig.tight_layout()
     out = Path(path)
+    if out.suffix.lower() != ".png":
+        raise ConfigurationError(f"the outcome chart is a PNG: name a .png file, got {str(path)!r:.80}")
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=120, metadata={"Software": None})
     plt.close(fig)

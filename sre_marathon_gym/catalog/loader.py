@@ -16,7 +16,8 @@ M = TypeVar("M", bound=BaseModel)
 
 def read_yaml(path: Path) -> Any:
     if not path.is_file():
-        raise CatalogError(f"{path}: file is missing")
+        what = "is missing" if not path.exists() else "is not a regular file"  # a directory, a device
+        raise CatalogError(f"{path}: file {what}")
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:

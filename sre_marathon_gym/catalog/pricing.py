@@ -15,8 +15,12 @@ from .base import CatalogModel
 
 class ModelPrice(CatalogModel):
     name: str = Field(min_length=1)
-    input_per_mtok: float = Field(ge=0, description="USD per million input (prompt) tokens")
-    output_per_mtok: float = Field(ge=0, description="USD per million output (completion) tokens")
+    input_per_mtok: float = Field(
+        ge=0, allow_inf_nan=False, description="USD per million input (prompt) tokens"
+    )
+    output_per_mtok: float = Field(
+        ge=0, allow_inf_nan=False, description="USD per million output (completion) tokens"
+    )
 
     def cost(self, input_tokens: int, output_tokens: int) -> float:
         return (input_tokens * self.input_per_mtok + output_tokens * self.output_per_mtok) / 1e6

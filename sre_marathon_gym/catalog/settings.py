@@ -96,7 +96,7 @@ class Scoring(CatalogModel):
         when this one has none (a bundle sealed under v1 rescored with ``--rules v2``)."""
         if version not in RULES_VERSIONS:
             known = ", ".join(f"v{v}" for v in RULES_VERSIONS)
-            raise ValueError(f"unknown rules version {version}; known: {known}")
+            raise ValueError(f"unknown rules version {version!r}; known: {known} (pass 1 or 2)")
         update: dict = {"rules_version": version}
         if version >= 2 and (self.matching is None or self.penalties is None):
             if defaults is None or defaults.matching is None or defaults.penalties is None:

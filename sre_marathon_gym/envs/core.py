@@ -18,6 +18,7 @@ import numpy as np
 from ..errors import SREMarathonError
 from ..tools.models import ToolResult
 from .actions import VERBS, decode_slot, slot_mask
+from .inputs import MAX_ACTION_SLOTS, MAX_OBSERVED_ROWS, whole
 from .observation import build_observation, env_spaces
 
 
@@ -31,6 +32,11 @@ class MarathonCore(gym.Env, ABC):
     alert_engine: Any
 
     def _init_spaces(self, max_alerts: int, max_incidents: int, action_slots: int) -> None:
+        """The spaces for these sizes (checked here, for every env: an absurd size would allocate
+        gigabytes before anything else could refuse it)."""
+        action_slots = whole("action_slots", action_slots, 1, MAX_ACTION_SLOTS)
+        max_alerts = whole("max_alerts", max_alerts, 1, MAX_OBSERVED_ROWS)
+        max_incidents = whole("max_incidents", max_incidents, 1, MAX_OBSERVED_ROWS)
         self.max_alerts, self.max_incidents, self.action_slots = max_alerts, max_incidents, action_slots
         sp = env_spaces(self.catalog, self.app, max_alerts, max_incidents, action_slots)
         self.layout, self.service_index, self.rule_index = sp.layout, sp.service_index, sp.rule_index

@@ -8,7 +8,7 @@ inside the simulator and never silent acceptance (a float action truncated to an
 from __future__ import annotations
 
 import pickle
-from typing import Any
+from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
@@ -17,6 +17,13 @@ from ..errors import ConfigurationError
 from ..tools.safe_json import json_safe
 
 MAX_SEED = 2**63 - 1
+MAX_ACTION_SLOTS = 64
+"""Tool calls per invocation an action may carry (the observation and action spaces grow with it)."""
+MAX_OBSERVED_ROWS = 4096
+"""Alert or incident rows an observation may hold: a 90-minute run fires a few hundred alerts, and
+each row costs memory in every observation an RL buffer keeps."""
+MAX_RUN_MINUTES = 24 * 60
+"""Injection or observation phase length: a day of simulated time."""
 
 
 def check_reset_arguments(seed: Any, options: Any) -> None:
@@ -32,16 +39,47 @@ def check_reset_arguments(seed: Any, options: Any) -> None:
         raise ConfigurationError(f"options must be a dict or None, got {type(options).__name__}")
 
 
-def slot_array(action: Any, space: gym.spaces.MultiDiscrete) -> tuple[np.ndarray | None, str | None]:
-    """The action as a fresh int64 array of the space's shape, or (None, why not).
+def whole(name: str, value: Any, lo: int, hi: int) -> int:
+    """`value` as an int in [lo, hi]: ints only (numpy ints too; not bools, floats or strings), so a
+    constructor argument of the wrong type is refused here, not deep inside the simulator."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ConfigurationError(f"{name} must be a whole number, got {type(value).__name__} {value!r:.40}")
+    if not lo <= int(value) <= hi:
+        raise ConfigurationError(f"{name} must be in [{lo}, {hi}], got {int(value)}")
+    return int(value)
 
-    None (end the invocation without acting) is fine. Anything else must be integers (not bools, not
-    floats, not strings) of the space's size, inside it: the env records a refused action as an
-    invalid result and the invocation passes without acting."""
-    if action is None:
-        return None, None
-    nvec = space.nvec.reshape(-1, space.nvec.shape[-1])[0].tolist()
-    shape = f"an integer array of shape {space.shape} in MultiDiscrete(nvec per slot {nvec})"
+
+def real(name: str, value: Any, lo: float, hi: float, *, lo_open: bool = False) -> float:
+    """`value` as a finite float in [lo, hi] (or (lo, hi] with `lo_open`): numbers only."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ConfigurationError(f"{name} must be a number, got {type(value).__name__} {value!r:.40}")
+    x = float(value)
+    if not (lo < x if lo_open else lo <= x) or not x <= hi:  # NaN fails both
+        raise ConfigurationError(f"{name} must be in {'(' if lo_open else '['}{lo:g}, {hi:g}], got {x}")
+    return x
+
+
+class InvalidAction(NamedTuple):
+    """What an action wrapper hands the env for an action it cannot decode: the env records
+    `reason` as the invocation's invalid result, as it does for its own refused actions."""
+
+    reason: str
+
+
+def int_action(
+    action: Any, space: gym.spaces.Discrete | gym.spaces.MultiDiscrete
+) -> tuple[np.ndarray | None, str | None]:
+    """`action` as a fresh int64 array of `space`'s shape, or (None, why not): integers only (not
+    bools, floats or strings), of the space's size, inside it."""
+    if isinstance(space, gym.spaces.Discrete):
+        shape = f"an integer in Discrete({int(space.n)})"
+    else:
+        per_slot = space.nvec.ndim > 1
+        nvec = space.nvec.reshape(-1, space.nvec.shape[-1])[0].tolist()
+        shape = (
+            f"an integer array of shape {space.shape} in MultiDiscrete("
+            f"{'nvec per slot ' if per_slot else ''}{nvec})"
+        )
     try:
         arr = np.array(action)  # a copy: the caller may reuse its buffer
     except Exception:  # noqa: BLE001 - any object can arrive here
@@ -56,6 +94,19 @@ def slot_array(action: Any, space: gym.spaces.MultiDiscrete) -> tuple[np.ndarray
     return arr, None
 
 
+def slot_array(action: Any, space: gym.spaces.MultiDiscrete) -> tuple[np.ndarray | None, str | None]:
+    """The env's action as a fresh int64 array of the space's shape, or (None, why not).
+
+    None (end the invocation without acting) is fine; an `InvalidAction` is refused with its reason;
+    anything else must pass `int_action`. The env records a refused action as an invalid result
+    and the invocation passes without acting."""
+    if action is None:
+        return None, None
+    if isinstance(action, InvalidAction):
+        return None, action.reason
+    return int_action(action, space)
+
+
 def frozen_copy(call: Any) -> Any:
     """A deep, picklable copy of a tool call (the journal that rebuilds a pickled env), or its bounded
     JSON-safe rendering when it cannot be copied (an arbitrary object an agent passed)."""
@@ -65,4 +116,16 @@ def frozen_copy(call: Any) -> Any:
         return json_safe(call)
 
 
-__all__ = ["MAX_SEED", "check_reset_arguments", "frozen_copy", "slot_array"]
+__all__ = [
+    "MAX_ACTION_SLOTS",
+    "MAX_OBSERVED_ROWS",
+    "MAX_RUN_MINUTES",
+    "MAX_SEED",
+    "InvalidAction",
+    "check_reset_arguments",
+    "frozen_copy",
+    "int_action",
+    "real",
+    "slot_array",
+    "whole",
+]

@@ -20,13 +20,13 @@ import numpy as np
 from ..backends.base import ALREADY_REPAIRED
 from ..catalog import Catalog, load_catalog
 from ..clock import DEFAULT_INVOCATION_S, METRIC_STEP_S
-from ..errors import ConfigurationError, SREMarathonError
+from ..errors import SREMarathonError
 from ..run_record import RunRecord
 from ..tools.models import ToolResult
 from ..tools.runner import ToolRunner
 from .actions import baseline_values
 from .core import MarathonCore
-from .inputs import slot_array
+from .inputs import slot_array, whole
 from .observation import cluster_features
 from .recorder import action_records, alert_records, fault_truth, incident_events
 
@@ -133,9 +133,7 @@ class LiveMarathonEnv(MarathonCore):
         self.catalog = catalog if isinstance(catalog, Catalog) else load_catalog(catalog)
         self.backend = backend
         self.app = backend.app
-        if interval_s < METRIC_STEP_S:
-            raise ConfigurationError(f"interval_s must be at least {METRIC_STEP_S}, got {interval_s}")
-        self.interval_s = interval_s
+        self.interval_s = whole("interval_s", interval_s, METRIC_STEP_S, 24 * 3600)
         self.schedule = schedule
         self.run_s = run_s if run_s is not None else (schedule.run_s if schedule is not None else 5400)
         self.injection_s = schedule.injection_s if schedule is not None else self.run_s

@@ -17,7 +17,15 @@ from ..tools.models import ToolResult
 from ..tools.runner import ToolRunner
 from .actions import baseline_values
 from .core import MarathonCore
-from .inputs import check_reset_arguments, frozen_copy, slot_array
+from .inputs import (
+    MAX_RUN_MINUTES,
+    InvalidAction,
+    check_reset_arguments,
+    frozen_copy,
+    real,
+    slot_array,
+    whole,
+)
 from .recorder import RunRecorder
 
 
@@ -100,10 +108,9 @@ class MarathonEnv(MarathonCore):
                 "mode='eval' fixes the leaderboard protocol; use mode='train' to change "
                 "intensity, duration or cadence"
             )
-        if not 0.0 < intensity <= 4.0:
-            raise ConfigurationError(f"intensity must be in (0, 4], got {intensity}")
-        if action_slots < 1 or max_alerts < 1 or max_incidents < 1:
-            raise ConfigurationError("action_slots, max_alerts and max_incidents must be positive")
+        intensity = real("intensity", intensity, 0.0, 4.0, lo_open=True)
+        if rules is not None:
+            rules = whole("rules", rules, 1, 2)
         try:
             self.scoring = (
                 self.catalog.scoring
@@ -114,15 +121,26 @@ class MarathonEnv(MarathonCore):
             raise ConfigurationError(f"rules: {exc}") from exc
         self.mode = mode
         self.intensity = intensity
-        self.injection_s = 60 * (injection_minutes if injection_minutes is not None else lb.injection_minutes)
-        self.observation_s = 60 * (
-            observation_minutes if observation_minutes is not None else lb.observation_minutes
+        self.injection_s = 60 * (
+            lb.injection_minutes
+            if injection_minutes is None
+            else whole("injection_minutes", injection_minutes, 1, MAX_RUN_MINUTES)
         )
-        self.interval_s = interval_s if interval_s is not None else lb.interval_s
-        if self.injection_s <= 0 or self.interval_s < METRIC_STEP_S or self.interval_s % TICK_S:
+        self.observation_s = 60 * (
+            lb.observation_minutes
+            if observation_minutes is None
+            else whole("observation_minutes", observation_minutes, 0, MAX_RUN_MINUTES)
+        )
+        self.interval_s = (
+            lb.interval_s if interval_s is None else whole("interval_s", interval_s, 1, 60 * MAX_RUN_MINUTES)
+        )
+        if self.interval_s < METRIC_STEP_S or self.interval_s % TICK_S:
+            raise ConfigurationError(f"interval_s must be a multiple of {TICK_S:g} >= {METRIC_STEP_S}")
+        if self.injection_s + self.observation_s <= self.interval_s:
             raise ConfigurationError(
-                "injection_minutes must be positive and interval_s a multiple of "
-                f"{TICK_S:g} >= {METRIC_STEP_S}"
+                f"the run ({self.injection_s + self.observation_s} s of injection and observation) must "
+                f"be longer than one invocation interval ({self.interval_s} s): the agent is first "
+                "invoked one interval in"
             )
         self.run_s = self.injection_s + self.observation_s
         self._init_spaces(max_alerts, max_incidents, action_slots)
@@ -194,7 +212,8 @@ class MarathonEnv(MarathonCore):
         if self.run.now >= self.run_s:
             raise gym.error.ResetNeeded("the episode is over; call reset()")
         arr, problem = slot_array(action, self.action_space)
-        self._journal.append(("step", arr))
+        # a refused action replays as refused, with its reason (a rebuilt env records the same result)
+        self._journal.append(("step", arr if problem is None else InvalidAction(problem)))
         results = [ToolResult.fail("action", "invalid_arguments", problem)] if problem is not None else []
         results += self._run_slots(arr)
         self.runner.invocation += 1
@@ -232,6 +251,8 @@ class MarathonEnv(MarathonCore):
     def record(self):
         """The run so far as a `RunRecord` (ground truth included: for scoring and bundles, not for
         agents)."""
+        if self.run is None:
+            raise gym.error.ResetNeeded("no run yet: call reset() before record()")
         return self.recorder.record()
 
     def config(self) -> dict:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..arg_types import positive_int
+from ..errors import ConfigurationError
 
 # The baseline names (agents/orca_baselines.ORCA_AGENTS; a test keeps them equal). Spelled out so building
 # the parser imports nothing heavy, and a bad name fails in argparse before the days are simulated.
@@ -12,7 +13,18 @@ AGENT_NAMES = ("empty", "heuristic", "oracle", "area_prior")
 ADVERSARIAL_NAMES = ("every_flag", "every_flag_with_signals", "every_service")  # agents/adversarial.py
 
 
+def _shipped_catalog_only(args: argparse.Namespace) -> None:
+    """ORCA's world, tasks and judge are built from the shipped catalog (and cached on disk by its
+    digest), so a --catalog would be silently ignored: refuse it instead."""
+    if getattr(args, "catalog", None) is not None:
+        raise ConfigurationError(
+            "the orca commands use the shipped catalog's ORCA files; --catalog applies to the "
+            "SRE-Marathon commands only"
+        )
+
+
 def cmd_orca_tasks(args: argparse.Namespace) -> int:
+    _shipped_catalog_only(args)
     from .evaluate import distribution_table
     from .tasks import orca_tasks, tasks_digest
 
@@ -23,6 +35,7 @@ def cmd_orca_tasks(args: argparse.Namespace) -> int:
 
 
 def cmd_orca_evaluate(args: argparse.Namespace) -> int:
+    _shipped_catalog_only(args)
     from .evaluate import area_prior_scores, detail_table, evaluate, leaderboard_table
     from .world import orca_world
 

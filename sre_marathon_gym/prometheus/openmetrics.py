@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..clock import DEFAULT_ORIGIN_S
+from ..clock import DEFAULT_ORIGIN_S, MAX_ORIGIN_S
 from ..errors import TelemetryError
 
 SeriesRows = Iterable[tuple[str, dict[str, str], np.ndarray, np.ndarray]]
@@ -65,8 +65,11 @@ def write_openmetrics(
 ) -> dict[str, int]:
     """Write every series of `source` (MetricStore, bundle RecordedMetrics, or (name, labels, times,
     values) rows) to `path`; return counts of series and samples written."""
-    if int(origin_s) != origin_s or origin_s < 0:
-        raise TelemetryError(f"origin_s must be a non-negative whole number of seconds, got {origin_s}")
+    if int(origin_s) != origin_s or not 0 <= origin_s <= MAX_ORIGIN_S:
+        raise TelemetryError(
+            f"origin_s must be a whole number of seconds in [0, {MAX_ORIGIN_S}] "
+            f"(Prometheus ends in year 9999), got {origin_s}"
+        )
     path = Path(path)
     n_series = n_samples = 0
     with path.open("w", encoding="utf-8", newline="\n") as fh:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -15,7 +14,7 @@ import numpy as np
 
 from ..run_record import Usage
 from .env_creation import DEFAULT_ENV_CONFIG, make_base_env, wrap_for_rl
-from .training import CHECKPOINT_META
+from .training import read_checkpoint_env_config
 
 
 class CheckpointPolicy:
@@ -37,12 +36,7 @@ class CheckpointPolicy:
         from ray.rllib.core.rl_module.rl_module import RLModule
 
         self.path = Path(path).resolve()
-        meta = self.path / CHECKPOINT_META
-        if not meta.is_file():
-            raise FileNotFoundError(
-                f"{meta} is missing: save checkpoints with sre_marathon_gym.rllib.save_checkpoint"
-            )
-        self.env_config: dict[str, Any] = json.loads(meta.read_text())["env_config"]
+        self.env_config: dict[str, Any] = read_checkpoint_env_config(self.path)
         module_dir = (
             self.path / COMPONENT_LEARNER_GROUP / COMPONENT_LEARNER / COMPONENT_RL_MODULE / DEFAULT_MODULE_ID
         )
@@ -204,13 +198,7 @@ def evaluate_checkpoint_on_leaderboard(
     from ..evaluation import RunSpec
 
     path = Path(path).resolve()
-    meta = path / CHECKPOINT_META
-    if not meta.is_file():
-        raise FileNotFoundError(
-            f"{path} is not a checkpoint written by "
-            f"sre_marathon_gym.rllib.save_checkpoint ({CHECKPOINT_META} missing)"
-        )
-    cfg = json.loads(meta.read_text())["env_config"]
+    cfg = read_checkpoint_env_config(path)
     app = str(cfg.get("app", "online_boutique"))
     catalog = catalog or load_catalog(cfg.get("catalog"))
     env_config = {"mode": "eval", "catalog": str(catalog.root)}

@@ -9,10 +9,39 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, ValidationError
+
 from ..clock import DEFAULT_INVOCATION_S
+from ..errors import ConfigurationError
 from .env_creation import APP_ENV_IDS, DEFAULT_ENV_CONFIG, register_envs
 
 CHECKPOINT_META = "sre_marathon.json"
+
+
+class CheckpointMeta(BaseModel):
+    """``sre_marathon.json`` beside an RLlib checkpoint: the env config the policy was trained on."""
+
+    model_config = ConfigDict(extra="forbid")
+    env_config: dict[str, Any]
+
+
+def read_checkpoint_env_config(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The env config saved by `save_checkpoint` in checkpoint directory `path`; a missing or
+    malformed ``sre_marathon.json`` is a clear error, not a JSON or key error from inside."""
+    meta = Path(path) / CHECKPOINT_META
+    if not meta.is_file():
+        raise FileNotFoundError(
+            f"{Path(path)} is not a checkpoint written by "
+            f"sre_marathon_gym.rllib.save_checkpoint ({CHECKPOINT_META} missing)"
+        )
+    try:
+        return CheckpointMeta.model_validate_json(meta.read_bytes()).env_config
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "the file"
+        raise ConfigurationError(
+            f"{meta}: not a checkpoint description written by save_checkpoint ({where}: {first['msg']})"
+        ) from None
 
 
 def ppo_config(

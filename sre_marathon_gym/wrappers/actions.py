@@ -16,6 +16,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ..envs.actions import SCALE_CHOICES, VERBS
+from ..envs.inputs import InvalidAction, int_action
 
 
 def _with_mask_space(space: spaces.Space, n: int) -> spaces.Dict:
@@ -27,6 +28,17 @@ def _with_mask_space(space: spaces.Space, n: int) -> spaces.Dict:
     if "action_mask" in space.spaces:
         raise ValueError("the observation already has an 'action_mask'; use one action encoding")
     return spaces.Dict({**space.spaces, "action_mask": spaces.Box(0.0, 1.0, (n,), np.float32)})
+
+
+def checked(action: Any, space: spaces.Space) -> np.ndarray | InvalidAction | None:
+    """A wrapper's action as ints of its own space, or what the env should receive instead: None
+    (end the invocation without acting) passes, and a malformed action becomes an `InvalidAction`
+    the env records, as it records its own refused actions (never an IndexError here, and never a
+    float truncated or a negative index wrapped around to a real row)."""
+    if action is None or isinstance(action, InvalidAction):
+        return action
+    arr, problem = int_action(action, space)  # type: ignore[arg-type]
+    return InvalidAction(problem) if arr is None else arr
 
 
 class FlattenActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
@@ -66,7 +78,9 @@ class FlattenActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return self._obs(obs, info), info
 
     def step(self, action: Any) -> tuple[dict, float, bool, bool, dict]:
-        arr = np.asarray(action, dtype=np.int64).reshape(self.slots, 5)
+        arr = checked(action, self.action_space)
+        if isinstance(arr, np.ndarray):
+            arr = arr.reshape(self.slots, 5)
         obs, reward, terminated, truncated, info = self.env.step(arr)
         return self._obs(obs, info), reward, terminated, truncated, info
 
@@ -203,5 +217,8 @@ class EncodeActionSlots(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return out
 
     def step(self, action: Any) -> tuple[dict, float, bool, bool, dict]:
-        obs, reward, terminated, truncated, info = self.env.step(self.decode(action))
+        arr = checked(action, self.action_space)
+        obs, reward, terminated, truncated, info = self.env.step(
+            self.decode(arr) if isinstance(arr, np.ndarray) else arr
+        )
         return self._obs(obs, info), reward, terminated, truncated, info

@@ -6,6 +6,16 @@ from typing import Any
 
 import gymnasium as gym
 
+from ..envs.inputs import MAX_RUN_MINUTES, real, whole
+from ..errors import ConfigurationError
+
+
+def _pair(name: str, value: Any) -> tuple[Any, Any]:
+    """(start, end) of a ramped setting: exactly two values."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 2:
+        raise ConfigurationError(f"{name} must be a (start, end) pair, got {value!r:.60}")
+    return value[0], value[1]
+
 
 class ScheduleCurriculum(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Linearly ramps fault `intensity` and `injection_minutes` from `start` to `end` over episodes.
@@ -50,15 +60,19 @@ class ScheduleCurriculum(gym.Wrapper, gym.utils.RecordConstructorArgs):
         gym.Wrapper.__init__(self, env)
         if env.unwrapped.mode != "train":
             raise ValueError("ScheduleCurriculum needs mode='train' (mode='eval' fixes the schedule)")
-        if ramp_episodes < 1:
-            raise ValueError("ramp_episodes must be >= 1")
-        if not all(0.0 < x <= 4.0 for x in intensity) or min(injection_minutes) < 1:
-            raise ValueError("intensity must be in (0, 4] and injection_minutes >= 1")
+        ramp_episodes = whole("ramp_episodes", ramp_episodes, 1, 10**9)
+        intensity = tuple(real("intensity", x, 0.0, 4.0, lo_open=True) for x in _pair("intensity", intensity))
+        injection_minutes = tuple(
+            whole("injection_minutes", m, 1, MAX_RUN_MINUTES)
+            for m in _pair("injection_minutes", injection_minutes)
+        )
+        if observation_minutes is not None:
+            observation_minutes = whole("observation_minutes", observation_minutes, 0, MAX_RUN_MINUTES)
         self.ramp_episodes = ramp_episodes
         self.intensity = intensity
         self.injection_minutes = injection_minutes
         self.observation_minutes = observation_minutes
-        self.episode = start_episode
+        self.episode = whole("start_episode", start_episode, 0, 10**12)
 
     def stage(self, episode: int) -> tuple[float, int]:
         """(intensity, injection minutes) of episode number `episode`."""

@@ -6,6 +6,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from ..envs.inputs import real
 from ..scoring import intervention_risk
 
 
@@ -51,11 +52,10 @@ class ShapeMarathonReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
             self, degradation_weight=degradation_weight, risk_weight=risk_weight, clip=clip
         )
         gym.Wrapper.__init__(self, env)
-        if degradation_weight < 0 or risk_weight < 0:
-            raise ValueError("degradation_weight and risk_weight must be >= 0 (they are penalties)")
-        self.degradation_weight = float(degradation_weight)
-        self.risk_weight = float(risk_weight)
-        self.clip = clip
+        # penalties: finite and >= 0 (a NaN weight would turn every reward into NaN)
+        self.degradation_weight = real("degradation_weight", degradation_weight, 0.0, 1e6)
+        self.risk_weight = real("risk_weight", risk_weight, 0.0, 1e6)
+        self.clip = bool(clip)
         self._actions_seen = 0
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict]:

@@ -334,3 +334,65 @@ def test_every_subcommand_checks_its_counts_the_same_way(capsys, no_simulation, 
     with pytest.raises(SystemExit) as exc:
         main(argv)
     assert exc.value.code == 2 and message in one_line_error(capsys)
+
+
+# ------------------------------------------------------------------------------------ stop 29's fuzzing
+def _code(argv: list[str]) -> int:
+    try:
+        return main(argv)
+    except SystemExit as exc:  # argparse's own errors
+        return int(exc.code)
+
+
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (["evaluate", "--agents", ""], "argument --agents/--agent: expected at least one name"),
+        (["evaluate", "--agents", "noop,"], "an empty name in 'noop,'"),
+        (["evaluate", "--agents", "noop,noop"], "named twice: noop"),
+        (["evaluate", "--agents", "noop", "--apps", ""], "argument --apps: expected at least one name"),
+        (["--catalog", "/nonexistent", "orca", "tasks"], "--catalog applies to the SRE-Marathon commands"),
+        (["catalog", "validate", "--app", "nope"], "unknown app 'nope'"),
+        (["run", "--app", "online_boutique", "--agent", "react", "--price", "inf", "1"], "finite number"),
+        (
+            ["run", "--app", "online_boutique", "--agent", "react", "--pricing", "/dev/null"],
+            "not a regular file",
+        ),
+    ],
+)
+def test_empty_duplicate_or_ignored_values_are_refused(tmp_path, capsys, no_simulation, argv, says):
+    """Values that used to be accepted silently: an empty agent list printed an empty table, a
+    duplicate ran twice into one bundle name, --catalog was ignored by the orca commands."""
+    assert _code(argv) == 2 and says in one_line_error(capsys)
+
+
+def test_a_run_no_longer_than_one_invocation_is_refused_before_simulating(tmp_path, capsys, no_simulation):
+    argv = ["run", "--app", "online_boutique", "--mode", "train", "--seed", "1"]
+    argv += ["--injection-minutes", "1", "--observation-minutes", "1", "--out", str(tmp_path / "o")]
+    assert _code(argv) == 2
+    assert "must be longer than one invocation interval (120 s)" in one_line_error(capsys)
+    assert not (tmp_path / "o").exists()  # no incomplete bundle left behind
+
+
+@pytest.mark.parametrize(
+    "extra, says",
+    [
+        (["--origin", "99999999999999999999"], "argument --origin: must be at most"),
+        (["--seed", "5"], "use them with --app only"),
+        (["--agent", "oracle"], "use them with --app only"),
+        (["--out", ""], "--out is empty"),
+    ],
+)
+def test_export_prometheus_refuses_an_origin_past_year_9999_and_ignored_options(capsys, extra, says):
+    """An origin beyond Prometheus' last time overflowed int64 timestamps and hung promtool."""
+    argv = ["export-prometheus", str(OLD_BUNDLE), "--out", "unused", *extra]
+    assert _code(argv) == 2 and says in one_line_error(capsys)
+
+
+@pytest.mark.parametrize("png", ["fig.txt", "fig", "adir/"])
+def test_score_png_must_name_a_png_file(tmp_path, capsys, png):
+    """matplotlib chose the format from the suffix: .txt raised from inside it, and a name without
+    one was written as NAME.png while the CLI printed NAME."""
+    assert _code(["score", str(OLD_BUNDLE), "--png", str(tmp_path / png)]) == 2
+    assert "expected a file name ending in .png" in one_line_error(capsys)
+    assert list(tmp_path.iterdir()) == []
