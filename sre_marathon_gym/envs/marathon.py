@@ -110,7 +110,7 @@ class MarathonEnv(MarathonCore):
             )
         intensity = real("intensity", intensity, 0.0, 4.0, lo_open=True)
         if rules is not None:
-            rules = whole("rules", rules, 1, 2)
+            rules = whole("rules", rules, 0, 2**31)  # the type here; which versions exist: with_rules
         try:
             self.scoring = (
                 self.catalog.scoring
