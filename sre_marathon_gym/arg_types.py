@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from pathlib import Path
 
 
 def clip(text: str, n: int = 24) -> str:
@@ -38,7 +39,8 @@ def file_with_suffix(suffix: str) -> Callable[[str], str]:
     and would otherwise append one, so the path printed would not be the file written)."""
 
     def parse(text: str) -> str:
-        if not text.lower().endswith(suffix) or text.endswith(("/", "\\")) or len(text) == len(suffix):
+        path = Path(text)
+        if path.suffix.lower() != suffix or text.endswith(("/", "\\")):  # "out/.png" has no suffix
             raise argparse.ArgumentTypeError(f"expected a file name ending in {suffix}, got {clip(text)}")
         return text
 

@@ -318,6 +318,8 @@ def cmd_export_prometheus(args: argparse.Namespace) -> int:
         raise ConfigurationError("give either a BUNDLE or --app (with optional --seed and --agent)")
     if args.bundle is not None and (args.seed is not None or args.agent is not None):
         raise ConfigurationError("--seed and --agent choose the run to simulate: use them with --app only")
+    if args.port is not None and not args.serve:
+        raise ConfigurationError("--port is the port --serve listens on: use it with --serve")
     check_out_dir(args.out)
     if args.bundle is not None:
         from .bundle import load_bundle
@@ -329,7 +331,10 @@ def cmd_export_prometheus(args: argparse.Namespace) -> int:
     else:
         lb_seed = cat.leaderboard.seed_for(args.app)
         mode = "eval" if args.seed in (None, lb_seed) else "train"
-        source, app = _run(cat, args.app, args.agent or "noop", mode, args.seed).store, args.app
+        source, app = (
+            _run(cat, args.app, "noop" if args.agent is None else args.agent, mode, args.seed).store,
+            args.app,
+        )
     summary = export_run(source, args.out, origin_s=args.origin, overwrite=args.overwrite)
     print(f"{summary['series']} series, {summary['samples']} samples -> {summary['openmetrics']}")
     print(
@@ -636,7 +641,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument(
         "--serve", action="store_true", help="start prometheus on 127.0.0.1 over the TSDB until Ctrl-C"
     )
-    ex.add_argument("--port", type=int, help="with --serve (default: a free port)")
+    ex.add_argument("--port", type=whole_number(1, 65535), help="with --serve (default: a free port)")
     ex.set_defaults(func=cmd_export_prometheus)
 
     sc = sub.add_parser("score", help="verify sealed bundles and recompute every metric offline")

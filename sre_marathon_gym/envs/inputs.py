@@ -40,8 +40,11 @@ def check_reset_arguments(seed: Any, options: Any) -> None:
 
 
 def whole(name: str, value: Any, lo: int, hi: int) -> int:
-    """`value` as an int in [lo, hi]: ints only (numpy ints too; not bools, floats or strings), so a
-    constructor argument of the wrong type is refused here, not deep inside the simulator."""
+    """`value` as an int in [lo, hi]: an int, or a float with no fractional part (120.0 from YAML or a
+    tuner); not bools, strings or 2.5, so a constructor argument of the wrong type is refused here,
+    not deep inside the simulator."""
+    if isinstance(value, (float, np.floating)) and np.isfinite(value) and float(value).is_integer():
+        value = int(value)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise ConfigurationError(f"{name} must be a whole number, got {type(value).__name__} {value!r:.40}")
     if not lo <= int(value) <= hi:
@@ -85,7 +88,8 @@ def int_action(
     except Exception:  # noqa: BLE001 - any object can arrive here
         return None, f"action must be {shape}, got {type(action).__name__}"
     if arr.dtype.kind not in "iu":
-        return None, f"action must be {shape}, got dtype {arr.dtype} ({json_safe(action)!r:.200})"
+        shown = json_safe(arr.reshape(-1)[:8].tolist() if arr.ndim else action)
+        return None, f"action must be {shape}, got dtype {arr.dtype} ({shown!r:.200})"
     if arr.size != int(np.prod(space.shape)):
         return None, f"action must be {shape}, got {arr.size} entries"
     arr = arr.astype(np.int64).reshape(space.shape)
@@ -102,8 +106,8 @@ def slot_array(action: Any, space: gym.spaces.MultiDiscrete) -> tuple[np.ndarray
     and the invocation passes without acting."""
     if action is None:
         return None, None
-    if isinstance(action, InvalidAction):
-        return None, action.reason
+    if isinstance(action, InvalidAction):  # refused, whatever the reason holds (a wrapper's words)
+        return None, str(action.reason)[:500] if action.reason else "invalid action"
     return int_action(action, space)
 
 

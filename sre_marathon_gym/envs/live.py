@@ -26,7 +26,7 @@ from ..tools.models import ToolResult
 from ..tools.runner import ToolRunner
 from .actions import baseline_values
 from .core import MarathonCore
-from .inputs import slot_array, whole
+from .inputs import check_reset_arguments, slot_array, whole
 from .observation import cluster_features
 from .recorder import action_records, alert_records, fault_truth, incident_events
 
@@ -135,7 +135,8 @@ class LiveMarathonEnv(MarathonCore):
         self.app = backend.app
         self.interval_s = whole("interval_s", interval_s, METRIC_STEP_S, 24 * 3600)
         self.schedule = schedule
-        self.run_s = run_s if run_s is not None else (schedule.run_s if schedule is not None else 5400)
+        run_s = run_s if run_s is not None else (schedule.run_s if schedule is not None else 5400)
+        self.run_s = whole("run_s", run_s, self.interval_s + 1, 7 * 24 * 3600)  # > one interval
         self.injection_s = schedule.injection_s if schedule is not None else self.run_s
         self._alert_engine_arg = alert_engine
         self._init_spaces(max_alerts, max_incidents, action_slots)
@@ -156,6 +157,7 @@ class LiveMarathonEnv(MarathonCore):
 
     # ------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        check_reset_arguments(seed, options)
         super().reset(seed=seed)
         self._seed = seed
         self._alert_services: dict[str, list[str]] = {}

@@ -164,7 +164,13 @@ class MarathonEnv(MarathonCore):
         if prometheus_url is not None:
             from ..prometheus import DEFAULT_ORIGIN_S, PrometheusMetrics
 
-            origin = DEFAULT_ORIGIN_S if prometheus_origin_s is None else prometheus_origin_s
+            from ..clock import MAX_ORIGIN_S
+
+            origin = (
+                DEFAULT_ORIGIN_S
+                if prometheus_origin_s is None
+                else whole("prometheus_origin_s", prometheus_origin_s, 0, MAX_ORIGIN_S)
+            )
             self.metrics_source = PrometheusMetrics(prometheus_url, origin_s=origin)
         self._journal: list[tuple[str, Any]] = []  # what happened since reset, to rebuild by replay
         self.baseline_values = baseline_values(self.app)

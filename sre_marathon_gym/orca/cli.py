@@ -18,8 +18,8 @@ def _shipped_catalog_only(args: argparse.Namespace) -> None:
     digest), so a --catalog would be silently ignored: refuse it instead."""
     if getattr(args, "catalog", None) is not None:
         raise ConfigurationError(
-            "the orca commands use the shipped catalog's ORCA files; --catalog applies to the "
-            "SRE-Marathon commands only"
+            "--catalog applies to the SRE-Marathon commands only; the orca commands read the "
+            "ORCA files of the default catalog (the shipped one, or $SRE_MARATHON_CATALOG)"
         )
 
 

@@ -12,6 +12,7 @@ Pitfalls this module handles (each silently loses data if done wrong):
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -65,7 +66,13 @@ def write_openmetrics(
 ) -> dict[str, int]:
     """Write every series of `source` (MetricStore, bundle RecordedMetrics, or (name, labels, times,
     values) rows) to `path`; return counts of series and samples written."""
-    if int(origin_s) != origin_s or not 0 <= origin_s <= MAX_ORIGIN_S:
+    numeric = isinstance(origin_s, (int, float, np.integer, np.floating)) and not isinstance(origin_s, bool)
+    if (
+        not numeric
+        or not math.isfinite(origin_s)
+        or origin_s != int(origin_s)
+        or not 0 <= origin_s <= MAX_ORIGIN_S
+    ):
         raise TelemetryError(
             f"origin_s must be a whole number of seconds in [0, {MAX_ORIGIN_S}] "
             f"(Prometheus ends in year 9999), got {origin_s}"

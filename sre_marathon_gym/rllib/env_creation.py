@@ -13,6 +13,7 @@ import gymnasium as gym
 
 from ..envs import ENV_IDS
 from ..episode_runner import ENV_BY_APP
+from ..errors import ConfigurationError
 
 SPLITS: dict[str, tuple[int, int]] = {
     "train": (1_000_000, 1_000_000_000),
@@ -154,18 +155,20 @@ def wrap_for_rl(env: gym.Env, config: Mapping[str, Any]) -> gym.Env:
         env = ScheduleCurriculum(env, **dict(config["curriculum"]))
     env = ShapeMarathonReward(
         env,
-        degradation_weight=float(config.get("degradation_weight", 0.0)),
-        risk_weight=float(config.get("risk_weight", 0.0)),
+        degradation_weight=config.get("degradation_weight", 0.0),  # checked (and typed) there
+        risk_weight=config.get("risk_weight", 0.0),
     )
     encoding = config.get("action_encoding", "flat")
     if encoding == "flat":
         env = FlattenActions(env)
     elif encoding == "discrete":
         env = EncodeActionSlots(
-            env, slots_per_step=int(config.get("slots_per_step", 1)), verbs=config.get("verbs")
+            env, slots_per_step=config.get("slots_per_step", 1), verbs=config.get("verbs")
         )
     elif encoding != "none":
-        raise ValueError(f"action_encoding must be 'flat', 'discrete' or 'none', got {encoding!r}")
+        raise ConfigurationError(
+            f"action_encoding must be 'flat', 'discrete' or 'none', got {encoding!r:.60}"
+        )
     if config.get("flatten_obs", True):
         env = FlattenMarathonObservation(env, keep_mask=True)
     return env

@@ -16,7 +16,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ..envs.actions import SCALE_CHOICES, VERBS
-from ..envs.inputs import InvalidAction, int_action
+from ..envs.inputs import InvalidAction, int_action, whole
 
 
 def _with_mask_space(space: spaces.Space, n: int) -> spaces.Dict:
@@ -132,8 +132,7 @@ class EncodeActionSlots(gym.Wrapper, gym.utils.RecordConstructorArgs):
         )
         gym.Wrapper.__init__(self, env)
         base = env.unwrapped
-        if slots_per_step < 1 or slots_per_step > base.action_slots:
-            raise ValueError(f"slots_per_step must be in [1, {base.action_slots}] (the env's action_slots)")
+        slots_per_step = whole("slots_per_step", slots_per_step, 1, base.action_slots)  # the env's slots
         if verbs is not None:
             unknown = sorted(set(verbs) - set(VERBS))
             if unknown:

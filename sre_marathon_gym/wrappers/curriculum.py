@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
 from ..envs.inputs import MAX_RUN_MINUTES, real, whole
 from ..errors import ConfigurationError
@@ -12,7 +13,7 @@ from ..errors import ConfigurationError
 
 def _pair(name: str, value: Any) -> tuple[Any, Any]:
     """(start, end) of a ramped setting: exactly two values."""
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 2:
+    if not isinstance(value, (tuple, list, np.ndarray)) or len(value) != 2:
         raise ConfigurationError(f"{name} must be a (start, end) pair, got {value!r:.60}")
     return value[0], value[1]
 
@@ -85,9 +86,13 @@ class ScheduleCurriculum(gym.Wrapper, gym.utils.RecordConstructorArgs):
         base = self.env.unwrapped
         intensity, minutes = self.stage(self.episode)
         base.intensity = intensity
-        base.injection_s = max(60 * minutes, base.interval_s)
         if self.observation_minutes is not None:
             base.observation_s = 60 * self.observation_minutes
+        # whole minutes (pickling rebuilds from minutes), at least one interval of injection, and a
+        # run longer than one interval (reset simulates the first one)
+        shortest = max(-(-base.interval_s // 60), (base.interval_s - base.observation_s) // 60 + 1)
+        minutes = max(minutes, shortest)
+        base.injection_s = 60 * minutes
         base.run_s = base.injection_s + base.observation_s
         # keep pickling (rebuild by replay) consistent with the schedule actually run
         base._init_kwargs.update(

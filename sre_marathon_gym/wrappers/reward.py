@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
 from ..envs.inputs import real
+from ..errors import ConfigurationError
 from ..scoring import intervention_risk
 
 
@@ -55,6 +57,8 @@ class ShapeMarathonReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
         # penalties: finite and >= 0 (a NaN weight would turn every reward into NaN)
         self.degradation_weight = real("degradation_weight", degradation_weight, 0.0, 1e6)
         self.risk_weight = real("risk_weight", risk_weight, 0.0, 1e6)
+        if not isinstance(clip, (bool, np.bool_)):
+            raise ConfigurationError(f"clip must be True or False, got {type(clip).__name__} {clip!r:.40}")
         self.clip = bool(clip)
         self._actions_seen = 0
 

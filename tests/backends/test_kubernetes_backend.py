@@ -735,3 +735,22 @@ def test_log_query_functions_are_shared_with_the_simulator():
     assert not hasattr(kube, "matches") and not hasattr(simlogs, "_terms")
     assert logquery.parse_query('a "b c" -d') == (["a", "b c"], ["d"])
     assert logquery.min_rank("warning") == logquery.min_rank("WARN") == 1
+
+
+@pytest.mark.parametrize(
+    "kwargs, says",
+    [
+        (dict(run_s=float("nan")), "run_s must be a whole number"),  # never ended: the episode hung
+        (dict(run_s="900"), "run_s must be a whole number"),
+        (dict(run_s=120), r"run_s must be in \[121,"),  # over before the first step
+        (dict(interval_s=10**9), r"interval_s must be in \[15, 86400\]"),
+    ],
+)
+def test_the_live_env_checks_its_run_length_and_cadence(ob, catalog, kwargs, says):
+    from sre_marathon_gym.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match=says):
+        LiveMarathonEnv(ob.backend, catalog, schedule=None, **{"run_s": 900, **kwargs})
+    env = LiveMarathonEnv(ob.backend, catalog, schedule=None, run_s=900)
+    with pytest.raises(ConfigurationError, match="seed must be an integer"):
+        env.reset(seed="1")

@@ -381,6 +381,8 @@ def test_a_run_no_longer_than_one_invocation_is_refused_before_simulating(tmp_pa
         (["--seed", "5"], "use them with --app only"),
         (["--agent", "oracle"], "use them with --app only"),
         (["--out", ""], "--out is empty"),
+        (["--port", "70000"], "argument --port: must be at most 65535"),
+        (["--port", "9090"], "use it with --serve"),
     ],
 )
 def test_export_prometheus_refuses_an_origin_past_year_9999_and_ignored_options(capsys, extra, says):
@@ -389,7 +391,7 @@ def test_export_prometheus_refuses_an_origin_past_year_9999_and_ignored_options(
     assert _code(argv) == 2 and says in one_line_error(capsys)
 
 
-@pytest.mark.parametrize("png", ["fig.txt", "fig", "adir/"])
+@pytest.mark.parametrize("png", ["fig.txt", "fig", "adir/", "adir/.png"])
 def test_score_png_must_name_a_png_file(tmp_path, capsys, png):
     """matplotlib chose the format from the suffix: .txt raised from inside it, and a name without
     one was written as NAME.png while the CLI printed NAME."""

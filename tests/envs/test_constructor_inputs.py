@@ -110,6 +110,10 @@ def test_flattened_actions_of_the_wrong_type_or_size_are_refused(action):
         (lambda e: ShapeMarathonReward(e, degradation_weight="x"), "degradation_weight must be a number"),
         (lambda e: ShapeMarathonReward(e, risk_weight=float("nan")), r"risk_weight must be in \[0,"),
         (lambda e: ShapeMarathonReward(e, degradation_weight=-1), r"degradation_weight must be in \[0,"),
+        (lambda e: ShapeMarathonReward(e, clip="no"), "clip must be True or False"),
+        (lambda e: ScheduleCurriculum(e, intensity={"a": 1, "b": 2}), r"must be a \(start, end\) pair"),
+        (lambda e: EncodeActionSlots(e, slots_per_step=1.5), "slots_per_step must be a whole number"),
+        (lambda e: EncodeActionSlots(e, slots_per_step=9), r"slots_per_step must be in \[1, 4\]"),
     ],
 )
 def test_wrapper_settings_are_checked(make, says):
@@ -137,3 +141,38 @@ def test_a_malformed_checkpoint_description_is_a_clear_error(tmp_path, content, 
     assert read_checkpoint_env_config(tmp_path) == {"app": "train_ticket"}
     with pytest.raises(FileNotFoundError, match="sre_marathon.json missing"):
         read_checkpoint_env_config(tmp_path / "nowhere")
+
+
+def test_whole_number_floats_are_accepted_as_tuners_and_yaml_write_them():
+    env = gym.make(
+        ENV, mode="train", interval_s=120.0, injection_minutes=np.float64(6), observation_minutes=2
+    )
+    assert env.unwrapped.interval_s == 120 and env.unwrapped.run_s == 480
+    assert EncodeActionSlots(gym.make(ENV, mode="train", **SHORT), slots_per_step=2.0).k == 2
+
+
+@pytest.mark.parametrize("interval_s, observation_minutes", [(150, 0), (120, 0), (300, 1)])
+def test_the_curriculum_always_runs_whole_minutes_longer_than_one_interval(interval_s, observation_minutes):
+    """The curriculum sets the run length itself: it used to allow a run of exactly one interval
+    (over before the first step) and, with interval_s=150, 150 s of injection, which a pickled copy
+    rebuilt as 120 s (whole minutes) and so replayed a different run."""
+    env = ScheduleCurriculum(
+        gym.make(ENV, mode="train", interval_s=interval_s, observation_minutes=observation_minutes),
+        injection_minutes=(1, 1),
+        observation_minutes=observation_minutes,
+    )
+    env.reset(seed=1)
+    base = env.unwrapped
+    assert base.injection_s % 60 == 0 and base.injection_s >= interval_s and base.run_s > interval_s
+    env.step(None)
+    again = pickle.loads(pickle.dumps(base))
+    assert again.run_s == base.run_s
+    assert again.record().model_dump_json() == base.record().model_dump_json()
+
+
+def test_an_invalid_action_without_a_reason_is_still_refused():
+    from sre_marathon_gym.envs.inputs import InvalidAction
+
+    env = gym.make(ENV, mode="train", **SHORT)
+    env.reset(seed=1)
+    assert _refused(env.step(InvalidAction(None))[4]) == "invalid action"

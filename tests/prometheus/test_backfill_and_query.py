@@ -243,3 +243,18 @@ def test_live_backend_reads_prometheus_relative_to_its_episode_start(catalog, sh
     ids = store.select("kube_deployment_status_replicas_available")
     pids = np.array([backend.metrics.series_id(store.name(i), store.labels(i)) for i in ids.tolist()])
     assert np.array_equal(backend.metrics.at(pids, 600.0), store.at(ids, 600.0))
+
+
+@pytest.mark.parametrize("origin", [float("nan"), float("inf"), True, -1, 1.5, "0", 2**70])
+def test_an_origin_that_is_not_a_whole_number_of_seconds_before_year_9999_is_refused(tmp_path, origin):
+    """2**70 overflowed the int64 timestamps (promtool then spun); NaN, inf and True got through or
+    raised from int()."""
+    from sre_marathon_gym.clock import MAX_ORIGIN_S
+    from sre_marathon_gym.errors import TelemetryError
+    from sre_marathon_gym.prometheus.openmetrics import write_openmetrics
+
+    rows = [("up", {"job": "x"}, np.array([0.0, 15.0]), np.array([1.0, 1.0]))]
+    with pytest.raises(TelemetryError, match="origin_s must be a whole number of seconds"):
+        write_openmetrics(rows, tmp_path / "m.om", origin_s=origin)
+    write_openmetrics(rows, tmp_path / "m.om", origin_s=MAX_ORIGIN_S)
+    assert (tmp_path / "m.om").read_text().endswith("# EOF\n")
