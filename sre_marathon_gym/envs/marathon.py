@@ -162,9 +162,8 @@ class MarathonEnv(MarathonCore):
         )
         self.metrics_source = None
         if prometheus_url is not None:
-            from ..prometheus import DEFAULT_ORIGIN_S, PrometheusMetrics
-
             from ..clock import MAX_ORIGIN_S
+            from ..prometheus import DEFAULT_ORIGIN_S, PrometheusMetrics
 
             origin = (
                 DEFAULT_ORIGIN_S
