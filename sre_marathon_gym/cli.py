@@ -331,10 +331,8 @@ def cmd_export_prometheus(args: argparse.Namespace) -> int:
     else:
         lb_seed = cat.leaderboard.seed_for(args.app)
         mode = "eval" if args.seed in (None, lb_seed) else "train"
-        source, app = (
-            _run(cat, args.app, "noop" if args.agent is None else args.agent, mode, args.seed).store,
-            args.app,
-        )
+        agent = "noop" if args.agent is None else args.agent
+        source, app = _run(cat, args.app, agent, mode, args.seed).store, args.app
     summary = export_run(source, args.out, origin_s=args.origin, overwrite=args.overwrite)
     print(f"{summary['series']} series, {summary['samples']} samples -> {summary['openmetrics']}")
     print(

@@ -26,7 +26,7 @@ from ..tools.models import ToolResult
 from ..tools.runner import ToolRunner
 from .actions import baseline_values
 from .core import MarathonCore
-from .inputs import check_reset_arguments, slot_array, whole
+from .inputs import MAX_RUN_MINUTES, check_reset_arguments, slot_array, whole
 from .observation import cluster_features
 from .recorder import action_records, alert_records, fault_truth, incident_events
 
@@ -133,7 +133,7 @@ class LiveMarathonEnv(MarathonCore):
         self.catalog = catalog if isinstance(catalog, Catalog) else load_catalog(catalog)
         self.backend = backend
         self.app = backend.app
-        self.interval_s = whole("interval_s", interval_s, METRIC_STEP_S, 24 * 3600)
+        self.interval_s = whole("interval_s", interval_s, METRIC_STEP_S, 60 * MAX_RUN_MINUTES)
         self.schedule = schedule
         run_s = run_s if run_s is not None else (schedule.run_s if schedule is not None else 5400)
         self.run_s = whole("run_s", run_s, self.interval_s + 1, 7 * 24 * 3600)  # > one interval
