@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from .bundle import Bundle, catalog_digest, load_bundle
 from .errors import CatalogMismatchError, IncompleteBundleError
-from .scoring import ScoreCard, score_run
+from .scoring import RunRecord, ScoreCard, score_run
 
 if TYPE_CHECKING:
     from .catalog import Catalog
@@ -81,6 +81,20 @@ def bundle_scoring(
     return scoring
 
 
+def with_scope_share(record: RunRecord, catalog: Catalog | None = None) -> RunRecord:
+    """`record`, its manifest given the catalog's scope shares if it was sealed before rules v3
+    recorded them (they are public catalog data, the same for every run of the app)."""
+    if record.manifest.scope_share:
+        return record
+    from .catalog import load_catalog
+
+    cat = catalog or load_catalog()
+    if record.manifest.app not in cat.apps:
+        return record
+    manifest = record.manifest.model_copy(update={"scope_share": cat.scope_share(record.manifest.app)})
+    return record.model_copy(update={"manifest": manifest})
+
+
 def score_bundle(
     path: str | os.PathLike[str],
     catalog: Catalog | None = None,
@@ -102,7 +116,7 @@ def score_bundle(
             "(--allow-incomplete) to score what it recorded"
         )
     scoring = bundle_scoring(bundle, catalog, rules, rescore_with_catalog=rescore_with_catalog)
-    return bundle, score_run(bundle.record, scoring)
+    return bundle, score_run(with_scope_share(bundle.record, catalog), scoring)
 
 
 def score_bundles(

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from .bundle import Bundle
     from .episode_runner import ScoredEpisode
 
-# agents/adversarial.py (spelled out so building the parser imports no agent; a test keeps them equal)
+# agents/adversarial.py and adversarial_v3.py (spelled out so building the parser imports no agent;
+# a test keeps them equal)
 ADVERSARIAL_NAMES = (
     "one_incident",
     "incident_per_alert",
@@ -36,6 +37,12 @@ ADVERSARIAL_NAMES = (
     "act_on_everything",
     "single_guess",
     "revert_watcher",
+    "score_prober",
+    "class_claimer",
+    "entry_point_incidents",
+    "half_and_half",
+    "late_sweeper",
+    "licensed_actor",
 )
 
 SEED_LIMIT = MAX_SEED + 1  # the env's bound (envs/inputs.py): one definition

@@ -36,6 +36,14 @@ class RunManifest(RunModel):
     package_version: str = ""
     catalog_version: str = ""
     env_config: dict[str, Any] = Field(default_factory=dict)
+    scope_share: dict[str, float] = Field(
+        default_factory=dict,
+        description=(
+            "per service, the share of the app's catalog faults whose scope holds it (public catalog "
+            "data; rules v3 discounts alerts of services nearly every fault touches). Empty in records "
+            "sealed before rules v3: rescoring fills it from the catalog"
+        ),
+    )
 
 
 class ProbeSpec(RunModel):
@@ -60,6 +68,10 @@ class FaultTruth(RunModel):
         default_factory=list, description="names accepted for localization (exact match)"
     )
     scope: list[str] = Field(default_factory=list, description="services expected to show symptoms")
+    remedy_targets: list[str] = Field(
+        default_factory=list,
+        description="what the catalog's remedies act on (a failover: the zone it moves to); public data",
+    )
     start_s: float
     planned_end_s: float
     reverted_s: float | None = Field(
@@ -83,12 +95,25 @@ class FaultTruth(RunModel):
         return frozenset((*self.scope, self.target))
 
     @property
+    def culprits(self) -> frozenset[str]:
+        """Where a fix of the fault acts (rules v3): its target, what owns its artifact when that is
+        something else (``flagd`` for ``flagd:configmap/...``, ``node-a3`` for ``node/node-a3``), and
+        what the catalog's remedies act on (``zone-b`` for a failover)."""
+        art = self.artifact
+        out = {self.target, *self.remedy_targets}
+        if ":" in art and "/" not in art.split(":", 1)[0]:
+            out.add(art.split(":", 1)[0])
+        kind, _, name = art.partition("/")
+        if kind in ("node", "zone") and name and ":" not in name:
+            out.add(name)
+        return frozenset(out)
+
+    @property
     def actionable(self) -> frozenset[str]:
         """What an intervention may act on to address the fault (rules v2): its scope and target, and
         the service that owns its artifact (``flagd`` for ``flagd:configmap/...``: a feature flag is
         fixed on flagd, not on the service it breaks)."""
-        owner = self.artifact.split(":", 1)[0] if ":" in self.artifact else None
-        return self.touched | {owner} if owner and "/" not in owner else self.touched
+        return self.touched | self.culprits
 
     @model_validator(mode="after")
     def _ordered(self) -> FaultTruth:

@@ -48,7 +48,7 @@ def _no_env_key(monkeypatch):
 
 def _short_run(seed: int = 1, action_seed: int = 7):
     """A 10-minute Online Boutique run driven by a seeded random agent."""
-    env = gym.make("SREMarathon/OnlineBoutique-v1", injection_minutes=6, observation_minutes=4, intensity=0.5)
+    env = gym.make("SREMarathon/OnlineBoutique-v2", injection_minutes=6, observation_minutes=4, intensity=0.5)
     env.reset(seed=seed)
     env.action_space.seed(action_seed)
     done = False
@@ -446,14 +446,35 @@ def test_old_bundle_rescores_under_v1_unchanged():
     assert v2.false_claims > 0  # the literal runbook re-named root causes the v2 rules price
 
 
-def test_new_bundles_seal_rules_v2(run, sealed):
+OLD_V2_BUNDLE = Path(__file__).parent / "data" / "online_boutique-runbook-3-v2.bundle"
+
+
+def test_old_v2_bundle_rescores_under_v2_unchanged():
+    """A bundle sealed under rules v2 (commit 1751ba7, Online Boutique, runbook, seed 3, 20 + 10
+    minutes) rescores under v2, its sealed rules, to exactly the card that code printed; `--rules v3`
+    rescores it, its manifest given the catalog's scope shares it was sealed without."""
+    old = json.loads(OLD_V2_BUNDLE.with_suffix(".card.json").read_text())
+    bundle = load_bundle(OLD_V2_BUNDLE)
+    assert bundle.scoring is not None and bundle.scoring.rules_version == 2
+    assert bundle.record.manifest.scope_share == {}
+    (card,) = score_bundles([OLD_V2_BUNDLE])
+    assert card.rules_version == 2
+    assert {k: v for k, v in card.model_dump(mode="json").items() if k in old} == old
+    (v3,) = score_bundles([OLD_V2_BUNDLE], rules=3)
+    assert v3.rules_version == 3 and v3.faults == card.faults
+
+
+def test_new_bundles_seal_rules_v3(run, sealed):
     record, _, catalog = run
     b = load_bundle(sealed)
-    assert b.scoring is not None and b.scoring.rules_version == 2 and b.scoring.penalties is not None
+    assert b.scoring is not None and b.scoring.rules_version == 3 and b.scoring.penalties is not None
+    assert b.record.manifest.scope_share == catalog.scope_share(record.manifest.app)
     (card,) = score_bundles([sealed])
-    assert card == score_run(record, catalog.scoring) and card.rules_version == 2
+    assert card == score_run(record, catalog.scoring) and card.rules_version == 3
     (v1,) = score_bundles([sealed], rules=1)
     assert v1.rules_version == 1 and v1 == score_run(record, catalog.scoring.with_rules(1))
+    (v2,) = score_bundles([sealed], rules=2)
+    assert v2.rules_version == 2 and v2 == score_run(record, catalog.scoring.with_rules(2))
 
 
 # ---------------------------------------------------------------------------------------------- completeness
@@ -513,7 +534,7 @@ def test_save_incomplete_marks_the_bundle(tmp_path):
     from sre_marathon_gym.agents import NoopAgent
     from sre_marathon_gym.evaluation import save_incomplete
 
-    env = gym.make("SREMarathon/OnlineBoutique-v1", injection_minutes=6, observation_minutes=4)
+    env = gym.make("SREMarathon/OnlineBoutique-v2", injection_minutes=6, observation_minutes=4)
     env.reset(seed=1)
     for _ in range(2):
         env.step(None)

@@ -1,5 +1,6 @@
 """Baseline agents: no-op, random, runbook (the paper's rule table) and the ground-truth oracle;
-plus the adversarial suite (`adversarial.py`): degenerate policies that must score near zero.
+plus the adversarial suite (`adversarial.py`, and `adversarial_v3.py` for the holes rules v3 closes):
+degenerate policies that must score near zero.
 
 `make_agent("runbook")` builds one by name; `run_episode(env, agent)` drives it through an
 episode and returns the recorded run for `sre_marathon_gym.scoring.score_run`. The oracle reads
@@ -11,13 +12,15 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import UnknownNameError
-from .adversarial import ADVERSARIAL_AGENTS
+from .adversarial import ADVERSARIAL_AGENTS as _V2_HOLES
+from .adversarial_v3 import V3_ADVERSARIAL_AGENTS
 from .base import Agent, run_episode, zero_usage
 from .noop import NoopAgent
 from .oracle import OracleAgent
 from .random_agent import RandomAgent
 from .runbook import RUNBOOK_TABLE, RunbookAgent, RunbookRule
 
+ADVERSARIAL_AGENTS: dict[str, type] = {**_V2_HOLES, **V3_ADVERSARIAL_AGENTS}
 AGENTS: dict[str, type] = {
     "noop": NoopAgent,
     "random": RandomAgent,

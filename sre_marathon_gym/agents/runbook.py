@@ -204,6 +204,8 @@ class RunbookAgent:
             lead = self._row(strongest([alerts[a]["rule"] for a in ids]))
             if inc_id is None and self.cautious and not lead.opens:
                 continue  # too ambiguous to report yet: the alerts wait, ungrouped
+            if inc_id is not None and self.cautious:
+                continue  # an incident keeps the evidence it was opened on: grown, it pools other faults
             if inc_id is None:
                 r = call({"tool": "open_incident", "alert_ids": ids, "title": f"alerts on {wl}"})
                 if not r.ok:

@@ -52,6 +52,16 @@ class Catalog:
     def all_faults(self) -> list[Fault]:
         return [f for app in self.apps for f in self.faults[app]]
 
+    def scope_share(self, app: str) -> dict[str, float]:
+        """Per service (or node/zone), the share of `app`'s catalog rows whose scope or target holds
+        it: how little an alert there says about which fault is active (rules v3; public data)."""
+        rows = self.faults[app]
+        counts: dict[str, int] = {}
+        for f in rows:
+            for s in {*f.scope, f.target}:
+                counts[s] = counts.get(s, 0) + 1
+        return {s: round(counts[s] / len(rows), 6) for s in sorted(counts)} if rows else {}
+
 
 def read_catalog(root: Path, validate: bool = True) -> Catalog:
     """Parse every file, collecting problems from all files before raising."""

@@ -20,12 +20,13 @@ class StageWeights(CatalogModel):
         return self
 
 
-RULES_VERSIONS: tuple[int, ...] = (1, 2)
-"""Marathon-Score rule sets: 1 is the literal reading of the paper's prose, 2 the sound one (default)."""
+RULES_VERSIONS: tuple[int, ...] = (1, 2, 3)
+"""Marathon-Score rule sets: 1 is the literal reading of the paper's prose, 2 the first sound one, 3
+(the default) closes the holes a second adversarial review found in 2."""
 
 
 class Matching(CatalogModel):
-    """Rules v2: when an incident may be matched to a fault."""
+    """Rules v2 and v3: when an incident may be matched to a fault."""
 
     min_explained_share: float = Field(
         gt=0,
@@ -42,6 +43,16 @@ class Matching(CatalogModel):
             "correlation and localization earn credit only when they happen before the fault's "
             "deadline (its revert) plus this grace; None: no deadline (scoring files sealed before "
             "the rule existed)"
+        ),
+    )
+    nonspecific_scope_share: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description=(
+            "rules v3: alerts whose services are all in the scope of at least this share of the app's "
+            "catalog faults (the entry point) count for a fault only if they name its culprit or come "
+            "with a more specific alert of it; None: every alert counts (rules v2)"
         ),
     )
 
@@ -88,22 +99,40 @@ class Scoring(CatalogModel):
         if self.rules_version not in RULES_VERSIONS:
             raise ValueError(f"rules_version must be one of {list(RULES_VERSIONS)}, got {self.rules_version}")
         if self.rules_version >= 2 and (self.matching is None or self.penalties is None):
-            raise ValueError("rules_version 2 needs `matching` and `penalties`")
+            raise ValueError(f"rules_version {self.rules_version} needs `matching` and `penalties`")
+        if self.rules_version >= 3 and (
+            self.matching.nonspecific_scope_share is None or self.matching.report_grace_s is None
+        ):
+            raise ValueError(
+                "rules_version 3 needs `matching.nonspecific_scope_share` and `matching.report_grace_s`"
+            )
         return self
 
     def with_rules(self, version: int, defaults: Scoring | None = None) -> Scoring:
-        """The same weights under another rule set; v2's matching and penalties come from `defaults`
-        when this one has none (a bundle sealed under v1 rescored with ``--rules v2``)."""
+        """The same weights under another rule set; what that set needs and this scoring lacks
+        (v2's matching and penalties, v3's matching settings) comes from `defaults` (a bundle sealed
+        under v1 or v2 rescored with ``--rules v3``)."""
         if version not in RULES_VERSIONS:
             known = ", ".join(f"v{v}" for v in RULES_VERSIONS)
-            raise ValueError(f"unknown rules version {version!r}; known: {known} (pass 1 or 2)")
+            numbers = ", ".join(str(v) for v in RULES_VERSIONS)
+            raise ValueError(f"unknown rules version {version!r}; known: {known} (pass one of {numbers})")
         update: dict = {"rules_version": version}
-        if version >= 2 and (self.matching is None or self.penalties is None):
-            if defaults is None or defaults.matching is None or defaults.penalties is None:
-                raise ValueError("rules v2 needs matching and penalties; pass defaults that have them")
-            update.update(
-                matching=self.matching or defaults.matching, penalties=self.penalties or defaults.penalties
-            )
+        if version >= 2:
+            d_match = defaults.matching if defaults is not None else None
+            d_pen = defaults.penalties if defaults is not None else None
+            matching = self.matching or d_match
+            if matching is None or (self.penalties or d_pen) is None:
+                raise ValueError(
+                    f"rules v{version} needs matching and penalties; pass defaults that have them"
+                )
+            if version >= 3 and d_match is not None:
+                fill = {
+                    k: getattr(d_match, k)
+                    for k in ("nonspecific_scope_share", "report_grace_s")
+                    if getattr(matching, k) is None
+                }
+                matching = matching.model_copy(update=fill)
+            update.update(matching=matching.model_dump(), penalties=(self.penalties or d_pen).model_dump())
         return Scoring.model_validate({**self.model_dump(), **update})
 
 

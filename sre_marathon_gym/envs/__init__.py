@@ -5,13 +5,16 @@ from __future__ import annotations
 from gymnasium.envs.registration import register, registry
 
 ENV_IDS = {
-    "SREMarathon/OnlineBoutique-v1": "online_boutique",
-    "SREMarathon/AstronomyShop-v1": "astronomy_shop",
-    "SREMarathon/TrainTicket-v1": "train_ticket",
+    "SREMarathon/OnlineBoutique-v2": "online_boutique",
+    "SREMarathon/AstronomyShop-v2": "astronomy_shop",
+    "SREMarathon/TrainTicket-v2": "train_ticket",
 }
-# v0 paid rewards under Marathon-Score rules v1 (the paper read literally, which guessing wins); kept
-# registered so earlier results can be reproduced. v1 pays rules v2 (the catalog's default).
-LEGACY_ENV_IDS = {env_id.replace("-v1", "-v0"): app for env_id, app in ENV_IDS.items()}
+# v2 pays rules v3 (the catalog's default). Kept registered so earlier results can be reproduced: v0
+# paid rules v1 (the paper read literally, which guessing wins), v1 paid rules v2.
+LEGACY_RULES = {"-v0": 1, "-v1": 2}
+LEGACY_ENV_IDS = {
+    env_id.replace("-v2", suffix): app for suffix in LEGACY_RULES for env_id, app in ENV_IDS.items()
+}
 
 
 def register_envs() -> None:
@@ -28,7 +31,7 @@ def register_envs() -> None:
             register(
                 id=env_id,
                 entry_point="sre_marathon_gym.envs.marathon:MarathonEnv",
-                kwargs={"app": app, "rules": 1},
+                kwargs={"app": app, "rules": LEGACY_RULES[env_id[-3:]]},
                 disable_env_checker=False,
             )
 

@@ -276,6 +276,7 @@ class LiveMarathonEnv(MarathonCore):
             package_version=__version__,
             catalog_version=self._catalog_version,
             env_config=config,
+            scope_share=self.catalog.scope_share(self.app.app),
         )
         return RunRecord(
             manifest=manifest, faults=faults, alerts=alerts, incident_events=events, actions=actions

@@ -37,7 +37,8 @@ class MarathonEnv(MarathonCore):
     of injections at increasing intensity, then 30 minutes of observation. The agent is invoked
     every `interval_s` simulated seconds with the cumulative alert history; it reports incidents
     (alerts it groups, the root cause it names) and intervenes (rollback, restart, scale, config,
-    source patch, cluster operations). Ground truth never appears in observations or `info`.
+    source patch, cluster operations). Ground truth never appears in observations or `info`, and
+    neither does the running score (its changes would tell which incidents matched a hidden fault).
 
     ## Action Space
     `MultiDiscrete` of `action_slots` slots, each `(verb, service, artifact, incident, value)`
@@ -56,7 +57,11 @@ class MarathonEnv(MarathonCore):
     Increments of the Marathon-Score (correlation, localization, repair per fault, all faults in
     the denominator) minus its penalties (rules v2: false incidents, false claims, needless
     interventions; both rule sets: forbidden operations), so that an episode's return equals its
-    Marathon-Score before clipping. Rewards can be negative.
+    Marathon-Score before clipping. Rewards can be negative. The reward is computed from the hidden
+    ground truth, so it carries information about it: a policy that feeds its past rewards back
+    into its input (a recurrent policy given the last reward, an LLM shown its return) can learn
+    which of its incidents matched a fault from it, not from telemetry. Train with it; evaluate
+    without it (`agents.base.run_episode` passes an evaluated agent neither reward nor score).
 
     ## Episode End
     Terminates when the run (injection plus observation) is over. Never truncates by itself.
@@ -231,7 +236,6 @@ class MarathonEnv(MarathonCore):
         reward = self.reward_fn.step(self.recorder.record(), self.run.now)
         info = self._info()
         info["tool_results"] = [r.model_dump() for r in results]
-        info["score"] = self.reward_fn.value
         return self._observe(), float(reward), terminated, False, info
 
     @property

@@ -33,6 +33,7 @@ class RunRecorder:
         self._alert_services: dict[str, list[str]] = {}
         self._seen_bad: set[str] = set()
         self.faults = [self._truth(sf) for sf in env.schedule.faults]
+        self.scope_share = env.catalog.scope_share(env.app.app)
         self._by_id = {f.id: f for f in (env.catalog.fault(sf.fault_id) for sf in env.schedule.faults)}
 
     def _truth(self, sf: Any) -> FaultTruth:
@@ -101,6 +102,7 @@ class RunRecorder:
             package_version=__version__,
             catalog_version=env.catalog_version,
             env_config=env.config(),
+            scope_share=self.scope_share,
         )
         return RunRecord(
             manifest=manifest,
@@ -128,6 +130,7 @@ def fault_truth(
         artifact=fault.artifact,
         aliases=list(fault.aliases),
         scope=[*fault.scope, *place],
+        remedy_targets=sorted({r.target for r in fault.remedies}),
         start_s=start_s,
         planned_end_s=planned_end_s,
         reverted_s=reverted_s,

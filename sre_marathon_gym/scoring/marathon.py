@@ -123,7 +123,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..catalog.settings import Scoring
 from ..run_record import ActionRecord, AlertRecord, FaultTruth, ProbeSeries, RunRecord
 from ..table import format_table
-from .matching import Matching, Replay, is_attributable, match_incidents
+from .matching import Matching, Replay, Rules3, is_attributable, match_incidents, rules3
 
 REPAIR_ATTRIBUTION_S = 480.0
 """An intervention may be credited for a probe recovery at most this long after it was made."""
@@ -352,6 +352,7 @@ def _artifact_repair(
     actions: list[ActionRecord],
     credits: Credits,
     need_action: bool,
+    window_s: float = math.inf,
 ) -> _Repair | None:
     if fixed_s is None or not (fault.start_s <= fixed_s < fault.deadline_s):
         return None
@@ -361,7 +362,7 @@ def _artifact_repair(
         return None  # the symptom did show: only a probe recovery can prove this repair
     credited = None
     for k, a in enumerate(actions):
-        if fault.start_s <= a.time_s <= fixed_s and credits(k, a):
+        if fault.start_s <= a.time_s <= fixed_s and fixed_s - a.time_s <= window_s and credits(k, a):
             credited = k
     if need_action and credited is None:
         return None
@@ -369,10 +370,16 @@ def _artifact_repair(
 
 
 def _repair(
-    record: RunRecord, fault: FaultTruth, stable_s: float, credits: Credits | None = None
+    record: RunRecord,
+    fault: FaultTruth,
+    stable_s: float,
+    credits: Credits | None = None,
+    fix_window_s: float = math.inf,
 ) -> _Repair | None:
     """The first confirmed repair evidence; `credits` None: rules v1 (any touching intervention, and an
-    artifact fix needs none), else only the interventions `credits` accepts (an artifact fix too)."""
+    artifact fix needs none), else only the interventions `credits` accepts (an artifact fix too).
+    `fix_window_s`: how long before an artifact fix the credited action may be (v3: the action that
+    restored it, as for a probe recovery; v2: any since the fault's start)."""
     probe = record.probe_for(fault.fault_id)
     need_action = credits is not None
     credits = credits or _touching(fault)
@@ -381,7 +388,13 @@ def _repair(
         for r in (
             _probe_repair(fault, probe, record.actions, stable_s, credits) if probe is not None else None,
             _artifact_repair(
-                fault, probe, record.artifact_fixed.get(fault.fault_id), record.actions, credits, need_action
+                fault,
+                probe,
+                record.artifact_fixed.get(fault.fault_id),
+                record.actions,
+                credits,
+                need_action,
+                fix_window_s,
             ),
         )
         if r is not None
@@ -462,17 +475,31 @@ def _v2_fault_scores(record: RunRecord, scoring: Scoring, m: Matching) -> list[F
         t_l = _in_time(m.localized_s.get(fid), f, grace) if t_c is not None else None
         rep = None
         if t_l is not None:
-            reach = f.actionable
+            v3 = scoring.rules_version >= 3
+            reach = f.culprits if v3 else f.actionable
             rep = _repair(
-                record, f, stable, credits=lambda k, a, reach=reach: k in m.called_for and _touches(a, reach)
+                record,
+                f,
+                stable,
+                credits=lambda k, a, reach=reach: k in m.called_for and _touches(a, reach),
+                fix_window_s=REPAIR_ATTRIBUTION_S if v3 else math.inf,
             )
         out.append(_fault_score(f, record, scoring, t_c, t_l, rep))
     return out
 
 
+def _v3(record: RunRecord, scoring: Scoring) -> Rules3 | None:
+    """Rules v3's settings for this run (None under v2)."""
+    m = scoring.matching
+    if scoring.rules_version < 3 or m is None:
+        return None
+    assert m.nonspecific_scope_share is not None and m.report_grace_s is not None  # the validator's
+    return rules3(record, m.nonspecific_scope_share, m.report_grace_s)
+
+
 def _matching(record: RunRecord, scoring: Scoring) -> Matching:
-    assert scoring.matching is not None  # guaranteed by Scoring's validator for rules_version 2
-    return match_incidents(record, scoring.matching.min_explained_share)
+    assert scoring.matching is not None  # guaranteed by Scoring's validator for rules_version >= 2
+    return match_incidents(record, scoring.matching.min_explained_share, _v3(record, scoring))
 
 
 def fault_scores(record: RunRecord, scoring: Scoring) -> list[FaultScore]:
@@ -706,7 +733,10 @@ class MarathonReward:
             if self._replay is None:
                 assert self.scoring.matching is not None
                 self._replay = Replay(
-                    record.faults, record.manifest.interval_s, self.scoring.matching.min_explained_share
+                    record.faults,
+                    record.manifest.interval_s,
+                    self.scoring.matching.min_explained_share,
+                    _v3(record, self.scoring),
                 )
             value = _card(record, self.scoring, self._replay.feed(record)).marathon_score_unclipped
         reward, self.value = value - self.value, value

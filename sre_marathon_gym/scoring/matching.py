@@ -38,6 +38,24 @@ incident is matched to (then it is the localizing claim, forever). An interventi
 fault f and one of its targets is f's target, in f's scope or the owner of f's artifact (flagd for a
 feature flag); every other executed intervention is needless. Events at the action's time count
 (an invocation's calls are one decision).
+
+Rules v3 (`Rules3`) changes five things, each closing a hole a second adversarial review found (the
+cheapest policy against each rule is in `agents/adversarial.py` and `catalog/scoring.yaml`):
+
+* Specific evidence: an alert whose services are all *non-specific* (in the scope of at least
+  ``nonspecific_scope_share`` of the app's catalog faults: the entry point) counts for a fault f only
+  if it names f's target, or if the incident also holds an alert attributable to f that is specific
+  (or names f's target). Eligibility needs *more than* ``min_explained_share`` (strictly), so an
+  incident pooling two faults' alerts half and half explains neither.
+* No late matches: an incident takes a new fault only if it was opened or last re-pointed (its alert
+  set changed) before that fault's deadline plus ``report_grace_s``. A match made in time stays while
+  the fault explains the incident.
+* Claims judged when made: every incident event carrying a claim whose (services, artifact, alert
+  set) the incident has not carried before is a new claim, judged at once, on the evidence of that
+  moment: it is right only if the incident is then matched to a fault f that explains it, locked
+  before f's deadline plus the grace, and the claim localizes f. A claim is never cleared later.
+* Interventions: *called for* only while the cited incident's fault f is active (start <= t <
+  deadline), locked in time, and on f's culprit (its target or its artifact's owner), not its scope.
 """
 
 from __future__ import annotations
@@ -67,6 +85,20 @@ def localizes(fault: FaultTruth, services: tuple[str, ...], artifact: str | None
     )
 
 
+@dataclass(frozen=True)
+class Rules3:
+    """The settings rules v3 adds to the matching (None in `Replay`: rules v2)."""
+
+    nonspecific: frozenset[str]  # services nearly every fault's scope holds (from the record's manifest)
+    grace_s: float  # report_grace_s: how long after its deadline a fault may still be reported
+
+
+def rules3(record: RunRecord, nonspecific_share: float, grace_s: float) -> Rules3:
+    """The v3 settings of one run: which of its app's services are non-specific."""
+    share = record.manifest.scope_share
+    return Rules3(frozenset(s for s, x in share.items() if x >= nonspecific_share - 1e-9), float(grace_s))
+
+
 @dataclass
 class Claim:
     incident_id: str
@@ -85,7 +117,9 @@ class Matching:
     matched_s: dict[str, float] = field(default_factory=dict)  # fault -> since when it is matched
     localized_s: dict[str, float] = field(default_factory=dict)  # fault -> when it locked (localized)
     opened: list[str] = field(default_factory=list)  # incidents in the order they appeared
-    claims: dict[tuple[str, tuple[str, ...], str], Claim] = field(default_factory=dict)
+    claims: dict[tuple, Claim] = field(
+        default_factory=dict
+    )  # v2: (incident, services, artifact); v3: + alerts
     called_for: dict[int, str] = field(default_factory=dict)  # action index -> fault it was called for
     needless: list[int] = field(default_factory=list)  # action indices of needless interventions
 
@@ -102,7 +136,12 @@ class Replay:
     """The matching, fed evidence in time order: whole records (`match_incidents`) or, for per-step
     rewards, only what each step added (`feed`), so an episode costs one replay, not one per step."""
 
-    def __init__(self, faults: list[FaultTruth], interval_s: float, min_share: float):
+    def __init__(
+        self, faults: list[FaultTruth], interval_s: float, min_share: float, v3: Rules3 | None = None
+    ):
+        self.v3 = v3
+        self.weak: dict[str, frozenset[str]] = {}  # v3: alert -> faults it counts for only with company
+        self.pointed_s: dict[str, float] = {}  # v3: incident -> when its alert set last changed
         self.faults = {f.fault_id: f for f in faults}
         self.order = sorted(faults, key=lambda f: (f.start_s, f.fault_id))
         self.rank = {f.fault_id: i for i, f in enumerate(self.order)}
@@ -123,6 +162,10 @@ class Replay:
             self.faults_of_alert[a.id] = tuple(
                 f.fault_id for f in self.order if is_attributable(a, f, self.interval_s)
             )
+            if self.v3 is not None and a.services and self.v3.nonspecific.issuperset(a.services):
+                self.weak[a.id] = frozenset(
+                    fid for fid in self.faults_of_alert[a.id] if self.faults[fid].target not in a.services
+                )
 
     def feed(self, record: RunRecord) -> Matching:
         """Replay what `record` holds beyond what was fed before (the record only grows, in time order)."""
@@ -145,19 +188,45 @@ class Replay:
 
     # ------------------------------------------------------------ pieces
     def _shares(self, ev: IncidentEvent, now: float) -> dict[str, float]:
-        """Eligible faults -> share of the incident's fired alerts they explain (in start order)."""
+        """Eligible faults -> share of the incident's fired alerts they explain (in start order).
+
+        v3: an alert that is weak for a fault (non-specific, not naming its target) counts for it
+        only beside a strong one, and the share must exceed `min_share` strictly."""
         counts: dict[str, int] = {}
+        weak: dict[str, int] = {}
         fired = 0
         for aid in set(ev.alert_ids):
             t = self.fired_at.get(aid)
             if t is None or t > now:
                 continue
             fired += 1
+            weak_for = self.weak.get(aid, frozenset())
             for fid in self.faults_of_alert[aid]:
-                counts[fid] = counts.get(fid, 0) + 1
-        need = self.min_share * fired - 1e-9
-        eligible = sorted((fid for fid, c in counts.items() if c >= need), key=self.rank.__getitem__)
-        return {fid: counts[fid] / fired for fid in eligible}
+                into = weak if fid in weak_for else counts
+                into[fid] = into.get(fid, 0) + 1
+        for fid, n in weak.items():
+            if fid in counts:
+                counts[fid] += n
+        if self.v3 is None:
+            need = self.min_share * fired - 1e-9
+            eligible = [fid for fid, c in counts.items() if c >= need]
+        else:
+            need = self.min_share * fired + 1e-9
+            eligible = [fid for fid, c in counts.items() if c > need]
+        return {fid: counts[fid] / fired for fid in sorted(eligible, key=self.rank.__getitem__)}
+
+    def _open_to(self, inc: str, fid: str) -> bool:
+        """v3: whether `inc` may take `fid` as a new match (pointed at it before its deadline)."""
+        if self.v3 is None:
+            return True
+        return self.pointed_s[inc] < self.faults[fid].deadline_s + self.v3.grace_s
+
+    def _locked_in_time(self, fid: str) -> bool:
+        """v3: localized before the deadline plus the grace (v2: localized at all)."""
+        t = self.m.localized_s.get(fid)
+        if t is None:
+            return False
+        return self.v3 is None or t < self.faults[fid].deadline_s + self.v3.grace_s
 
     def _unmatch(self, inc: str) -> None:
         fid = self.m.fault_of.pop(inc, None)
@@ -173,7 +242,11 @@ class Replay:
             if fid in self.m.incident_of:
                 continue
             for inc in self.m.opened:
-                if inc not in self.m.fault_of and fid in self._shares(self.state[inc], now):
+                if (
+                    inc not in self.m.fault_of
+                    and self._open_to(inc, fid)
+                    and fid in self._shares(self.state[inc], now)
+                ):
                     self._match(inc, fid, now, lock=False)
                     break
 
@@ -215,19 +288,23 @@ class Replay:
             for fid in shares
             if localizes(self.faults[fid], services, artifact)
             and (fid not in m.incident_of or not self._locked(fid))
+            and (m.incident_of.get(fid) == inc or self._open_to(inc, fid))
         ]
         if takeable:
             best = max(takeable, key=lambda fid: shares[fid])
             self._match(inc, best, now, lock=True)
             return
         if current is None:
-            free = [fid for fid in shares if fid not in m.incident_of]
+            free = [fid for fid in shares if fid not in m.incident_of and self._open_to(inc, fid)]
             if free:
                 best = max(free, key=lambda fid: shares[fid])  # max keeps the first (earliest) on ties
                 self._match(inc, best, now, lock=False)
 
     def _judge_claim(self, ev: IncidentEvent, now: float) -> None:
         if ev.artifact is None:
+            return
+        if self.v3 is not None:
+            self._judge_claim_now(ev, now)
             return
         key = (ev.incident_id, tuple(ev.services), ev.artifact)
         claim = self.m.claims.setdefault(key, Claim(ev.incident_id, tuple(ev.services), ev.artifact, now))
@@ -240,10 +317,29 @@ class Replay:
         ):
             claim.localized_s = now
 
+    def _judge_claim_now(self, ev: IncidentEvent, now: float) -> None:
+        """v3: a claim on evidence the incident has not carried it on before is judged once, now."""
+        assert ev.artifact is not None
+        key = (ev.incident_id, tuple(ev.services), ev.artifact, frozenset(ev.alert_ids))
+        if key in self.m.claims:
+            return
+        claim = self.m.claims[key] = Claim(ev.incident_id, tuple(ev.services), ev.artifact, now)
+        fid = self.m.fault_of.get(ev.incident_id)
+        if (
+            fid is not None
+            and self._locked_in_time(fid)
+            and localizes(self.faults[fid], claim.services, claim.artifact)
+            and fid in self._shares(ev, now)
+        ):
+            claim.localized_s = now
+
     # ------------------------------------------------------------ entry points
     def event(self, ev: IncidentEvent) -> None:
-        if ev.incident_id not in self.state:
+        before = self.state.get(ev.incident_id)
+        if before is None:
             self.m.opened.append(ev.incident_id)
+        if before is None or set(before.alert_ids) != set(ev.alert_ids):
+            self.pointed_s[ev.incident_id] = ev.time_s
         self.state[ev.incident_id] = ev
         self._settle(ev.incident_id, ev.time_s)
         self._reoffer(ev.time_s)
@@ -253,15 +349,35 @@ class Replay:
         if a.kind != "intervention" or a.verdict != "ok":
             return
         fid = self.m.fault_of.get(a.incident_id or "")
-        if fid is not None and self._locked(fid) and not self.faults[fid].actionable.isdisjoint(a.targets):
+        if fid is not None and self._called_for(self.faults[fid], a):
             self.m.called_for[k] = fid
         else:
             self.m.needless.append(k)
 
+    def _called_for(self, f: FaultTruth, a: ActionRecord) -> bool:
+        """v2: the cited incident is locked to `f` and `a` acts on its scope, target or artifact owner;
+        v3: locked in time, `f` still active, and `a` acts on its culprit."""
+        if self.v3 is None:
+            return self._locked(f.fault_id) and not f.actionable.isdisjoint(a.targets)
+        return (
+            self._locked_in_time(f.fault_id)
+            and f.start_s <= a.time_s < f.deadline_s
+            and not f.culprits.isdisjoint(a.targets)
+        )
 
-def match_incidents(record: RunRecord, min_explained_share: float) -> Matching:
+
+def match_incidents(record: RunRecord, min_explained_share: float, v3: Rules3 | None = None) -> Matching:
     """Replay the record's incident events and interventions in time order (see the module docstring)."""
-    return Replay(record.faults, record.manifest.interval_s, min_explained_share).feed(record)
+    return Replay(record.faults, record.manifest.interval_s, min_explained_share, v3).feed(record)
 
 
-__all__ = ["Claim", "Matching", "Replay", "is_attributable", "localizes", "match_incidents"]
+__all__ = [
+    "Claim",
+    "Matching",
+    "Replay",
+    "Rules3",
+    "is_attributable",
+    "localizes",
+    "match_incidents",
+    "rules3",
+]

@@ -418,7 +418,7 @@ def test_shipped_penalties_are_set_against_their_guessing_strategies(catalog) ->
     intervention costs something (it can earn nothing)."""
     s = catalog.scoring
     w, p = s.stage_weights, s.penalties
-    assert s.rules_version == 2 and s.matching.min_explained_share == 0.5
+    assert s.rules_version == 3 and s.matching.min_explained_share == 0.5
     assert p.false_incident == pytest.approx(w.correlation)
     assert p.false_claim == pytest.approx(w.localization + w.repair)
     assert 0 < p.needless_action < w.correlation
@@ -505,7 +505,9 @@ def test_rules_version_defaults_to_v1_and_v2_needs_its_sizes() -> None:
     with pytest.raises(ValidationError, match="rules_version 2 needs"):
         Scoring.model_validate({**v1.model_dump(), "rules_version": 2})
     with pytest.raises(ValidationError, match="rules_version must be one of"):
-        Scoring.model_validate({**v1.model_dump(), "rules_version": 3})
+        Scoring.model_validate({**v1.model_dump(), "rules_version": 4})
+    with pytest.raises(ValidationError, match="rules_version 3 needs `matching.nonspecific_scope_share`"):
+        Scoring.model_validate({**V2.model_dump(), "rules_version": 3})
     assert v1.with_rules(2, defaults=V2).penalties == V2.penalties
     assert V2.with_rules(1).rules_version == 1
     with pytest.raises(ValueError, match="unknown rules version"):
