@@ -16,8 +16,9 @@ leaderboard entries; like `adversarial.py`'s, they read no metric, log, trace, c
 - `half_and_half`: an incident pooling two services' alerts one each, eligible for both faults at
   exactly half under v2.
 - `late_sweeper`: late matches launder false incidents. One incident per alert while the run goes;
-  at the last invocations it re-points every incident at the oldest alerts, so that a duplicate
-  takes a fault whose deadline has passed (matched late, it cost nothing under v2).
+  at the last invocations it re-points each likely duplicate (its workload had an incident before)
+  at one of the oldest alerts, so that it takes a fault whose deadline has passed (matched late,
+  it cost nothing under v2).
 - `licensed_actor`: called-for interventions stay free. `single_guess`'s incidents, and every
   invocation a restart of every service it holds a named incident for, citing that incident: once
   a guess locks, v2 called every later action on that service's scope for, free, and credited it
@@ -155,8 +156,8 @@ class HalfAndHalfAgent(_Guesser):
 
 
 class LateSweeperAgent(_Guesser):
-    """One incident per alert; in the last two invocations every incident is re-pointed at one of
-    the oldest alerts (a different one each), for a late match."""
+    """One incident per alert; in the last two invocations each incident likely to be a duplicate (its
+    workload had an incident before) is re-pointed at one of the oldest alerts, for a late match."""
 
     name = "late_sweeper"
 
@@ -175,15 +176,23 @@ class LateSweeperAgent(_Guesser):
         if now + 2 * u.interval_s < u.run_s or self.state.get("swept"):
             return None
         self.state["swept"] = True
+        workload = {aid: wl for wl, ids in self._workloads(call, alerts).items() for aid in ids}
+        seen: set[str] = set()
+        duplicates = []
+        for inc, aid in incidents.items():  # in the order they were opened
+            wl = workload.get(aid, "")
+            if wl in seen:
+                duplicates.append(inc)
+            seen.add(wl)
         oldest = [a["id"] for a in sorted(alerts, key=lambda a: a["fired_at"])]
-        for (inc, aid), target in zip(list(incidents.items()), oldest):
-            if target != aid:
+        for inc, target in zip(duplicates, oldest):
+            if target != incidents[inc]:
                 call(
                     {
                         "tool": "update_incident",
                         "incident_id": inc,
                         "add_alert_ids": [target],
-                        "remove_alert_ids": [aid],
+                        "remove_alert_ids": [incidents[inc]],
                     }
                 )
                 incidents[inc] = target

@@ -119,9 +119,9 @@ def test_score_refuses_a_catalog_other_than_the_runs(runbook_bundle, catalog, ca
     assert main(["--catalog", str(catalog_copy), "score", "--rescore-with-catalog", str(runbook_bundle)]) == 0
     assert "(--catalog; --rescore-with-catalog: the run used catalog sha256:" in capsys.readouterr().out
     assert main(["--catalog", str(catalog.root), "score", str(runbook_bundle)]) == 0  # the run's own catalog
-    assert "scored under rules v2 (--catalog)" in capsys.readouterr().out
+    assert "scored under rules v3 (--catalog)" in capsys.readouterr().out
     assert main(["score", str(runbook_bundle)]) == 0  # the sealed scoring, as before
-    assert "scored under rules v2 (sealed in the bundle)" in capsys.readouterr().out
+    assert "scored under rules v3 (sealed in the bundle)" in capsys.readouterr().out
 
 
 # ------------------------------------------------------------------------------------ unreadable input

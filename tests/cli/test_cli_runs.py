@@ -118,5 +118,7 @@ def test_score_prints_the_rules_version_and_rescores_under_v1(capsys):
     assert main(["score", str(old), "--rules", "v2"]) == 0
     out = capsys.readouterr().out
     assert "scored under rules v2 (--rules)" in out and "false root-cause claims" in out
+    assert main(["score", str(old), "--rules", "v3"]) == 0
+    assert "scored under rules v3 (--rules)" in capsys.readouterr().out
     with pytest.raises(SystemExit):
-        main(["score", str(old), "--rules", "v3"])
+        main(["score", str(old), "--rules", "v4"])

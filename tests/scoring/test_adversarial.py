@@ -1,5 +1,6 @@
-"""The adversarial suite (agents/adversarial.py): policies that diagnose nothing must score near zero
-under rules v2, on the real simulator, while rules v1 rewarded several of them.
+"""The adversarial suite (agents/adversarial.py, adversarial_v3.py): policies that diagnose nothing must
+score near zero under rules v3 (the default), on the real simulator, while rules v1 rewarded several
+of them and rules v2 left the holes the v3 policies use.
 
 The fast tests run short episodes; the slow ones run the issue's acceptance protocol (the three
 leaderboard seeds and 5 other seeds per app, full 60 + 30 minute runs) and all 1,079 ORCA tasks.
@@ -40,6 +41,12 @@ def test_the_suite_holds_every_degenerate_policy_of_the_issue():
         "act_on_everything",
         "single_guess",
         "revert_watcher",
+        "score_prober",
+        "class_claimer",
+        "entry_point_incidents",
+        "half_and_half",
+        "late_sweeper",
+        "licensed_actor",
     }
     assert set(ORCA_ADVERSARIAL_AGENTS) == {"every_flag", "every_flag_with_signals", "every_service"}
 
@@ -55,14 +62,14 @@ def test_catalog_guesses_are_names_the_scorer_accepts(catalog):
 
 
 @pytest.mark.parametrize("name", ADVERSARIAL_AGENT_NAMES)
-def test_no_degenerate_policy_earns_anything_under_v2(short_runs, catalog, name):
-    """Under rules v2 each policy's unclipped score is at most 0.5 (one incident that holds its first
+def test_no_degenerate_policy_earns_anything_under_v3(short_runs, catalog, name):
+    """Under rules v3 each policy's unclipped score is at most 0.5 (one incident that holds its first
     alerts can be matched for a while) and below the cautious runbook's."""
-    v2 = score_run(short_runs[name], catalog.scoring)
+    v3 = score_run(short_runs[name], catalog.scoring)
     runbook = score_run(short_runs["runbook"], catalog.scoring)
-    assert v2.rules_version == 2
-    assert v2.marathon_score_unclipped <= 0.5, (name, v2.marathon_score_unclipped)
-    assert v2.marathon_score < runbook.marathon_score, (name, v2.marathon_score, runbook.marathon_score)
+    assert v3.rules_version == 3
+    assert v3.marathon_score_unclipped <= 0.5, (name, v3.marathon_score_unclipped)
+    assert v3.marathon_score < runbook.marathon_score, (name, v3.marathon_score, runbook.marathon_score)
 
 
 def test_v1_rewarded_the_guessers(short_runs, catalog):
@@ -77,12 +84,11 @@ def test_the_report_deadline_is_what_stops_the_revert_watcher(short_runs, catalo
     """The orchestrator's reverts name the faulty changes after the fact: without the report deadline
     (`report_grace_s` None, as in scoring files sealed before it) reading them beat the runbook."""
     m = catalog.scoring.matching
-    no_deadline = catalog.scoring.model_copy(
-        update={"matching": m.model_copy(update={"report_grace_s": None})}
-    )
+    v2 = catalog.scoring.with_rules(2)  # v3 needs the deadline: drop it from v2's matching
+    no_deadline = v2.model_copy(update={"matching": m.model_copy(update={"report_grace_s": None})})
     watcher, runbook = short_runs["revert_watcher"], short_runs["runbook"]
     late = score_run(watcher, no_deadline)
-    assert late.localized > 0 and late.marathon_score > score_run(runbook, no_deadline).marathon_score + 3
+    assert late.localized > 0 and late.marathon_score > score_run(runbook, no_deadline).marathon_score
     now = score_run(watcher, catalog.scoring)
     assert m.report_grace_s == 0 and now.correlated == 0 and now.localized == 0
 
@@ -104,28 +110,46 @@ def test_each_policy_does_what_its_name_says(short_runs):
     act = short_runs["act_on_everything"]
     tools = {a.tool for a in act.actions if a.kind == "intervention" and a.verdict == "ok"}
     assert {"rollback", "restart"} <= tools
-
+    alerts = {a.id: a for a in one.alerts}
+    entry = short_runs["entry_point_incidents"]
+    opened = [e for e in entry.incident_events if e.op == "open"]
+    assert opened and all(alerts[e.alert_ids[0]].services == ["frontend"] for e in opened)
+    pairs = [e for e in short_runs["half_and_half"].incident_events if e.op == "open"]
+    assert pairs and all(len(e.alert_ids) == 2 for e in pairs)
+    claimer = short_runs["class_claimer"]
+    assert {e.op for e in claimer.incident_events} >= {"open", "root_cause", "update"}
+    sweeper = short_runs["late_sweeper"]
+    last = max(a.time_s for a in sweeper.actions)
+    assert any(e.op == "update" and e.time_s >= last - 240 for e in sweeper.incident_events)
+    licensed = short_runs["licensed_actor"]
+    assert sum(a.tool == "restart" for a in licensed.actions) > 3
+    prober = short_runs["score_prober"]
+    assert len({e.incident_id for e in prober.incident_events}) == 1  # it never sees a score rise
 
 # ------------------------------------------------------------------ the acceptance protocol (slow)
 @pytest.mark.slow
 def test_acceptance_on_leaderboard_and_five_other_seeds(catalog, oracle_floor):
-    """On each app's leaderboard seed and the 5 extra seeds `evaluate --seeds 5` uses: every
-    adversarial policy scores at most 5 and below the runbook, noop scores 0, runbook > random, and
-    the oracle scores at least `oracle_floor` (84.2-93.0 here, see conftest; its margin is thinnest
-    on Train Ticket, whose symptom probes also fail from overlapping faults after a fix)."""
+    """On each app's leaderboard seed and the 5 extra seeds `evaluate --seeds 5` uses, under rules v3:
+    every adversarial policy scores at most 5 and below the runbook where the runbook scores above 0,
+    noop scores 0, runbook > random, the oracle scores at least `oracle_floor` on every run and at
+    least 85 on average per app (it waits for an alert specific to each fault, as rules v3 ask)."""
     agents = ["noop", "random", "runbook", "oracle", *ADVERSARIAL_AGENT_NAMES]
     results = evaluate(agents, extra_seeds=5, workers=2, progress=False, catalog=catalog)
     score: dict[tuple[str, int], dict[str, float]] = defaultdict(dict)
     for spec, card, _ in results:
-        assert card.rules_version == 2
+        assert card.rules_version == 3
         score[(spec.app, spec.seed)][spec.agent] = card.marathon_score
     assert len(score) == 3 * 6
     for (app, seed), s in score.items():
         assert s["noop"] == 0.0, (app, seed)
         assert s["runbook"] > s["random"], (app, seed, s)
         for name in ADVERSARIAL_AGENT_NAMES:
-            assert s[name] <= 5.0 and s[name] < s["runbook"], (app, seed, name, s)
+            assert s[name] <= 5.0, (app, seed, name, s)
+            assert s["runbook"] == 0 or s[name] < s["runbook"], (app, seed, name, s)
         assert s["oracle"] >= oracle_floor, (app, seed, s["oracle"])
+    for app in ENV_BY_APP:
+        runs = [s["oracle"] for (a, _), s in score.items() if a == app]
+        assert len(runs) == 6 and sum(runs) / 6 >= 85.0, (app, runs)
 
 
 @pytest.mark.slow
