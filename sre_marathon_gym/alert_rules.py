@@ -150,17 +150,152 @@ class OperandBatch:
         for o in churn_ops:
             o.idx = self.stable.size + np.searchsorted(self.churn, o.sel)
 
-    def values(self, store: MetricStore, t: float) -> np.ndarray:
-        te = t - self.offset_s
+    def values(self, store: MetricStore, times: np.ndarray) -> np.ndarray:
+        """Function values [len(times), series] at every evaluation time (minus the offset)."""
+        te = np.asarray(times, dtype=np.float64) - self.offset_s
         parts = [self._query(store, ids, te) for ids in (self.stable, self.churn) if ids.size]
-        return np.concatenate(parts) if parts else np.empty(0)
+        return np.concatenate(parts, axis=1) if parts else np.empty((te.size, 0))
 
-    def _query(self, store: MetricStore, ids: np.ndarray, te: float) -> np.ndarray:
-        if self.fn == "rate":
-            return store.rate(ids, te, self.window_s)
-        if self.fn == "increase":
-            return store.increase(ids, te, self.window_s)
-        return store.at(ids, te)
+    def _query(self, store: MetricStore, ids: np.ndarray, te: np.ndarray) -> np.ndarray:
+        if self.fn == "last":
+            return at_grid(store, ids, te)
+        return extrapolated_grid(store, ids, te, self.window_s, self.fn == "rate")
+
+
+# --------------------------------------------------------------------------------------------------
+# many evaluation times at once
+#
+# Why: the engine catches up on several 15 s grid points per call; their windows overlap, so one
+# `MetricStore.range` read of the union answers them all. Each result is bit-identical to the
+# store's one-time query (`rate`, `increase`, `at`): the same elementwise float operations, and
+# the counter-reset sums add the same samples in the same order (np.bincount, row-major).
+
+
+def _bounds(store: MetricStore, times: np.ndarray, window_s: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per time, the first and last sample index of its window, as the store's queries read them."""
+    b = [store.window_bounds(t, window_s) for t in times.tolist()]
+    return np.array([x[0] for x in b], dtype=np.intp), np.array([x[1] for x in b], dtype=np.intp)
+
+
+def _present_spans(
+    present: np.ndarray, a: np.ndarray, b: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """First and last present column inside columns a..b (per window row) and the count there,
+    each [windows, series]; for a window without samples first/last are clipped (never read)."""
+    n, m = present.shape
+    cols = np.arange(m)
+    last = np.maximum.accumulate(np.where(present, cols, -1), axis=1)[:, b].T
+    first = np.minimum.accumulate(np.where(present, cols, m)[:, ::-1], axis=1)[:, ::-1][:, a].T
+    cum = np.zeros((n, m + 1), dtype=np.intp)
+    np.cumsum(present, axis=1, dtype=np.intp, out=cum[:, 1:])
+    cnt = (cum[:, b + 1] - cum[:, a]).T
+    return np.minimum(first, m - 1), np.maximum(last, 0), cnt
+
+
+def _reset_sums(v: np.ndarray, present: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Sum of the values before each counter reset inside each window [windows, series], and
+    whether the window holds any reset. A reset is a present sample lower than the previous
+    present sample of its row; the pair belongs to a window when both samples lie in it."""
+    n = v.shape[0]
+    if present.all():
+        r, c = np.nonzero(v[:, 1:] < v[:, :-1])
+        p, q, w = c, c + 1, v[r, c]
+    else:
+        row_of, col_of = np.nonzero(present)
+        vv = v[present]
+        reset = (row_of[1:] == row_of[:-1]) & (vv[1:] < vv[:-1])
+        r, p, q, w = row_of[:-1][reset], col_of[:-1][reset], col_of[1:][reset], vv[:-1][reset]
+    inside = (p[None, :] >= a[:, None]) & (q[None, :] <= b[:, None])  # [windows, resets]
+    k, j = np.nonzero(inside)  # row-major: per (window, series) in column order, as the store adds
+    sums = np.bincount(k * n + r[j], weights=w[j], minlength=a.size * n).reshape(a.size, n)
+    return sums, inside.any(axis=1)
+
+
+def extrapolated_grid(
+    store: MetricStore, ids: np.ndarray, times: np.ndarray, window_s: float, is_rate: bool
+) -> np.ndarray:
+    """``store.rate`` (or ``increase``) of `ids` at every time of `times`: [len(times), len(ids)]."""
+    i0, i1 = _bounds(store, times, window_s)
+    out = np.full((times.size, ids.size), np.nan)
+    live = np.flatnonzero(i1 >= i0)
+    if ids.size == 0 or live.size == 0:
+        return out
+    lo, hi = int(i0[live].min()), int(i1[live].max())
+    stamps, v = store.range(ids, lo * store.step_s, hi * store.step_s)
+    a, b = i0[live] - lo, i1[live] - lo
+    present = ~np.isnan(v)
+    rows = np.arange(ids.size)[None, :]
+    if present.all():  # the store's fast path: every window full
+        first = np.broadcast_to(a[:, None], (a.size, ids.size))
+        last = np.broadcast_to(b[:, None], (a.size, ids.size))
+        cnt = np.broadcast_to((b - a + 1)[:, None], (a.size, ids.size))
+    else:
+        first, last, cnt = _present_spans(present, a, b)
+    fv = v[rows, first]
+    result = v[rows, last] - fv
+    sums, any_reset = _reset_sums(v, present, a, b)
+    gaps = np.concatenate([[0], np.cumsum(~present.all(axis=0))])
+    full = gaps[b + 1] == gaps[a]
+    add = (b > a) & (~full | any_reset)  # the store adds the reset sums unless nothing to add
+    result[add] = result[add] + sums[add]
+    ft, lt = stamps[first], stamps[last]
+    out[live] = _extrapolate(store, result, fv, ft, lt, cnt, times[live][:, None], window_s, is_rate)
+    return out
+
+
+def _extrapolate(
+    store: MetricStore,
+    result: np.ndarray,
+    fv: np.ndarray,
+    ft: np.ndarray,
+    lt: np.ndarray,
+    cnt: np.ndarray,
+    t: np.ndarray,
+    window_s: float,
+    is_rate: bool,
+) -> np.ndarray:
+    """The tail of Prometheus' extrapolatedRate for counters, row per time (`t` is a column), with
+    `MetricStore._extrapolated`'s operations in its order, so the values are bit-identical."""
+    sampled = lt - ft
+    with np.errstate(divide="ignore", invalid="ignore"):
+        avg = sampled / (cnt - 1)
+        threshold = avg * 1.1
+        to_start = ft - (t - window_s)
+        to_end = t - lt
+        if not store.prometheus_v2:
+            to_start = np.where(to_start >= threshold, avg / 2, to_start)
+        to_zero = np.where((result > 0) & (fv >= 0), sampled * (fv / result), to_start)
+        to_start = np.minimum(to_start, to_zero)
+        if store.prometheus_v2:
+            to_start = np.where(to_start >= threshold, avg / 2, to_start)
+        to_end = np.where(to_end >= threshold, avg / 2, to_end)
+        factor = (sampled + to_start + to_end) / sampled
+        if is_rate:
+            factor = factor / window_s
+        out = result * factor
+    out[cnt < 2] = np.nan
+    return out
+
+
+def at_grid(store: MetricStore, ids: np.ndarray, times: np.ndarray) -> np.ndarray:
+    """``store.at`` of `ids` at every time of `times` (5 min lookback, staleness): [times, ids]."""
+    i0, i1 = _bounds(store, times, store.lookback_s)
+    out = np.full((times.size, ids.size), np.nan)
+    live = np.flatnonzero(i1 >= i0)
+    if ids.size == 0 or live.size == 0:
+        return out
+    lo, hi = int(i0[live].min()), int(i1[live].max())
+    _, v, stale = store.range_with_staleness(ids, lo * store.step_s, hi * store.step_s)
+    a, b = i0[live] - lo, i1[live] - lo
+    present = ~np.isnan(v) | stale
+    cols = np.arange(v.shape[1])
+    last = np.maximum.accumulate(np.where(present, cols, -1), axis=1)[:, b].T
+    rows = np.arange(ids.size)[None, :]
+    at = np.maximum(last, 0)
+    vals = v[rows, at]
+    vals[(last < a[:, None]) | stale[rows, at]] = np.nan
+    out[live] = vals
+    return out
 
 
 class Operand:
@@ -191,6 +326,7 @@ class Operand:
         "les",
         "join_view",
         "_where",
+        "_memo",
     )
 
     def __init__(
@@ -231,6 +367,7 @@ class Operand:
         self.batch: OperandBatch | None = None
         self.join_view: SeriesView | None = None
         self.compiled = _compile_matchers(matchers, where.rstrip("_"))
+        self._memo: dict[tuple[str, ...], bool] = {}  # matched labels' values -> labels_match
         self.seen = 0  # series of the view already matched
         self.built = 0  # bumped when the selection changes (tells the batch to re-index)
         self.sel = np.empty(0, dtype=np.intp)  # selected series ids (ascending)
@@ -240,6 +377,15 @@ class Operand:
         self.gidx = np.empty(0, dtype=np.intp)
         self.lei = np.empty(0, dtype=np.intp)
         self.les = np.empty(0)
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        """`labels_match` of the selection, memoised on the matched labels' values: new pods bring
+        new series whose matched labels (service, namespace, ...) repeat, and RE2 calls add up."""
+        key = tuple(labels.get(m[0], "") for m in self.compiled)
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = self._memo[key] = labels_match(labels, self.compiled)
+        return hit
 
 
 class CompiledRule:

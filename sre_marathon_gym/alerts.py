@@ -23,9 +23,14 @@ rule's labels and ``alertname``; annotations are rendered from the series labels
 (``{{ $labels.x }}``, ``{{ $value }}``, ``| humanize``, ``| humanizePercentage``), lazily, since
 they depend only on (labels, value).
 
-Speed: per evaluation each (metric, function, window, offset) is computed once for all series of
-the metric and shared by the rules; the ids and the series -> group codes of every operand are
-cached and rebuilt only when the metric gains series; grouping uses ``np.bincount``.
+Speed: the grid points one call catches up on are evaluated together: each (function, window,
+offset) is computed once for all of them and all series the rules select (a times x series matrix
+from one store read, `alert_rules.extrapolated_grid` / `at_grid`), every rule's condition for all
+those times at once, and only the per-time ``for:`` state machine runs point by point, over the
+rules whose condition holds somewhere or that have active alerts. The ids and the series -> group
+codes of every operand are cached and rebuilt only when the metric gains series; grouping uses
+``np.bincount`` (which adds each group's series in their order, at every time, so the values are
+the same bits as evaluating one time after another).
 
 The noise figures of a run (alert ambiguity, flapping) are `alert_noise.py`'s.
 """
@@ -40,7 +45,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from .alert_rules import COMPARISONS, CompiledRule, Operand, OperandBatch, SeriesView, labels_match
+from .alert_rules import COMPARISONS, CompiledRule, Operand, OperandBatch, SeriesView, at_grid
 from .alert_templates import render_template
 from .clock import METRIC_STEP_S
 from .errors import AlertEvaluationError, AlertRuleError, UnknownNameError
@@ -61,6 +66,7 @@ __all__ = [
 AlertState = Literal["pending", "firing", "resolved"]
 
 _ID_WIDTH = 4
+_MAX_TIMES = 32  # grid points evaluated together at most (bounds the times x series matrices)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -193,10 +199,13 @@ class AlertEngine:
         """
         step = self.interval_s
         k = 0 if self.last_eval is None else math.floor(self.last_eval / step + 1e-9) + 1
-        changed: list[_Episode] = []
+        times: list[float] = []
         while k * step <= t + 1e-9:
-            changed.extend(self._evaluate(k * step))
+            times.append(k * step)
             k += 1
+        changed: list[_Episode] = []
+        for i in range(0, len(times), _MAX_TIMES):
+            changed.extend(self._evaluate(times[i : i + _MAX_TIMES]))
         return [ep.snapshot(t) for ep in changed]
 
     def evaluate(self, t: float) -> list[Alert]:
@@ -204,7 +213,7 @@ class AlertEngine:
 
         Returns the alerts that fired or resolved at `t`.
         """
-        return [ep.snapshot(t) for ep in self._evaluate(float(t))]
+        return [ep.snapshot(t) for ep in self._evaluate([float(t)])]
 
     def vector(self, rule: str, t: float) -> dict[tuple[tuple[str, str], ...], float]:
         """The rule expression's result at `t` (sorted series labels -> value), as an instant
@@ -213,12 +222,14 @@ class AlertEngine:
         if r is None:
             raise UnknownNameError(f"alert rule (for {self.app.app})", rule, [x.name for x in self.rules])
         batches = {id(o.batch): o.batch for o in r.operands}
-        cache = self._prepare(float(t), batches.values())  # type: ignore[arg-type]
+        times = [float(t)]
+        cache = self._prepare(times, batches.values())  # type: ignore[arg-type]
         with np.errstate(divide="ignore", invalid="ignore"):
-            q = self._quantiles(cache, [r]) if r.kind == "quantile" else {}
-            cond, val = self._condition(r, float(t), cache, q.get(r.name))
+            q = self._quantiles(cache, [r], 1) if r.kind == "quantile" else {}
+            cond, val = self._condition(r, times, cache, q.get(r.name))
         return {
-            tuple(sorted(r.series_labels[g].items())): float(val[g]) for g in np.flatnonzero(cond).tolist()
+            tuple(sorted(r.series_labels[g].items())): float(val[0, g])
+            for g in np.flatnonzero(cond[0]).tolist()
         }
 
     def firing_as_prometheus(self, t: float) -> list[tuple[dict[str, str], dict[str, str] | None]]:
@@ -247,8 +258,9 @@ class AlertEngine:
                 out.append((dict(r.alert_labels[ep.group]), ann))
         return out
 
-    def _prepare(self, t: float, batches: Iterable[OperandBatch]) -> dict[OperandBatch, np.ndarray]:
-        """Pick up new series (re-select operands whose metric grew) and query every batch at `t`."""
+    def _prepare(self, times: list[float], batches: Iterable[OperandBatch]) -> dict[OperandBatch, np.ndarray]:
+        """Pick up new series (re-select operands whose metric grew) and query every batch at all
+        `times` (one [times, series] matrix per batch)."""
         n = self.store.series_count
         if n != self._seen:
             views = self._views
@@ -264,66 +276,77 @@ class AlertEngine:
                     if o.seen != o.view.ids.size:  # type: ignore[union-attr]
                         self._extend(r, o)
         cache: dict[OperandBatch, np.ndarray] = {}
+        times_a = np.asarray(times, dtype=np.float64)
         for b in batches:
             b.refresh()
-            cache[b] = b.values(self.store, t)
+            cache[b] = b.values(self.store, times_a)
         return cache
 
-    def _evaluate(self, t: float) -> list[_Episode]:
-        if self.last_eval is not None and t <= self.last_eval:
+    def _evaluate(self, times: list[float]) -> list[_Episode]:
+        """Evaluate the ascending grid points `times` together; the alert changes in time order."""
+        if self.last_eval is not None and times[0] <= self.last_eval:
             raise AlertEvaluationError(
-                f"evaluation time {t!r} is not after the previous evaluation at {self.last_eval!r}"
+                f"evaluation time {times[0]!r} is not after the previous evaluation at {self.last_eval!r}"
             )
-        self.last_eval = t
-        self.evaluations += 1
-        cache = self._prepare(t, self._batches.values())
+        self.last_eval = times[-1]
+        self.evaluations += len(times)
+        cache = self._prepare(times, self._batches.values())
         with np.errstate(divide="ignore", invalid="ignore"):
-            quantiles = self._quantiles(cache, self._quantile_rules)
-            conditions = [self._condition(r, t, cache, quantiles.get(r.name)) for r in self.rules]
-        changed: list[_Episode] = []
+            quantiles = self._quantiles(cache, self._quantile_rules, len(times))
+            conditions = [self._condition(r, times, cache, quantiles.get(r.name)) for r in self.rules]
+        todo: list[tuple[CompiledRule, list[list[int]], np.ndarray]] = []
         for r, (cond, val) in zip(self.rules, conditions):
-            hold = np.flatnonzero(cond)
-            active = r.active
-            if hold.size == 0 and not active:
-                continue
-            for g in hold.tolist():
-                ep = active.get(g)
-                if ep is None:
-                    ep = _Episode(r, g, f"p{len(self._episodes) + 1:0{_ID_WIDTH}d}", t)
-                    active[g] = ep
-                    self._episodes.append(ep)
-                ep.value = float(val[g])
-                ep.seen_at = t
-            to_fire: list[_Episode] = []
-            for g, ep in list(active.items()):
-                if ep.seen_at != t:  # no longer in the result: resolve (or drop a pending alert)
-                    del active[g]
-                    ep.ended_at = t
-                    if ep.fired_at is None:
-                        self._never_fired.append(ep)
-                    else:
-                        changed.append(ep)
-                elif ep.fired_at is None and t - ep.pending_at >= r.for_s:
-                    to_fire.append(ep)
-            to_fire.sort(key=lambda e: r.sort_keys[e.group])
-            for ep in to_fire:
-                ep.fired_at = t
-                self._fired.append(ep)
-                ep.alert_id = f"a{len(self._fired):0{_ID_WIDTH}d}"
-                changed.append(ep)
+            if r.active or cond.any():  # the others cannot change state at any of these times
+                at, groups = np.nonzero(cond)  # row-major: per time, ascending groups
+                cut = np.searchsorted(at, np.arange(len(times) + 1)).tolist()
+                todo.append((r, [groups[cut[i] : cut[i + 1]].tolist() for i in range(len(times))], val))
+        changed: list[_Episode] = []
+        for i, t in enumerate(times):  # time outer, rules inner: ids are numbered in this order
+            for r, holds, val in todo:
+                if holds[i] or r.active:
+                    self._step(r, t, holds[i], val[i], changed)
         return changed
+
+    def _step(self, r: CompiledRule, t: float, hold: list[int], val: np.ndarray, changed: list) -> None:
+        """The ``for:`` state machine of rule `r` at one evaluation `t` (groups `hold` in the result)."""
+        active = r.active
+        for g in hold:
+            ep = active.get(g)
+            if ep is None:
+                ep = _Episode(r, g, f"p{len(self._episodes) + 1:0{_ID_WIDTH}d}", t)
+                active[g] = ep
+                self._episodes.append(ep)
+            ep.value = float(val[g])
+            ep.seen_at = t
+        to_fire: list[_Episode] = []
+        for g, ep in list(active.items()):
+            if ep.seen_at != t:  # no longer in the result: resolve (or drop a pending alert)
+                del active[g]
+                ep.ended_at = t
+                if ep.fired_at is None:
+                    self._never_fired.append(ep)
+                else:
+                    changed.append(ep)
+            elif ep.fired_at is None and t - ep.pending_at >= r.for_s:
+                to_fire.append(ep)
+        to_fire.sort(key=lambda e: r.sort_keys[e.group])
+        for ep in to_fire:
+            ep.fired_at = t
+            self._fired.append(ep)
+            ep.alert_id = f"a{len(self._fired):0{_ID_WIDTH}d}"
+            changed.append(ep)
 
     @staticmethod
     def _values(o: Operand, cache: dict[OperandBatch, np.ndarray]) -> np.ndarray:
-        """Function values at ``t - offset`` of the operand's selected series (selection order)."""
-        return cache[o.batch][o.idx]  # type: ignore[index]
+        """Function values [times, series] at ``t - offset`` of the operand's selected series."""
+        return cache[o.batch][:, o.idx]  # type: ignore[index]
 
     def _extend(self, r: CompiledRule, o: Operand) -> None:
         """Match the series the operand's metric gained and extend its selection and group codes."""
         view = o.view
         assert view is not None
         labels = view.labels
-        new = [p for p in range(o.seen, view.ids.size) if labels_match(labels[p], o.compiled)]
+        new = [p for p in range(o.seen, view.ids.size) if o.matches(labels[p])]
         o.seen = view.ids.size
         quantile = r.kind == "quantile" and o is r.a
         if quantile:  # series without a parsable `le` are ignored, as Prometheus does
@@ -346,13 +369,13 @@ class AlertEngine:
         o.identity = not quantile and np.unique(o.gidx).size == o.gidx.size
 
     def _join_groups(
-        self, r: CompiledRule, o: Operand, vals: np.ndarray, t: float
+        self, r: CompiledRule, o: Operand, vals: np.ndarray, right: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
-        """``x * on(L) group_left(labels) join_metric``: per-evaluation group codes and values."""
+        """``x * on(L) group_left(labels) join_metric`` at one time (`right`: the join metric's
+        values): group codes and values, computed per evaluation since partners come and go."""
         assert o.join is not None and o.join_view is not None and o.view is not None
         metric, on, copy = o.join
         jv = o.join_view
-        right = self.store.at(jv.ids, t - o.offset_s)
         partners: dict[str, tuple[dict[str, str], float]] = {}
         for i in np.flatnonzero(~np.isnan(right)).tolist():
             lab = jv.labels[i]
@@ -377,53 +400,60 @@ class AlertEngine:
             out.append(v * hit[1])
         return np.asarray(gidx, dtype=np.intp), np.asarray(out, dtype=np.float64)
 
-    def _aggregate(self, r: CompiledRule, o: Operand, t: float, cache: dict) -> np.ndarray:
-        """``agg by (group_by) (fn(metric{...}))`` as a dense vector over the rule's groups (NaN = absent)."""
-        vals = self._values(o, cache)
-        G = len(r.groups)
-        if o.join is not None:
-            gidx, v = self._join_groups(r, o, vals, t)
-            G = len(r.groups)
-        else:
-            gidx, v = o.gidx, vals
-            if o.identity:  # one series per group: the aggregation is the identity (NaN stays absent)
-                out = np.full(G, np.nan)
-                out[gidx] = v
-                return out
-        ok = v == v
-        if not ok.all():
-            gidx, v = gidx[ok], v[ok]
-        present = np.bincount(gidx, minlength=G) > 0
-        if o.agg == "sum":
-            out = np.bincount(gidx, weights=v, minlength=G).astype(np.float64)
-        elif o.agg == "max":
-            out = np.full(G, -np.inf)
-            np.maximum.at(out, gidx, v)
-        else:
-            out = np.full(G, np.inf)
-            np.minimum.at(out, gidx, v)
-        out[~present] = np.nan
+    def _joins(
+        self, r: CompiledRule, times: list[float], cache: dict[OperandBatch, np.ndarray]
+    ) -> dict[int, list[tuple[np.ndarray, np.ndarray]]]:
+        """The joined operands of `r` per time (by operand id), time outer and operands in rule
+        order, so new groups get their numbers in the order one-time evaluations gave them."""
+        ops = [o for o in r.operands if o.join is not None]
+        if not ops:
+            return {}
+        ts = np.asarray(times, dtype=np.float64)
+        right = {id(o): at_grid(self.store, o.join_view.ids, ts - o.offset_s) for o in ops}  # type: ignore[union-attr]
+        vals = {id(o): self._values(o, cache) for o in ops}
+        out: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {id(o): [] for o in ops}
+        for i in range(len(times)):
+            for o in ops:
+                out[id(o)].append(self._join_groups(r, o, vals[id(o)][i], right[id(o)][i]))
         return out
 
+    def _aggregate(self, r: CompiledRule, o: Operand, cache: dict, joined: dict[int, list]) -> np.ndarray:
+        """``agg by (group_by) (fn(metric{...}))`` as [times, groups] (NaN = absent)."""
+        vals = self._values(o, cache)
+        T, G = vals.shape[0], len(r.groups)
+        if o.join is not None:
+            parts = joined[id(o)]
+            cell = np.concatenate([g + i * G for i, (g, _) in enumerate(parts)])
+            return _reduce(o.agg, cell, np.concatenate([v for _, v in parts]), T, G)
+        if o.identity:  # one series per group: the aggregation is the identity (NaN stays absent)
+            out = np.full((T, G), np.nan)
+            out[:, o.gidx] = vals
+            return out
+        cell = (np.arange(T)[:, None] * G + o.gidx[None, :]).ravel()
+        return _reduce(o.agg, cell, vals.ravel(), T, G)
+
     def _quantiles(
-        self, cache: dict[OperandBatch, np.ndarray], rules: Iterable[CompiledRule]
+        self, cache: dict[OperandBatch, np.ndarray], rules: Iterable[CompiledRule], T: int
     ) -> dict[str, np.ndarray]:
-        """histogram_quantile of the quantile `rules`; one bucketQuantile call per (q, les)."""
+        """histogram_quantile of the quantile `rules` as [times, groups]; one bucketQuantile call
+        per (q, les) for all rules and times (it works row by row)."""
         todo: dict[tuple[float, bytes], list[tuple[str, np.ndarray, np.ndarray]]] = defaultdict(list)
         out: dict[str, np.ndarray] = {}
         for r in rules:
             o = r.a
             vals = self._values(o, cache)
             G, nb = len(r.groups), o.les.size
-            out[r.name] = np.full(G, np.nan)
+            out[r.name] = np.full((T, G), np.nan)
             if nb == 0 or G == 0:
                 continue
-            flat = o.gidx * nb + o.lei  # (group, le) cell of each bucket series
-            ok = vals == vals
+            # (time, group, le) cell of each bucket series' value; bincount adds them in series order
+            cell = (np.arange(T)[:, None] * (G * nb) + (o.gidx * nb + o.lei)[None, :]).ravel()
+            v = vals.ravel()
+            ok = v == v
             if not ok.all():
-                flat, vals = flat[ok], vals[ok]
-            summed = np.bincount(flat, weights=vals, minlength=G * nb).astype(np.float64).reshape(G, nb)
-            present = (np.bincount(flat, minlength=G * nb) > 0).reshape(G, nb)
+                cell, v = cell[ok], v[ok]
+            summed = np.bincount(cell, weights=v, minlength=T * G * nb).astype(np.float64).reshape(T * G, nb)
+            present = (np.bincount(cell, minlength=T * G * nb) > 0).reshape(T * G, nb)
             summed[~present] = np.nan
             rows = np.flatnonzero(present.any(axis=1))
             if rows.size:
@@ -432,22 +462,27 @@ class AlertEngine:
             res = bucket_quantile(q, np.concatenate([m for _, _, m in parts]), np.frombuffer(les))
             k = 0
             for name, rows, m in parts:
-                out[name][rows] = res[k : k + len(rows)]
+                out[name].reshape(-1)[rows] = res[k : k + len(rows)]
                 k += len(rows)
         return out
 
     def _condition(
-        self, r: CompiledRule, t: float, cache: dict[OperandBatch, np.ndarray], quantile: np.ndarray | None
+        self,
+        r: CompiledRule,
+        times: list[float],
+        cache: dict[OperandBatch, np.ndarray],
+        quantile: np.ndarray | None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Boolean vector over the rule's groups (condition holds) and the expression's value."""
+        """Boolean [times, groups] (condition holds) and the expression's value."""
+        joined = self._joins(r, times, cache)
         b = None
         if r.kind == "quantile":
-            val = quantile if quantile is not None else np.full(len(r.groups), np.nan)
+            val = quantile if quantile is not None else np.full((len(times), len(r.groups)), np.nan)
         else:
-            val = self._aggregate(r, r.a, t, cache)
+            val = self._aggregate(r, r.a, cache, joined)
             if r.b is not None and r.kind != "value":
-                b = self._aggregate(r, r.b, t, cache)
-        gv = self._aggregate(r, r.guard, t, cache) if r.guard is not None else None
+                b = self._aggregate(r, r.b, cache, joined)
+        gv = self._aggregate(r, r.guard, cache, joined) if r.guard is not None else None
         n = len(r.groups)  # a join may add groups after an earlier operand was computed
         val = _pad(val, n)
         if b is not None:
@@ -511,7 +546,28 @@ def _compare(op: str, v: np.ndarray, threshold: float) -> np.ndarray:
 
 
 def _pad(v: np.ndarray, n: int) -> np.ndarray:
-    return v if v.size >= n else np.concatenate([v, np.full(n - v.size, np.nan)])
+    """Widen [times, groups] to `n` groups (groups a join added later are absent before)."""
+    k = v.shape[1]
+    return v if k >= n else np.concatenate([v, np.full((v.shape[0], n - k), np.nan)], axis=1)
+
+
+def _reduce(agg: str, cell: np.ndarray, v: np.ndarray, T: int, G: int) -> np.ndarray:
+    """sum / max / min of values `v` into cells ``time * G + group``: [T, G], NaN where no value.
+    Values are taken in the given order per cell, as one-time evaluations took them."""
+    ok = v == v
+    if not ok.all():
+        cell, v = cell[ok], v[ok]
+    present = np.bincount(cell, minlength=T * G) > 0
+    if agg == "sum":
+        out = np.bincount(cell, weights=v, minlength=T * G).astype(np.float64)
+    elif agg == "max":
+        out = np.full(T * G, -np.inf)
+        np.maximum.at(out, cell, v)
+    else:
+        out = np.full(T * G, np.inf)
+        np.minimum.at(out, cell, v)
+    out[~present] = np.nan
+    return out.reshape(T, G)
 
 
 def _parse_le(s: str) -> float:

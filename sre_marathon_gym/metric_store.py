@@ -391,6 +391,11 @@ class MetricStore:
             return math.ceil(range_start / self.step_s - _EPS)
         return self._grid_floor(range_start) + 1
 
+    def window_bounds(self, t: float, window_s: float) -> tuple[int, int]:
+        """Sample indices (i0, i1) that the range (t - window_s, t] reads (empty if i1 < i0); public
+        so that readers answering many evaluation times from one `range` read use the same grid."""
+        return max(0, self._range_first(t - window_s)), self._grid_floor(t)
+
     def range(
         self, ids: np.ndarray | Sequence[int], start_s: float, end_s: float
     ) -> tuple[np.ndarray, np.ndarray]:
@@ -426,8 +431,7 @@ class MetricStore:
         as (times [m], float64 values [n, m])."""
         if window_s <= 0:
             raise TelemetryError(f"{what}: window_s must be positive, got {window_s}")
-        i1 = self._grid_floor(t)
-        i0 = max(0, self._range_first(t - window_s))
+        i0, i1 = self.window_bounds(t, window_s)
         if i1 < i0:
             return np.empty(0), np.full((ids.size, 0), np.nan)
         vals = self._gather(ids, i0, i1, what).astype(np.float64)
@@ -439,8 +443,7 @@ class MetricStore:
         ids = self._read_ids(ids)
         shape = ids.shape
         flat = ids.ravel()
-        i1 = self._grid_floor(t)
-        i0 = max(0, self._range_first(t - self.lookback_s))
+        i0, i1 = self.window_bounds(t, self.lookback_s)
         if i1 < i0 or flat.size == 0:
             return np.full(shape, np.nan)
         raw = self._gather(flat, i0, i1, "at()")

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from sre_marathon_gym.alert_noise import alert_ambiguity, alert_compatibility, flapping_share
+from sre_marathon_gym.alert_rules import at_grid, extrapolated_grid
 from sre_marathon_gym.alert_templates import go_float, humanize, humanize_percentage, render_template
 from sre_marathon_gym.alerts import Alert, AlertEngine, AlertEvaluationError, AlertRuleError
 from sre_marathon_gym.catalog.alerts import AlertRule, RulePack
@@ -173,6 +174,31 @@ def test_evaluation_granularity_does_not_matter():
         fine.evaluate(t)
     assert coarse.history() == fine.history() and len(fine.history()) == 2
     assert coarse.evaluations == fine.evaluations == 81
+
+
+@pytest.mark.parametrize("v2", [False, True])
+def test_many_times_at_once_is_bit_identical_to_one_time_queries(v2):
+    """The engine reads several grid points per call (`extrapolated_grid`, `at_grid`); each row
+    must be the store's one-time rate / increase / at to the last bit: gaps, staleness markers,
+    counter resets, zeros and windows reaching before the first sample."""
+    rng = np.random.default_rng(7)
+    st = MetricStore(dtype=np.float32, prometheus_v2=v2, chunk_samples=16)
+    ids = np.array([st.series_id("c", {"i": str(i)}) for i in range(40)])
+    counters = np.cumsum(rng.integers(0, 5, (40, 90)), axis=1).astype(float)
+    counters[rng.random((40, 90)) < 0.05] = 0.0  # resets
+    counters[:4] = 0.0  # flat zero counters
+    for k in range(90):
+        keep = rng.random(40) > 0.15  # gaps
+        st.record(k * 15, ids[keep], counters[keep, k])
+        gone = ids[~keep & (rng.random(40) < 0.3)]
+        st.mark_stale(k * 15, gone)
+    for start, n in [(0, 9), (105, 8), (600, 32), (1200, 1), (1290, 5)]:
+        times = np.arange(start, start + 15 * n, 15, dtype=np.float64) - 7.5 * (start == 1290)
+        got = [at_grid(st, ids, times)] + [extrapolated_grid(st, ids, times, 120.0, r) for r in (True, False)]
+        for i, t in enumerate(times.tolist()):
+            want = [st.at(ids, t), st.rate(ids, t, 120.0), st.increase(ids, t, 120.0)]
+            for g, w in zip(got, want):
+                assert g[i].tobytes() == w.tobytes(), (start, t)
 
 
 # ------------------------------------------------------------------------------------------------
