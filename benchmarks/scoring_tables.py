@@ -2,8 +2,9 @@
 
 Runs every baseline and the adversarial suite on the three leaderboard seeds (and, with
 `--seeds N`, N further seeds per app, as `sre-marathon evaluate --seeds N` does), rescores each
-sealed bundle under rules v1, and prints per policy: v1, v2, v2 before clipping on the leaderboard
-seeds (Online Boutique / Astronomy Shop / Train Ticket) and the range of v2 on the other seeds.
+sealed bundle under rules v1 and v2, and prints per policy: v1, v2, v3 (the default) and v3 before
+clipping on the leaderboard seeds (Online Boutique / Astronomy Shop / Train Ticket), and the range
+of v3 on the other seeds.
 
     python benchmarks/scoring_tables.py --seeds 5      # about 10 minutes on 2 cores
 """
@@ -35,7 +36,7 @@ def main() -> None:
     agents = [*ADVERSARIAL_AGENT_NAMES, *BASELINES]
     with tempfile.TemporaryDirectory() as out:
         results = evaluate(agents, extra_seeds=args.seeds, out=out, workers=args.workers, catalog=catalog)
-        board: dict[str, dict[str, tuple[float, float, float]]] = defaultdict(dict)
+        board: dict[str, dict[str, tuple[float, ...]]] = defaultdict(dict)
         others: dict[str, list[float]] = defaultdict(list)
         for spec, card, path in results:
             if spec.mode != "eval":
@@ -43,16 +44,17 @@ def main() -> None:
                 continue
             assert path is not None, spec
             v1 = score_bundle(path, catalog, rules=1)[1].marathon_score
-            board[spec.agent][spec.app] = (v1, card.marathon_score, card.marathon_score_unclipped)
-    print("| policy | v1 | v2 | v2 before clipping | v2, other seeds (min-max) |")
-    print("|---|---|---|---|---|")
+            v2 = score_bundle(path, catalog, rules=2)[1].marathon_score
+            board[spec.agent][spec.app] = (v1, v2, card.marathon_score, card.marathon_score_unclipped)
+    print("| policy | v1 | v2 | v3 | v3 before clipping | v3, other seeds (min-max) |")
+    print("|---|---|---|---|---|---|")
     for agent in agents:
         rows = [board[agent][app] for app in APPS]
         rng = others.get(agent, [])
         span = f"{min(rng):.1f}-{max(rng):.1f}" if rng else "-"
         print(
             f"| {agent} | {_fmt([r[0] for r in rows])} | {_fmt([r[1] for r in rows])} "
-            f"| {_fmt([r[2] for r in rows])} | {span} |"
+            f"| {_fmt([r[2] for r in rows])} | {_fmt([r[3] for r in rows])} | {span} |"
         )
 
 

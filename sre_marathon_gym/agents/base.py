@@ -58,7 +58,6 @@ PUBLIC_INFO = frozenset(
 _PUBLIC_ATTRS = frozenset(
     {
         "call_tool",
-        "catalog",
         "app",
         "action_space",
         "observation_space",
@@ -78,23 +77,33 @@ class AgentView:
     """What an evaluated agent may touch of the env: its tools and public facts, nothing scored.
 
     `unwrapped` is the view itself, so agents written against ``env.unwrapped.call_tool`` run
-    unchanged; anything else (``record``, ``run``, ``schedule``, ``backend``, ``reward_fn``...)
-    raises AttributeError naming what is public."""
+    unchanged; `catalog` is the public catalog (no fault row's literal change); anything else
+    (``record``, ``run``, ``schedule``, ``backend``, ``reward_fn``...) raises AttributeError naming
+    what is public."""
 
-    __slots__ = ("_env",)
+    __slots__ = ("_env", "_catalog")
 
     def __init__(self, env: gym.Env):
         object.__setattr__(self, "_env", env.unwrapped)
+        object.__setattr__(self, "_catalog", None)
 
     @property
     def unwrapped(self) -> AgentView:
         return self
 
+    @property
+    def catalog(self) -> Any:
+        """The public catalog (`Catalog.public`: fault rows without the changes they ship)."""
+        if self._catalog is None:
+            object.__setattr__(self, "_catalog", self._env.catalog.public())
+        return self._catalog
+
     def __getattr__(self, name: str) -> Any:
         if name in _PUBLIC_ATTRS:
             return getattr(object.__getattribute__(self, "_env"), name)
         raise AttributeError(
-            f"an agent sees the env's tools and public facts only ({', '.join(sorted(_PUBLIC_ATTRS))}); "
+            f"an agent sees the env's tools and public facts only "
+            f"({', '.join(sorted({*_PUBLIC_ATTRS, 'catalog', 'unwrapped'}))}); "
             f"{name!r} is not among them"
         )
 

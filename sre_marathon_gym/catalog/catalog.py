@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -51,6 +51,15 @@ class Catalog:
 
     def all_faults(self) -> list[Fault]:
         return [f for app in self.apps for f in self.faults[app]]
+
+    def public(self) -> Catalog:
+        """The catalog as an agent under evaluation may read it: every fault row without the literal
+        change it ships (commit message, diff, revisions) or its mechanism's parameters. Why: with
+        them, matching the deploy history against the catalog names each faulty commit verbatim
+        (an adversarial review scored 28-30 that way, reading no telemetry)."""
+        hidden = {"change": None, "params": {}}
+        faults = {app: [f.model_copy(update=hidden) for f in rows] for app, rows in self.faults.items()}
+        return replace(self, faults=faults, _by_id={})
 
     def scope_share(self, app: str) -> dict[str, float]:
         """Per service (or node/zone), the share of `app`'s catalog rows whose scope or target holds

@@ -43,6 +43,7 @@ class Spy:
             except AttributeError:
                 hidden[attr] = False
         res = env.unwrapped.call_tool({"tool": "get_alerts", "limit": 5})
+        rows = [f for faults in env.unwrapped.catalog.faults.values() for f in faults]
         self.seen.append(
             {
                 "env": type(env),
@@ -50,6 +51,8 @@ class Spy:
                 "obs_keys": sorted(obs) if isinstance(obs, dict) else [],
                 "hidden": hidden,
                 "tool_ok": res.ok,
+                "catalog_rows": len(rows),
+                "changes_shown": sum(f.change is not None or bool(f.params) for f in rows),
             }
         )
         return None
@@ -61,6 +64,7 @@ def _check(spy: Spy) -> None:
     assert spy.seen[0]["reset_env"] is AgentView
     for s in steps:
         assert s["env"] is AgentView and s["tool_ok"]
+        assert s["catalog_rows"] == 700 and s["changes_shown"] == 0  # no row's literal faulty commit
         assert not any(s["hidden"].values()), s["hidden"]
         assert set(s["info"]) <= PUBLIC_INFO, set(s["info"]) - PUBLIC_INFO
         for key in s["info"]:

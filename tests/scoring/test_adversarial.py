@@ -126,6 +126,7 @@ def test_each_policy_does_what_its_name_says(short_runs):
     prober = short_runs["score_prober"]
     assert len({e.incident_id for e in prober.incident_events}) == 1  # it never sees a score rise
 
+
 # ------------------------------------------------------------------ the acceptance protocol (slow)
 @pytest.mark.slow
 def test_acceptance_on_leaderboard_and_five_other_seeds(catalog, oracle_floor):
