@@ -670,7 +670,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--rules",
         choices=[f"v{v}" for v in RULES_VERSIONS],
         help="rescore under this Marathon-Score rule set (default: the one sealed in the bundle; "
-        "v1 is the literal reading of the paper, v2 the sound one)",
+        "v1 is the literal reading of the paper, v2 the first sound one, v3 the default)",
     )
     sc.set_defaults(func=cmd_score)
 

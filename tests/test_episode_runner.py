@@ -79,7 +79,7 @@ def test_a_failing_agent_object_leaves_an_incomplete_bundle_and_stays_open(tmp_p
         closed = False
 
         def invoke(self, env: Any, obs: Any, info: dict) -> None:
-            if env.unwrapped.sim.now > 120:  # the second invocation
+            if env.unwrapped.now > 120:  # the second invocation
                 raise RuntimeError("agent bug")
 
         def close(self) -> None:

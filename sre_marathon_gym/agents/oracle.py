@@ -127,9 +127,8 @@ class OracleAgent:
                     for a in alerts
                     if sf.start_s <= a["fired_at"] <= now and places[a["id"]] & touched
                 ]
-                weak = self._nonspecific(u)
-                if not any(fault.target in places[i] or not places[i] <= weak for i in ids):
-                    continue  # nothing attributable (rules v3: nothing specific) has fired yet
+                if not ids:
+                    continue  # nothing attributable has fired yet
                 self._open(u, fault, ids, now)
             if fid in self.log.incident and fid not in self.log.remedy and self._landed(u, fid):
                 self._remedy(u, fault, sf.start_s, now)
@@ -190,15 +189,6 @@ class OracleAgent:
         u.call_tool({"tool": "resolve_incident", "incident_id": inc_id, "note": "fault window over"})
 
     # ------------------------------------------------------------ ground truth
-    @staticmethod
-    def _nonspecific(u: Any) -> set[str]:
-        """Services whose alerts alone are evidence of no fault under the env's rules (v3)."""
-        m = u.scoring.matching
-        share = None if u.scoring.rules_version < 3 or m is None else m.nonspecific_scope_share
-        if share is None:
-            return set()
-        return {s for s, x in u.catalog.scope_share(u.app.app).items() if x >= share - 1e-9}
-
     @staticmethod
     def _reverted(u: Any, fid: str) -> bool:
         return u.run.reverted_s(fid) is not None

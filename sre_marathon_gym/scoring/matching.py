@@ -44,9 +44,11 @@ cheapest policy against each rule is in `agents/adversarial.py` and `catalog/sco
 
 * Specific evidence: an alert whose services are all *non-specific* (in the scope of at least
   ``nonspecific_scope_share`` of the app's catalog faults: the entry point) counts for a fault f only
-  if it names f's target, or if the incident also holds an alert attributable to f that is specific
-  (or names f's target). Eligibility needs *more than* ``min_explained_share`` (strictly), so an
-  incident pooling two faults' alerts half and half explains neither.
+  if it names f's target, if the incident also holds an alert attributable to f that is specific
+  (or names f's target), or if the incident's claim localizes f (the diagnosis is the specific
+  evidence; a wrong one is a false claim, so guessing it costs more than it earns). Eligibility
+  needs *more than* ``min_explained_share`` (strictly), so an incident pooling two faults' alerts
+  half and half explains neither.
 * No late matches: an incident takes a new fault only if it was opened or last re-pointed (its alert
   set changed) before that fault's deadline plus ``report_grace_s``. A match made in time stays while
   the fault explains the incident.
@@ -191,7 +193,8 @@ class Replay:
         """Eligible faults -> share of the incident's fired alerts they explain (in start order).
 
         v3: an alert that is weak for a fault (non-specific, not naming its target) counts for it
-        only beside a strong one, and the share must exceed `min_share` strictly."""
+        only beside a strong one or under a claim that localizes the fault, and the share must
+        exceed `min_share` strictly."""
         counts: dict[str, int] = {}
         weak: dict[str, int] = {}
         fired = 0
@@ -204,9 +207,10 @@ class Replay:
             for fid in self.faults_of_alert[aid]:
                 into = weak if fid in weak_for else counts
                 into[fid] = into.get(fid, 0) + 1
+        services = tuple(ev.services)
         for fid, n in weak.items():
-            if fid in counts:
-                counts[fid] += n
+            if fid in counts or localizes(self.faults[fid], services, ev.artifact):
+                counts[fid] = counts.get(fid, 0) + n
         if self.v3 is None:
             need = self.min_share * fired - 1e-9
             eligible = [fid for fid, c in counts.items() if c >= need]

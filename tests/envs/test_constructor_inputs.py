@@ -40,7 +40,7 @@ SHORT = dict(injection_minutes=6, observation_minutes=2)
         (dict(interval_s="120"), "interval_s must be a whole number, got str"),
         (dict(interval_s=10**9), r"interval_s must be in \[1, 86400\]"),
         (dict(rules="v2"), "rules must be a whole number, got str"),
-        (dict(rules=3), r"unknown rules version 3; known: v1, v2 \(pass 1 or 2\)"),
+        (dict(rules=4), r"unknown rules version 4; known: v1, v2, v3 \(pass one of 1, 2, 3\)"),
     ],
 )
 def test_bad_constructor_arguments_are_refused_by_name(kwargs, says):

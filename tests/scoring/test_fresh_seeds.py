@@ -30,6 +30,7 @@ class _Taped:
     """The oracle, with every tool call that is not a read written down per invocation."""
 
     name = "taped_oracle"
+    privileged = True  # it wraps the oracle, which reads ground truth
 
     def __init__(self) -> None:
         self.inner, self.usage, self.tape = OracleAgent(), zero_usage(), []

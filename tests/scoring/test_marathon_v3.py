@@ -64,6 +64,26 @@ def test_an_entry_point_alert_alone_is_evidence_of_no_fault() -> None:
     assert v3.marathon_score_unclipped == pytest.approx(-30.0)
 
 
+def test_a_correct_diagnosis_makes_entry_point_alerts_specific() -> None:
+    """The same frontend alert, with a claim naming f1's culprit and artifact: the diagnosis is the
+    specific evidence (C + L = 60). A wrong claim on it is false and matches nothing (-30 - 70)."""
+    right = rec3(
+        [fault()],
+        alerts=[alert("a1", 150, "frontend")],
+        events=[opened(240, "inc-1", "a1"), rooted(240, "inc-1", ["a1"], ["cart"], ART)],
+    )
+    card = score_run(right, V3)
+    assert card.localized == 1.0 and card.marathon_score_unclipped == pytest.approx(60.0)
+    wrong = rec3(
+        [fault()],
+        alerts=[alert("a1", 150, "frontend")],
+        events=[opened(240, "inc-1", "a1"), rooted(240, "inc-1", ["a1"], ["cart"], "cart/src/main.go")],
+    )
+    card = score_run(wrong, V3)
+    assert (card.false_incidents, card.false_claims) == (1, 1)
+    assert card.marathon_score_unclipped == pytest.approx(-100.0)
+
+
 def test_entry_point_alerts_count_beside_a_specific_one_or_for_an_entry_point_culprit() -> None:
     """Two frontend alerts beside one cart alert: all three count for f1 (3 of 3). And for a fault
     whose culprit is the frontend, a frontend alert alone is specific."""
