@@ -11,8 +11,9 @@ leaderboard entries; like `adversarial.py`'s, they read no metric, log, trace, c
   naming the artifact most of the service's catalog rows accept (its `deployment/<svc>` class),
   re-pointed every invocation at whatever the service fires now: under v2 the claim stopped being
   false as soon as any fault of that class locked it, however late.
-- `entry_point_incidents`: non-specific evidence. One incident per entry-point alert: one alert is
-  100% of its incident, and the entry point is in nearly every fault's scope.
+- `entry_point_incidents`: non-specific evidence. One incident per alert on the entry point and the
+  services nearly as shared (in the scope of at least half of the catalog's rows): one alert is 100%
+  of its incident, and those services are in nearly every fault's scope.
 - `half_and_half`: an incident pooling two services' alerts one each, eligible for both faults at
   exactly half under v2.
 - `late_sweeper`: late matches launder false incidents. One incident per alert while the run goes;
@@ -116,16 +117,25 @@ class ClassClaimerAgent(_Guesser):
 
 
 class EntryPointIncidentsAgent(_Guesser):
-    """One incident per alert on the entry point."""
+    """One incident per alert on the entry point and every service nearly as shared: those in the
+    scope of at least `min_share` of the app's catalog rows (public data; 0.5 reaches one tier past
+    the rules' non-specific services: Astronomy Shop's checkout at 58%, Train Ticket's
+    ts-preserve-other-service at 57%)."""
 
     name = "entry_point_incidents"
 
+    def __init__(self, guesses: int = 3, min_share: float = 0.5):
+        super().__init__(guesses)
+        self.min_share = min_share
+
     def invoke(self, env: gym.Env, obs: Any, info: dict) -> None:
-        call = env.unwrapped.call_tool
+        u = env.unwrapped
+        call = u.call_tool
         held: set[str] = self.state.setdefault("held", set())
         _, entry = self._topology(call)
+        shared = {s for s, x in u.catalog.scope_share(u.app.app).items() if x >= self.min_share} | {entry}
         for wl, ids in self._workloads(call, self._alerts(call)).items():
-            if wl != entry:
+            if wl not in shared:
                 continue
             for aid in ids:
                 if aid not in held:
