@@ -280,3 +280,56 @@ def test_the_shipped_threshold_makes_every_apps_entry_point_non_specific(catalog
     for app in catalog.apps.values():
         shares = catalog.scope_share(app.app)
         assert shares[app.entry_point] >= share, (app.app, shares[app.entry_point], share)
+
+
+def _full(events, actions, alerts):
+    return rec3([fault()], alerts=alerts, events=events, actions=actions, probes=[probe("f1", [(60, 300)])])
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "entry_point_alert_with_the_right_claim",
+        "late_update_of_a_timely_match",
+        "one_claim_repeated",
+        "fix_on_the_culprit",
+    ],
+)
+def test_a_correct_minimal_report_earns_full_credit_at_each_v3_rule(case) -> None:
+    """Each v3 rule's boundary, on the honest side: C + L + R = 100, nothing subtracted."""
+    fe, ca = alert("a1", 150, "frontend"), alert("a2", 150, "cart")
+    if case == "entry_point_alert_with_the_right_claim":  # specific evidence: the claim supplies it
+        r = _full(
+            [opened(240, "inc-1", "a1"), rooted(240, "inc-1", ["a1"], ["cart"], ART)],
+            [cited(240, "cart")],
+            [fe],
+        )
+    elif case == "late_update_of_a_timely_match":  # no late matches: a timely one survives an update
+        r = _full(
+            [
+                opened(240, "inc-1", "a2"),
+                rooted(240, "inc-1", ["a2"], ["cart"], ART),
+                updated(720, "inc-1", ["a2", "a1"]),
+            ],
+            [cited(240, "cart")],
+            [fe, ca],
+        )
+    elif case == "one_claim_repeated":  # claims judged when made: repeating one is still one
+        r = _full(
+            [
+                opened(240, "inc-1", "a2"),
+                rooted(240, "inc-1", ["a2"], ["cart"], ART),
+                rooted(360, "inc-1", ["a2"], ["cart"], ART),
+            ],
+            [cited(240, "cart")],
+            [ca],
+        )
+    else:  # interventions: on the culprit while the fault is active
+        r = _full(
+            [opened(240, "inc-1", "a2"), rooted(240, "inc-1", ["a2"], ["cart"], ART)],
+            [cited(240, "cart", tool="set_config")],
+            [ca],
+        )
+    card = score_run(r, V3)
+    assert card.marathon_score == pytest.approx(100.0), case
+    assert (card.false_incidents, card.false_claims, card.needless_actions) == (0, 0, 0), case
