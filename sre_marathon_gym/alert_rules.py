@@ -14,7 +14,7 @@ import numpy as np
 
 from .alert_templates import compile_template, render_parts
 from .errors import AlertRuleError, PatternError, UnknownNameError
-from .metric_store import MetricStore
+from .metric_store import MetricStore, extrapolated_tail
 from .patterns import compile_label_regex
 
 if TYPE_CHECKING:
@@ -239,41 +239,9 @@ def extrapolated_grid(
     add = (b > a) & (~full | any_reset)  # the store adds the reset sums unless nothing to add
     result[add] = result[add] + sums[add]
     ft, lt = stamps[first], stamps[last]
-    out[live] = _extrapolate(store, result, fv, ft, lt, cnt, times[live][:, None], window_s, is_rate)
-    return out
-
-
-def _extrapolate(
-    store: MetricStore,
-    result: np.ndarray,
-    fv: np.ndarray,
-    ft: np.ndarray,
-    lt: np.ndarray,
-    cnt: np.ndarray,
-    t: np.ndarray,
-    window_s: float,
-    is_rate: bool,
-) -> np.ndarray:
-    """The tail of Prometheus' extrapolatedRate for counters, row per time (`t` is a column), with
-    `MetricStore._extrapolated`'s operations in its order, so the values are bit-identical."""
-    sampled = lt - ft
-    with np.errstate(divide="ignore", invalid="ignore"):
-        avg = sampled / (cnt - 1)
-        threshold = avg * 1.1
-        to_start = ft - (t - window_s)
-        to_end = t - lt
-        if not store.prometheus_v2:
-            to_start = np.where(to_start >= threshold, avg / 2, to_start)
-        to_zero = np.where((result > 0) & (fv >= 0), sampled * (fv / result), to_start)
-        to_start = np.minimum(to_start, to_zero)
-        if store.prometheus_v2:
-            to_start = np.where(to_start >= threshold, avg / 2, to_start)
-        to_end = np.where(to_end >= threshold, avg / 2, to_end)
-        factor = (sampled + to_start + to_end) / sampled
-        if is_rate:
-            factor = factor / window_s
-        out = result * factor
-    out[cnt < 2] = np.nan
+    out[live] = extrapolated_tail(
+        result, fv, ft, lt, cnt, times[live][:, None], window_s, True, is_rate, store.prometheus_v2
+    )
     return out
 
 

@@ -503,28 +503,9 @@ class MetricStore:
                 vv = v[valid]
                 reset = (row_of[1:] == row_of[:-1]) & (vv[1:] < vv[:-1])
                 result = result + np.bincount(row_of[:-1][reset], weights=vv[:-1][reset], minlength=n)
-        ft = times[first]
-        lt = times[last]
-        sampled = lt - ft
-        with np.errstate(divide="ignore", invalid="ignore"):
-            avg = sampled / (cnt - 1)
-            threshold = avg * 1.1
-            to_start = ft - (t - window_s)
-            to_end = t - lt
-            if not self.prometheus_v2:
-                to_start = np.where(to_start >= threshold, avg / 2, to_start)
-            if is_counter:
-                # counters cannot go below zero: do not extrapolate past the zero point
-                to_zero = np.where((result > 0) & (fv >= 0), sampled * (fv / result), to_start)
-                to_start = np.minimum(to_start, to_zero)
-            if self.prometheus_v2:  # 2.x clamps to the zero point first, then applies the threshold
-                to_start = np.where(to_start >= threshold, avg / 2, to_start)
-            to_end = np.where(to_end >= threshold, avg / 2, to_end)
-            factor = (sampled + to_start + to_end) / sampled
-            if is_rate:
-                factor = factor / window_s
-            out = result * factor
-        out[cnt < 2] = np.nan
+        out = extrapolated_tail(
+            result, fv, times[first], times[last], cnt, t, window_s, is_counter, is_rate, self.prometheus_v2
+        )
         return out.reshape(shape)
 
     def rate(self, ids: np.ndarray | Sequence[int], t: float, window_s: float) -> np.ndarray:
@@ -637,6 +618,45 @@ class MetricStore:
                 mask = present[row]
                 if mask.any():
                     yield self._sid_name[sid], dict(self._sid_labels[sid]), times[mask], vals[row, mask]
+
+
+def extrapolated_tail(
+    result: np.ndarray,
+    fv: np.ndarray,
+    ft: np.ndarray,
+    lt: np.ndarray,
+    cnt: np.ndarray,
+    t: float | np.ndarray,
+    window_s: float,
+    is_counter: bool,
+    is_rate: bool,
+    prometheus_v2: bool,
+) -> np.ndarray:
+    """The tail of Prometheus' extrapolatedRate: `result` (the window's increase) scaled to the
+    window from the first and last sample times `ft`, `lt`, the first value `fv` and the sample
+    count `cnt`. Elementwise, so `t` may be a column of times against rows of series (the alert
+    engine's grid): one sequence of operations, so both callers get the same bits."""
+    sampled = lt - ft
+    with np.errstate(divide="ignore", invalid="ignore"):
+        avg = sampled / (cnt - 1)
+        threshold = avg * 1.1
+        to_start = ft - (t - window_s)
+        to_end = t - lt
+        if not prometheus_v2:
+            to_start = np.where(to_start >= threshold, avg / 2, to_start)
+        if is_counter:
+            # counters cannot go below zero: do not extrapolate past the zero point
+            to_zero = np.where((result > 0) & (fv >= 0), sampled * (fv / result), to_start)
+            to_start = np.minimum(to_start, to_zero)
+        if prometheus_v2:  # 2.x clamps to the zero point first, then applies the threshold
+            to_start = np.where(to_start >= threshold, avg / 2, to_start)
+        to_end = np.where(to_end >= threshold, avg / 2, to_end)
+        factor = (sampled + to_start + to_end) / sampled
+        if is_rate:
+            factor = factor / window_s
+        out = result * factor
+    out[cnt < 2] = np.nan
+    return out
 
 
 def bucket_quantile(q: float, rates: np.ndarray, les: np.ndarray) -> np.ndarray:
