@@ -60,7 +60,7 @@ def env_cost(steps: int, wrapped: bool) -> tuple[float, dict[str, float]]:
     if wrapped:
         env = make_env(dict(ENV_CONFIG))
     else:
-        env = gym.make("SREMarathon/OnlineBoutique-v2", disable_env_checker=True, **ENV_CONFIG)
+        env = gym.make("SREMarathon/OnlineBoutique-v3", disable_env_checker=True, **ENV_CONFIG)
     base = env.unwrapped
     agent = RandomAgent()
     bucket: dict[str, float] = defaultdict(float)

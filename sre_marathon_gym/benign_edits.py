@@ -103,6 +103,15 @@ def config_diff(service: str, entry: ConfigEntry, new: str) -> str:
     )
 
 
+def drop_diff(service: str, entry: ConfigEntry) -> str:
+    """The diff that removes a config key (the catalog's shape for a dropped env entry)."""
+    if entry.source == "configmap":
+        old_lines = ["data:", f"  {entry.key}: {_quote(entry.value)}"]
+        return _unified_diff(f"kubernetes/{entry.configmap}.yaml", old_lines, ["data:"])
+    old_lines = ["        env:", f"        - name: {entry.key}", f"          value: {_quote(entry.value)}"]
+    return _unified_diff(f"kubernetes/{service}.yaml", old_lines, old_lines[:1])
+
+
 def _scaled(value: str, rng: np.random.Generator) -> str | None:
     try:
         number = float(value)

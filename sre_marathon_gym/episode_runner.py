@@ -28,7 +28,7 @@ from .envs import ENV_IDS
 from .errors import RunInterrupted
 
 ENV_BY_APP: dict[str, str] = {app: env_id for env_id, app in ENV_IDS.items()}
-"""The Marathon env id of each app (``"online_boutique": "SREMarathon/OnlineBoutique-v2"``, ...)."""
+"""The Marathon env id of each app (``"online_boutique": "SREMarathon/OnlineBoutique-v3"``, ...)."""
 
 
 def make_marathon_env(app: str, mode: str, catalog: Catalog | str | None, **schedule: Any) -> gym.Env:

@@ -85,7 +85,7 @@ if TYPE_CHECKING:
     from .catalog import Catalog, Fault
     from .catalog.apps import App
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the change stream (`changes`, `change_failure_rate`) and benign planes
 FAULTS_PER_HOUR = 60.0  # SRE-Marathon §4: "around sixty faults" in 60 minutes at intensity 1
 COUNT_JITTER = 0.05  # +-5 % seeded jitter of the fault count
 RAMP = 1.25  # arrival rate at the end of the injection window is (1 + RAMP) x the rate at its start
@@ -93,7 +93,7 @@ DURATION_RANGE = (240, 720)  # SRE-Marathon §2: faults remain active for four t
 DURATION_SHAPE = (1.2, 2.2)  # Kumaraswamy (a, b) of the duration draw over DURATION_RANGE
 BENIGN_PER_HOUR = (8, 15)  # range the benign-change rate is drawn from
 
-EventKind = Literal["inject", "revert", "benign"]
+EventKind = Literal["inject", "revert", "benign", "benign_end"]
 
 # mechanism -> slots of the target deployment it takes over (see the module docstring)
 _ROLLOUT = "rollout"
@@ -160,19 +160,21 @@ class ScheduledFault:
 
 @dataclass(frozen=True)
 class BenignChange:
-    """A harmless change shipped through the same pipeline as faulty ones (a distractor)."""
+    """A harmless change on a plane the agent reads, shipped like a faulty one (`change_stream`)."""
 
     time_s: int
     service: str
     artifact: (
         str  # the app's artifact id as listed in the catalog (config key or source file @ from_revision)
     )
-    kind: Literal["config", "code"]
-    message: str
+    kind: str  # code | config (pipeline); image | cpu_limit_m | mem_limit_mi | replicas; netpol; cordon
+    message: str  # pipeline changes only (direct changes leave no commit)
     diff: str
     from_revision: str
     to_revision: str
-    new_value: str | None = None  # config changes only
+    new_value: str | None = None  # config value, image, limit, replicas, denied service or node
+    plane: str = "pipeline"  # pipeline | manifest | netpol | node (`change_stream.PLANES`)
+    until_s: int | None = None  # node maintenance: when the node is uncordoned
 
     @property
     def new_artifact(self) -> str:
@@ -184,7 +186,7 @@ class BenignChange:
 
 @dataclass(frozen=True)
 class ScheduleEvent:
-    """One point on the timeline: a fault injected or reverted, or a benign change deployed."""
+    """One point on the timeline: a fault injected or reverted, a benign change made or ended."""
 
     time_s: int
     kind: EventKind
@@ -382,6 +384,8 @@ class FaultSchedule:
     faults: tuple[ScheduledFault, ...]
     benign: tuple[BenignChange, ...] = ()
     intensity: float = 1.0
+    changes: str = "curated"  # which benign stream (`change_stream.CHANGE_STREAMS`)
+    change_failure_rate: float | None = None  # production stream only
     _events: tuple[ScheduleEvent, ...] = field(default=(), init=False, repr=False, compare=False)
 
     @property
@@ -401,12 +405,27 @@ class FaultSchedule:
         observation_minutes: float = 30,
         intensity: float = 1.0,
         rng: np.random.Generator | None = None,
+        changes: str = "production",
+        change_failure_rate: float | None = None,
     ) -> FaultSchedule:
         """Draw the schedule of `app` for `seed` (or from `rng`, recording `seed` for provenance).
 
         `intensity` scales the fault count (1.0 -> ~60 per hour of injections, 0.25 -> ~15), for
-        curricula; arrival shape and duration draw stay the same.
+        curricula; arrival shape and duration draw stay the same. `changes` picks the benign
+        stream: "production" (twins on every plane at `change_failure_rate`, default
+        `change_stream.CHANGE_FAILURE_RATE`) or "curated" (the template commits of env ids up to
+        -v2, kept so earlier results reproduce).
         """
+        from .change_stream import CHANGE_FAILURE_RATE, CHANGE_STREAMS, plan_production_changes
+
+        if changes not in CHANGE_STREAMS:
+            raise UnknownNameError("change stream", changes, CHANGE_STREAMS)
+        if changes == "curated" and change_failure_rate is not None:
+            raise ConfigurationError("change_failure_rate applies to the production change stream only")
+        if change_failure_rate is None and changes == "production":
+            change_failure_rate = CHANGE_FAILURE_RATE
+        if change_failure_rate is not None and not 0.0 < change_failure_rate <= 1.0:
+            raise ConfigurationError(f"change_failure_rate must be in (0, 1], got {change_failure_rate!r}")
         if catalog is None:
             from .catalog import load_catalog
 
@@ -464,7 +483,12 @@ class FaultSchedule:
                 )
             )
         chosen = [pool[i] for i in np.flatnonzero(~unused)]
-        benign = _plan_benign(catalog.app(app), chosen, placed, run_s, benign_rng)
+        if changes == "production":
+            benign = plan_production_changes(
+                catalog.app(app), pool, chosen, placed, injection_s, float(change_failure_rate), benign_rng
+            )
+        else:
+            benign = _plan_benign(catalog.app(app), chosen, placed, run_s, benign_rng)
         return cls(
             app=app,
             seed=int(seed),
@@ -473,6 +497,8 @@ class FaultSchedule:
             faults=tuple(placed),
             benign=tuple(benign),
             intensity=float(intensity),
+            changes=changes,
+            change_failure_rate=change_failure_rate,
         )
 
     # ---- accessors for the simulator ------------------------------------------------------------
@@ -496,13 +522,19 @@ class FaultSchedule:
         """Every inject, revert and benign event, by time; at one instant reverts come first
         (freeing their keys), then injections, then benign changes."""
         if not self._events:
-            rank = {"revert": 0, "inject": 1, "benign": 2}
+            rank = {"revert": 0, "benign_end": 0, "inject": 1, "benign": 2}
             evs = [ScheduleEvent(f.start_s, "inject", f) for f in self.faults]
             evs += [ScheduleEvent(f.planned_end_s, "revert", f) for f in self.faults]
             evs += [ScheduleEvent(b.time_s, "benign", b) for b in self.benign]
+            evs += [
+                ScheduleEvent(min(b.until_s, self.run_s), "benign_end", b)
+                for b in self.benign
+                if b.until_s is not None
+            ]
 
             def order(e: ScheduleEvent) -> tuple[int, int, str]:
-                name = e.item.fault_id if isinstance(e.item, ScheduledFault) else e.item.to_revision
+                item = e.item
+                name = item.fault_id if isinstance(item, ScheduledFault) else item.to_revision or item.artifact
                 return e.time_s, rank[e.kind], name
 
             object.__setattr__(self, "_events", tuple(sorted(evs, key=order)))
@@ -550,8 +582,18 @@ class FaultSchedule:
             ),
             "categories": dict(sorted(Counter(f.category for f in self.faults).items())),
             "benign": len(self.benign),
+            "benign_planes": dict(sorted(Counter(b.plane for b in self.benign).items())),
+            "change_failure_rate": self.measured_change_failure_rate(),
             "clipped": sum(f.clipped for f in self.faults),
         }
+
+    def measured_change_failure_rate(self) -> float | None:
+        """Faulty changes / all changes on the agent-visible planes (None when nothing changed)."""
+        from .change_stream import change_plane
+
+        faulty = sum(change_plane(f.mechanism) is not None for f in self.faults)
+        total = faulty + len(self.benign)
+        return faulty / total if total else None
 
     # ---- serialization --------------------------------------------------------------------------
 
@@ -564,6 +606,8 @@ class FaultSchedule:
             "injection_s": self.injection_s,
             "observation_s": self.observation_s,
             "intensity": self.intensity,
+            "changes": self.changes,
+            "change_failure_rate": self.change_failure_rate,
             "faults": [asdict(f) for f in self.faults],
             "benign": [asdict(b) for b in self.benign],
         }
@@ -571,7 +615,7 @@ class FaultSchedule:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> FaultSchedule:
         version = data.get("schema_version")
-        if version != SCHEMA_VERSION:
+        if version not in (1, SCHEMA_VERSION):  # 1: before the change stream (curated)
             raise ConfigurationError(f"fault schedule schema_version {version!r} is not {SCHEMA_VERSION}")
         return cls(
             app=str(data["app"]),
@@ -581,6 +625,8 @@ class FaultSchedule:
             intensity=float(data.get("intensity", 1.0)),
             faults=tuple(ScheduledFault(**f) for f in data["faults"]),
             benign=tuple(BenignChange(**b) for b in data["benign"]),
+            changes=str(data.get("changes", "curated")),
+            change_failure_rate=data.get("change_failure_rate"),
         )
 
 

@@ -48,7 +48,7 @@ def _no_env_key(monkeypatch):
 
 def _short_run(seed: int = 1, action_seed: int = 7):
     """A 10-minute Online Boutique run driven by a seeded random agent."""
-    env = gym.make("SREMarathon/OnlineBoutique-v2", injection_minutes=6, observation_minutes=4, intensity=0.5)
+    env = gym.make("SREMarathon/OnlineBoutique-v3", injection_minutes=6, observation_minutes=4, intensity=0.5)
     env.reset(seed=seed)
     env.action_space.seed(action_seed)
     done = False
@@ -534,7 +534,7 @@ def test_save_incomplete_marks_the_bundle(tmp_path):
     from sre_marathon_gym.agents import NoopAgent
     from sre_marathon_gym.evaluation import save_incomplete
 
-    env = gym.make("SREMarathon/OnlineBoutique-v2", injection_minutes=6, observation_minutes=4)
+    env = gym.make("SREMarathon/OnlineBoutique-v3", injection_minutes=6, observation_minutes=4)
     env.reset(seed=1)
     for _ in range(2):
         env.step(None)

@@ -50,7 +50,7 @@ def no_hang():
 
 @pytest.fixture(scope="module")
 def env():
-    e = gym.make("SREMarathon/OnlineBoutique-v2", injection_minutes=4, observation_minutes=2)
+    e = gym.make("SREMarathon/OnlineBoutique-v3", injection_minutes=4, observation_minutes=2)
     e.reset(seed=3)
     e.step(None)
     yield e.unwrapped

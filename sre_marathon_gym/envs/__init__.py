@@ -5,15 +5,16 @@ from __future__ import annotations
 from gymnasium.envs.registration import register, registry
 
 ENV_IDS = {
-    "SREMarathon/OnlineBoutique-v2": "online_boutique",
-    "SREMarathon/AstronomyShop-v2": "astronomy_shop",
-    "SREMarathon/TrainTicket-v2": "train_ticket",
+    "SREMarathon/OnlineBoutique-v3": "online_boutique",
+    "SREMarathon/AstronomyShop-v3": "astronomy_shop",
+    "SREMarathon/TrainTicket-v3": "train_ticket",
 }
-# v2 pays rules v3 (the catalog's default). Kept registered so earlier results can be reproduced: v0
-# paid rules v1 (the paper read literally, which guessing wins), v1 paid rules v2.
-LEGACY_RULES = {"-v0": 1, "-v1": 2}
+# v3 pays rules v3 (the catalog's default) on the production change stream. Kept registered so
+# earlier results can be reproduced, all on the curated change stream: v0 paid rules v1 (the paper
+# read literally, which guessing wins), v1 rules v2, v2 rules v3.
+LEGACY_RULES = {"-v0": 1, "-v1": 2, "-v2": 3}
 LEGACY_ENV_IDS = {
-    env_id.replace("-v2", suffix): app for suffix in LEGACY_RULES for env_id, app in ENV_IDS.items()
+    env_id.replace("-v3", suffix): app for suffix in LEGACY_RULES for env_id, app in ENV_IDS.items()
 }
 
 
@@ -31,7 +32,7 @@ def register_envs() -> None:
             register(
                 id=env_id,
                 entry_point="sre_marathon_gym.envs.marathon:MarathonEnv",
-                kwargs={"app": app, "rules": LEGACY_RULES[env_id[-3:]]},
+                kwargs={"app": app, "rules": LEGACY_RULES[env_id[-3:]], "changes": "curated"},
                 disable_env_checker=False,
             )
 

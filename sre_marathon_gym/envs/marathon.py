@@ -76,7 +76,14 @@ class MarathonEnv(MarathonCore):
     `prometheus_origin_s` (its timestamp of simulated t=0), `rules` (the Marathon-Score rule set the
     reward follows; default: the catalog's, rules v2).
 
+    `changes` ("production" | "curated") picks the benign change stream and
+    `change_failure_rate` (train only) its mix (`sre_marathon_gym.change_stream`).
+
     ## Version History
+    - v3: the production change stream: harmless twins of the faulty changes on every plane the
+      agent reads, at the change failure rate of DORA 2019 (15%); v2 keeps the curated commits.
+    - v2: rewards follow Marathon-Score rules v3 (no score before the end, claims judged when made,
+      no late matches, specific evidence, interventions only on the culprit).
     - v1: rewards follow Marathon-Score rules v2 (one-to-one incident matching, penalties for false
       incidents, false claims and needless interventions); an agent's artifact fix no longer counts
       for a change still in the pipeline.
@@ -98,6 +105,8 @@ class MarathonEnv(MarathonCore):
         prometheus_url: str | None = None,
         prometheus_origin_s: int | None = None,
         rules: int | None = None,
+        changes: str = "production",
+        change_failure_rate: float | None = None,
     ):
         self.catalog = catalog if isinstance(catalog, Catalog) else load_catalog(catalog)
         self.app = self.catalog.app(app)
@@ -114,6 +123,17 @@ class MarathonEnv(MarathonCore):
                 "intensity, duration or cadence"
             )
         intensity = real("intensity", intensity, 0.0, 4.0, lo_open=True)
+        from ..change_stream import CHANGE_STREAMS
+
+        if changes not in CHANGE_STREAMS:
+            raise ConfigurationError(f"changes must be one of {list(CHANGE_STREAMS)}, got {changes!r}")
+        if change_failure_rate is not None:
+            if mode == "eval" or changes != "production":
+                raise ConfigurationError(
+                    "change_failure_rate applies to changes='production' in mode='train' (eval fixes it)"
+                )
+            change_failure_rate = real("change_failure_rate", change_failure_rate, 0.0, 1.0, lo_open=True)
+        self.changes, self.change_failure_rate = changes, change_failure_rate
         if rules is not None:
             rules = whole("rules", rules, 0, 2**31)  # the type here; which versions exist: with_rules
         try:
@@ -164,6 +184,8 @@ class MarathonEnv(MarathonCore):
             prometheus_url=prometheus_url,
             prometheus_origin_s=prometheus_origin_s,
             rules=rules,
+            changes=changes,
+            change_failure_rate=change_failure_rate,
         )
         self.metrics_source = None
         if prometheus_url is not None:
@@ -204,6 +226,8 @@ class MarathonEnv(MarathonCore):
             injection_minutes=self.injection_s // 60,
             observation_minutes=self.observation_s // 60,
             intensity=self.intensity,
+            changes=self.changes,
+            change_failure_rate=self.change_failure_rate,
         )
         self.run = SimulatedRun(self.catalog, self.app.app, seed, self.schedule)
         self.backend = self.run.backend
@@ -276,7 +300,17 @@ class MarathonEnv(MarathonCore):
             "max_alerts": self.max_alerts,
             "max_incidents": self.max_incidents,
             "rules": self.scoring.rules_version,
+            "changes": self.changes,
+            "change_failure_rate": self.schedule_change_failure_rate(),
         }
+
+    def schedule_change_failure_rate(self) -> float | None:
+        """The change failure rate the schedule is drawn at (None for the curated stream)."""
+        if self.changes != "production":
+            return None
+        from ..change_stream import CHANGE_FAILURE_RATE
+
+        return CHANGE_FAILURE_RATE if self.change_failure_rate is None else self.change_failure_rate
 
     def _acted_since_last_step(self) -> bool:
         n = len(self.runner.actions)

@@ -8,6 +8,7 @@ random number from Generators derived from its seed.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 
@@ -144,6 +145,8 @@ class Simulator:
                 self.revert(ev.item.fault_id)
             elif ev.kind == "benign":
                 self.apply_benign(ev.item)
+            elif ev.kind == "benign_end":
+                self.end_benign(ev.item)
 
     def _tick(self) -> None:
         cl = self.cluster
@@ -279,13 +282,39 @@ class Simulator:
             self.cluster.dirty = True
 
     def apply_benign(self, change) -> None:
+        """A harmless change (`change_stream`): through the pipeline, or made directly the way the
+        faults of its plane are (a manifest change keeps the previous change-cause)."""
         from ..catalog.artifacts import parse_artifact
+        from .cluster import NetworkPolicy
 
+        cl = self.cluster
+        if change.plane == "manifest":
+            spec = cl.deployments[change.service].spec
+            if change.kind == "replicas":
+                cl.scale(change.service, {z: int(change.new_value) for z, _ in spec.replicas})
+            else:
+                value = change.new_value if change.kind == "image" else int(change.new_value)
+                cl.new_revision(change.service, replace(spec, **{change.kind: value}))
+            return
+        if change.plane == "netpol":
+            name = change.artifact.removeprefix("networkpolicy/")
+            cl.network_policies[name] = NetworkPolicy(name, change.service, change.new_value)
+            cl.dirty = True
+            return
+        if change.plane == "node":
+            cl.cordon(change.new_value)
+            return
         ref = parse_artifact(change.artifact)
         if ref.kind == "source" and ref.service:
             self.ship_code(ref.service, ref.key, change.to_revision, change.message, change.diff, author="ci")
-        elif ref.kind == "env" and ref.service:
+        elif ref.kind in ("env", "configmap") and ref.service:
             self.ship_config(ref.service, ref.key, change.new_value, change.message, change.diff, author="ci")
+
+    def end_benign(self, change) -> None:
+        """The end of node maintenance: uncordon, unless a fault or the agent changed the node since."""
+        node = self.cluster.nodes.get(change.new_value)
+        if change.plane == "node" and node is not None and node.unschedulable:
+            self.cluster.cordon(change.new_value, False)
 
     # ------------------------------------------------------------ changes through the pipeline
     def ship_code(self, service: str, path: str, revision: str, message: str, diff: str, author: str):

@@ -9,7 +9,7 @@
 
 Typical RL stack (outermost last)::
 
-    env = gym.make("SREMarathon/OnlineBoutique-v2", intensity=0.5, injection_minutes=10)
+    env = gym.make("SREMarathon/OnlineBoutique-v3", intensity=0.5, injection_minutes=10)
     env = ShapeMarathonReward(env)
     env = FlattenActions(env)                       # obs gains "action_mask"
     env = FlattenMarathonObservation(env)           # {"observations": Box, "action_mask": Box}

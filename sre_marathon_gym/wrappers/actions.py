@@ -50,7 +50,7 @@ class FlattenActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     Example:
         >>> import gymnasium as gym, sre_marathon_gym
-        >>> env = FlattenActions(gym.make("SREMarathon/OnlineBoutique-v2", action_slots=2,
+        >>> env = FlattenActions(gym.make("SREMarathon/OnlineBoutique-v3", action_slots=2,
         ...                               injection_minutes=4, observation_minutes=2))
         >>> env.action_space.shape
         (10,)
@@ -116,7 +116,7 @@ class EncodeActionSlots(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     Example:
         >>> import gymnasium as gym, sre_marathon_gym
-        >>> env = EncodeActionSlots(gym.make("SREMarathon/OnlineBoutique-v2", injection_minutes=4,
+        >>> env = EncodeActionSlots(gym.make("SREMarathon/OnlineBoutique-v3", injection_minutes=4,
         ...                                  observation_minutes=2))
         >>> isinstance(env.action_space, gym.spaces.Discrete), env.describe(0)
         (True, 'noop')

@@ -32,7 +32,7 @@ class ScheduleCurriculum(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     Example:
         >>> import gymnasium as gym, sre_marathon_gym
-        >>> env = ScheduleCurriculum(gym.make("SREMarathon/OnlineBoutique-v2"), ramp_episodes=4,
+        >>> env = ScheduleCurriculum(gym.make("SREMarathon/OnlineBoutique-v3"), ramp_episodes=4,
         ...                          intensity=(0.5, 1.0), injection_minutes=(4, 8), observation_minutes=2)
         >>> [env.stage(e) for e in (0, 2, 4, 9)]
         [(0.5, 4), (0.75, 6), (1.0, 8), (1.0, 8)]

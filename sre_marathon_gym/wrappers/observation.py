@@ -38,7 +38,7 @@ class FlattenMarathonObservation(gym.ObservationWrapper, gym.utils.RecordConstru
     Example:
         >>> import gymnasium as gym, sre_marathon_gym
         >>> from sre_marathon_gym.wrappers import FlattenActions
-        >>> env = gym.make("SREMarathon/OnlineBoutique-v2", injection_minutes=4, observation_minutes=2)
+        >>> env = gym.make("SREMarathon/OnlineBoutique-v3", injection_minutes=4, observation_minutes=2)
         >>> flat = FlattenMarathonObservation(env)
         >>> obs, _ = flat.reset(seed=0)
         >>> obs.dtype, obs.ndim, flat.observation_space.contains(obs)

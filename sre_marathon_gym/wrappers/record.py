@@ -21,7 +21,7 @@ class RecordBundle(gym.Wrapper, gym.utils.RecordConstructorArgs):
     Example:
         >>> import tempfile, gymnasium as gym, numpy as np, sre_marathon_gym
         >>> d = tempfile.mkdtemp()
-        >>> env = RecordBundle(gym.make("SREMarathon/OnlineBoutique-v2", injection_minutes=2,
+        >>> env = RecordBundle(gym.make("SREMarathon/OnlineBoutique-v3", injection_minutes=2,
         ...                             observation_minutes=2), d)
         >>> _ = env.reset(seed=5)
         >>> done = False

@@ -37,7 +37,7 @@ class ShapeMarathonReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     Example:
         >>> import gymnasium as gym, sre_marathon_gym
-        >>> env = ShapeMarathonReward(gym.make("SREMarathon/OnlineBoutique-v2", injection_minutes=4,
+        >>> env = ShapeMarathonReward(gym.make("SREMarathon/OnlineBoutique-v3", injection_minutes=4,
         ...                                    observation_minutes=2), degradation_weight=1.0)
         >>> _ = env.reset(seed=7)
         >>> _, r, *_ , info = env.step(env.action_space.sample() * 0)   # all slots noop

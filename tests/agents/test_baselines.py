@@ -17,9 +17,9 @@ from sre_marathon_gym.scoring import fault_scores, score_run
 
 KW = dict(injection_minutes=10, observation_minutes=5, intensity=0.6)
 ENV_IDS = {
-    "online_boutique": "SREMarathon/OnlineBoutique-v2",
-    "astronomy_shop": "SREMarathon/AstronomyShop-v2",
-    "train_ticket": "SREMarathon/TrainTicket-v2",
+    "online_boutique": "SREMarathon/OnlineBoutique-v3",
+    "astronomy_shop": "SREMarathon/AstronomyShop-v3",
+    "train_ticket": "SREMarathon/TrainTicket-v3",
 }
 SEEDS = (3, 11)
 

@@ -166,7 +166,7 @@ class ScriptedServer:
 
 def run(agent: Any, tmp_path: Path) -> tuple[Any, Any, Any]:
     """A short real episode; the bundle written with the agent's extra; the loaded bundle back."""
-    env = gym.make("SREMarathon/OnlineBoutique-v2", **KW)
+    env = gym.make("SREMarathon/OnlineBoutique-v3", **KW)
     record = run_episode(env, agent, seed=SEED)
     path = write_bundle(
         tmp_path / f"{agent.name}.bundle",
@@ -293,7 +293,7 @@ def test_react_stops_at_the_step_and_token_caps(tmp_path):
     cheap = completion(tools=[("get_topology", {})], prompt=10, out=1)
     with ScriptedServer([looping] * 3 + [cheap] * 10) as server:
         agent = ReActAgent(model="stub-model", base_url=server.url, **FAST)
-        env = gym.make("SREMarathon/OnlineBoutique-v2", **KW)
+        env = gym.make("SREMarathon/OnlineBoutique-v3", **KW)
         run_episode(env, agent, seed=SEED)
     # invocation 0: 3 turns spend 120k tokens; the 4th prompt would be the 3rd one (40k) plus the
     # topology result: 120k + 40k > 150k, so it is never sent (no overshoot); invocation 1: 10 cheap
@@ -306,7 +306,7 @@ def test_react_stops_at_the_step_and_token_caps(tmp_path):
     # the first prompt is estimated too: a cap below it means no call at all
     with ScriptedServer([]) as server:
         agent = ReActAgent(model="stub-model", base_url=server.url, max_tokens=500, **FAST)
-        run_episode(gym.make("SREMarathon/OnlineBoutique-v2", **KW), agent, seed=SEED)
+        run_episode(gym.make("SREMarathon/OnlineBoutique-v3", **KW), agent, seed=SEED)
     assert server.requests == [] and agent.stops == ["max_tokens"] * 7
 
 
@@ -836,7 +836,7 @@ def test_run_one_closes_the_agent_client_and_the_env_however_the_run_ends(tmp_pa
     # and when the run completes: close() releases the client that reset() opened
     agent = ReActAgent(model="stub-model", base_url="http://127.0.0.1:9/v1")
     agent.close()  # nothing opened yet: a no-op
-    env = gym.make("SREMarathon/OnlineBoutique-v2", **KW)
+    env = gym.make("SREMarathon/OnlineBoutique-v3", **KW)
     env.reset(seed=SEED)
     agent.reset(env, SEED)
     client = agent.client
@@ -863,7 +863,7 @@ def test_rag_checks_the_budget_before_each_planned_call_and_records_the_rest_as_
     clock = FakeClock()
     with ScriptedServer([completion(json.dumps(plan))]) as server:
         agent = RAGAgent(model="stub-model", base_url=server.url, clock=clock, **FAST)
-        env = gym.make("SREMarathon/OnlineBoutique-v2", **KW)
+        env = gym.make("SREMarathon/OnlineBoutique-v3", **KW)
         u = env.unwrapped
         real_call = u.call_tool
 

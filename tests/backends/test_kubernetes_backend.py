@@ -447,7 +447,7 @@ def test_both_envs_restore_the_same_baseline_values(ob, catalog):
     app = catalog.app("online_boutique")
     env = LiveMarathonEnv(ob.backend, catalog, schedule=None, run_s=300)
     env.reset()
-    sim_env = gym.make("SREMarathon/OnlineBoutique-v2").unwrapped
+    sim_env = gym.make("SREMarathon/OnlineBoutique-v3").unwrapped
     assert env._view()["baseline_values"] == sim_env.baseline_values == baseline_values(app)
     assert baseline_values(app)["deployment/emailservice:resources.limits.cpu"].endswith("m")
     env.close()

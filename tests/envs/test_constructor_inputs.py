@@ -20,7 +20,7 @@ from sre_marathon_gym.wrappers import (
     ShapeMarathonReward,
 )
 
-ENV = "SREMarathon/OnlineBoutique-v2"
+ENV = "SREMarathon/OnlineBoutique-v3"
 SHORT = dict(injection_minutes=6, observation_minutes=2)
 
 

@@ -27,7 +27,7 @@ import sre_marathon_gym  # noqa: F401  (registers the env ids)
 from sre_marathon_gym.bundle import verify_bundle, write_bundle
 from sre_marathon_gym.tools.models import TOOL_NAMES, ToolResult, json_schemas
 
-ENV_IDS = ("SREMarathon/OnlineBoutique-v2", "SREMarathon/AstronomyShop-v2", "SREMarathon/TrainTicket-v2")
+ENV_IDS = ("SREMarathon/OnlineBoutique-v3", "SREMarathon/AstronomyShop-v3", "SREMarathon/TrainTicket-v3")
 PROPS = {
     name: [p for p in schema.get("properties", {}) if p != "tool"] for name, schema in json_schemas().items()
 }

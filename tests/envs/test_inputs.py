@@ -24,7 +24,7 @@ LONG = dict(injection_minutes=20, observation_minutes=2)
 
 @pytest.fixture
 def env():
-    e = gym.make("SREMarathon/OnlineBoutique-v2", **LONG)
+    e = gym.make("SREMarathon/OnlineBoutique-v3", **LONG)
     e.reset(seed=3)
     return e
 
@@ -45,7 +45,7 @@ def serializes(env) -> bool:
     ],
 )
 def test_reset_refuses_bad_seeds_and_options(kwargs, match):
-    env = gym.make("SREMarathon/OnlineBoutique-v2", **LONG)
+    env = gym.make("SREMarathon/OnlineBoutique-v3", **LONG)
     with pytest.raises(ConfigurationError, match=match):
         env.reset(**kwargs)
     env.reset(seed=2**63 - 1)  # the largest accepted seed works
@@ -79,7 +79,7 @@ def test_bad_actions_are_refused_as_results_not_silently_cast(env, action):
 
 
 def test_tool_calls_and_steps_after_the_end_are_refused_and_not_recorded():
-    env = gym.make("SREMarathon/OnlineBoutique-v2", injection_minutes=4, observation_minutes=2)
+    env = gym.make("SREMarathon/OnlineBoutique-v3", injection_minutes=4, observation_minutes=2)
     env.reset(seed=1)
     done = False
     while not done:
@@ -166,7 +166,7 @@ def test_catalog_files_that_are_not_utf8_or_too_deep_name_the_file(tmp_path, cat
 def test_a_step_that_raised_leaves_a_picklable_env():
     """A step refused with an exception (after the end) is not journaled: the env still pickles and
     replays to the same record (it used to raise ValueError on unpickling)."""
-    env = gym.make("SREMarathon/OnlineBoutique-v2", injection_minutes=4, observation_minutes=2)
+    env = gym.make("SREMarathon/OnlineBoutique-v3", injection_minutes=4, observation_minutes=2)
     env.reset(seed=9)
     u = env.unwrapped
     u.call_tool({"tool": "get_alerts"})

@@ -27,7 +27,7 @@ def test_bad_image_tag_correlated_localized_and_repaired_by_hand():
     cat = load_catalog()
     seed, scheduled = seed_with_early_bad_image(cat, "online_boutique")
     fault = cat.fault(scheduled.fault_id)
-    env = gym.make("SREMarathon/OnlineBoutique-v2", **KW).unwrapped
+    env = gym.make("SREMarathon/OnlineBoutique-v3", **KW).unwrapped
     env.reset(seed=seed)
     svc = fault.target
     # wait until an alert points at the stuck rollout, reading only what an agent can read

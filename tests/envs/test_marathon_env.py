@@ -39,8 +39,8 @@ def rollout(env_id: str, seed: int, steps: int = 5):
 
 
 def test_same_seed_and_actions_give_identical_trajectories():
-    a, ra, _ = rollout("SREMarathon/OnlineBoutique-v2", 3)
-    b, rb, _ = rollout("SREMarathon/OnlineBoutique-v2", 3)
+    a, ra, _ = rollout("SREMarathon/OnlineBoutique-v3", 3)
+    b, rb, _ = rollout("SREMarathon/OnlineBoutique-v3", 3)
     assert ra == rb
     for x, y in zip(a, b):
         for k in x:
@@ -58,7 +58,7 @@ def run_noop(env) -> tuple[int, float, dict]:
 
 
 def test_episode_ends_after_injection_plus_observation():
-    env = gym.make("SREMarathon/TrainTicket-v2", **SHORT)
+    env = gym.make("SREMarathon/TrainTicket-v3", **SHORT)
     env.reset(seed=1)
     steps, _, info = run_noop(env)
     assert info["time_s"] == 600 and steps == 600 // 120 - 1  # invoked at 120, 240, 360 and 480 s
@@ -67,7 +67,7 @@ def test_episode_ends_after_injection_plus_observation():
 
 
 def test_env_pickles_mid_episode_and_continues_identically():
-    _, _, env = rollout("SREMarathon/AstronomyShop-v2", 5, steps=2)
+    _, _, env = rollout("SREMarathon/AstronomyShop-v3", 5, steps=2)
     clone = pickle.loads(pickle.dumps(env))
     act = np.zeros(env.action_space.shape, dtype=np.int64)
     o1 = env.step(act)[0]
@@ -77,17 +77,17 @@ def test_env_pickles_mid_episode_and_continues_identically():
 
 
 def test_eval_mode_fixes_the_protocol():
-    env = gym.make("SREMarathon/OnlineBoutique-v2", mode="eval")
+    env = gym.make("SREMarathon/OnlineBoutique-v3", mode="eval")
     with pytest.raises(ConfigurationError, match="leaderboard seed"):
         env.reset(seed=12345)
     with pytest.raises(ConfigurationError, match="fixes the leaderboard protocol"):
-        gym.make("SREMarathon/OnlineBoutique-v2", mode="eval", interval_s=60)
+        gym.make("SREMarathon/OnlineBoutique-v3", mode="eval", interval_s=60)
     with pytest.raises(ConfigurationError, match="mode must be"):
-        gym.make("SREMarathon/OnlineBoutique-v2", mode="race")
+        gym.make("SREMarathon/OnlineBoutique-v3", mode="race")
 
 
 def test_reward_sums_to_score_and_noop_scores_zero():
-    env = gym.make("SREMarathon/OnlineBoutique-v2", **SHORT)
+    env = gym.make("SREMarathon/OnlineBoutique-v3", **SHORT)
     env.reset(seed=2)
     _, total, info = run_noop(env)
     assert total == 0.0 and env.unwrapped.reward_fn.value == 0.0
@@ -107,7 +107,7 @@ def test_rewards_sum_to_the_unclipped_score_for_every_baseline(agent):
     from sre_marathon_gym.agents import make_agent
     from sre_marathon_gym.scoring import score_run
 
-    env = gym.make("SREMarathon/AstronomyShop-v2", injection_minutes=20, observation_minutes=10)
+    env = gym.make("SREMarathon/AstronomyShop-v3", injection_minutes=20, observation_minutes=10)
     obs, info = env.reset(seed=6)
     pilot = make_agent(agent)
     pilot.reset(env, 6)
@@ -125,11 +125,16 @@ def test_rewards_sum_to_the_unclipped_score_for_every_baseline(agent):
 
 
 def test_older_ids_keep_their_rules_for_reproducing_old_results():
-    """`-v0` pays rules v1 (the paper read literally), `-v1` rules v2; `-v2` rules v3 (the default)."""
+    """`-v0` pays rules v1 (the paper read literally), `-v1` rules v2, `-v2` rules v3, all on the
+    curated change stream; `-v3` (the default) rules v3 on the production change stream."""
     from sre_marathon_gym.errors import ConfigurationError
 
-    for suffix, rules in (("-v0", 1), ("-v1", 2), ("-v2", 3)):
+    for suffix, rules, changes in (("-v0", 1, "curated"), ("-v1", 2, "curated"), ("-v2", 3, "curated"), ("-v3", 3, "production")):
         env = gym.make("SREMarathon/OnlineBoutique" + suffix, **SHORT).unwrapped
         assert env.scoring.rules_version == rules and env.config()["rules"] == rules
+        env.reset(seed=3)
+        assert env.schedule.changes == changes
+        planes = {b.plane for b in env.schedule.benign}
+        assert planes == {"pipeline"} if changes == "curated" else len(planes) >= 3
     with pytest.raises(ConfigurationError, match="unknown rules version"):
-        gym.make("SREMarathon/OnlineBoutique-v2", rules=9)
+        gym.make("SREMarathon/OnlineBoutique-v3", rules=9)

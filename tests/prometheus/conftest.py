@@ -12,6 +12,6 @@ def short_run(catalog):
     from sre_marathon_gym.agents import make_agent
     from sre_marathon_gym.agents.base import run_episode
 
-    env = gym.make("SREMarathon/OnlineBoutique-v2", catalog=catalog, **SHORT)
+    env = gym.make("SREMarathon/OnlineBoutique-v3", catalog=catalog, **SHORT)
     run_episode(env, make_agent("noop"), seed=SEED)
     return env, env.unwrapped.sim.store

@@ -108,7 +108,7 @@ def test_env_reads_metrics_and_promql_from_prometheus(catalog, short_run, prom):
     import gymnasium as gym
 
     server, _ = prom
-    env = gym.make("SREMarathon/OnlineBoutique-v2", catalog=catalog, prometheus_url=server.url, **SHORT)
+    env = gym.make("SREMarathon/OnlineBoutique-v3", catalog=catalog, prometheus_url=server.url, **SHORT)
     env.reset(seed=SEED)
     for _ in range(4):
         env.step(None)
@@ -120,7 +120,7 @@ def test_env_reads_metrics_and_promql_from_prometheus(catalog, short_run, prom):
         "end_s": env.unwrapped.sim.now,
     }
     from_prom = env.unwrapped.call_tool(call)
-    local = gym.make("SREMarathon/OnlineBoutique-v2", catalog=catalog, **SHORT)
+    local = gym.make("SREMarathon/OnlineBoutique-v3", catalog=catalog, **SHORT)
     local.reset(seed=SEED)
     for _ in range(4):
         local.step(None)
@@ -145,7 +145,7 @@ def test_env_reads_metrics_and_promql_from_prometheus(catalog, short_run, prom):
         not broken.ok and broken.error.code == "invalid_arguments" and "parse error" in broken.error.message
     )
     down = gym.make(
-        "SREMarathon/OnlineBoutique-v2",
+        "SREMarathon/OnlineBoutique-v3",
         catalog=catalog,
         **SHORT,
         prometheus_url=f"http://127.0.0.1:{free_port()}",

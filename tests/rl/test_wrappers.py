@@ -22,7 +22,7 @@ SHORT = {"intensity": 1.0, "injection_minutes": 8, "observation_minutes": 2}
 
 
 def make(**kw):
-    return gym.make("SREMarathon/OnlineBoutique-v2", **{**SHORT, **kw})
+    return gym.make("SREMarathon/OnlineBoutique-v3", **{**SHORT, **kw})
 
 
 def run_random(env, seed: int) -> float:
@@ -181,7 +181,7 @@ def test_curriculum_ramps_schedule_per_episode() -> None:
         stages.append((info["curriculum"]["intensity"], env.unwrapped.run_s))
     assert stages == [(0.5, 240), (0.75, 300), (1.0, 360)]
     with pytest.raises(ValueError):
-        ScheduleCurriculum(gym.make("SREMarathon/OnlineBoutique-v2", mode="eval"))
+        ScheduleCurriculum(gym.make("SREMarathon/OnlineBoutique-v3", mode="eval"))
 
 
 def test_record_bundle_writes_a_verifiable_bundle(tmp_path) -> None:
@@ -198,7 +198,7 @@ def test_record_bundle_writes_a_verifiable_bundle(tmp_path) -> None:
 
 def test_make_vec_sync_with_wrappers() -> None:
     venv = gym.make_vec(
-        "SREMarathon/OnlineBoutique-v2",
+        "SREMarathon/OnlineBoutique-v3",
         num_envs=2,
         vectorization_mode="sync",
         wrappers=[ShapeMarathonReward, FlattenActions, FlattenMarathonObservation],
@@ -215,7 +215,7 @@ def test_make_vec_sync_with_wrappers() -> None:
 
 
 def test_make_vec_sync_kwargs_only() -> None:
-    venv = gym.make_vec("SREMarathon/OnlineBoutique-v2", num_envs=2, vectorization_mode="sync", **SHORT)
+    venv = gym.make_vec("SREMarathon/OnlineBoutique-v3", num_envs=2, vectorization_mode="sync", **SHORT)
     obs, _ = venv.reset(seed=0)
     assert obs["services"].shape[0] == 2
     venv.step(np.zeros(venv.action_space.shape, np.int64))

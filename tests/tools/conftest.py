@@ -13,7 +13,7 @@ SHORT = dict(injection_minutes=6, observation_minutes=4, intensity=0.5)
 @pytest.fixture(scope="module")
 def env():
     """The env two steps in (module-scoped: each test module gets its own episode)."""
-    e = gym.make("SREMarathon/OnlineBoutique-v2", **SHORT).unwrapped
+    e = gym.make("SREMarathon/OnlineBoutique-v3", **SHORT).unwrapped
     e.reset(seed=11)
     for _ in range(2):
         e.step(None)

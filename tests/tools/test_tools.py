@@ -151,7 +151,7 @@ def test_fuzzed_calls_and_actions_never_raise(env, calls, action):
 
 
 def test_no_ground_truth_leaks_into_observations_results_or_info():
-    e = gym.make("SREMarathon/AstronomyShop-v2", injection_minutes=20, observation_minutes=5).unwrapped
+    e = gym.make("SREMarathon/AstronomyShop-v3", injection_minutes=20, observation_minutes=5).unwrapped
     obs, info = e.reset(seed=5)
     cat = e.catalog
     faults = [cat.fault(f.fault_id) for f in e.schedule.faults]

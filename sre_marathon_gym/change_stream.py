@@ -1,0 +1,334 @@
+"""Changes as production ships them: harmless changes on every plane a faulty change uses.
+
+Why: in production most changes are harmless. If only faults touched manifests, nodes and
+NetworkPolicies, and benign commits came from a few templates, listing what changed would answer
+the benchmark (`benchmarks/change_reader.py` scored above the paper's best method reading no
+telemetry). Here every benign change is the *twin* of a catalog fault row, drawn the way faults
+are drawn, so that what an agent can read about a change (plane, service, artifact, message,
+diff shape, author, timing) does not say whether it broke anything; telemetry does.
+
+The knob is the change failure rate: the share of all changes on the agent-visible planes that
+are faults (`CHANGE_FAILURE_RATE`, from the DORA 2019 State of DevOps report, `CFR_SOURCE`). With
+`n` faulty changes scheduled in a run, ``round(n (1 - rate) / rate)`` benign twins ship.
+
+Twin of a row, by the row's plane:
+- pipeline code: the row's own commit (message and diff) shipped on a new revision by ``ci``; the
+  simulator registers no effect, so the same edit is harmless this time (a guard that never trips
+  on this traffic, a loop bound the data never reaches). Each source file changes at most once.
+- pipeline config: the row's own message, with a value the simulator tolerates: "tighten" and
+  "lower" change the value within safe bounds, "move" writes the same service's fully qualified
+  name, "drop" removes a key whose default is the value.
+- manifest (``kubectl set``/``scale``, through the same rollout history as the manifest faults):
+  an image bumped to a new good tag, CPU or memory limits retuned above what the pod needs, the
+  replica count changed by one (what an HPA does).
+- NetworkPolicy: a ``deny-<target>-to-<service>`` policy in the faults' naming for a service the
+  target never calls (blocks nothing used).
+- node: node maintenance: a cordon of a node the catalog's node rows name, uncordoned after a
+  duration drawn like a fault's.
+Flag rows get no twin: flag effects are documented publicly per variant (the topology file), so
+a flag flip is read against its documentation, not guessed from its form.
+
+Twins never touch an artifact a scheduled fault of the run touches, never change a deployment
+while an active fault holds its rollout or replicas slot (a rollback must revert the fault), and
+never cordon a node while an infrastructure fault is active. Arrival times follow the faults' own
+ramped process over the injection window (`fault_schedule.arrival_times`), so timing does not
+separate them either.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .benign_edits import benign_config_value, benign_revision_base, config_diff, drop_diff
+
+if TYPE_CHECKING:
+    from .catalog import Fault
+    from .catalog.apps import App, ConfigEntry
+    from .fault_schedule import BenignChange, ScheduledFault
+
+CHANGE_FAILURE_RATE = 0.15
+CFR_SOURCE = (
+    "DORA 2019 State of DevOps report: change failure rate 0-15% for elite, high and medium "
+    "performers (upper end of the band)"
+)
+CHANGE_STREAMS = ("production", "curated")  # curated: the few template commits of env ids up to -v2
+
+PLANES = ("pipeline", "manifest", "netpol", "node")
+_MANIFEST = {
+    "bad_image_tag": "image",
+    "cpu_limit_cut": "cpu_limit_m",
+    "memory_limit_cut": "mem_limit_mi",
+    "bad_readiness_probe": "cpu_limit_m",  # probe rows: a limits retune (probe tuning has no field here)
+    "scale_to_zero": "replicas",
+}
+
+
+def change_plane(mechanism: str) -> str | None:
+    """The plane a fault of `mechanism` changes, or None if it is not a change (chaos, load...)."""
+    if mechanism.startswith(("code_", "config_")) or mechanism == "feature_flag":
+        return "pipeline"
+    if mechanism in _MANIFEST:
+        return "manifest"
+    if mechanism == "network_partition":
+        return "netpol"
+    if mechanism == "node_cordon_drain":
+        return "node"
+    return None
+
+
+def change_stratum(mechanism: str) -> str | None:
+    """What a twin is balanced over: the plane, with the pipeline split into code, config, flag."""
+    plane = change_plane(mechanism)
+    if plane != "pipeline":
+        return plane
+    return "flag" if mechanism == "feature_flag" else mechanism.split("_", 1)[0]
+
+
+def benign_count(faulty_changes: int, rate: float) -> int:
+    """Benign changes that make `faulty_changes` the share `rate` of all changes."""
+    return int(round(faulty_changes * (1.0 - rate) / rate))
+
+
+_NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
+_ADDRESS = re.compile(r"^([a-z0-9-]+):(\d+)$")
+_HEAP = re.compile(r"-Xmx(\d+)([mMgG])")
+
+
+def _diff_value(diff: str) -> str | None:
+    for line in reversed(diff.splitlines()):
+        m = re.match(r'^\+\s*(?:value:|\S+:)\s*"?([^"]*)"?\s*$', line)
+        if m and not line.startswith("+++"):
+            return m.group(1)
+    return None
+
+
+def _within(value: str, low: float, high: float, rng: np.random.Generator) -> str:
+    number = float(value)
+    new = number * float(rng.uniform(low, high))
+    return str(max(1, int(round(new)))) if "." not in value else f"{new:.3g}"
+
+
+def twin_config_value(entry: ConfigEntry, row: Fault, namespace: str, rng: np.random.Generator) -> str | None:
+    """A harmless value for `entry` that fits the row's commit message; "" means: drop the key."""
+    old, verb = entry.value, row.change.message.split(": ", 1)[-1].split(" ", 1)[0]  # type: ignore[union-attr]
+    if row.mechanism == "config_missing_env":
+        return ""  # the service's default equals the value: dropping it changes nothing
+    if row.mechanism == "config_wrong_address":
+        m = _ADDRESS.match(old)
+        return f"{m.group(1)}.{namespace}.svc.cluster.local:{m.group(2)}" if m else None
+    heap = _HEAP.search(old)
+    if heap:  # a tenth less heap, still above the working set the simulator models
+        mb = int(heap.group(1)) * (1024 if heap.group(2) in "gG" else 1)
+        return old[: heap.start()] + f"-Xmx{int(mb * 0.9) // 8 * 8}m" + old[heap.end() :]
+    if _NUMBER.match(old) and float(old) > 0:
+        bad = _diff_value(row.change.diff) if row.change else None  # type: ignore[union-attr]
+        lowers = verb in ("tighten", "lower", "shorten", "reduce") or (
+            bad is not None and _NUMBER.match(bad) is not None and float(bad) < float(old)
+        )
+        return _within(old, 0.7, 0.9, rng) if lowers else _within(old, 1.25, 2.0, rng)
+    made = benign_config_value(entry, rng)
+    return None if made is None else made[0]
+
+
+def _bumped_image(image: str, step: int) -> str:
+    m = re.search(r"(\d+)\.(\d+)\.(\d+)([^:/]*)$", image)
+    if m:
+        return image[: m.start()] + f"{m.group(1)}.{m.group(2)}.{int(m.group(3)) + step}"
+    return f"{image}-r{step}"
+
+
+class _Planner:
+    """State of the twins drawn so far (what each artifact, deployment and node holds)."""
+
+    def __init__(self, app: App, forbidden: set[str], base_rev: int) -> None:
+        from .catalog.apps import config_artifact_id
+
+        self.app, self.forbidden, self.next_rev = app, forbidden, base_rev
+        self.code_rev: dict[str, int] = {}  # source file -> the last revision shipped
+        self.values: dict[str, str | None] = {}  # config key -> its value now (None: dropped)
+        self.image_step: dict[str, int] = {}
+        self.scaled: dict[str, int] = {}  # service -> current replica delta (0 or +-1)
+        self.cordoned_until: dict[str, int] = {}
+        self.policies: set[str] = set()
+        self.config = {
+            config_artifact_id(s.name, c): (s.name, c) for s in app.services for c in s.config
+        }
+        self.callees: dict[str, set[str]] = {}
+        for e in app.edges:
+            self.callees.setdefault(e.source, set()).add(e.target)
+
+    def revision(self) -> str:
+        self.next_rev += 1
+        return f"r{self.next_rev - 1}"
+
+    def twin(self, row: Fault, t: int, busy: set[str], infra_busy: bool, rng: np.random.Generator):
+        from .fault_schedule import BenignChange, artifact_key
+
+        plane = change_plane(row.mechanism)
+        if plane == "pipeline":
+            if row.change is None or row.mechanism == "feature_flag" or row.target in busy:
+                return None
+            if row.mechanism.startswith("code_"):
+                svc, _, rest = row.artifact.partition(":")
+                path = rest.rsplit("@", 1)[0]
+                artifact = f"{svc}:{path}@{row.change.from_revision}"
+                key = artifact_key(artifact)
+                if key in self.forbidden:
+                    return None
+                # the row's own revision numbering; a file changed again counts on from its last
+                last = self.code_rev.get(key)
+                to_rev = row.change.to_revision if last is None else f"r{last + 1}"
+                self.code_rev[key] = int(to_rev[1:])
+                from_rev = row.change.from_revision if last is None else f"r{last}"
+                return BenignChange(
+                    t, svc, f"{svc}:{path}@{from_rev}", "code", row.change.message, row.change.diff,
+                    from_rev, to_rev, plane="pipeline",
+                )  # fmt: skip
+            hit = self.config.get(row.artifact)
+            if hit is None or row.artifact in self.forbidden:
+                return None
+            svc, entry = hit
+            current = self.values.get(row.artifact, entry.value)
+            if current is None:  # dropped earlier: put it back (the default, written out again)
+                new, shown = entry.value, entry.model_copy(update={"value": ""})
+            else:
+                new = twin_config_value(entry, row, self.app.namespace, rng)
+                shown = entry.model_copy(update={"value": current})
+            if new is None or new == current:
+                return None
+            self.values[row.artifact] = None if new == "" else new
+            diff = drop_diff(svc, shown) if new == "" else config_diff(svc, shown, new)
+            return BenignChange(
+                t, svc, row.artifact, "config", row.change.message, diff, entry.revision,
+                self.revision(), new_value=None if new == "" else new, plane="pipeline",
+            )  # fmt: skip
+        if plane == "manifest":
+            svc, field = row.target, _MANIFEST[row.mechanism]
+            if svc in busy:
+                return None
+            s = self.app.service(svc)
+            if field == "image":
+                step = self.image_step[svc] = self.image_step.get(svc, 0) + 1
+                value = _bumped_image(s.image, step)
+            elif field == "replicas":
+                delta = self.scaled.get(svc, 0)
+                delta = 0 if delta else (1 if s.replicas < 2 or rng.random() < 0.5 else -1)
+                self.scaled[svc] = delta
+                value = str(s.replicas + delta)
+            elif field == "cpu_limit_m":
+                if not s.resources.cpu_limit_m:
+                    return None
+                value = _within(str(s.resources.cpu_limit_m), 1.25, 2.0, rng)
+            else:
+                if not s.resources.mem_limit_mi:
+                    return None
+                value = _within(str(s.resources.mem_limit_mi), 1.25, 2.0, rng)
+            return BenignChange(
+                t, svc, f"deployment/{svc}:{field}", field, "", "", "", "", new_value=value,
+                plane="manifest",
+            )  # fmt: skip
+        if plane == "netpol":
+            calls = self.callees.get(row.target, set())
+            others = sorted(
+                s.name
+                for s in self.app.services
+                if s.name != row.target
+                and s.name not in calls
+                and f"deny-{row.target}-to-{s.name}" not in self.policies
+            )
+            if not others:
+                return None
+            dst = others[int(rng.integers(len(others)))]
+            name = f"deny-{row.target}-to-{dst}"
+            self.policies.add(name)
+            return BenignChange(
+                t, row.target, f"networkpolicy/{name}", "netpol", "", "", "", "", new_value=dst,
+                plane="netpol",
+            )  # fmt: skip
+        if plane == "node":
+            free = [
+                n
+                for n in self.app.nodes
+                if f"node/{n}" not in self.forbidden and self.cordoned_until.get(n, -1) <= t
+            ]
+            node = str(row.params.get("node", ""))
+            if infra_busy or not free:
+                return None
+            if node not in free:  # the row's node is the run's fault's: maintain another one
+                node = free[int(rng.integers(len(free)))]
+            from .fault_schedule import DURATION_RANGE
+
+            lo, hi = DURATION_RANGE
+            until = t + int(rng.integers(lo, hi + 1))
+            self.cordoned_until[node] = until
+            return BenignChange(
+                t, row.target, f"node/{node}", "cordon", "", "", "", "", new_value=node, plane="node",
+                until_s=until,
+            )  # fmt: skip
+        return None
+
+
+def plan_production_changes(
+    app: App,
+    pool: Sequence[Fault],
+    chosen: Sequence[Fault],
+    scheduled: Sequence[ScheduledFault],
+    injection_s: int,
+    rate: float,
+    rng: np.random.Generator,
+) -> list[BenignChange]:
+    """The benign twins of one run (module docstring): as many as `rate` asks, on the faults' times."""
+    from .fault_schedule import _holds_rollout, arrival_times, touched_artifacts
+
+    by_id = {f.id: f for f in chosen}
+    faulty = sum(change_plane(by_id[sf.fault_id].mechanism) is not None for sf in scheduled)
+    rows = [f for f in pool if change_plane(f.mechanism) is not None]
+    n = benign_count(faulty, rate)
+    if not n or not rows:
+        return []
+    forbidden: set[str] = set()
+    for f in chosen:
+        forbidden |= touched_artifacts(f)
+    planner = _Planner(app, forbidden, benign_revision_base(app, pool))
+    out: list[BenignChange] = []
+    # the plane of each twin, in the proportions of the run's faulty changes, in random order
+    per_stratum = Counter(change_stratum(by_id[sf.fault_id].mechanism) for sf in scheduled)
+    per_stratum.pop(None, None)
+    strata = sorted(per_stratum)
+    pool_of = [k for k in strata for _ in range(per_stratum[k])]
+    wanted = [pool_of[int(i)] for i in rng.integers(len(pool_of), size=n)]
+    by_plane = {k: [f for f in rows if change_stratum(f.mechanism) == k] for k in strata}
+    for t, plane in zip(arrival_times(n, injection_s, rng), wanted):
+        t = int(t)
+        active = [sf for sf in scheduled if sf.active_at(t)]
+        busy = {sf.target for sf in active if _holds_rollout(by_id[sf.fault_id])}
+        infra_busy = any(sf.category == "infrastructure" for sf in active)
+        # a row of the wanted stratum; when it has nothing left to change, any other row
+        order = [by_plane[plane][int(k)] for k in rng.permutation(len(by_plane[plane]))]
+        order += [rows[int(k)] for k in rng.permutation(len(rows))]
+        for row in order:
+            made = planner.twin(row, t, busy, infra_busy, rng)
+            if made is not None:
+                out.append(made)
+                break
+    return out
+
+
+def benign_twins(app: App, pool: Sequence[Fault], rng: np.random.Generator, at_s: int) -> list[BenignChange]:
+    """One twin of every change row of `pool` at `at_s`, each drawn as if alone in its run (the
+    validation harness, `backends.change_check`, applies each one alone)."""
+    from dataclasses import replace
+
+    out = []
+    for row in pool:
+        if change_plane(row.mechanism) is None:
+            continue
+        made = _Planner(app, set(), benign_revision_base(app, pool)).twin(row, at_s, set(), False, rng)
+        if made is not None:
+            out.append(replace(made, until_s=None if made.until_s is None else at_s + 300))
+    return out
