@@ -28,9 +28,11 @@ Twin of a row, by the row's plane:
 Flag rows get no twin: flag effects are documented publicly per variant (the topology file), so
 a flag flip is read against its documentation, not guessed from its form.
 
-Twins never touch an artifact a scheduled fault of the run touches, never change a deployment
-while an active fault holds its rollout or replicas slot (a rollback must revert the fault), and
-never cordon a node while an infrastructure fault is active. Arrival times follow the faults' own
+Pipeline, NetworkPolicy and node twins never touch an artifact a scheduled fault of the run
+touches; manifest twins may change a deployment field a fault changes at another time (fields
+change many times in production). No twin changes a deployment while an active fault holds its
+rollout slot (a rollback must revert the fault), nor cordons a node while an infrastructure
+fault is active. Arrival times follow the faults' own
 ramped process over the injection window (`fault_schedule.arrival_times`), so timing does not
 separate them either.
 """
@@ -65,6 +67,13 @@ _MANIFEST = {
     "memory_limit_cut": "mem_limit_mi",
     "bad_readiness_probe": "cpu_limit_m",  # probe rows: a limits retune (probe tuning has no field here)
     "scale_to_zero": "replicas",
+}
+
+_FIELD_NAMES = {  # the simulator's spec field -> the catalog's artifact field (`DEPLOYMENT_FIELDS`)
+    "image": "image",
+    "cpu_limit_m": "resources.limits.cpu",
+    "mem_limit_mi": "resources.limits.memory",
+    "replicas": "replicas",
 }
 
 
@@ -229,8 +238,8 @@ class _Planner:
                     return None
                 value = _within(str(s.resources.mem_limit_mi), 1.25, 2.0, rng)
             return BenignChange(
-                t, svc, f"deployment/{svc}:{field}", field, "", "", "", "", new_value=value,
-                plane="manifest",
+                t, svc, f"deployment/{svc}:{_FIELD_NAMES[field]}", field, "", "", "", "",
+                new_value=value, plane="manifest",
             )  # fmt: skip
         if plane == "netpol":
             calls = self.callees.get(row.target, set())

@@ -28,6 +28,7 @@ def leaderboard(catalog) -> dict[str, FaultSchedule]:
             lb.seed_for(app),
             injection_minutes=lb.injection_minutes,
             observation_minutes=lb.observation_minutes,
+            changes="curated",  # the production stream: tests/test_change_stream.py
         )
         for app in APPS
     }
@@ -36,7 +37,7 @@ def leaderboard(catalog) -> dict[str, FaultSchedule]:
 @pytest.fixture(scope="module")
 def many(catalog) -> list[FaultSchedule]:
     """A spread of schedules over apps and seeds, for the structural properties."""
-    return [FaultSchedule.generate(catalog, app, seed) for app in APPS for seed in range(8)]
+    return [FaultSchedule.generate(catalog, app, seed, changes="curated") for app in APPS for seed in range(8)]
 
 
 def overlaps(a: ScheduledFault, b: ScheduledFault) -> bool:

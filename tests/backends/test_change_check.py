@@ -1,0 +1,48 @@
+"""Every kind of benign change, applied alone, fails no symptom probe and fires no alert beyond what
+a rolling restart of the same workload (or, for node maintenance, the node's own state) fires."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from sre_marathon_gym.backends.change_check import check_change, twins_to_check, validate_changes
+from sre_marathon_gym.catalog import APPS
+
+KINDS = {"code", "config", "image", "cpu_limit_m", "mem_limit_mi", "replicas", "netpol", "cordon"}
+
+
+def test_one_change_of_every_kind_passes_the_harness(catalog):
+    checks = validate_changes(catalog, per_kind=1, progress=False)
+    assert {c.app for c in checks} == set(APPS)
+    kinds = {c.kind for c in checks}
+    assert kinds >= KINDS - {"cpu_limit_m"} and "cpu_limit_m" in {c.kind for c in checks if c.app != "astronomy_shop"}
+    failed = [c for c in checks if not c.passed]
+    assert not failed, failed[:5]
+
+
+@pytest.mark.slow
+def test_every_benign_twin_passes_the_harness(catalog):
+    checks = validate_changes(catalog, progress=False)
+    assert len(checks) >= 400
+    failed = [c for c in checks if not c.passed]
+    assert not failed, failed[:5]
+
+
+def test_the_harness_catches_a_harmful_change(catalog):
+    """The same checks flag a 'benign' change that is not: a CPU limit cut to 5m, and a
+    NetworkPolicy that blocks a call the service makes."""
+    app = catalog.app("online_boutique")
+    twins = dict((c.kind, c) for _, c in twins_to_check(catalog, ["online_boutique"], per_kind=1))
+    cut = replace(twins["cpu_limit_m"], new_value="5")
+    assert not check_change(catalog, "online_boutique", cut).passed
+    edge = next(e for e in app.edges if e.source == "checkoutservice")
+    blocking = replace(
+        twins["netpol"],
+        service=edge.source,
+        new_value=edge.target,
+        artifact=f"networkpolicy/deny-{edge.source}-to-{edge.target}",
+    )
+    result = check_change(catalog, "online_boutique", blocking)
+    assert result.failing_probes or result.extra_alerts

@@ -1,0 +1,108 @@
+"""The production change stream (`change_stream`): its mix, its planes, its rules, its knob."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from sre_marathon_gym.catalog import APPS
+from sre_marathon_gym.change_stream import CHANGE_FAILURE_RATE, change_plane
+from sre_marathon_gym.errors import ConfigurationError, UnknownNameError
+from sre_marathon_gym.fault_schedule import FaultSchedule, artifact_key, occupied_keys, touched_artifacts
+
+
+@pytest.fixture(scope="module")
+def many(catalog) -> list[FaultSchedule]:
+    return [FaultSchedule.generate(catalog, app, seed) for app in APPS for seed in range(6)]
+
+
+def test_default_is_production_at_the_documented_rate(many):
+    for s in many:
+        assert s.changes == "production" and s.change_failure_rate == CHANGE_FAILURE_RATE
+        faulty = sum(change_plane(f.mechanism) is not None for f in s.faults)
+        assert faulty >= 20, s.app  # most of the ~60 faults are changes
+        assert s.measured_change_failure_rate() == pytest.approx(CHANGE_FAILURE_RATE, abs=0.01)
+
+
+def test_every_plane_carries_benign_changes(many):
+    by_app: dict[str, Counter] = {}
+    for s in many:
+        by_app.setdefault(s.app, Counter()).update(b.plane for b in s.benign)
+    for app, planes in by_app.items():
+        assert {"pipeline", "manifest", "netpol", "node"} <= set(planes), (app, planes)
+        kinds = Counter(b.kind for s in many if s.app == app for b in s.benign)
+        assert {"code", "config", "image", "replicas", "netpol", "cordon"} <= set(kinds), (app, kinds)
+
+
+def test_the_knob_sets_the_mix(catalog):
+    half = FaultSchedule.generate(catalog, "train_ticket", 5, change_failure_rate=0.5)
+    assert half.measured_change_failure_rate() == pytest.approx(0.5, abs=0.02)
+    default = FaultSchedule.generate(catalog, "train_ticket", 5)
+    assert default.faults == half.faults  # the knob changes the benign stream only
+    assert len(default.benign) > 4 * len(half.benign)
+
+
+def test_bad_options_are_refused(catalog):
+    with pytest.raises(UnknownNameError):
+        FaultSchedule.generate(catalog, "online_boutique", 1, changes="chaos")
+    for bad in (0.0, -0.1, 1.5):
+        with pytest.raises(ConfigurationError, match="change_failure_rate"):
+            FaultSchedule.generate(catalog, "online_boutique", 1, change_failure_rate=bad)
+    with pytest.raises(ConfigurationError, match="production"):
+        FaultSchedule.generate(catalog, "online_boutique", 1, changes="curated", change_failure_rate=0.2)
+
+
+def test_twins_keep_out_of_the_faults_way(catalog, many):
+    for s in many:
+        touched: set[str] = set()
+        for f in s.faults:
+            touched |= touched_artifacts(catalog.fault(f.fault_id))
+        for b in s.benign:
+            assert 0 <= b.time_s < s.injection_s  # the faults' own arrival window
+            if b.plane != "manifest":  # a deployment field may change again at another time
+                assert artifact_key(b.artifact) not in touched, b
+            for f in s.active_at(b.time_s):
+                keys = occupied_keys(catalog.fault(f.fault_id))
+                if b.plane in ("pipeline", "manifest") and f"{f.target}#rollout" in keys:
+                    assert b.service != f.target, (b, f)
+                if b.plane == "node":
+                    assert f.category != "infrastructure", (b, f)
+
+
+def test_twins_read_like_their_rows(catalog, many):
+    """What the agent reads about a twin is what a faulty change of the same row shows."""
+    for s in many:
+        app = catalog.app(s.app)
+        known = set(app.artifact_ids())
+        calls = {(e.source, e.target) for e in app.edges}
+        messages = {f.change.message for f in catalog.faults[s.app] if f.change}
+        for b in s.benign:
+            if b.plane == "pipeline":
+                assert b.message in messages and b.diff.startswith("--- a/"), b
+                assert artifact_key(b.artifact) in {artifact_key(k) for k in known}, b
+            elif b.plane == "manifest":
+                assert b.artifact in known and b.new_value, b
+            elif b.plane == "netpol":
+                assert b.artifact == f"networkpolicy/deny-{b.service}-to-{b.new_value}"
+                assert (b.service, b.new_value) not in calls  # blocks nothing the service uses
+            else:
+                assert b.kind == "cordon" and b.new_value in app.nodes and b.until_s > b.time_s
+
+
+def test_production_schedule_round_trips_and_orders_uncordons(many):
+    for s in many[:6]:
+        back = FaultSchedule.from_dict(json.loads(json.dumps(s.to_dict())))
+        assert back == s and back.events() == s.events()
+        ends = [e for e in s.events() if e.kind == "benign_end"]
+        assert len(ends) == sum(b.plane == "node" for b in s.benign)
+        assert all(e.time_s >= e.item.time_s for e in ends)
+
+
+def test_old_schedules_load_as_curated(catalog):
+    s = FaultSchedule.generate(catalog, "online_boutique", 2, changes="curated")
+    data = s.to_dict()
+    data.pop("changes"), data.pop("change_failure_rate")
+    data["schema_version"] = 1
+    assert FaultSchedule.from_dict(data) == s
