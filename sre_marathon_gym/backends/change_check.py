@@ -44,8 +44,18 @@ class ChangeCheck:
         return not self.failing_probes and not self.extra_alerts
 
 
-def _alone(catalog: Catalog, app: str, seed: int, change: BenignChange | None, restart: str | None):
-    """(probes failing at any point, alerts fired) with `change` (or a rolling restart) alone."""
+def _moved_off(catalog: Catalog, app: str, seed: int, node: str) -> list[str]:
+    """The workloads node maintenance moves off `node` at the end of the warm-up (none if no room)."""
+    run = SimulatedRun(catalog, app, seed, FaultSchedule(app, seed, WARMUP_S, 0, faults=()), telemetry=False)
+    run.advance_to(WARMUP_S)
+    cl = run.sim.cluster
+    if not cl.room_without(node):
+        return []
+    return sorted({p.service for p in cl.pods.values() if p.node == node and not p.terminating})
+
+
+def _alone(catalog: Catalog, app: str, seed: int, change: BenignChange | None, restart: list[str] | None):
+    """(probes failing at any point, alerts fired) with `change` (or rolling restarts) alone."""
     schedule = FaultSchedule(
         app, seed, WARMUP_S + WATCH_S, 0, faults=(), benign=(change,) if change else ()
     )
@@ -54,8 +64,8 @@ def _alone(catalog: Catalog, app: str, seed: int, change: BenignChange | None, r
     probes = {f.probe.model_dump_json(): f.probe for f in catalog.faults[app]}
     failing: set[str] = set()
     run.advance_to(WARMUP_S)
-    if restart is not None:
-        run.sim.act.restart(restart)
+    for service in restart or ():
+        run.sim.act.restart(service)
     while run.now < WARMUP_S + WATCH_S:
         run.advance_to(run.now + TICK_S)
         failing |= {key for key, p in probes.items() if run.probe_failing(p)}
@@ -71,10 +81,13 @@ def _alone(catalog: Catalog, app: str, seed: int, change: BenignChange | None, r
 def check_change(catalog: Catalog, app: str, change: BenignChange, seed: int = 0) -> ChangeCheck:
     quiet_failing, quiet = _alone(catalog, app, seed, None, None)
     failing, fired = _alone(catalog, app, seed, change, None)
-    workload = change.service if change.plane in ("pipeline", "manifest") and change.service else None
+    workload = [change.service] if change.plane in ("pipeline", "manifest") and change.service else []
     ref_failing, reference = _alone(catalog, app, seed, None, workload) if workload else (set(), set())
-    if change.plane == "node":  # the node's own state (e.g. "unschedulable") is the change, not a symptom
-        reference = {a for a in fired if a.endswith("{}")}
+    if change.plane == "node":  # the node's own state (e.g. "unschedulable") is the change, not a
+        # symptom; the workloads maintenance moves off are restarted: their restarts are the reference
+        moved = _moved_off(catalog, app, seed, str(change.new_value))
+        ref_failing, reference = _alone(catalog, app, seed, None, moved) if moved else (set(), set())
+        reference |= {a for a in fired if a.endswith("{}")}
     return ChangeCheck(
         app,
         change.kind,

@@ -393,6 +393,30 @@ class ClusterState:
         if not warm:
             self.event("Scheduled", f"pod/{pod.name}", ev.assigned(self.namespace, pod.name, best))
 
+    def room_without(self, name: str) -> bool:
+        """Whether the other Ready, schedulable nodes of each zone can take every pod on node `name`
+        (their CPU requests, greedily, largest first): maintenance drains only such a node."""
+        used: dict[str | None, int] = {}
+        for p in self.pods.values():
+            if not p.terminating:
+                used[p.node] = used.get(p.node, 0) + self._request_m(p.service)
+        free = {
+            n.name: n.allocatable_m - used.get(n.name, 0)
+            for n in self.nodes.values()
+            if n.name != name and n.ready and not n.unschedulable
+        }
+        moving = sorted(
+            (p for p in self.pods.values() if p.node == name and not p.terminating),
+            key=lambda p: (-self._request_m(p.service), p.name),
+        )
+        for pod in moving:
+            fits = [n for n, f in free.items() if self.nodes[n].zone == pod.zone and f >= self._request_m(pod.service)]
+            if not fits:
+                return False
+            best = max(fits, key=lambda n: (free[n], n))
+            free[best] -= self._request_m(pod.service)
+        return True
+
     def retry_pending(self) -> None:
         for pod in sorted(self.pods.values(), key=lambda p: p.created_s):
             if pod.node is None and not pod.terminating:

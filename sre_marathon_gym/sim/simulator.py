@@ -301,8 +301,16 @@ class Simulator:
             cl.network_policies[name] = NetworkPolicy(name, change.service, change.new_value)
             cl.dirty = True
             return
-        if change.plane == "node":
+        if change.plane == "node":  # maintenance: cordon, then, if the other nodes have room, move
+            # each workload off by a rolling restart (maxSurge 1, maxUnavailable 0: the old pod stays
+            # until its replacement is ready), where the node faults evict pods outright
+            room = cl.room_without(change.new_value)
             cl.cordon(change.new_value)
+            on_node = {p.service for p in cl.pods.values() if p.node == change.new_value and not p.terminating}
+            moved = sorted(on_node) if room else []
+            for svc in moved:
+                spec = replace(cl.deployments[svc].spec, restarted_at=cl.now)
+                cl.new_revision(svc, spec, "kubectl rollout restart")
             return
         ref = parse_artifact(change.artifact)
         if ref.kind == "source" and ref.service:
