@@ -93,3 +93,28 @@ def test_runs_spread_over_processes_give_the_same_statistics(catalog):
     two = all_app_stats(catalog, ["online_boutique"], seeds=1, workers=2)
     assert one == two and len(one[0].others) == 1
     assert one[0].leaderboard.seed == catalog.leaderboard.seed_for("online_boutique")
+
+
+def test_stats_command_prints_the_change_mix_at_the_default_rate(capsys, catalog):
+    """The change mix of the leaderboard schedule: faulty and benign changes per hour on each plane,
+    and an overall measured change failure rate at the production stream's default."""
+    from sre_marathon_gym.change_stream import CFR_SOURCE, CHANGE_FAILURE_RATE
+
+    assert main(["stats", "--app", "online_boutique", "--seeds", "0", "--no-severity", "--no-orca"]) == 0
+    text = capsys.readouterr().out
+    table = text[text.index("Change mix") :]
+    lb = catalog.leaderboard
+    hours = (lb.injection_minutes + lb.observation_minutes) / 60
+    rows = {}
+    for line in table.splitlines()[3:]:
+        cells = line.replace(f"online_boutique (seed {lb.seed_for('online_boutique')})", "").split()
+        if len(cells) < 6 or not cells[-1].replace(".", "").isdigit():
+            break
+        rows[" ".join(cells[:-5])] = [float(c) for c in cells[-5:]]
+    assert {"pipeline code", "pipeline config", "manifest", "netpol", "node", "all"} <= set(rows)
+    faulty, benign, faulty_h, benign_h, overall = rows["all"]
+    assert abs(overall - CHANGE_FAILURE_RATE) <= 0.02
+    assert faulty_h == pytest.approx(faulty / hours, abs=0.05)
+    assert benign_h == pytest.approx(benign / hours, abs=0.05)
+    assert sum(r[0] for p, r in rows.items() if p != "all") == faulty
+    assert f"{CHANGE_FAILURE_RATE:.3f}" in table and CFR_SOURCE in table
