@@ -19,8 +19,9 @@ Twin of a row, by the row's plane:
   "lower" change the value within safe bounds, "move" writes the same service's fully qualified
   name, "drop" removes a key whose default is the value.
 - manifest (``kubectl set``/``scale``, through the same rollout history as the manifest faults):
-  an image bumped to a new good tag, CPU or memory limits retuned above what the pod needs, the
-  replica count changed by one (what an HPA does).
+  an image bumped to a new good tag, CPU or memory limits retuned above what the pod needs (or set
+  generously where none was), the readiness probe's timeout tuned, the replica count changed by
+  one (what an HPA does).
 - NetworkPolicy: a ``deny-<target>-to-<service>`` policy in the faults' naming for a service the
   target never calls (blocks nothing used).
 - node: node maintenance: a cordon of a node the catalog's node rows name, uncordoned after a
@@ -28,9 +29,10 @@ Twin of a row, by the row's plane:
 Flag rows get no twin: flag effects are documented publicly per variant (the topology file), so
 a flag flip is read against its documentation, not guessed from its form.
 
-Pipeline, NetworkPolicy and node twins never touch an artifact a scheduled fault of the run
-touches; manifest twins may change a deployment field a fault changes at another time (fields
-change many times in production). No twin changes a deployment while an active fault holds its
+A twin touches an artifact a scheduled fault of the run touches only after that fault's planned
+end (and `SETTLE_S`), so every diff a fault ships is against the text it expects and a file or key
+that changes again is no sign of a harmless change; code twins never ship a revision a fault of
+the run ships. Manifest twins may change a deployment field a fault changes at any other time. No twin changes a deployment while an active fault holds its
 rollout slot (a rollback must revert the fault), nor cordons a node while an infrastructure
 fault is active. Arrival times follow the faults' own
 ramped process over the injection window (`fault_schedule.arrival_times`), so timing does not
@@ -65,7 +67,7 @@ _MANIFEST = {
     "bad_image_tag": "image",
     "cpu_limit_cut": "cpu_limit_m",
     "memory_limit_cut": "mem_limit_mi",
-    "bad_readiness_probe": "cpu_limit_m",  # probe rows: a limits retune (probe tuning has no field here)
+    "bad_readiness_probe": "readiness_timeout_s",  # probe tuning: the timeout, which breaks nothing
     "scale_to_zero": "replicas",
 }
 
@@ -74,6 +76,7 @@ _FIELD_NAMES = {  # the simulator's spec field -> the catalog's artifact field (
     "cpu_limit_m": "resources.limits.cpu",
     "mem_limit_mi": "resources.limits.memory",
     "replicas": "replicas",
+    "readiness_timeout_s": "readinessProbe",
 }
 
 
@@ -105,6 +108,8 @@ def benign_count(faulty_changes: int, rate: float) -> int:
 
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
 _ADDRESS = re.compile(r"^([a-z0-9-]+):(\d+)$")
+_FQDN = re.compile(r"^([a-z0-9-]+)\.[a-z0-9-]+\.svc\.cluster\.local:(\d+)$")
+SETTLE_S = 300  # a twin touches a fault's artifact only this long after the fault's planned end
 _HEAP = re.compile(r"-Xmx(\d+)([mMgG])")
 
 
@@ -122,12 +127,18 @@ def _within(value: str, low: float, high: float, rng: np.random.Generator) -> st
     return str(max(1, int(round(new)))) if "." not in value else f"{new:.3g}"
 
 
-def twin_config_value(entry: ConfigEntry, row: Fault, namespace: str, rng: np.random.Generator) -> str | None:
-    """A harmless value for `entry` that fits the row's commit message; "" means: drop the key."""
+def twin_config_value(
+    entry: ConfigEntry, row: Fault, namespace: str, rng: np.random.Generator, current: str | None = None
+) -> str | None:
+    """A harmless value for `entry` (now `current`) that fits the row's commit message; "" means:
+    drop the key. Numbers move relative to the catalog's value, so repeated twins stay in bounds."""
     old, verb = entry.value, row.change.message.split(": ", 1)[-1].split(" ", 1)[0]  # type: ignore[union-attr]
     if row.mechanism == "config_missing_env":
         return ""  # the service's default equals the value: dropping it changes nothing
-    if row.mechanism == "config_wrong_address":
+    if row.mechanism == "config_wrong_address":  # the same service, by its short or its full name
+        full = _FQDN.match(current or "")
+        if full:
+            return f"{full.group(1)}:{full.group(2)}"
         m = _ADDRESS.match(old)
         return f"{m.group(1)}.{namespace}.svc.cluster.local:{m.group(2)}" if m else None
     heap = _HEAP.search(old)
@@ -154,10 +165,10 @@ def _bumped_image(image: str, step: int) -> str:
 class _Planner:
     """State of the twins drawn so far (what each artifact, deployment and node holds)."""
 
-    def __init__(self, app: App, forbidden: set[str], base_rev: int) -> None:
+    def __init__(self, app: App, held: dict[str, list[int]], fault_revs: dict[str, set[int]], base_rev: int) -> None:
         from .catalog.apps import config_artifact_id
 
-        self.app, self.forbidden, self.next_rev = app, forbidden, base_rev
+        self.app, self.held, self.fault_revs, self.next_rev = app, held, fault_revs, base_rev
         self.code_rev: dict[str, int] = {}  # source file -> the last revision shipped
         self.values: dict[str, str | None] = {}  # config key -> its value now (None: dropped)
         self.image_step: dict[str, int] = {}
@@ -175,6 +186,12 @@ class _Planner:
         self.next_rev += 1
         return f"r{self.next_rev - 1}"
 
+    def blocked(self, key: str, t: int) -> bool:
+        """Whether a scheduled fault still has `key` to come or in hand at `t`: twins touch a fault's
+        artifact only after it was reverted (so every diff a fault ships is against the text it
+        expects), and a little later (`SETTLE_S`)."""
+        return any(t < end + SETTLE_S for end in self.held.get(key, ()))
+
     def twin(self, row: Fault, t: int, busy: set[str], infra_busy: bool, rng: np.random.Generator):
         from .fault_schedule import BenignChange, artifact_key
 
@@ -187,26 +204,30 @@ class _Planner:
                 path = rest.rsplit("@", 1)[0]
                 artifact = f"{svc}:{path}@{row.change.from_revision}"
                 key = artifact_key(artifact)
-                if key in self.forbidden:
+                if self.blocked(key, t):
                     return None
-                # the row's own revision numbering; a file changed again counts on from its last
+                # the row's own revision numbering; a file changed again counts on from its last,
+                # never onto a revision a fault of the run ships (the simulator keys code effects by it)
                 last = self.code_rev.get(key)
-                to_rev = row.change.to_revision if last is None else f"r{last + 1}"
-                self.code_rev[key] = int(to_rev[1:])
+                number = int(row.change.to_revision[1:]) if last is None else last + 1
+                while number in self.fault_revs.get(key, ()):
+                    number += 1
+                to_rev = f"r{number}"
+                self.code_rev[key] = number
                 from_rev = row.change.from_revision if last is None else f"r{last}"
                 return BenignChange(
                     t, svc, f"{svc}:{path}@{from_rev}", "code", row.change.message, row.change.diff,
                     from_rev, to_rev, plane="pipeline",
                 )  # fmt: skip
             hit = self.config.get(row.artifact)
-            if hit is None or row.artifact in self.forbidden:
+            if hit is None or self.blocked(row.artifact, t):
                 return None
             svc, entry = hit
             current = self.values.get(row.artifact, entry.value)
             if current is None:  # dropped earlier: put it back (the default, written out again)
                 new, shown = entry.value, entry.model_copy(update={"value": ""})
             else:
-                new = twin_config_value(entry, row, self.app.namespace, rng)
+                new = twin_config_value(entry, row, self.app.namespace, rng, current)
                 shown = entry.model_copy(update={"value": current})
             if new is None or new == current:
                 return None
@@ -229,14 +250,16 @@ class _Planner:
                 delta = 0 if delta else (1 if s.replicas < 2 or rng.random() < 0.5 else -1)
                 self.scaled[svc] = delta
                 value = str(s.replicas + delta)
-            elif field == "cpu_limit_m":
-                if not s.resources.cpu_limit_m:
+            elif field == "readiness_timeout_s":
+                if s.readiness_probe is None:
                     return None
-                value = _within(str(s.resources.cpu_limit_m), 1.25, 2.0, rng)
+                value = str(s.readiness_probe.timeout_s + int(rng.integers(1, 5)))
+            elif field == "cpu_limit_m":  # retuned above need; set, generously, where none is set
+                limit = s.resources.cpu_limit_m
+                value = _within(str(limit), 1.25, 2.0, rng) if limit else str(int(rng.integers(5, 21)) * 100)
             else:
-                if not s.resources.mem_limit_mi:
-                    return None
-                value = _within(str(s.resources.mem_limit_mi), 1.25, 2.0, rng)
+                limit = s.resources.mem_limit_mi
+                value = _within(str(limit), 1.25, 2.0, rng) if limit else str(int(rng.integers(4, 17)) * 128)
             return BenignChange(
                 t, svc, f"deployment/{svc}:{_FIELD_NAMES[field]}", field, "", "", "", "",
                 new_value=value, plane="manifest",
@@ -261,9 +284,7 @@ class _Planner:
             )  # fmt: skip
         if plane == "node":
             free = [
-                n
-                for n in self.app.nodes
-                if f"node/{n}" not in self.forbidden and self.cordoned_until.get(n, -1) <= t
+                n for n in self.app.nodes if not self.blocked(f"node/{n}", t) and self.cordoned_until.get(n, -1) <= t
             ]
             node = str(row.params.get("node", ""))
             if infra_busy or not free:
@@ -292,7 +313,7 @@ def plan_production_changes(
     rng: np.random.Generator,
 ) -> list[BenignChange]:
     """The benign twins of one run (module docstring): as many as `rate` asks, on the faults' times."""
-    from .fault_schedule import _holds_rollout, arrival_times, touched_artifacts
+    from .fault_schedule import _holds_rollout, arrival_times, artifact_key, touched_artifacts
 
     by_id = {f.id: f for f in chosen}
     faulty = sum(change_plane(by_id[sf.fault_id].mechanism) is not None for sf in scheduled)
@@ -300,10 +321,15 @@ def plan_production_changes(
     n = benign_count(faulty, rate)
     if not n or not rows:
         return []
-    forbidden: set[str] = set()
-    for f in chosen:
-        forbidden |= touched_artifacts(f)
-    planner = _Planner(app, forbidden, benign_revision_base(app, pool))
+    held: dict[str, list[int]] = {}  # artifact key -> planned ends of the faults that touch it
+    fault_revs: dict[str, set[int]] = {}  # source file -> revisions its faults ship
+    for sf in scheduled:
+        fault = by_id[sf.fault_id]
+        for key in touched_artifacts(fault):
+            held.setdefault(key, []).append(sf.planned_end_s)
+        if fault.change is not None and re.fullmatch(r"r\d+", fault.change.to_revision):
+            fault_revs.setdefault(artifact_key(fault.artifact), set()).add(int(fault.change.to_revision[1:]))
+    planner = _Planner(app, held, fault_revs, benign_revision_base(app, pool))
     out: list[BenignChange] = []
     # the plane of each twin, in the proportions of the run's faulty changes, in random order
     per_stratum = Counter(change_stratum(by_id[sf.fault_id].mechanism) for sf in scheduled)
@@ -337,7 +363,7 @@ def benign_twins(app: App, pool: Sequence[Fault], rng: np.random.Generator, at_s
     for row in pool:
         if change_plane(row.mechanism) is None:
             continue
-        made = _Planner(app, set(), benign_revision_base(app, pool)).twin(row, at_s, set(), False, rng)
+        made = _Planner(app, {}, {}, benign_revision_base(app, pool)).twin(row, at_s, set(), False, rng)
         if made is not None:
             out.append(replace(made, until_s=None if made.until_s is None else at_s + 300))
     return out

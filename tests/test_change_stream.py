@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from sre_marathon_gym.catalog import APPS
-from sre_marathon_gym.change_stream import CHANGE_FAILURE_RATE, change_plane
+from sre_marathon_gym.change_stream import CHANGE_FAILURE_RATE, SETTLE_S, change_plane
 from sre_marathon_gym.errors import ConfigurationError, UnknownNameError
 from sre_marathon_gym.fault_schedule import FaultSchedule, artifact_key, occupied_keys, touched_artifacts
 
@@ -56,13 +56,20 @@ def test_bad_options_are_refused(catalog):
 
 def test_twins_keep_out_of_the_faults_way(catalog, many):
     for s in many:
-        touched: set[str] = set()
+        ends: dict[str, list[int]] = {}
+        revs: dict[str, set[str]] = {}
         for f in s.faults:
-            touched |= touched_artifacts(catalog.fault(f.fault_id))
+            fault = catalog.fault(f.fault_id)
+            for key in touched_artifacts(fault):
+                ends.setdefault(key, []).append(f.planned_end_s)
+            if fault.change is not None:
+                revs.setdefault(artifact_key(fault.artifact), set()).add(fault.change.to_revision)
         for b in s.benign:
             assert 0 <= b.time_s < s.injection_s  # the faults' own arrival window
-            if b.plane != "manifest":  # a deployment field may change again at another time
-                assert artifact_key(b.artifact) not in touched, b
+            if b.plane != "manifest":  # a fault's artifact only once the fault is over
+                assert all(b.time_s >= end + SETTLE_S for end in ends.get(artifact_key(b.artifact), ())), b
+            if b.kind == "code":  # never a revision whose effect a fault registers
+                assert b.to_revision not in revs.get(artifact_key(b.artifact), set()), b
             for f in s.active_at(b.time_s):
                 keys = occupied_keys(catalog.fault(f.fault_id))
                 if b.plane in ("pipeline", "manifest") and f"{f.target}#rollout" in keys:

@@ -167,6 +167,7 @@ class SimBackend:
             },
             "replicas": dict(dep.spec.replicas),
             "readiness_probe_path": dep.spec.readiness_path,
+            "readiness_probe_timeout_s": dep.spec.readiness_timeout_s,
         }
 
     def source(self, service: str, path: str | None) -> dict:

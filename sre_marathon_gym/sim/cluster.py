@@ -37,6 +37,9 @@ class DeploymentSpec:
     replicas: tuple[tuple[str, int], ...]  # zone -> replicas
     readiness_path: str | None
     restarted_at: float = 0.0
+    # probe timing, which the simulated kubelet does not act on (tuning it is harmless); out of the
+    # repr, which names pods (`short_hash`): adding it renamed nothing
+    readiness_timeout_s: int = field(default=1, repr=False)
 
     def env_value(self, key: str) -> str | None:
         return dict(self.env).get(key)
@@ -167,6 +170,7 @@ def initial_spec(app: App, name: str) -> DeploymentSpec:
         mem_limit_mi=s.resources.mem_limit_mi,
         replicas=tuple((z, s.replicas) for z in s.zones),
         readiness_path=s.readiness_probe.path if s.readiness_probe else None,
+        readiness_timeout_s=s.readiness_probe.timeout_s if s.readiness_probe else 1,
     )
 
 
