@@ -6,7 +6,7 @@ Driven like `bench_alerts.py` (leaderboard seed, the engine catches up every `--
 ``engine.history()`` followed by ``engine.pending_history()``. Values are dumped with ``repr``
 (shortest round-trip), so any change in the last bit shows.
 
-Run: python benchmarks/alert_history_digest.py [--every S] [--dump DIR] [app ...]
+Run: python benchmarks/alert_history_digest.py [--every S] [--changes production|curated] [--dump DIR] [app ...]
 """
 
 from __future__ import annotations
@@ -35,11 +35,11 @@ def _canonical(value: object) -> object:
     return value
 
 
-def history_json(app: str, every: int) -> str:
+def history_json(app: str, every: int, changes: str = "production") -> str:
     """Canonical JSON of the whole run's fired and never-fired alert episodes."""
     cat = load_catalog()
     seed = cat.leaderboard.seed_for(app)
-    schedule = FaultSchedule.generate(cat, app, seed)
+    schedule = FaultSchedule.generate(cat, app, seed, changes=changes)
     sim = Simulator(cat, app, seed, schedule=schedule)
     engine = AlertEngine(cat.rules, sim.app, sim.store)
     for t in range(every, schedule.run_s + 1, every):
@@ -57,10 +57,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--every", type=int, default=120, help="seconds between evaluate_until calls")
     ap.add_argument("--dump", type=Path, help="also write each app's JSON into this directory")
+    ap.add_argument("--changes", default="production", choices=("production", "curated"))
     ap.add_argument("apps", nargs="*", default=APPS)
     args = ap.parse_args()
     for app in args.apps:
-        text = history_json(app, args.every)
+        text = history_json(app, args.every, args.changes)
         if args.dump is not None:
             args.dump.mkdir(parents=True, exist_ok=True)
             (args.dump / f"{app}.json").write_text(text)
