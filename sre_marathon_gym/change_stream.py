@@ -19,8 +19,9 @@ Twin of a row, by the row's plane:
   "lower" change the value within safe bounds, "move" writes the same service's fully qualified
   name, "drop" removes a key whose default is the value.
 - manifest (``kubectl set``/``scale``, through the same rollout history as the manifest faults):
-  an image bumped to a new good tag, CPU or memory limits retuned above what the pod needs (or set
-  generously where none was), the readiness probe's timeout tuned, the replica count changed by
+  an image bumped to a new good tag, CPU limits retuned to 3-6x and memory limits to 2-4x what the
+  pod needs (its CPU per request at the mean load, its resident memory; down or up, as
+  right-sizing does; set that way where none was), the readiness probe's timeout tuned, the replica count changed by
   one (what an HPA does).
 - NetworkPolicy: a ``deny-<target>-to-<service>`` policy in the faults' naming for a service the
   target never calls (blocks nothing used).
@@ -155,6 +156,28 @@ def twin_config_value(
     return None if made is None else made[0]
 
 
+def cpu_need_m(app: App, service: str) -> float:
+    """Millicores one replica of `service` uses at the load generator's mean rate: its share of the
+    entry rate (request types' weights and calls per request) x CPU time per request / replicas."""
+    total = sum(rt.weight for rt in app.request_types)
+    s = app.service(service)
+    rps = sum(
+        app.load.requests_per_second * rt.weight / total * rt.calls_per_request.get(service, 1.0)
+        for rt in app.request_types
+        if service in rt.services
+    )
+    return rps * s.sim.cpu_ms_per_request / max(1, s.replicas * len(s.zones))
+
+
+def _retuned(limit: int, need: float, step: int, factor: tuple[float, float], rng: np.random.Generator) -> int:
+    """A limit retuned to `factor` x what the pod needs (down or up: the way a right-sizing tool
+    moves it), in multiples of `step`; where no limit is set, one is set the same way. The faults
+    cut limits below need, so telling them apart takes the usage, i.e. telemetry."""
+    target = max(need, step) * float(rng.uniform(*factor))
+    value = max(step, int(round(target / step)) * step)
+    return value if value != limit else value + step
+
+
 def _bumped_image(image: str, step: int) -> str:
     m = re.search(r"(\d+)\.(\d+)\.(\d+)([^:/]*)$", image)
     if m:
@@ -254,12 +277,10 @@ class _Planner:
                 if s.readiness_probe is None:
                     return None
                 value = str(s.readiness_probe.timeout_s + int(rng.integers(1, 5)))
-            elif field == "cpu_limit_m":  # retuned above need; set, generously, where none is set
-                limit = s.resources.cpu_limit_m
-                value = _within(str(limit), 1.25, 2.0, rng) if limit else str(int(rng.integers(5, 21)) * 100)
+            elif field == "cpu_limit_m":
+                value = str(_retuned(s.resources.cpu_limit_m, cpu_need_m(self.app, svc), 5, (3.0, 6.0), rng))
             else:
-                limit = s.resources.mem_limit_mi
-                value = _within(str(limit), 1.25, 2.0, rng) if limit else str(int(rng.integers(4, 17)) * 128)
+                value = str(_retuned(s.resources.mem_limit_mi, s.sim.base_memory_mi, 8, (2.0, 4.0), rng))
             return BenignChange(
                 t, svc, f"deployment/{svc}:{_FIELD_NAMES[field]}", field, "", "", "", "",
                 new_value=value, plane="manifest",
