@@ -1,0 +1,235 @@
+"""The change correlator: a baseline that suspects recent changes and blames one only when its own
+service's telemetry steps up right after it.
+
+Why it exists: "what changed?" is the first question of most real incident reviews, and reading the
+change planes is fair play; but most changes are harmless, and a change says nothing by its
+message, diff, author or timing. So each invocation it
+
+1. reads the change planes through the tools (`change_planes.PlaneReader`: pipeline commits,
+   hand-made rollout revisions, replicas, nodes, NetworkPolicies) for changes of the last
+   `window_s` seconds;
+2. reads the telemetry of every service over the same window plus a baseline (`symptoms`: error
+   ratio, mean latency, restarts, bad waiting reasons, throttling, not-ready pods, request rate; a
+   dozen PromQL range queries, whatever the number of changes);
+3. for each change not yet decided, asks whether a signal of the changed service was quiet before
+   the change and stepped up within minutes after it, and is not explained by the same step in a
+   service it calls (a downstream failure moves its callers' errors and latency too). A node's
+   change is judged on the services whose pods ran on it;
+4. blames such a change once some alert naming its service has fired since: an incident with those
+   alerts, a root cause naming the service and the changed artifact, and the natural undo (rollback
+   to the revision before it, the old config value or flag variant, uncordon, delete the policy,
+   the old replica count), once. It never acts on anything else.
+
+Alerts no change explains are left alone: without a change to point at, naming an artifact is a
+guess, and a wrong name costs what a right one earns. The agent is a scripted baseline, not an
+oracle: it reads only its `AgentView` (tools, `app`, the public catalog is not even needed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+
+from ..catalog.apps import label_place
+from ..clock import METRIC_STEP_S
+from ..run_record import Usage
+from .base import zero_usage
+from .change_planes import Change, PlaneReader
+from .symptoms import READ_BEFORE_S, RULES, Step, Telemetry
+
+OWN_SIGNALS = ("error_ratio", "latency", "restarts", "waiting", "throttle", "not_ready")
+PROPAGATING = ("error_ratio", "latency")  # signals a failing dependency passes up to its callers
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Why a change is blamed: its service and the steps of that service after it."""
+
+    service: str
+    steps: tuple[Step, ...]
+
+    def text(self) -> str:
+        return "; ".join(s.text() for s in self.steps)
+
+
+class ChangeCorrelator:
+    """Blames a recent change when its service's telemetry steps up right after it (see module)."""
+
+    name = "change_correlator"
+
+    def __init__(self, window_s: float = 900.0, budget: int = 40) -> None:
+        if window_s < 120 or budget < 20:
+            raise ValueError("window_s must be at least 120 s and budget at least 20 calls")
+        self.window_s, self.budget = float(window_s), int(budget)
+        self.usage: Usage = zero_usage()
+        self.log: list[tuple[float, str, str]] = []  # (time, change key, why): what it blamed
+        self.trace: dict[str, list[str]] = {}  # change key -> its verdicts, one per look (diagnostics)
+        self._fresh()
+
+    def _fresh(self) -> None:
+        self.planes = PlaneReader()
+        self.decided: set[str] = set()
+        self.used_alerts: set[str] = set()
+        self.below: dict[str, set[str]] = {}  # service -> everything it calls, transitively
+        self.calls = 0
+
+    def reset(self, env: gym.Env, seed: int | None) -> None:
+        self.usage = zero_usage()
+        self.log = []
+        self.trace = {}
+        self._fresh()
+
+    # ------------------------------------------------------------ one invocation
+    def invoke(self, env: gym.Env, obs: Any, info: dict) -> None:
+        u = env.unwrapped
+        self.calls = 0
+
+        def call(c: dict) -> Any:
+            self.calls += 1
+            return u.call_tool(c)
+
+        res = call({"tool": "get_alerts", "state": "all", "limit": 2000})
+        if not res.ok:
+            return None
+        now = float(res.data["now"])
+        since = max(0.0, now - self.window_s)
+        if not self.below:
+            topo = call({"tool": "get_topology"})
+            if topo.ok:
+                self.below = _downstream(topo.data["edges"])
+        services = set(u.app.service_names)
+
+        def owner(pod: str) -> str | None:
+            found = u.app.label_services({"pod": pod})
+            return next(iter(found)) if len(found) == 1 else None
+
+        start = max(0.0, since - READ_BEFORE_S)
+        tel = Telemetry(call, start, now, int(METRIC_STEP_S), owner)
+        changes = self.planes.read(call, u.app, tel, now, since)
+        alerts = [a for a in res.data["alerts"] if a["fired_at"] >= start]
+        for ch in sorted(changes, key=lambda c: c.at_s):
+            if ch.key in self.decided or self.calls > self.budget - 5:
+                continue
+            later = [c.at_s for c in changes if c.service == ch.service and c.at_s > ch.at_s]
+            verdict = self._judge(tel, ch, now, services, min(later, default=now))
+            seen = self.trace.setdefault(ch.key, [])
+            seen.append(f"t={now:.0f} {ch.plane} {ch.artifact}: " + (verdict.text() if verdict else "no step"))
+            if verdict is None:
+                continue
+            ids = [
+                a["id"]
+                for a in alerts
+                if a["fired_at"] >= ch.at_s - METRIC_STEP_S
+                and a["id"] not in self.used_alerts
+                and verdict.service in self._named(u.app, a["labels"])
+            ]
+            if not ids:
+                seen[-1] += " (no alert yet)"
+                continue  # nothing has alerted on it yet: look again next time
+            self._blame(call, ch, verdict, ids, now)
+        self.planes.snapshot(call, sorted(services), max(0, self.budget - self.calls))
+        return None
+
+    # ------------------------------------------------------------ judging one change
+    def _judge(
+        self, tel: Telemetry, ch: Change, now: float, services: set[str], until: float
+    ) -> Verdict | None:
+        """The service whose steps after the change blame it (None: no clear step). A step that
+        starts after the service's next change belongs to that one."""
+        candidates = ch.suspects if ch.service is None else (ch.service,)
+        verdicts = [
+            v for s in candidates if s in services and (v := self._steps(tel, s, ch.at_s, now, until))
+        ]
+        if len(verdicts) != 1:
+            return None  # nothing moved, or several services did and the change cannot say which
+        return verdicts[0]
+
+    def _steps(self, tel: Telemetry, svc: str, at_s: float, now: float, until: float) -> Verdict | None:
+        steps = [s for sig in OWN_SIGNALS if (s := tel.step(sig, svc, at_s, now)) is not None]
+        drop = tel.calls_dropped(svc, at_s, now)
+        if drop is not None:
+            steps.append(drop)
+        kept = []
+        for s in steps:
+            if s.onset_s + RULES.get(s.signal, RULES["error_ratio"]).hold * METRIC_STEP_S > until + METRIC_STEP_S:
+                continue  # not established before the service's next change: it may be that one's
+            if s.signal in PROPAGATING and self._downstream_explains(tel, svc, s, at_s, now):
+                continue
+            kept.append(s)
+        return Verdict(svc, tuple(kept)) if kept else None
+
+    def _downstream_explains(self, tel: Telemetry, svc: str, step: Step, at_s: float, now: float) -> bool:
+        """A service `svc` calls (directly or not) stepped the same way no later than it did: the
+        failure may be theirs, passed up the call chain."""
+        return any(tel.rose(step.signal, callee, step.onset_s, now) for callee in self.below.get(svc, ()))
+
+    @staticmethod
+    def _named(app: Any, labels: dict[str, str]) -> set[str]:
+        place = label_place(labels)
+        return app.label_services(labels) | ({place[1]} if place else set())
+
+    # ------------------------------------------------------------ blaming and undoing
+    def _blame(self, call: Callable, ch: Change, verdict: Verdict, ids: list[str], now: float) -> None:
+        self.decided.add(ch.key)
+        opened = call({"tool": "open_incident", "alert_ids": ids, "title": f"after change {ch.artifact}"})
+        if not opened.ok:
+            return
+        inc = opened.data["id"]
+        self.used_alerts.update(ids)
+        why = f"{ch.plane} change {ch.note} at t={ch.at_s:.0f}s; then {verdict.text()}"
+        self.log.append((now, ch.key, why))
+        call(
+            {
+                "tool": "set_root_cause",
+                "incident_id": inc,
+                "services": [verdict.service],
+                "artifact": ch.artifact,
+                "summary": why[:2000],
+            }
+        )
+        undo = self._undo_call(call, ch, verdict.service)
+        if undo is None:
+            return
+        res = call({**undo, "incident_id": inc})
+        if res.ok:
+            self.planes.note_action(now, undo["tool"], undo.get("service") or undo.get("target", ""))
+
+    @staticmethod
+    def _undo_call(call: Callable, ch: Change, service: str) -> dict | None:
+        """The change's undo as a tool call: a rollback goes to the newest revision before the change
+        (None when the deployment is no longer on a revision made since)."""
+        undo = dict(ch.remedy)
+        if undo["tool"] == "restart":
+            return {"tool": "restart", "service": service}
+        if undo["tool"] != "rollback":
+            return undo
+        before = undo.pop("before_s")
+        dep = call({"tool": "get_k8s_state", "resource": "deployments", "service": undo["service"]})
+        hist = dep.data["items"][0]["history"] if dep.ok and dep.data["items"] else []
+        older = [h["revision"] for h in hist if h["time_s"] < before - 1]
+        if not older or not hist or hist[-1]["time_s"] < before - 1:
+            return None
+        return {**undo, "revision": max(older)}
+
+
+def _downstream(edges: list[dict]) -> dict[str, set[str]]:
+    """Service -> every service its calls reach (transitively), from the topology's edges."""
+    calls: dict[str, set[str]] = {}
+    for e in edges:
+        calls.setdefault(e["from"], set()).add(e["to"])
+    out = {}
+    for svc in calls:
+        seen, stack = set(), [svc]
+        while stack:
+            for nxt in calls.get(stack.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+        out[svc] = seen - {svc}
+    return out
+
+
+__all__ = ["ChangeCorrelator", "Verdict"]

@@ -1,0 +1,303 @@
+"""The recent changes of a cluster, read from its change planes through the tools, each named in
+the catalog's artifact-id form with the call that would undo it.
+
+Why a separate reader: which changes happened is a question of record-keeping (the pipeline's
+history, the rollout history, node and NetworkPolicy state); whether one of them broke something
+is a question of telemetry (`symptoms.py`). The planes:
+
+* pipeline (`get_deploy_history`): code, config and flag commits; the agent's own (author
+  "agent") are not changes to suspect. A commit is live from its `rollout-started` stage.
+* rollout history (`get_k8s_state` deployments): a revision that no pipeline commit and no own
+  action explains was made by hand (`kubectl set`): image, resource limits or readiness probe.
+  What changed is read as an operator would: the image from the Deployment, limits from
+  kube-state-metrics (`kube_pod_container_resource_limits` before and after), the probe from
+  `read_config` against the copy read earlier.
+* replicas: `kube_deployment_spec_replicas` moving without an own `scale`.
+* nodes: a node that became unschedulable or NotReady (the metric dates the transition).
+* NetworkPolicies: a policy that was not there at the previous invocation.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..clock import METRIC_STEP_S
+from .symptoms import Telemetry
+
+OWN_ACTION_S = 20.0  # an own action explains a revision of its service made this soon after it (a
+# config set through the pipeline has its own commit, matched like any other)
+PIPELINE_MATCH_S = 6.0  # a commit's rollout and the revision it makes are this close
+
+
+@dataclass
+class Change:
+    """One change to suspect."""
+
+    key: str  # stable across invocations
+    plane: str  # code | config | flag | image | limits | probe | manifest | replicas | node | netpol
+    service: str | None  # whose telemetry answers for it (None: a node, see `suspects`)
+    at_s: float  # when it took effect
+    artifact: str
+    remedy: dict[str, Any]  # the undoing call, without incident_id
+    suspects: tuple[str, ...] = ()  # a node's services
+    note: str = ""
+
+
+@dataclass
+class PlaneReader:
+    """Reads the planes each invocation; remembers only what an operator's notes would (images,
+    configs and policies seen before, own actions)."""
+
+    images: dict[str, str] = field(default_factory=dict)
+    configs: dict[str, tuple[float, dict]] = field(default_factory=dict)  # service -> (read at, config)
+    fields: dict[str, tuple[str, str]] = field(default_factory=dict)  # revision key -> (plane, field)
+    policies: dict[str, float] = field(default_factory=dict)  # name -> when first seen
+    own: list[tuple[float, str, str]] = field(default_factory=list)  # (time, tool, target)
+    revisions: dict[str, int] = field(default_factory=dict)  # deployment -> revision last seen
+    stale: set[str] = field(default_factory=set)  # configs changed since they were read
+    last_s: float = 0.0
+    now: float = 0.0
+
+    def note_action(self, now: float, tool: str, target: str) -> None:
+        self.own.append((now, tool, target))
+
+    def _own_near(self, service: str, t: float, tools: tuple[str, ...] | None = None) -> bool:
+        return any(
+            s == service and -5.0 <= t - at <= OWN_ACTION_S and (tools is None or tool in tools)
+            for at, tool, s in self.own
+        )
+
+    # ------------------------------------------------------------ one read
+    def read(self, call: Callable[[dict], Any], app: Any, tel: Telemetry, now: float, since: float) -> list[Change]:
+        self.now = now
+        hist = call({"tool": "get_deploy_history", "since_s": max(0.0, since - 600), "limit": 500})
+        commits = hist.data["changes"] if hist.ok else []
+        out = [c for c in map(lambda r: _commit(r, app), commits) if c is not None and c.at_s >= since]
+        out += self._rollouts(call, tel, commits, since)
+        out += self._replicas(tel, since, now)
+        out += self._nodes(call, tel, since)
+        out += self._policies(call, now)
+        self.last_s = now
+        return out
+
+    def _rollouts(self, call: Callable, tel: Telemetry, commits: list[dict], since: float) -> list[Change]:
+        res = call({"tool": "get_k8s_state", "resource": "deployments"})
+        out: list[Change] = []
+        rollouts = {
+            (c["service"], float(c["stages"]["rollout-started"]))
+            for c in commits
+            if "rollout-started" in c.get("stages", {})
+        }
+        for dep in res.data["items"] if res.ok else []:
+            name, hist = dep["name"], dep["history"]
+            old_image = self.images.get(name, dep["image"])
+            self.images[name] = dep["image"]
+            if self.revisions.setdefault(name, dep["revision"]) != dep["revision"]:
+                self.revisions[name] = dep["revision"]
+                self.stale.add(name)
+            for prev, rev in zip(hist, hist[1:]):
+                t = float(rev["time_s"])
+                if t < since:
+                    continue
+                if any(s == name and abs(t - r) <= PIPELINE_MATCH_S for s, r in rollouts):
+                    continue
+                if self._own_near(name, t):
+                    continue
+                key = f"rev:{name}:{rev['revision']}"
+                plane, field_ = self._what_changed(call, tel, key, name, t, dep["image"], old_image)
+                out.append(
+                    Change(
+                        key,
+                        plane,
+                        name,
+                        t,
+                        f"deployment/{name}" + (f":{field_}" if field_ else ""),
+                        {"tool": "rollback", "service": name, "before_s": t},
+                        note=f"revision {rev['revision']} without a commit",
+                    )
+                )
+        return out
+
+    def _what_changed(
+        self, call: Callable, tel: Telemetry, key: str, svc: str, t: float, image: str, old_image: str
+    ) -> tuple[str, str]:
+        """Which manifest field a hand-made revision changed (decided once, at its first sighting,
+        when the copies read before it are still the "before")."""
+        if key in self.fields:
+            return self.fields[key]
+        before = self.configs.get(svc)
+        cfg = call({"tool": "read_config", "service": svc})
+        if cfg.ok:
+            self.configs[svc] = (self.now, cfg.data)
+            self.stale.discard(svc)
+        found = ("manifest", "")
+        if image != old_image:
+            found = ("image", "image")
+        elif cfg.ok and before is not None and before[0] < t:
+            old, new = before[1], cfg.data
+            limits = [
+                k
+                for k in ("cpu", "memory")
+                if (old.get("resources") or {}).get("limits", {}).get(k)
+                != (new.get("resources") or {}).get("limits", {}).get(k)
+            ]
+            if limits:
+                found = ("limits", f"resources.limits.{limits[0]}")
+            elif old.get("readiness_probe_path") != new.get("readiness_probe_path"):
+                found = ("probe", "readinessProbe")
+        else:  # no copy from before it: the limits series still shows before and after
+            for res in ("cpu", "memory"):
+                a = tel.value_at("limits", f"{svc}/{res}", t - METRIC_STEP_S)
+                b = tel.value_at("limits", f"{svc}/{res}", tel.end_s)
+                if a is not None and b is not None and abs(a - b) > 1e-9 * max(abs(a), 1.0):
+                    found = ("limits", f"resources.limits.{res}")
+                    break
+            else:
+                found = ("probe", "readinessProbe")  # the one hand-set field neither shows
+        self.fields[key] = found
+        return found
+
+    def snapshot(self, call: Callable, services: list[str], calls: int) -> None:
+        """Re-read the configs that changed and read those not read yet (at most `calls`): the
+        "before" of later diffs."""
+        todo = sorted(self.stale & set(services)) + [s for s in services if s not in self.configs]
+        for svc in todo[:calls]:
+            cfg = call({"tool": "read_config", "service": svc})
+            if cfg.ok:
+                self.configs[svc] = (self.now, cfg.data)
+                self.stale.discard(svc)
+
+    def _replicas(self, tel: Telemetry, since: float, now: float) -> list[Change]:
+        out = []
+        for dep, points in tel.raw.get("replicas", {}).items():
+            for (_, a), (t, b) in zip(points, points[1:]):
+                if a == b or t < since or self._own_near(dep, t, ("scale",)):
+                    continue
+                zones = max(1, len((self.configs.get(dep, (0.0, {}))[1].get("replicas")) or {"": 1}))
+                per_zone = max(1, round(a / zones)) if a > 0 else 1
+                out.append(
+                    Change(
+                        f"rep:{dep}:{t:.0f}",
+                        "replicas",
+                        dep,
+                        t,
+                        f"deployment/{dep}:replicas",
+                        {"tool": "scale", "service": dep, "replicas": per_zone},
+                        note=f"replicas {a:g} -> {b:g}",
+                    )
+                )
+        return out
+
+    def _nodes(self, call: Callable, tel: Telemetry, since: float) -> list[Change]:
+        res = call({"tool": "get_k8s_state", "resource": "nodes"})
+        out = []
+        for node in res.data["items"] if res.ok else []:
+            name = node["name"]
+            if not node["schedulable"]:
+                t = tel.transition("unschedulable", name, lambda v: v >= 1)
+                remedy = {"tool": "cluster_op", "operation": "uncordon", "target": name}
+            elif node["status"] != "Ready":
+                t = tel.transition("node_ready", name, lambda v: v < 1)
+                remedy = {"tool": "restart"}  # move the claimed service's pods off the node
+            else:
+                continue
+            if t is None or t < since:
+                continue
+            suspects = tuple(sorted(tel.services_on(name, t - 120, t - 1)))
+            out.append(Change(f"node:{name}:{t:.0f}", "node", None, t, f"node/{name}", remedy, suspects))
+        return out
+
+    def _policies(self, call: Callable, now: float) -> list[Change]:
+        res = call({"tool": "get_k8s_state", "resource": "networkpolicies"})
+        out = []
+        present = set()
+        for pol in res.data["items"] if res.ok else []:
+            name = pol["name"]
+            present.add(name)
+            first = self.policies.setdefault(name, self.last_s)  # it appeared after the last look
+            out.append(
+                Change(
+                    f"netpol:{name}:{first:.0f}",
+                    "netpol",
+                    pol.get("pod_selector"),
+                    first,
+                    f"networkpolicy/{name}",
+                    {"tool": "cluster_op", "operation": "delete_network_policy", "target": name},
+                    note=f"denies {pol.get('pod_selector')} -> {pol.get('denies_egress_to')}",
+                )
+            )
+        for gone in set(self.policies) - present:
+            del self.policies[gone]
+        return out
+
+
+# ------------------------------------------------------------------ pipeline commits
+_PATH = re.compile(r"^--- a/(\S+)", re.M)
+_ENV = re.compile(r"- name: (\S+)")
+_OLD_VALUE = re.compile(r"^-\s+value: (.*)$", re.M)
+_CM = re.compile(r"^-\s+(\w[\w.-]*): (.*)$", re.M)
+_FLAG = re.compile(r'"(\w+)": \{')
+_VARIANT = re.compile(r'^-\s+"defaultVariant": "([^"]*)"', re.M)
+_MSG_FLAG = re.compile(r"set (\w+) to (\w+)")
+
+
+def _commit(c: dict, app: Any) -> Change | None:
+    """A pipeline commit as a change (None: the agent's own, not live yet, or nothing to name)."""
+    if c.get("author") == "agent" or c.get("status") != "deployed":
+        return None
+    stages = c.get("stages") or {}
+    if "rollout-started" not in stages:
+        return None
+    at, svc, diff, kind = float(stages["rollout-started"]), c["service"], c.get("diff") or "", c["kind"]
+    key = f"commit:{c['id']}"
+    if kind == "code":
+        m = _PATH.search(diff)
+        if m is None:
+            return None  # a revert: nothing new to name
+        undo = {"tool": "rollback", "service": svc, "before_s": at}
+        return Change(key, "code", svc, at, f"{svc}:{m.group(1)}", undo, note=c["message"])
+    if kind == "config":
+        return _config_commit(key, svc, at, diff, c["message"])
+    if kind == "flag":
+        m = _FLAG.search(diff) or _MSG_FLAG.search(c["message"])
+        if m is None:
+            return None
+        flag = m.group(1)
+        owner = next((f for f in getattr(app, "feature_flags", []) if f.name == flag), None)
+        if owner is None:
+            return None
+        v = _VARIANT.search(diff)
+        old = v.group(1) if v else owner.default
+        undo = {"tool": "set_config", "service": "flagd", "key": flag, "value": old}
+        return Change(key, "flag", owner.service, at, f"flagd:configmap/flagd-config/{flag}", undo, note=c["message"])
+    return None
+
+
+def _config_commit(key: str, svc: str, at: float, diff: str, message: str) -> Change | None:
+    rollback = {"tool": "rollback", "service": svc, "before_s": at}
+    path = _PATH.search(diff)
+    if path and "data:" in diff:  # a ConfigMap key
+        m = _CM.search(diff)
+        if m is None:
+            return None
+        cm = path.group(1).rsplit("/", 1)[-1].removesuffix(".yaml")
+        undo = {"tool": "set_config", "service": svc, "key": m.group(1), "value": _unquote(m.group(2))}
+        return Change(key, "config", svc, at, f"{svc}:configmap/{cm}/{m.group(1)}", undo, note=message)
+    m = _ENV.search(diff)
+    if m is None:
+        return None
+    env_key = m.group(1)
+    old = _OLD_VALUE.search(diff)
+    undo = {"tool": "set_config", "service": svc, "key": env_key, "value": _unquote(old.group(1))} if old else rollback
+    return Change(key, "config", svc, at, f"{svc}:env/{env_key}", undo, note=message)
+
+
+def _unquote(v: str) -> str:
+    v = v.strip()
+    return v[1:-1] if len(v) >= 2 and v[0] == v[-1] == '"' else v
+
+
+__all__ = ["Change", "PlaneReader"]
