@@ -42,6 +42,13 @@ from .symptoms import READ_BEFORE_S, RULES, Step, Telemetry
 
 OWN_SIGNALS = ("error_ratio", "latency", "restarts", "waiting", "throttle", "not_ready")
 PROPAGATING = ("error_ratio", "latency")  # signals a failing dependency passes up to its callers
+# Throttling alone is a capacity note, not a failure: it counts beside a failing signal only.
+SUPPORTING = ("throttle",)
+# Pods that never get ready, and nothing else, is a rollout that did not finish: a changed probe or
+# image (or replicas, or a node) says why; code and config changes that break pods crash them
+# (restarts, waiting reasons) or fail requests.
+READINESS_PLANES = ("image", "probe", "manifest", "replicas", "node")
+SERVICE_IMPACT = ("error_ratio", "request_rate_drop")  # what a node's change must show (see _judge)
 
 
 @dataclass(frozen=True)
@@ -71,9 +78,13 @@ class ChangeCorrelator:
 
     def _fresh(self) -> None:
         self.planes = PlaneReader()
+        self.telemetry = Telemetry(self.window_s + READ_BEFORE_S)
         self.decided: set[str] = set()
         self.used_alerts: set[str] = set()
         self.below: dict[str, set[str]] = {}  # service -> everything it calls, transitively
+        self.callers: dict[str, set[str]] = {}  # service -> the services that call it directly
+        self.entry = ""
+        self.owners: dict[str, str | None] = {}  # pod -> its service
         self.calls = 0
 
     def reset(self, env: gym.Env, seed: int | None) -> None:
@@ -99,32 +110,42 @@ class ChangeCorrelator:
         if not self.below:
             topo = call({"tool": "get_topology"})
             if topo.ok:
+                self.entry = topo.data["entry_point"]
                 self.below = _downstream(topo.data["edges"])
+                for e in topo.data["edges"]:
+                    self.callers.setdefault(e["to"], set()).add(e["from"])
         services = set(u.app.service_names)
 
         def owner(pod: str) -> str | None:
-            found = u.app.label_services({"pod": pod})
-            return next(iter(found)) if len(found) == 1 else None
+            if pod not in self.owners:
+                found = u.app.label_services({"pod": pod})
+                self.owners[pod] = next(iter(found)) if len(found) == 1 else None
+            return self.owners[pod]
 
         start = max(0.0, since - READ_BEFORE_S)
-        tel = Telemetry(call, start, now, int(METRIC_STEP_S), owner)
-        changes = self.planes.read(call, u.app, tel, now, since)
+        tel = self.telemetry
+        tel.update(call, now, owner)
+        changes = self.planes.read(call, u.app, tel, now, since, owner)
         alerts = [a for a in res.data["alerts"] if a["fired_at"] >= start]
         for ch in sorted(changes, key=lambda c: c.at_s):
-            if ch.key in self.decided or self.calls > self.budget - 5:
+            if ch.key in self.decided or not ch.artifact or self.calls > self.budget - 5:
                 continue
-            later = [c.at_s for c in changes if c.service == ch.service and c.at_s > ch.at_s]
-            verdict = self._judge(tel, ch, now, services, min(later, default=now))
+            later = [c for c in changes if c.service == ch.service and c.at_s > ch.at_s]
+            if any(c.artifact in ("", ch.artifact) for c in later):
+                continue  # reverted or changed again since: it is not what runs now
+            until = min((c.at_s for c in later), default=now)
+            verdict = self._judge(tel, ch, now, services, until)
             seen = self.trace.setdefault(ch.key, [])
             seen.append(f"t={now:.0f} {ch.plane} {ch.artifact}: " + (verdict.text() if verdict else "no step"))
             if verdict is None:
                 continue
+            scope = {verdict.service} | self.callers.get(verdict.service, set())
             ids = [
                 a["id"]
                 for a in alerts
-                if a["fired_at"] >= ch.at_s - METRIC_STEP_S
+                if ch.at_s <= a["fired_at"] <= until + 60
                 and a["id"] not in self.used_alerts
-                and verdict.service in self._named(u.app, a["labels"])
+                and scope & self._named(u.app, a["labels"])
             ]
             if not ids:
                 seen[-1] += " (no alert yet)"
@@ -145,7 +166,17 @@ class ChangeCorrelator:
         ]
         if len(verdicts) != 1:
             return None  # nothing moved, or several services did and the change cannot say which
-        return verdicts[0]
+        v = verdicts[0]
+        signals = {s.signal for s in v.steps}
+        if signals <= set(SUPPORTING) | {"not_ready"} and not (
+            "not_ready" in signals and ch.plane in READINESS_PLANES
+        ):
+            return None
+        if ch.service is None and not signals & set(SERVICE_IMPACT):
+            return None  # every service on a node restarts its pods: only one that fails requests says which
+        if not any(s.ongoing for s in v.steps if s.signal not in SUPPORTING):
+            return None  # over already (reverted, or fixed): too late to report it
+        return v
 
     def _steps(self, tel: Telemetry, svc: str, at_s: float, now: float, until: float) -> Verdict | None:
         steps = [s for sig in OWN_SIGNALS if (s := tel.step(sig, svc, at_s, now)) is not None]
@@ -156,12 +187,12 @@ class ChangeCorrelator:
         for s in steps:
             if s.onset_s + RULES.get(s.signal, RULES["error_ratio"]).hold * METRIC_STEP_S > until + METRIC_STEP_S:
                 continue  # not established before the service's next change: it may be that one's
-            if s.signal in PROPAGATING and self._downstream_explains(tel, svc, s, at_s, now):
-                continue
+            if s.signal in PROPAGATING and (svc == self.entry or self._downstream_explains(tel, svc, s, now)):
+                continue  # the entry point's errors and latency are every service's
             kept.append(s)
         return Verdict(svc, tuple(kept)) if kept else None
 
-    def _downstream_explains(self, tel: Telemetry, svc: str, step: Step, at_s: float, now: float) -> bool:
+    def _downstream_explains(self, tel: Telemetry, svc: str, step: Step, now: float) -> bool:
         """A service `svc` calls (directly or not) stepped the same way no later than it did: the
         failure may be theirs, passed up the call chain."""
         return any(tel.rose(step.signal, callee, step.onset_s, now) for callee in self.below.get(svc, ()))

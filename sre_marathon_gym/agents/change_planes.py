@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..clock import METRIC_STEP_S
-from .symptoms import Telemetry
+from .symptoms import Telemetry, query_range
 
 OWN_ACTION_S = 20.0  # an own action explains a revision of its service made this soon after it (a
 # config set through the pipeline has its own commit, matched like any other)
@@ -40,7 +40,7 @@ class Change:
     plane: str  # code | config | flag | image | limits | probe | manifest | replicas | node | netpol
     service: str | None  # whose telemetry answers for it (None: a node, see `suspects`)
     at_s: float  # when it took effect
-    artifact: str
+    artifact: str  # "" for a change that names nothing new (a revert): it only ends the previous one
     remedy: dict[str, Any]  # the undoing call, without incident_id
     suspects: tuple[str, ...] = ()  # a node's services
     note: str = ""
@@ -54,6 +54,7 @@ class PlaneReader:
     images: dict[str, str] = field(default_factory=dict)
     configs: dict[str, tuple[float, dict]] = field(default_factory=dict)  # service -> (read at, config)
     fields: dict[str, tuple[str, str]] = field(default_factory=dict)  # revision key -> (plane, field)
+    on_node: dict[tuple[str, float], tuple[str, ...]] = field(default_factory=dict)  # (node, since) -> services
     policies: dict[str, float] = field(default_factory=dict)  # name -> when first seen
     own: list[tuple[float, str, str]] = field(default_factory=list)  # (time, tool, target)
     revisions: dict[str, int] = field(default_factory=dict)  # deployment -> revision last seen
@@ -71,14 +72,16 @@ class PlaneReader:
         )
 
     # ------------------------------------------------------------ one read
-    def read(self, call: Callable[[dict], Any], app: Any, tel: Telemetry, now: float, since: float) -> list[Change]:
+    def read(
+        self, call: Callable[[dict], Any], app: Any, tel: Telemetry, now: float, since: float, owner: Callable
+    ) -> list[Change]:
         self.now = now
         hist = call({"tool": "get_deploy_history", "since_s": max(0.0, since - 600), "limit": 500})
         commits = hist.data["changes"] if hist.ok else []
-        out = [c for c in map(lambda r: _commit(r, app), commits) if c is not None and c.at_s >= since]
+        out = [c for c in (_commit(r, app) for r in commits) if c is not None and c.at_s >= since]
         out += self._rollouts(call, tel, commits, since)
         out += self._replicas(tel, since, now)
-        out += self._nodes(call, tel, since)
+        out += self._nodes(call, tel, since, owner)
         out += self._policies(call, now)
         self.last_s = now
         return out
@@ -148,12 +151,12 @@ class PlaneReader:
                 found = ("limits", f"resources.limits.{limits[0]}")
             elif old.get("readiness_probe_path") != new.get("readiness_probe_path"):
                 found = ("probe", "readinessProbe")
-        else:  # no copy from before it: the limits series still shows before and after
-            for res in ("cpu", "memory"):
-                a = tel.value_at("limits", f"{svc}/{res}", t - METRIC_STEP_S)
-                b = tel.value_at("limits", f"{svc}/{res}", tel.end_s)
-                if a is not None and b is not None and abs(a - b) > 1e-9 * max(abs(a), 1.0):
-                    found = ("limits", f"resources.limits.{res}")
+        else:  # no copy from before it: kube-state-metrics still shows the limits before and after
+            q = f'min by (resource) (kube_pod_container_resource_limits{{container="{svc}"}})'
+            for series in query_range(call, q, t - 4 * METRIC_STEP_S, self.now):
+                values = [v for _, v in series["values"] if v is not None]
+                if values and abs(values[0] - values[-1]) > 1e-9 * max(abs(values[0]), 1.0):
+                    found = ("limits", f"resources.limits.{series['labels'].get('resource', 'cpu')}")
                     break
             else:
                 found = ("probe", "readinessProbe")  # the one hand-set field neither shows
@@ -172,7 +175,8 @@ class PlaneReader:
 
     def _replicas(self, tel: Telemetry, since: float, now: float) -> list[Change]:
         out = []
-        for dep, points in tel.raw.get("replicas", {}).items():
+        for dep in tel.keys("replicas"):
+            points = tel.raw("replicas", dep)
             for (_, a), (t, b) in zip(points, points[1:]):
                 if a == b or t < since or self._own_near(dep, t, ("scale",)):
                     continue
@@ -191,7 +195,16 @@ class PlaneReader:
                 )
         return out
 
-    def _nodes(self, call: Callable, tel: Telemetry, since: float) -> list[Change]:
+    def _services_on(self, call: Callable, node: str, t: float, owner: Callable) -> tuple[str, ...]:
+        """The services that had a pod on `node` in the two minutes before `t` (read once per node)."""
+        key = (node, t)
+        if key not in self.on_node:
+            q = f'max by (pod) (kube_pod_info{{node="{node}"}})'
+            pods = [s["labels"].get("pod", "") for s in query_range(call, q, t - 120, t - 1)]
+            self.on_node[key] = tuple(sorted({svc for p in pods if (svc := owner(p))}))
+        return self.on_node[key]
+
+    def _nodes(self, call: Callable, tel: Telemetry, since: float, owner: Callable) -> list[Change]:
         res = call({"tool": "get_k8s_state", "resource": "nodes"})
         out = []
         for node in res.data["items"] if res.ok else []:
@@ -206,7 +219,7 @@ class PlaneReader:
                 continue
             if t is None or t < since:
                 continue
-            suspects = tuple(sorted(tel.services_on(name, t - 120, t - 1)))
+            suspects = self._services_on(call, name, t, owner)
             out.append(Change(f"node:{name}:{t:.0f}", "node", None, t, f"node/{name}", remedy, suspects))
         return out
 
@@ -245,18 +258,20 @@ _MSG_FLAG = re.compile(r"set (\w+) to (\w+)")
 
 
 def _commit(c: dict, app: Any) -> Change | None:
-    """A pipeline commit as a change (None: the agent's own, not live yet, or nothing to name)."""
-    if c.get("author") == "agent" or c.get("status") != "deployed":
+    """A pipeline commit as a change (None: the agent's own, not live yet, or nothing to name). A
+    revert names nothing new, but ends the change it reverts from the moment it is submitted."""
+    if c.get("author") == "agent":
         return None
+    svc, diff, kind, key = c["service"], c.get("diff") or "", c["kind"], f"commit:{c['id']}"
+    if kind != "flag" and (c["message"].startswith('Revert "') or not _PATH.search(diff)):
+        return Change(key, kind, svc, float(c["submitted_s"]), "", {}, note=c["message"])
     stages = c.get("stages") or {}
-    if "rollout-started" not in stages:
+    if c.get("status") != "deployed" or "rollout-started" not in stages:
         return None
-    at, svc, diff, kind = float(stages["rollout-started"]), c["service"], c.get("diff") or "", c["kind"]
-    key = f"commit:{c['id']}"
+    at = float(stages["rollout-started"])
     if kind == "code":
         m = _PATH.search(diff)
-        if m is None:
-            return None  # a revert: nothing new to name
+        assert m is not None
         undo = {"tool": "rollback", "service": svc, "before_s": at}
         return Change(key, "code", svc, at, f"{svc}:{m.group(1)}", undo, note=c["message"])
     if kind == "config":

@@ -3,11 +3,12 @@ correlator judges a change by.
 
 Why a step test and not a threshold: in a marathon half a dozen faults overlap, so most services
 are degraded at some point; a change is suspect only when its own service's signal was quiet
-before it and moved, clearly and for good, right after it. A symptom that was already there, or
-that starts long after the change, is someone else's.
+right before the change and moved, clearly and for good, right after it. A symptom that was
+already there, or that starts long after the change, is someone else's.
 
-Everything is read through `query_metrics` (PromQL range queries over every service at once: a
-handful of calls per invocation whatever the number of changes) and indexed here by service.
+Everything is read through `query_metrics` (PromQL range queries over every service at once, the
+series and labels the alert pack uses: span metrics for requests, kube-state-metrics and cAdvisor
+for pods) and kept like a dashboard: each invocation reads only the samples since the last one.
 """
 
 from __future__ import annotations
@@ -22,18 +23,17 @@ from ..clock import METRIC_STEP_S
 Series = list[tuple[float, float]]  # (time, value), time ascending
 
 SERVER = 'span_kind="SPAN_KIND_SERVER"'
-ERRORS = 'status_code="STATUS_CODE_ERROR"'
+ERROR = "STATUS_CODE_ERROR"
 BAD_WAITING = "CrashLoopBackOff|ImagePullBackOff|ErrImagePull|CreateContainerConfigError|CreateContainerError"
-# signal -> (PromQL, the label naming the workload); `{w}` is the rate window
+RATE_WINDOW = "1m"
+# series -> (PromQL, the label naming the workload)
 QUERIES: dict[str, tuple[str, str]] = {
-    "calls": (f"sum by (service_name) (rate(traces_span_metrics_calls_total{{{SERVER}}}[{{w}}]))", "service_name"),
-    "errors": (
-        f"sum by (service_name) (rate(traces_span_metrics_calls_total{{{SERVER}, {ERRORS}}}[{{w}}]))",
+    "calls": (  # by status: the total and the errors of the server spans in one read
+        f"sum by (service_name, status_code) (rate(traces_span_metrics_calls_total{{{SERVER}}}[{RATE_WINDOW}]))",
         "service_name",
     ),
-    "latency": (
-        f"sum by (service_name) (rate(traces_span_metrics_duration_milliseconds_sum{{{SERVER}}}[{{w}}])) / "
-        f"sum by (service_name) (rate(traces_span_metrics_duration_milliseconds_count{{{SERVER}}}[{{w}}]))",
+    "duration": (  # ms per second: over the call rate, the mean latency
+        f"sum by (service_name) (rate(traces_span_metrics_duration_milliseconds_sum{{{SERVER}}}[{RATE_WINDOW}]))",
         "service_name",
     ),
     "restarts": ("sum by (container) (increase(kube_pod_container_status_restarts_total[2m]))", "container"),
@@ -42,21 +42,18 @@ QUERIES: dict[str, tuple[str, str]] = {
         "container",
     ),
     "throttle": (
-        "sum by (container) (rate(container_cpu_cfs_throttled_periods_total[{w}])) / "
-        "sum by (container) (rate(container_cpu_cfs_periods_total[{w}]))",
+        f"sum by (container) (rate(container_cpu_cfs_throttled_periods_total[{RATE_WINDOW}])) / "
+        f"sum by (container) (rate(container_cpu_cfs_periods_total[{RATE_WINDOW}]))",
         "container",
     ),
     "not_ready": ('sum by (pod) (kube_pod_status_ready{condition="false"})', "pod"),
-    "limits": ("min by (container, resource) (kube_pod_container_resource_limits)", "container"),
     "replicas": ("sum by (deployment) (kube_deployment_spec_replicas)", "deployment"),
     "unschedulable": ("max by (node) (kube_node_spec_unschedulable)", "node"),
     "node_ready": ('min by (node) (kube_node_status_condition{condition="Ready", status="true"})', "node"),
-    "pod_node": ("max by (pod, node) (kube_pod_info)", "pod"),
 }
-RATE_WINDOW = "1m"
-BEFORE_S = 150.0  # how far back the baseline reaches: the state right before the change, not
-# the last fault's (a service often recovers from one fault minutes before the next change)
-READ_BEFORE_S = 600.0  # how far back the window is read (baselines, and changes dated in it)
+BEFORE_S = 150.0  # the baseline: the state right before the change, not the last fault's (a service
+# often recovers from one fault minutes before the next change)
+READ_BEFORE_S = 600.0  # how far before the oldest change of interest the window reaches
 MIN_CALLS = 0.05  # req/s below which a service's error ratio and latency say nothing
 
 
@@ -77,7 +74,7 @@ RULES: dict[str, Rule] = {
     "restarts": Rule(add=0.5, times=1.0, floor=0.5, hold=1, onset_s=300),  # leaks and OOM take a while
     "waiting": Rule(add=0.5, times=1.0, floor=0.5, hold=2, onset_s=180),
     "throttle": Rule(add=0.2, times=2.0, floor=0.25, hold=3, onset_s=90),
-    "not_ready": Rule(add=0.5, times=1.0, floor=0.5, hold=8, onset_s=180),  # longer than any start-up
+    "not_ready": Rule(add=0.5, times=1.0, floor=0.5, hold=8, onset_s=90),  # held longer than any start-up
 }
 
 
@@ -90,85 +87,94 @@ class Step:
     onset_s: float
     before: float
     after: float
+    ongoing: bool = True  # still there at the last sample
 
     def text(self) -> str:
         return f"{self.service} {self.signal} {self.before:.3g} -> {self.after:.3g} from t={self.onset_s:.0f}s"
 
 
 class Telemetry:
-    """The window's series, by signal and workload (services, nodes, pods' nodes)."""
+    """The recent series by signal and workload, kept like a dashboard: each `update` reads only
+    the samples since the last one (past samples do not change) and forgets those older than
+    `keep_s`."""
 
-    def __init__(self, call: Callable[[dict], Any], start_s: float, end_s: float, step_s: int, owner: Callable):
-        start_s = start_s - start_s % step_s  # on the metric grid, so the series' samples fall on it
-        self.start_s, self.end_s, self.step_s = start_s, end_s, step_s
-        self.raw: dict[str, dict[str, Series]] = {}
-        self.pod_node: dict[str, list[tuple[float, str]]] = {}  # node -> (time, service) of pods on it
-        for name, (query, label) in QUERIES.items():
-            res = call(
-                {
-                    "tool": "query_metrics",
-                    "promql": query.replace("{w}", RATE_WINDOW),
-                    "start_s": start_s,
-                    "end_s": end_s,
-                    "step_s": step_s,
-                }
-            )
-            by: dict[str, Series] = {}
-            for s in res.data["series"] if res.ok else []:
-                labels = s["labels"]
-                key = labels.get(label)
-                if key is None:
-                    continue
-                points = [(float(t), float(v)) for t, v in s["values"] if v is not None]
-                if name == "limits":
-                    key = f"{key}/{labels.get('resource', '')}"
-                if name == "pod_node":
-                    svc = owner(key)
-                    if svc is not None:
-                        self.pod_node.setdefault(labels.get("node", ""), []).extend((t, svc) for t, _ in points)
-                    continue
-                if name == "not_ready":
-                    key = owner(key)
-                    if key is None:
-                        continue
-                by[key] = _add(by.get(key, []), points)
-            self.raw[name] = by
+    def __init__(self, keep_s: float, step_s: int = int(METRIC_STEP_S)):
+        self.keep_s, self.step_s = keep_s, step_s
+        self.start_s = self.end_s = 0.0
+        self._data: dict[str, dict[str, dict[float, float]]] = {n: {} for n in (*QUERIES, "errors")}
+        self._read = False
 
-    # ------------------------------------------------------------ derived per-service signals
+    def update(self, call: Callable[[dict], Any], now: float, owner: Callable[[str], str | None]) -> None:
+        """Read the samples from the last update (or `keep_s` back) to `now`; `owner` maps a pod to
+        its service."""
+        start = max(0.0, now - self.keep_s)
+        if self._read:
+            start = max(start, self.end_s + self.step_s)
+        start -= start % self.step_s  # on the metric grid, where the samples are
+        if start <= now:
+            for name in QUERIES:
+                self._merge(name, call, start, now, owner)
+            for name in ("calls", "errors", "not_ready"):  # sums of several series: put back in time order
+                by = self._data[name]
+                for key, series in by.items():
+                    by[key] = dict(sorted(series.items()))
+        self._read, self.end_s = True, now
+        self.start_s = max(0.0, now - self.keep_s)
+        self.start_s -= self.start_s % self.step_s
+        for by in self._data.values():
+            for key in list(by):
+                series = by[key]
+                while series and next(iter(series)) < self.start_s:  # samples are kept in time order
+                    del series[next(iter(series))]
+                if not series:
+                    del by[key]
+
+    def _merge(self, name: str, call: Callable, start: float, end: float, owner: Callable) -> None:
+        query, label = QUERIES[name]
+        res = call({"tool": "query_metrics", "promql": query, "start_s": start, "end_s": end, "step_s": self.step_s})
+        for s in res.data["series"] if res.ok else []:
+            labels = s["labels"]
+            key = labels.get(label)
+            if key is not None and name == "not_ready":
+                key = owner(key)  # pods are counted per service
+            if key is None:
+                continue
+            into = [self._data[name].setdefault(key, {})]
+            if name == "calls" and labels.get("status_code") == ERROR:
+                into.append(self._data["errors"].setdefault(key, {}))
+            summed = name in ("calls", "not_ready")
+            for t, v in s["values"]:
+                if v is None:
+                    continue
+                for series in into:
+                    series[float(t)] = series.get(float(t), 0.0) + float(v) if summed else float(v)
+
+    # ------------------------------------------------------------ per-service signals
+    def raw(self, name: str, key: str) -> Series:
+        return list(self._data[name].get(key, {}).items())
+
     def series(self, signal: str, service: str) -> Series:
         """One signal of one service; error ratio and latency only where it serves traffic."""
-        if signal == "error_ratio":
-            calls = dict(self.raw["calls"].get(service, []))
-            errors = dict(self.raw["errors"].get(service, []))
-            return [(t, errors.get(t, 0.0) / c) for t, c in sorted(calls.items()) if c >= MIN_CALLS]
-        if signal == "latency":
-            calls = dict(self.raw["calls"].get(service, []))
-            return [(t, v) for t, v in self.raw["latency"].get(service, []) if calls.get(t, 0.0) >= MIN_CALLS]
+        if signal in ("error_ratio", "latency"):
+            top = self._data["errors" if signal == "error_ratio" else "duration"].get(service, {})
+            calls = self._data["calls"].get(service, {})
+            return [(t, top.get(t, 0.0) / c) for t, c in calls.items() if c >= MIN_CALLS]
         if signal in ("restarts", "waiting", "not_ready"):  # counts: a missing sample is a zero
-            have = dict(self.raw[signal].get(service, []))
+            have = self._data[signal].get(service, {})
             return [(t, have.get(t, 0.0)) for t in self.grid()]
-        return self.raw.get(signal, {}).get(service, [])
+        return self.raw(signal, service)
 
     def grid(self) -> list[float]:
         n = int((self.end_s - self.start_s) // self.step_s)
         return [self.start_s + i * self.step_s for i in range(n + 1)]
 
-    def value_at(self, signal: str, key: str, t: float) -> float | None:
-        """The last sample of a raw series at or before `t`."""
-        last = None
-        for ts, v in self.raw.get(signal, {}).get(key, []):
-            if ts > t:
-                break
-            last = v
-        return last
+    def keys(self, name: str) -> list[str]:
+        return list(self._data[name])
 
-    def services_on(self, node: str, t0: float, t1: float) -> set[str]:
-        return {svc for t, svc in self.pod_node.get(node, []) if t0 <= t <= t1}
-
-    def transition(self, signal: str, key: str, bad: Callable[[float], bool]) -> float | None:
-        """When the current bad streak of a raw series started (None: it is not bad now, or the
-        streak is older than the window)."""
-        points = self.raw.get(signal, {}).get(key, [])
+    def transition(self, name: str, key: str, bad: Callable[[float], bool]) -> float | None:
+        """When the current bad streak of a series started (None: it is not bad now, or the streak
+        began before the window)."""
+        points = self.raw(name, key)
         if not points or not bad(points[-1][1]):
             return None
         start = None
@@ -180,16 +186,16 @@ class Telemetry:
 
     def calls_dropped(self, service: str, at_s: float, now: float) -> Step | None:
         """The service stopped serving after `at_s`: its request rate fell below a third of before."""
-        calls = self.raw["calls"].get(service, [])
-        before = [v for t, v in calls if at_s - BEFORE_S <= t < at_s - 10]
+        calls = self._data["calls"].get(service, {})
+        before = [v for t, v in calls.items() if at_s - BEFORE_S <= t < at_s - 10]
         if len(before) < 4 or median(before) < 0.2:
             return None
-        have = dict(calls)
-        after = [(t, have.get(t, 0.0)) for t in self.grid() if at_s + 30 <= t <= now]
+        after = [(t, calls.get(t, 0.0)) for t in self.grid() if at_s + 30 <= t <= now]
         b = median(before)
         low = [t for t, v in after if v < b / 3]
         if len(after) >= 4 and len(low) >= 0.8 * len(after) and low[0] <= at_s + 120:
-            return Step(service, "request_rate_drop", low[0], b, median(v for _, v in after))
+            ongoing = median(v for _, v in after[-4:]) < b / 3
+            return Step(service, "request_rate_drop", low[0], b, median(v for _, v in after), ongoing)
         return None
 
     def step(self, signal: str, service: str, at_s: float, now: float) -> Step | None:
@@ -205,16 +211,20 @@ class Telemetry:
             return None  # the symptom was there before the change
         after = [(t, v) for t, v in points if at_s - 10 <= t <= now]
         run = 0
-        for i, (t, v) in enumerate(after):
+        for i, (_, v) in enumerate(after):
             run = run + 1 if v > limit else 0
-            if run == rule.hold:
-                onset = after[i - rule.hold + 1][0]
-                if onset > at_s + rule.onset_s:
-                    return None
-                held = median(x for ts, x in after if ts >= onset)
-                return Step(service, signal, onset, base, held) if held > limit else None
+            if run < rule.hold:
+                continue
+            onset = after[i - rule.hold + 1][0]
+            if onset > at_s + rule.onset_s:
+                return None
+            held = median(x for ts, x in after if ts >= onset)
+            if held <= limit:
+                return None  # a blip, not a step
+            recent = [x for ts, x in after if ts >= now - (300 if signal == "restarts" else 60)]
+            level = max(recent) if signal == "restarts" else median(recent)
+            return Step(service, signal, onset, base, held, level > limit)
         return None
-
 
     def rose(self, signal: str, service: str, at_s: float, now: float) -> bool:
         """Whether `signal` of `service` rose around `at_s` (by the signal's rule, however high it
@@ -229,12 +239,18 @@ class Telemetry:
         return a > b + rule.add and a > b * rule.times
 
 
-def _add(a: Series, b: Series) -> Series:
-    """Sum two series sample by sample (pods of one service)."""
-    out = dict(a)
-    for t, v in b:
-        out[t] = out.get(t, 0.0) + v
-    return sorted(out.items())
+def query_range(call: Callable[[dict], Any], promql: str, start_s: float, end_s: float) -> list[dict]:
+    """One PromQL range query's series (none on an error), for the reads done on demand."""
+    res = call(
+        {
+            "tool": "query_metrics",
+            "promql": promql,
+            "start_s": max(0.0, start_s),
+            "end_s": max(0.0, end_s),
+            "step_s": int(METRIC_STEP_S),
+        }
+    )
+    return res.data["series"] if res.ok else []
 
 
-__all__ = ["QUERIES", "RULES", "Rule", "Step", "Telemetry"]
+__all__ = ["QUERIES", "RULES", "Rule", "Step", "Telemetry", "query_range"]
