@@ -136,7 +136,9 @@ class ChangeCorrelator:
             until = min((c.at_s for c in later), default=now)
             verdict = self._judge(tel, ch, now, services, until)
             seen = self.trace.setdefault(ch.key, [])
-            seen.append(f"t={now:.0f} {ch.plane} {ch.artifact}: " + (verdict.text() if verdict else "no step"))
+            seen.append(
+                f"t={now:.0f} {ch.plane} {ch.artifact}: " + (verdict.text() if verdict else "no step")
+            )
             if verdict is None:
                 continue
             scope = {verdict.service} | self.callers.get(verdict.service, set())
@@ -185,7 +187,10 @@ class ChangeCorrelator:
             steps.append(drop)
         kept = []
         for s in steps:
-            if s.onset_s + RULES.get(s.signal, RULES["error_ratio"]).hold * METRIC_STEP_S > until + METRIC_STEP_S:
+            if (
+                s.onset_s + RULES.get(s.signal, RULES["error_ratio"]).hold * METRIC_STEP_S
+                > until + METRIC_STEP_S
+            ):
                 continue  # not established before the service's next change: it may be that one's
             if s.signal in PROPAGATING and (svc == self.entry or self._downstream_explains(tel, svc, s, now)):
                 continue  # the entry point's errors and latency are every service's

@@ -54,7 +54,9 @@ class PlaneReader:
     images: dict[str, str] = field(default_factory=dict)
     configs: dict[str, tuple[float, dict]] = field(default_factory=dict)  # service -> (read at, config)
     fields: dict[str, tuple[str, str]] = field(default_factory=dict)  # revision key -> (plane, field)
-    on_node: dict[tuple[str, float], tuple[str, ...]] = field(default_factory=dict)  # (node, since) -> services
+    on_node: dict[tuple[str, float], tuple[str, ...]] = field(
+        default_factory=dict
+    )  # (node, since) -> services
     policies: dict[str, float] = field(default_factory=dict)  # name -> when first seen
     own: list[tuple[float, str, str]] = field(default_factory=list)  # (time, tool, target)
     revisions: dict[str, int] = field(default_factory=dict)  # deployment -> revision last seen
@@ -287,7 +289,9 @@ def _commit(c: dict, app: Any) -> Change | None:
         v = _VARIANT.search(diff)
         old = v.group(1) if v else owner.default
         undo = {"tool": "set_config", "service": "flagd", "key": flag, "value": old}
-        return Change(key, "flag", owner.service, at, f"flagd:configmap/flagd-config/{flag}", undo, note=c["message"])
+        return Change(
+            key, "flag", owner.service, at, f"flagd:configmap/flagd-config/{flag}", undo, note=c["message"]
+        )
     return None
 
 
@@ -306,7 +310,11 @@ def _config_commit(key: str, svc: str, at: float, diff: str, message: str) -> Ch
         return None
     env_key = m.group(1)
     old = _OLD_VALUE.search(diff)
-    undo = {"tool": "set_config", "service": svc, "key": env_key, "value": _unquote(old.group(1))} if old else rollback
+    undo = (
+        {"tool": "set_config", "service": svc, "key": env_key, "value": _unquote(old.group(1))}
+        if old
+        else rollback
+    )
     return Change(key, "config", svc, at, f"{svc}:env/{env_key}", undo, note=message)
 
 

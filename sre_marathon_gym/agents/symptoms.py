@@ -27,13 +27,14 @@ ERROR = "STATUS_CODE_ERROR"
 BAD_WAITING = "CrashLoopBackOff|ImagePullBackOff|ErrImagePull|CreateContainerConfigError|CreateContainerError"
 RATE_WINDOW = "1m"
 # series -> (PromQL, the label naming the workload)
+SPANS = "traces_span_metrics"
 QUERIES: dict[str, tuple[str, str]] = {
     "calls": (  # by status: the total and the errors of the server spans in one read
-        f"sum by (service_name, status_code) (rate(traces_span_metrics_calls_total{{{SERVER}}}[{RATE_WINDOW}]))",
+        f"sum by (service_name, status_code) (rate({SPANS}_calls_total{{{SERVER}}}[{RATE_WINDOW}]))",
         "service_name",
     ),
     "duration": (  # ms per second: over the call rate, the mean latency
-        f"sum by (service_name) (rate(traces_span_metrics_duration_milliseconds_sum{{{SERVER}}}[{RATE_WINDOW}]))",
+        f"sum by (service_name) (rate({SPANS}_duration_milliseconds_sum{{{SERVER}}}[{RATE_WINDOW}]))",
         "service_name",
     ),
     "restarts": ("sum by (container) (increase(kube_pod_container_status_restarts_total[2m]))", "container"),
@@ -90,7 +91,9 @@ class Step:
     ongoing: bool = True  # still there at the last sample
 
     def text(self) -> str:
-        return f"{self.service} {self.signal} {self.before:.3g} -> {self.after:.3g} from t={self.onset_s:.0f}s"
+        return (
+            f"{self.service} {self.signal} {self.before:.3g} -> {self.after:.3g} from t={self.onset_s:.0f}s"
+        )
 
 
 class Telemetry:
@@ -131,7 +134,9 @@ class Telemetry:
 
     def _merge(self, name: str, call: Callable, start: float, end: float, owner: Callable) -> None:
         query, label = QUERIES[name]
-        res = call({"tool": "query_metrics", "promql": query, "start_s": start, "end_s": end, "step_s": self.step_s})
+        res = call(
+            {"tool": "query_metrics", "promql": query, "start_s": start, "end_s": end, "step_s": self.step_s}
+        )
         for s in res.data["series"] if res.ok else []:
             labels = s["labels"]
             key = labels.get(label)
