@@ -119,7 +119,7 @@ class PlaneReader:
                         plane,
                         name,
                         t,
-                        f"deployment/{name}" + (f":{field_}" if field_ else ""),
+                        f"deployment/{name}:{field_}" if field_ else "",  # a restart names nothing
                         {"tool": "rollback", "service": name, "before_s": t},
                         note=f"revision {rev['revision']} without a commit",
                     )

@@ -47,7 +47,11 @@ QUERIES: dict[str, tuple[str, str]] = {
         f"sum by (container) (rate(container_cpu_cfs_periods_total[{RATE_WINDOW}]))",
         "container",
     ),
-    "not_ready": ('sum by (pod) (kube_pod_status_ready{condition="false"})', "pod"),
+    "not_ready": (  # running but not ready: a pod waiting for room on a node says nothing of its spec
+        'sum by (pod) (kube_pod_status_ready{condition="false"} '
+        'unless on (pod) kube_pod_status_phase{phase="Pending"} == 1)',
+        "pod",
+    ),
     "replicas": ("sum by (deployment) (kube_deployment_spec_replicas)", "deployment"),
     "unschedulable": ("max by (node) (kube_node_spec_unschedulable)", "node"),
     "node_ready": ('min by (node) (kube_node_status_condition{condition="Ready", status="true"})', "node"),
