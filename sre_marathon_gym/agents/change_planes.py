@@ -91,11 +91,10 @@ class PlaneReader:
     def _rollouts(self, call: Callable, tel: Telemetry, commits: list[dict], since: float) -> list[Change]:
         res = call({"tool": "get_k8s_state", "resource": "deployments"})
         out: list[Change] = []
-        rollouts = {
-            (c["service"], float(c["stages"]["rollout-started"]))
-            for c in commits
-            if "rollout-started" in c.get("stages", {})
-        }
+        rollouts: dict[str, list[float]] = {}
+        for c in commits:
+            if "rollout-started" in c.get("stages", {}):
+                rollouts.setdefault(c["service"], []).append(float(c["stages"]["rollout-started"]))
         for dep in res.data["items"] if res.ok else []:
             name, hist = dep["name"], dep["history"]
             old_image = self.images.get(name, dep["image"])
@@ -103,13 +102,10 @@ class PlaneReader:
             if self.revisions.setdefault(name, dep["revision"]) != dep["revision"]:
                 self.revisions[name] = dep["revision"]
                 self.stale.add(name)
-            for prev, rev in zip(hist, hist[1:]):
+            committed = _matched(hist[1:], rollouts.get(name, []))
+            for rev in hist[1:]:
                 t = float(rev["time_s"])
-                if t < since:
-                    continue
-                if any(s == name and abs(t - r) <= PIPELINE_MATCH_S for s, r in rollouts):
-                    continue
-                if self._own_near(name, t):
+                if t < since or rev["revision"] in committed or self._own_near(name, t):
                     continue
                 key = f"rev:{name}:{rev['revision']}"
                 plane, field_ = self._what_changed(call, tel, key, name, t, dep["image"], old_image)
@@ -247,6 +243,21 @@ class PlaneReader:
         for gone in set(self.policies) - present:
             del self.policies[gone]
         return out
+
+
+def _matched(revisions: list[dict], rollouts: list[float]) -> set[int]:
+    """The revisions the pipeline's rollouts made: each rollout explains the one revision closest to
+    it, so a hand-made change seconds from a commit is not taken for the commit's."""
+    out: set[int] = set()
+    for r in sorted(rollouts):
+        near = [
+            (abs(float(h["time_s"]) - r), h["revision"])
+            for h in revisions
+            if abs(float(h["time_s"]) - r) <= PIPELINE_MATCH_S and h["revision"] not in out
+        ]
+        if near:
+            out.add(min(near)[1])
+    return out
 
 
 # ------------------------------------------------------------------ pipeline commits
