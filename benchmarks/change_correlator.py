@@ -5,8 +5,9 @@ Why both: change_reader measures how much the change planes give away without di
 correlator how much of that survives when a change must be followed by its own service's symptom.
 As harmless changes on every plane become common, the first should fall to the Runbook's level and
 the second should not. Until that stream lands, `--stress` approximates it for measurement only:
-the pipeline's benign commits at 60-80 an hour (the generator's rate, patched in this process) and
-one harmless hand-made change per invocation through the backend (a limit raised, a replica
+the pipeline's benign commits at 60-80 an hour (the generator's rate, patched in this process, and
+their messages in the faulty commits' words, so that no message tells them apart) and one
+harmless hand-made change per invocation through the backend (a limit raised, a replica
 added for a while, a node cordoned for a while, a NetworkPolicy between services that never call
 each other), never on a service an active or imminent fault targets.
 
@@ -18,7 +19,9 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import re
 import time
+import zlib
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -29,6 +32,20 @@ APPS = ("online_boutique", "astronomy_shop", "train_ticket")
 AGENTS = ("change_correlator", "runbook", "change_reader")
 STRESS_BENIGN_PER_HOUR = (60, 80)
 UNDO_AFTER_S = 480  # a temporary harmless change (replica, cordon, policy) is undone this much later
+FAULT_LIKE = (  # how the catalog's faulty commits read
+    "log the tenant serving each request",
+    "validate incoming requests before processing",
+    "persist audit entries before replying",
+    "enrich items with their details",
+    "memoize responses per request key",
+)
+
+
+def fault_like_message(service: str, description: str) -> str:
+    """A benign commit's message in a faulty commit's words: `tune KEY` for a config knob."""
+    key = re.search(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b", description)
+    what = f"tune {key.group(0)}" if key else FAULT_LIKE[zlib.crc32(description.encode()) % len(FAULT_LIKE)]
+    return f"{service}: {what}"
 
 
 def _change_reader():
@@ -106,6 +123,7 @@ def run(job: tuple[str, str, str]) -> dict:
 
     if stress in ("pipeline", "both"):
         fault_schedule.BENIGN_PER_HOUR = STRESS_BENIGN_PER_HOUR
+        fault_schedule.commit_message = fault_like_message
     cat = load_catalog()
 
     def env():

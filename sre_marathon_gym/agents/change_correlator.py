@@ -151,11 +151,13 @@ class ChangeCorrelator:
             )
             if verdict is None:
                 continue
+            # the alerts of the symptom: its service's and its callers', since the step began
             scope = {verdict.service} | self.callers.get(verdict.service, set())
+            first = max(ch.at_s, min(s.onset_s for s in verdict.steps) - METRIC_STEP_S)
             ids = [
                 a["id"]
                 for a in alerts
-                if ch.at_s <= a["fired_at"] <= until + 60
+                if first <= a["fired_at"] <= until + 60
                 and a["id"] not in self.used_alerts
                 and scope & self._named(u.app, a["labels"])
             ]
