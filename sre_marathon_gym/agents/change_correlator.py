@@ -8,21 +8,26 @@ message, diff, author or timing. So each invocation it
 1. reads the change planes through the tools (`change_planes.PlaneReader`: pipeline commits,
    hand-made rollout revisions, replicas, nodes, NetworkPolicies) for changes of the last
    `window_s` seconds;
-2. reads the telemetry of every service over the same window plus a baseline (`symptoms`: error
-   ratio, mean latency, restarts, bad waiting reasons, throttling, not-ready pods, request rate; a
-   dozen PromQL range queries, whatever the number of changes);
-3. for each change not yet decided, asks whether a signal of the changed service was quiet before
-   the change and stepped up within minutes after it, and is not explained by the same step in a
-   service it calls (a downstream failure moves its callers' errors and latency too). A node's
-   change is judged on the services whose pods ran on it;
-4. blames such a change once some alert naming its service has fired since: an incident with those
-   alerts, a root cause naming the service and the changed artifact, and the natural undo (rollback
-   to the revision before it, the old config value or flag variant, uncordon, delete the policy,
-   the old replica count), once. It never acts on anything else.
+2. reads the telemetry of every service since its last look (`symptoms.Telemetry`: error ratio,
+   mean latency, restarts, bad waiting reasons, CPU throttling, running-but-unready pods, request
+   rate; nine PromQL range queries, whatever the number of changes);
+3. for each change not yet decided, asks whether a signal of the changed service was quiet right
+   before the change and stepped up within a minute or two after it (restarts: five, leaks take
+   a while) and still is, and whether that is not explained otherwise: by the same rise in a
+   service it calls (a failing dependency moves its callers' errors and latency too), by the
+   service's next change (the last change before a step is the suspect; two within 30 s are one
+   suspect and neither is blamed), or by being the entry point (whose errors are everyone's);
+4. blames such a change once some alert naming its service or a caller has fired since the step
+   began: an incident with those alerts, a root cause naming the service and the changed artifact
+   in the catalog's artifact-id form, and the natural undo (rollback to the revision before it,
+   the old config value or flag variant, delete the policy, the old replica count), once. It never
+   acts on anything it has not blamed.
 
-Alerts no change explains are left alone: without a change to point at, naming an artifact is a
-guess, and a wrong name costs what a right one earns. The agent is a scripted baseline, not an
-oracle: it reads only its `AgentView` (tools, `app`, the public catalog is not even needed).
+Node changes are read but, by default, not blamed: every service with pods on a cordoned or
+failed node loses them, and which one the change broke the telemetry rarely tells. Alerts no
+change explains are left alone: without a change to point at, naming an artifact is a guess, and
+a wrong name costs what a right one earns. It reads only its `AgentView` (tools and `app`; not
+even the public catalog) and keeps its notes in Python, at most `budget` calls an invocation.
 """
 
 from __future__ import annotations
@@ -204,10 +209,8 @@ class ChangeCorrelator:
             steps.append(drop)
         kept = []
         for s in steps:
-            if (
-                s.onset_s + RULES.get(s.signal, RULES["error_ratio"]).hold * METRIC_STEP_S
-                > until + METRIC_STEP_S
-            ):
+            hold = RULES[s.signal].hold if s.signal in RULES else 4  # a request-rate drop holds a minute
+            if s.onset_s + hold * METRIC_STEP_S > until + METRIC_STEP_S:
                 continue  # not established before the service's next change: it may be that one's
             if s.signal in PROPAGATING and (svc == self.entry or self._downstream_explains(tel, svc, s, now)):
                 continue  # the entry point's errors and latency are every service's
@@ -215,8 +218,8 @@ class ChangeCorrelator:
         return Verdict(svc, tuple(kept)) if kept else None
 
     def _downstream_explains(self, tel: Telemetry, svc: str, step: Step, now: float) -> bool:
-        """A service `svc` calls (directly or not) stepped the same way no later than it did: the
-        failure may be theirs, passed up the call chain."""
+        """A service `svc` calls (directly or not) rose the same way when it did: the failure may be
+        theirs, passed up the call chain."""
         return any(tel.rose(step.signal, callee, step.onset_s, now) for callee in self.below.get(svc, ()))
 
     @staticmethod

@@ -9,9 +9,11 @@ is a question of telemetry (`symptoms.py`). The planes:
   "agent") are not changes to suspect. A commit is live from its `rollout-started` stage.
 * rollout history (`get_k8s_state` deployments): a revision that no pipeline commit and no own
   action explains was made by hand (`kubectl set`): image, resource limits or readiness probe.
-  What changed is read as an operator would: the image from the Deployment, limits from
-  kube-state-metrics (`kube_pod_container_resource_limits` before and after), the probe from
-  `read_config` against the copy read earlier.
+  What changed is read as an operator would: the image against the Deployment listed at the last
+  look, limits and probe from `read_config` against the copy read before (every config is read
+  once at the start and again after each rollout); with no copy yet, limits from
+  kube-state-metrics (`kube_pod_container_resource_limits` before and after). A revision whose
+  field none of these shows (a restart) names nothing to blame.
 * replicas: `kube_deployment_spec_replicas` moving without an own `scale`.
 * nodes: a node that became unschedulable or NotReady (the metric dates the transition).
 * NetworkPolicies: a policy that was not there at the previous invocation.
@@ -54,9 +56,7 @@ class PlaneReader:
     images: dict[str, str] = field(default_factory=dict)
     configs: dict[str, tuple[float, dict]] = field(default_factory=dict)  # service -> (read at, config)
     fields: dict[str, tuple[str, str]] = field(default_factory=dict)  # revision key -> (plane, field)
-    on_node: dict[tuple[str, float], tuple[str, ...]] = field(
-        default_factory=dict
-    )  # (node, since) -> services
+    on_node: dict[tuple[str, float], tuple[str, ...]] = field(default_factory=dict)  # (node, t) -> services
     policies: dict[str, float] = field(default_factory=dict)  # name -> when first seen
     own: list[tuple[float, str, str]] = field(default_factory=list)  # (time, tool, target)
     revisions: dict[str, int] = field(default_factory=dict)  # deployment -> revision last seen
@@ -77,18 +77,19 @@ class PlaneReader:
     def read(
         self, call: Callable[[dict], Any], app: Any, tel: Telemetry, now: float, since: float, owner: Callable
     ) -> list[Change]:
+        """The changes that took effect since `since` (and reverts, which only end one)."""
         self.now = now
         hist = call({"tool": "get_deploy_history", "since_s": max(0.0, since - 600), "limit": 500})
         commits = hist.data["changes"] if hist.ok else []
         out = [c for c in (_commit(r, app) for r in commits) if c is not None and c.at_s >= since]
-        out += self._rollouts(call, tel, commits, since)
+        out += self._rollouts(call, commits, since)
         out += self._replicas(tel, since, now)
         out += self._nodes(call, tel, since, owner)
         out += self._policies(call, now)
         self.last_s = now
         return out
 
-    def _rollouts(self, call: Callable, tel: Telemetry, commits: list[dict], since: float) -> list[Change]:
+    def _rollouts(self, call: Callable, commits: list[dict], since: float) -> list[Change]:
         res = call({"tool": "get_k8s_state", "resource": "deployments"})
         out: list[Change] = []
         rollouts: dict[str, list[float]] = {}
@@ -108,7 +109,7 @@ class PlaneReader:
                 if t < since or rev["revision"] in committed or self._own_near(name, t):
                     continue
                 key = f"rev:{name}:{rev['revision']}"
-                plane, field_ = self._what_changed(call, tel, key, name, t, dep["image"], old_image)
+                plane, field_ = self._what_changed(call, key, name, t, dep["image"], old_image)
                 out.append(
                     Change(
                         key,
@@ -123,7 +124,7 @@ class PlaneReader:
         return out
 
     def _what_changed(
-        self, call: Callable, tel: Telemetry, key: str, svc: str, t: float, image: str, old_image: str
+        self, call: Callable, key: str, svc: str, t: float, image: str, old_image: str
     ) -> tuple[str, str]:
         """Which manifest field a hand-made revision changed (decided once, at its first sighting,
         when the copies read before it are still the "before")."""
