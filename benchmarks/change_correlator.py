@@ -11,6 +11,12 @@ harmless hand-made change per invocation through the backend (a limit raised, a 
 added for a while, a node cordoned for a while, a NetworkPolicy between services that never call
 each other), never on a service an active or imminent fault targets.
 
+Measured on the leaderboard seeds (Online Boutique / Astronomy Shop / Train Ticket; false claims):
+today's stream: correlator 37.1 (1) / 41.6 (0) / 33.1 (0), change_reader 36.0 (7) / 31.8 (8) /
+42.8 (6), Runbook 6.0 / 7.5 / 11.6; with `--stress both`: correlator 25.5 (2) / 42.6 (2) / 22.6 (3),
+change_reader 0.0 (29) / 0.0 (38) / 10.5 (27), Runbook 5.2 / 3.6 / 4.8. A correlator episode takes
+about 1.5x the Runbook's.
+
 Run: python benchmarks/change_correlator.py [--agents change_correlator,runbook,change_reader]
      [--apps ...] [--stress] [--workers 2]
 """
