@@ -10,13 +10,16 @@ message, diff, author or timing. So each invocation it
    `window_s` seconds;
 2. reads the telemetry of every service since its last look (`symptoms.Telemetry`: error ratio,
    mean latency, restarts, bad waiting reasons, CPU throttling, running-but-unready pods, request
-   rate; nine PromQL range queries, whatever the number of changes);
+   rate; nine PromQL range queries, whatever the number of changes), and the error logs of a
+   service it is about to blame;
 3. for each change not yet decided, asks whether a signal of the changed service was quiet right
    before the change and stepped up within a minute or two after it (restarts: five, leaks take
-   a while) and still is, and whether that is not explained otherwise: by the same rise in a
-   service it calls (a failing dependency moves its callers' errors and latency too), by the
-   service's next change (the last change before a step is the suspect; two within 30 s are one
-   suspect and neither is blamed), or by being the entry point (whose errors are everyone's);
+   a while; requests only once the new pods serve) and still is, and whether that is not
+   explained otherwise: by the same rise in a service it calls (a failing dependency moves its
+   callers' errors and latency too), by error logs that blame calls to a service the change does
+   not name or a backend answering unavailable (`peer.service`, `error.type`), by the service's
+   next change (the last change before a step is the suspect; two within 30 s are one suspect
+   and neither is blamed), or by being the entry point (whose errors are everyone's);
 4. blames such a change once some alert naming its service or a caller has fired since the step
    began: an incident with those alerts, a root cause naming the service and the changed artifact
    in the catalog's artifact-id form, and the natural undo (rollback to the revision before it,
@@ -32,6 +35,7 @@ even the public catalog) and keeps its notes in Python, at most `budget` calls a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -43,7 +47,7 @@ from ..clock import METRIC_STEP_S
 from ..run_record import Usage
 from .base import zero_usage
 from .change_planes import Change, PlaneReader
-from .symptoms import READ_BEFORE_S, RULES, Step, Telemetry
+from .symptoms import READ_BEFORE_S, Step, Telemetry
 
 OWN_SIGNALS = ("error_ratio", "latency", "restarts", "waiting", "throttle", "not_ready")
 PROPAGATING = ("error_ratio", "latency")  # signals a failing dependency passes up to its callers
@@ -57,6 +61,11 @@ SERVICE_IMPACT = ("error_ratio", "request_rate_drop")  # what a node's change mu
 # A service that stops receiving requests is down only if it was taken down (its replicas); with its
 # pods up, fewer requests mean its callers fail first.
 DROP_PLANES = ("replicas",)
+ROLLOUT_PLANES = ("code", "config", "image", "limits", "probe")  # they act once new pods serve
+# A rollout's pods show at once (waiting, not ready, restarting); its requests only once they serve.
+SERVED = ("error_ratio", "latency", "throttle")
+SERVING_S = METRIC_STEP_S
+LOG_SHARE = 0.6  # share of error logs that must blame other services' calls to clear a change
 AMBIGUOUS_S = 30.0  # the last change before a step is the suspect; two within this long are one
 
 
@@ -144,16 +153,17 @@ class ChangeCorrelator:
                 continue
             others = [c for c in changes if c.service == ch.service and c.key != ch.key]
             later = [c for c in others if c.at_s > ch.at_s]
-            if any(c.artifact in ("", ch.artifact) for c in later):
+            seen = self.trace.setdefault(ch.key, [])
+            head = f"t={now:.0f} {ch.plane} {ch.artifact} at={ch.at_s:.0f}: "
+            if any(c.reverts or c.artifact == ch.artifact for c in later):
+                seen.append(head + "superseded")
                 continue  # reverted or changed again since: it is not what runs now
             if any(c.artifact and ch.at_s - AMBIGUOUS_S <= c.at_s <= ch.at_s for c in others):
+                seen.append(head + "ambiguous")
                 continue  # another change just before it: a step after both cannot say which
             until = min((c.at_s for c in later), default=now)
-            verdict = self._judge(tel, ch, now, services, until)
-            seen = self.trace.setdefault(ch.key, [])
-            seen.append(
-                f"t={now:.0f} {ch.plane} {ch.artifact}: " + (verdict.text() if verdict else "no step")
-            )
+            verdict = self._judge(call, tel, ch, now, services, until)
+            seen.append(head + (verdict.text() if verdict else "no step"))
             if verdict is None:
                 continue
             # the alerts of the symptom: its service's and its callers', since the step began
@@ -175,21 +185,30 @@ class ChangeCorrelator:
 
     # ------------------------------------------------------------ judging one change
     def _judge(
-        self, tel: Telemetry, ch: Change, now: float, services: set[str], until: float
+        self, call: Callable, tel: Telemetry, ch: Change, now: float, services: set[str], until: float
     ) -> Verdict | None:
         """The service whose steps after the change blame it (None: no clear step). A step that
-        starts after the service's next change belongs to that one."""
+        starts after the service's next change belongs to that one; failed requests whose error logs
+        blame calls to a service the change does not name are that service's."""
         if ch.service is None and not self.claim_nodes:
             return None
         candidates = ch.suspects if ch.service is None else (ch.service,)
         drops = ch.plane in DROP_PLANES or ch.service is None
+        lag = 1.0 if ch.plane in ROLLOUT_PLANES else -METRIC_STEP_S
         verdicts = [
-            v for s in candidates if s in services and (v := self._steps(tel, s, ch.at_s, now, until, drops))
+            v
+            for s in candidates
+            if s in services and (v := self._steps(tel, s, ch.at_s, now, until, drops, lag))
         ]
         if len(verdicts) != 1:
             return None  # nothing moved, or several services did and the change cannot say which
         v = verdicts[0]
+        errors = [s for s in v.steps if s.signal == "error_ratio"]
+        if errors and self._calls_elsewhere(call, ch, v.service, errors[0].onset_s, now):
+            v = Verdict(v.service, tuple(s for s in v.steps if s.signal != "error_ratio"))
         signals = {s.signal for s in v.steps}
+        if not signals:
+            return None
         if signals <= set(SUPPORTING) | {"not_ready"} and not (
             "not_ready" in signals and ch.plane in READINESS_PLANES
         ):
@@ -201,21 +220,49 @@ class ChangeCorrelator:
         return v
 
     def _steps(
-        self, tel: Telemetry, svc: str, at_s: float, now: float, until: float, drops: bool
+        self, tel: Telemetry, svc: str, at_s: float, now: float, until: float, drops: bool, lag: float
     ) -> Verdict | None:
-        steps = [s for sig in OWN_SIGNALS if (s := tel.step(sig, svc, at_s, now)) is not None]
+        steps = [
+            s
+            for sig in OWN_SIGNALS
+            if (s := tel.step(sig, svc, at_s, now, lag + (SERVING_S if sig in SERVED else 0.0))) is not None
+        ]
         drop = tel.calls_dropped(svc, at_s, now) if drops else None
         if drop is not None:
             steps.append(drop)
         kept = []
         for s in steps:
-            hold = RULES[s.signal].hold if s.signal in RULES else 4  # a request-rate drop holds a minute
-            if s.onset_s + hold * METRIC_STEP_S > until + METRIC_STEP_S:
-                continue  # not established before the service's next change: it may be that one's
+            if s.onset_s >= until:
+                continue  # it began after the service's next change: it may be that one's
             if s.signal in PROPAGATING and (svc == self.entry or self._downstream_explains(tel, svc, s, now)):
                 continue  # the entry point's errors and latency are every service's
             kept.append(s)
         return Verdict(svc, tuple(kept)) if kept else None
+
+    def _calls_elsewhere(self, call: Callable, ch: Change, svc: str, since: float, now: float) -> bool:
+        """Most of the service's error logs since `since` are failed calls to services the change
+        does not name (`peer.service`), or a backend answering unavailable (`error.type`): a
+        dependency failing, whatever changed here. A config key, source file, flag or policy names a
+        peer by its words (PRODUCT_CATALOG_ADDR, InsidePaymentClient.java, deny-x-to-cart)."""
+        res = call(
+            {
+                "tool": "search_logs",
+                "service": svc,
+                "level": "ERROR",
+                "start_s": since,
+                "end_s": now,
+                "limit": 100,
+            }
+        )
+        logs = res.data["logs"] if res.ok else []
+        foreign = 0
+        for log in logs:
+            attrs = log.get("attributes") or {}
+            peer = attrs.get("peer.service")
+            foreign += (
+                bool(peer and not names_peer(ch.artifact, peer)) or attrs.get("error.type") == "unavailable"
+            )
+        return bool(logs) and foreign >= LOG_SHARE * len(logs)
 
     def _downstream_explains(self, tel: Telemetry, svc: str, step: Step, now: float) -> bool:
         """A service `svc` calls (directly or not) rose the same way when it did: the failure may be
@@ -271,6 +318,21 @@ class ChangeCorrelator:
         return {**undo, "revision": max(older)}
 
 
+def _words(text: str) -> list[str]:
+    """Lower-case words of an identifier: PRODUCT_CATALOG_ADDR, InsidePaymentClient.java, redis-cart."""
+    return [w.lower() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", text)]
+
+
+def names_peer(subject: str, peer: str) -> bool:
+    """Whether a change's subject (its artifact id) names service `peer`: the peer's words, less
+    Train Ticket's `ts`/`service`, in a row (`productcatalogservice` as one word or as its parts)."""
+    words = _words(subject.rpartition(":")[2] or subject)
+    core = [w for w in _words(peer) if w not in ("ts", "service")] or _words(peer)
+    joined = "".join(_words(peer))
+    n = len(core)
+    return joined in words or any(words[i : i + n] == core for i in range(len(words) - n + 1))
+
+
 def _downstream(edges: list[dict]) -> dict[str, set[str]]:
     """Service -> every service its calls reach (transitively), from the topology's edges."""
     calls: dict[str, set[str]] = {}
@@ -288,4 +350,4 @@ def _downstream(edges: list[dict]) -> dict[str, set[str]]:
     return out
 
 
-__all__ = ["ChangeCorrelator", "Verdict"]
+__all__ = ["ChangeCorrelator", "Verdict", "names_peer"]

@@ -46,6 +46,7 @@ class Change:
     remedy: dict[str, Any]  # the undoing call, without incident_id
     suspects: tuple[str, ...] = ()  # a node's services
     note: str = ""
+    reverts: bool = False  # a revert: whatever the service's previous change did is undone
 
 
 @dataclass
@@ -148,7 +149,7 @@ class PlaneReader:
             ]
             if limits:
                 found = ("limits", f"resources.limits.{limits[0]}")
-            elif old.get("readiness_probe_path") != new.get("readiness_probe_path"):
+            elif any(old.get(k) != new.get(k) for k in ("readiness_probe_path", "readiness_probe_timeout_s")):
                 found = ("probe", "readinessProbe")
         else:  # no copy from before it: kube-state-metrics still shows the limits before and after
             q = f'min by (resource) (kube_pod_container_resource_limits{{container="{svc}"}})'
@@ -278,7 +279,7 @@ def _commit(c: dict, app: Any) -> Change | None:
         return None
     svc, diff, kind, key = c["service"], c.get("diff") or "", c["kind"], f"commit:{c['id']}"
     if kind != "flag" and (c["message"].startswith('Revert "') or not _PATH.search(diff)):
-        return Change(key, kind, svc, float(c["submitted_s"]), "", {}, note=c["message"])
+        return Change(key, kind, svc, float(c["submitted_s"]), "", {}, note=c["message"], reverts=True)
     stages = c.get("stages") or {}
     if c.get("status") != "deployed" or "rollout-started" not in stages:
         return None

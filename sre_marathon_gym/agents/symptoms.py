@@ -56,8 +56,9 @@ QUERIES: dict[str, tuple[str, str]] = {
     "unschedulable": ("max by (node) (kube_node_spec_unschedulable)", "node"),
     "node_ready": ('min by (node) (kube_node_status_condition{condition="Ready", status="true"})', "node"),
 }
-BEFORE_S = 150.0  # the baseline: the state right before the change, not the last fault's (a service
-# often recovers from one fault minutes before the next change)
+BEFORE_S = 90.0  # the baseline: the state right before the change, not the last fault's (a service
+# often recovers from one fault a minute or two before the next change)
+QUIET_N = 2  # samples right before the change that must be below the step's limit (no symptom yet)
 READ_BEFORE_S = 600.0  # how far before the oldest change of interest the window reaches
 MIN_CALLS = 0.05  # req/s below which a service's error ratio and latency say nothing
 
@@ -74,7 +75,7 @@ class Rule:
 
 
 RULES: dict[str, Rule] = {
-    "error_ratio": Rule(add=0.05, times=2.0, floor=0.05, hold=3, onset_s=90),
+    "error_ratio": Rule(add=0.05, times=2.0, floor=0.08, hold=3, onset_s=90),
     "latency": Rule(add=40.0, times=1.6, floor=0.0, hold=3, onset_s=90),
     "restarts": Rule(add=0.5, times=1.0, floor=0.5, hold=1, onset_s=300),  # leaks and OOM take a while
     "waiting": Rule(add=0.5, times=1.0, floor=0.5, hold=2, onset_s=180),
@@ -194,7 +195,8 @@ class Telemetry:
         return start if start is not None and start <= METRIC_STEP_S else None  # bad since the run began
 
     def calls_dropped(self, service: str, at_s: float, now: float) -> Step | None:
-        """The service stopped serving after `at_s`: its request rate fell below a third of before."""
+        """The service stopped serving after `at_s`: its request rate fell below a third of before
+        (no rollout's lag here: replicas removed stop serving at once)."""
         calls = self._data["calls"].get(service, {})
         before = [v for t, v in calls.items() if at_s - BEFORE_S <= t < at_s - 10]
         if len(before) < 4 or median(before) < 0.2:
@@ -207,8 +209,10 @@ class Telemetry:
             return Step(service, "request_rate_drop", low[0], b, median(v for _, v in after), ongoing)
         return None
 
-    def step(self, signal: str, service: str, at_s: float, now: float) -> Step | None:
-        """Whether `signal` of `service` stepped up after `at_s` (quiet before, held after)."""
+    def step(self, signal: str, service: str, at_s: float, now: float, lag_s: float = -10.0) -> Step | None:
+        """Whether `signal` of `service` stepped up after `at_s` (quiet before, held after). The step
+        may start `lag_s` after `at_s` at the earliest (a rollout's new pods take a few seconds to
+        serve; a sample at the change's own time shows what was there before it)."""
         rule = RULES[signal]
         points = self.series(signal, service)
         before = [v for t, v in points if at_s - BEFORE_S <= t < at_s - 10]
@@ -216,9 +220,9 @@ class Telemetry:
             return None  # no baseline: nothing to compare with
         base = median(before)
         limit = max(rule.floor, base + rule.add, base * rule.times)
-        if sum(v > limit for v in before) > 0.1 * len(before):
+        if any(v > limit for v in before[-QUIET_N:]):
             return None  # the symptom was there before the change
-        after = [(t, v) for t, v in points if at_s - 10 <= t <= now]
+        after = [(t, v) for t, v in points if at_s + lag_s <= t <= now]
         run = 0
         for i, (_, v) in enumerate(after):
             run = run + 1 if v > limit else 0
@@ -231,7 +235,7 @@ class Telemetry:
             if held <= limit:
                 return None  # a blip, not a step
             recent = [x for ts, x in after if ts >= now - (300 if signal == "restarts" else 60)]
-            level = max(recent) if signal == "restarts" else median(recent)
+            level = (max(recent) if signal == "restarts" else median(recent)) if recent else 0.0
             return Step(service, signal, onset, base, held, level > limit)
         return None
 

@@ -17,12 +17,12 @@ import pytest
 import sre_marathon_gym  # noqa: F401
 from sre_marathon_gym.agents import make_agent
 from sre_marathon_gym.agents.base import AgentView, public_info
-from sre_marathon_gym.agents.change_correlator import ChangeCorrelator
+from sre_marathon_gym.agents.change_correlator import ChangeCorrelator, names_peer
 from sre_marathon_gym.envs import marathon as marathon_module
 from sre_marathon_gym.fault_schedule import FaultSchedule, ScheduledFault
 from sre_marathon_gym.scoring import score_run
 
-APP, ENV_ID = "online_boutique", "SREMarathon/OnlineBoutique-v2"
+APP, ENV_ID = "online_boutique", "SREMarathon/OnlineBoutique-v3"
 KW = dict(injection_minutes=12, observation_minutes=3)
 FAULT_ID = "ob-code-004"  # shippingservice:ship_order.go: a share of its requests fail
 DIRECT_S, DIRECT_SERVICE = 480, "currencyservice"
@@ -128,3 +128,25 @@ def test_it_is_registered_and_reads_only_its_view():
     assert not getattr(agent, "privileged", False)
     with pytest.raises(ValueError):
         ChangeCorrelator(budget=5)
+
+
+@pytest.mark.parametrize(
+    "artifact, peer, named",
+    [
+        ("recommendationservice:env/PRODUCTCATALOGSERVICE_ADDR", "productcatalogservice", True),
+        ("product-reviews:env/PRODUCT_CATALOG_ADDR", "product-catalog", True),
+        ("ts-seat-service:env/TS_ORDER_SERVICE_TIMEOUT_MS", "ts-order-service", True),
+        ("ts-seat-service:env/TS_ORDER_SERVICE_TIMEOUT_MS", "ts-order-other-service", False),
+        (
+            "ts-rebook-service:src/main/java/rebook/service/client/InsidePaymentClient.java",
+            "ts-inside-payment-service",
+            True,
+        ),
+        ("cartservice:src/cartstore/RedisCartStore.cs", "redis-cart", True),
+        ("cartservice:env/WORKER_THREADS", "redis-cart", False),
+        ("adservice:env/MAX_ADS_TO_SERVE", "adservice", False),
+    ],
+)
+def test_a_change_names_the_peers_its_words_name(artifact, peer, named):
+    """Failed calls to a peer the change does not name clear it (a dependency failing instead)."""
+    assert names_peer(artifact, peer) is named
