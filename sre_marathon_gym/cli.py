@@ -565,8 +565,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--agent",
         default="runbook",
-        help="noop, random, runbook or oracle; LLM methods: react, rag, keep; or an adversarial "
-        "policy: " + ", ".join(ADVERSARIAL_NAMES),
+        help="noop, random, runbook, change_correlator or oracle; LLM methods: react, rag, keep; or an "
+        "adversarial policy: " + ", ".join(ADVERSARIAL_NAMES),
     )
     run.add_argument(
         "--seed", type=seed_int, help="train mode: the schedule's seed, in [0, 2**63) (default: drawn)"

@@ -1,4 +1,5 @@
-"""Baseline agents: no-op, random, runbook (the paper's rule table) and the ground-truth oracle;
+"""Baseline agents: no-op, random, runbook (the paper's rule table), the change correlator (blames a
+recent change when its service's telemetry steps up right after it) and the ground-truth oracle;
 plus the adversarial suite (`adversarial.py`, and `adversarial_v3.py` for the holes rules v3 closes):
 degenerate policies that must score near zero.
 
@@ -15,6 +16,7 @@ from ..errors import UnknownNameError
 from .adversarial import ADVERSARIAL_AGENTS as _V2_HOLES
 from .adversarial_v3 import V3_ADVERSARIAL_AGENTS
 from .base import Agent, run_episode, zero_usage
+from .change_correlator import ChangeCorrelator
 from .noop import NoopAgent
 from .oracle import OracleAgent
 from .random_agent import RandomAgent
@@ -25,10 +27,12 @@ AGENTS: dict[str, type] = {
     "noop": NoopAgent,
     "random": RandomAgent,
     "runbook": RunbookAgent,
+    "change_correlator": ChangeCorrelator,
     "oracle": OracleAgent,
     **ADVERSARIAL_AGENTS,
 }
-LEADERBOARD_AGENTS: tuple[str, ...] = ("noop", "random", "runbook")  # the oracle reads ground truth
+# not the oracle: it reads ground truth
+LEADERBOARD_AGENTS: tuple[str, ...] = ("noop", "random", "runbook", "change_correlator")
 ADVERSARIAL_AGENT_NAMES: tuple[str, ...] = tuple(ADVERSARIAL_AGENTS)  # benchmark-health checks, not entries
 LLM_AGENT_NAMES: tuple[str, ...] = ("react", "rag", "keep")  # agents.llm, built lazily (needs the llm extra)
 
@@ -57,6 +61,7 @@ __all__ = [
     "is_llm_agent",
     "RUNBOOK_TABLE",
     "Agent",
+    "ChangeCorrelator",
     "NoopAgent",
     "OracleAgent",
     "RandomAgent",

@@ -33,7 +33,8 @@ def run(agent_name: str, app: str = "online_boutique", seed: int = 3, agent=None
 
 # ------------------------------------------------------------------ registry and protocol
 def test_registry_names_and_unknown_name_suggestion():
-    assert set(AGENTS) == {"noop", "random", "runbook", "oracle", *ADVERSARIAL_AGENT_NAMES}
+    baselines = {"noop", "random", "runbook", "change_correlator", "oracle"}
+    assert set(AGENTS) == {*baselines, *ADVERSARIAL_AGENT_NAMES}
     for name in AGENTS:
         agent = make_agent(name)
         assert agent.name == name
