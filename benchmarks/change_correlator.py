@@ -8,10 +8,10 @@ On the production change stream (env ids -v3: harmless twins of the faulty chang
 should not; `--changes curated` runs the template commits of the -v2 envs for comparison.
 
 Measured on the leaderboard seeds (Online Boutique / Astronomy Shop / Train Ticket; false claims),
-production stream: correlator 23.8 (0) / 22.6 (2) / 17.1 (5), change_reader 0.0 (207) / 0.0 (196)
-/ 0.0 (203), Runbook 4.7 / 3.4 / 5.7; curated: correlator 35.3 (1) / 41.0 (0) / 33.1 (0),
-change_reader 36.0 (7) / 31.8 (8) / 42.8 (6), Runbook 6.0 / 7.5 / 11.6. A correlator episode takes
-about 1.5-2x the Runbook's.
+production stream (at 746fbd3): correlator 23.8 (0) / 19.0 (4) / 17.1 (5), change_reader 0.0 (207)
+/ 0.0 (194) / 0.0 (208), Runbook 3.1 / 3.9 / 2.1; curated: correlator 35.3 (1) / 41.0 (0) / 33.1
+(0), change_reader 36.0 (7) / 31.8 (8) / 42.8 (6), Runbook 6.0 / 7.5 / 11.6. A correlator episode
+takes about 1.5-2x the Runbook's.
 
 Run: python benchmarks/change_correlator.py [--agents change_correlator,runbook,change_reader]
      [--apps ...] [--changes production|curated] [--workers 2]
