@@ -399,6 +399,7 @@ class KubernetesBackend:
             },
             "replicas": {"total": int((d.get("spec") or {}).get("replicas", 1))},
             "readiness_probe_path": (probe.get("httpGet") or {}).get("path"),
+            "readiness_probe_timeout_s": int(probe.get("timeoutSeconds", 1)),  # Kubernetes' default
         }
 
     def _catalog_service(self, service: str) -> Any:
