@@ -90,7 +90,9 @@ def test_the_report_deadline_is_what_stops_the_revert_watcher(short_runs, catalo
     late = score_run(watcher, no_deadline)
     assert late.localized > 0 and late.marathon_score > score_run(runbook, no_deadline).marathon_score
     now = score_run(watcher, catalog.scoring)
-    assert m.report_grace_s == 0 and now.correlated == 0 and now.localized == 0
+    # no fault it names is still open to a report; an incident may still hold a live fault's alerts
+    # by chance (harmless rollouts put alerts everywhere), which scores nothing without the claim
+    assert m.report_grace_s == 0 and now.localized == 0 and now.correlated < 0.1 and now.marathon_score == 0
 
 
 def test_each_policy_does_what_its_name_says(short_runs):
