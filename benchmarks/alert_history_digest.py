@@ -6,7 +6,8 @@ Driven like `bench_alerts.py` (leaderboard seed, the engine catches up every `--
 ``engine.history()`` followed by ``engine.pending_history()``. Values are dumped with ``repr``
 (shortest round-trip), so any change in the last bit shows.
 
-Run: python benchmarks/alert_history_digest.py [--every S] [--changes production|curated] [--dump DIR] [app ...]
+Run: python benchmarks/alert_history_digest.py [--every S] [--changes production|curated]
+     [--dump DIR] [app ...]
 """
 
 from __future__ import annotations

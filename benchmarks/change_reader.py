@@ -20,7 +20,8 @@ scores 0.0 on all three apps (about 200 false claims a run; leaderboard seed + 5
 below the Runbook's 2.8 / 2.9 / 3.1. Kept as a benchmark-health row: `--changes curated` reruns
 the old stream.
 
-Run: python benchmarks/change_reader.py [--kinds deploy,kubectl,node,netpol] [--no-act] [--changes production|curated]
+Run: python benchmarks/change_reader.py [--kinds deploy,kubectl,node,netpol] [--no-act]
+     [--changes production|curated]
 """
 
 from __future__ import annotations
@@ -229,7 +230,9 @@ def main() -> None:
     print(f"{'app':<16} Marathon-Score  correlated  localized  repaired  false claims")
     for app in APPS:
         agent = ChangeReader(args.kinds.split(","), act=not args.no_act)
-        card = run_scored_episode(lambda app=app: make_marathon_env(app, "eval", cat, changes=args.changes), agent).card
+        card = run_scored_episode(
+            lambda app=app: make_marathon_env(app, "eval", cat, changes=args.changes), agent
+        ).card
         print(
             f"{app:<16} {card.marathon_score:14.1f}  {card.correlated:10.2f}  {card.localized:9.2f}  "
             f"{card.repaired:8.2f}  {card.false_claims:12d}"

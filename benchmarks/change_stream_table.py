@@ -67,7 +67,8 @@ def main() -> None:
         format_table(
             ["agent", *APPS, "mean", "min run"],
             rows,
-            title=f"Marathon-Score, {args.changes} change stream, leaderboard seed + {args.seeds} seeds per app",
+            title=f"Marathon-Score, {args.changes} change stream, "
+            f"leaderboard seed + {args.seeds} seeds per app",
         )
     )
 

@@ -19,25 +19,26 @@ Twin of a row, by the row's plane:
   "lower" change the value within safe bounds, "move" writes the same service's fully qualified
   name, "drop" removes a key whose default is the value.
 - manifest (``kubectl set``/``scale``, through the same rollout history as the manifest faults):
-  an image bumped to a new good tag, CPU limits retuned to 3-6x and memory limits to 2-4x what the
+  an image bumped to a new good tag; CPU limits retuned to 3-6x and memory limits to 2-4x what the
   pod needs (its CPU per request at the mean load, its resident memory; down or up, as
-  right-sizing does; set that way where none was), the readiness probe's timeout tuned, the replica count changed by
-  one (what an HPA does).
+  right-sizing does; set that way where none was); the readiness probe's timeout tuned; the
+  replica count changed by one (what an HPA does).
 - NetworkPolicy: a ``deny-<target>-to-<service>`` policy in the faults' naming for a service the
   target never calls (blocks nothing used).
-- node: node maintenance: a cordon of a node the catalog's node rows name, uncordoned after a
-  duration drawn like a fault's.
-Flag rows get no twin: flag effects are documented publicly per variant (the topology file), so
-a flag flip is read against its documentation, not guessed from its form.
+- node: maintenance: a cordon of a node the catalog's node rows name (another one if a fault of
+  the run holds it), with its pods moved off by rolling restarts when the other nodes have room,
+  uncordoned after a duration drawn like a fault's.
+Flag rows get no twin: Astronomy Shop's flags are the demo's failure switches, each documented
+with its effect per variant, so a flip is read against its documentation.
 
 A twin touches an artifact a scheduled fault of the run touches only after that fault's planned
 end (and `SETTLE_S`), so every diff a fault ships is against the text it expects and a file or key
 that changes again is no sign of a harmless change; code twins never ship a revision a fault of
-the run ships. Manifest twins may change a deployment field a fault changes at any other time. No twin changes a deployment while an active fault holds its
-rollout slot (a rollback must revert the fault), nor cordons a node while an infrastructure
-fault is active. Arrival times follow the faults' own
-ramped process over the injection window (`fault_schedule.arrival_times`), so timing does not
-separate them either.
+the run ships. Manifest twins may change a deployment field a fault changes at any other time.
+No twin changes a deployment while an active fault holds its rollout slot (a rollback must
+revert the fault), nor cordons a node while an infrastructure fault is active. Arrival times
+follow the faults' own ramped process over the injection window (`fault_schedule.arrival_times`),
+so timing does not separate them either.
 """
 
 from __future__ import annotations
@@ -169,7 +170,9 @@ def cpu_need_m(app: App, service: str) -> float:
     return rps * s.sim.cpu_ms_per_request / max(1, s.replicas * len(s.zones))
 
 
-def _retuned(limit: int, need: float, step: int, factor: tuple[float, float], rng: np.random.Generator) -> int:
+def _retuned(
+    limit: int, need: float, step: int, factor: tuple[float, float], rng: np.random.Generator
+) -> int:
     """A limit retuned to `factor` x what the pod needs (down or up: the way a right-sizing tool
     moves it), in multiples of `step`; where no limit is set, one is set the same way. The faults
     cut limits below need, so telling them apart takes the usage, i.e. telemetry."""
@@ -188,7 +191,9 @@ def _bumped_image(image: str, step: int) -> str:
 class _Planner:
     """State of the twins drawn so far (what each artifact, deployment and node holds)."""
 
-    def __init__(self, app: App, held: dict[str, list[int]], fault_revs: dict[str, set[int]], base_rev: int) -> None:
+    def __init__(
+        self, app: App, held: dict[str, list[int]], fault_revs: dict[str, set[int]], base_rev: int
+    ) -> None:
         from .catalog.apps import config_artifact_id
 
         self.app, self.held, self.fault_revs, self.next_rev = app, held, fault_revs, base_rev
@@ -198,9 +203,7 @@ class _Planner:
         self.scaled: dict[str, int] = {}  # service -> current replica delta (0 or +-1)
         self.cordoned_until: dict[str, int] = {}
         self.policies: set[str] = set()
-        self.config = {
-            config_artifact_id(s.name, c): (s.name, c) for s in app.services for c in s.config
-        }
+        self.config = {config_artifact_id(s.name, c): (s.name, c) for s in app.services for c in s.config}
         self.callees: dict[str, set[str]] = {}
         for e in app.edges:
             self.callees.setdefault(e.source, set()).add(e.target)
@@ -305,7 +308,9 @@ class _Planner:
             )  # fmt: skip
         if plane == "node":
             free = [
-                n for n in self.app.nodes if not self.blocked(f"node/{n}", t) and self.cordoned_until.get(n, -1) <= t
+                n
+                for n in self.app.nodes
+                if not self.blocked(f"node/{n}", t) and self.cordoned_until.get(n, -1) <= t
             ]
             node = str(row.params.get("node", ""))
             if infra_busy or not free:

@@ -534,7 +534,9 @@ class FaultSchedule:
 
             def order(e: ScheduleEvent) -> tuple[int, int, str]:
                 item = e.item
-                name = item.fault_id if isinstance(item, ScheduledFault) else item.to_revision or item.artifact
+                name = (
+                    item.fault_id if isinstance(item, ScheduledFault) else item.to_revision or item.artifact
+                )
                 return e.time_s, rank[e.kind], name
 
             object.__setattr__(self, "_events", tuple(sorted(evs, key=order)))

@@ -37,7 +37,9 @@ def leaderboard(catalog) -> dict[str, FaultSchedule]:
 @pytest.fixture(scope="module")
 def many(catalog) -> list[FaultSchedule]:
     """A spread of schedules over apps and seeds, for the structural properties."""
-    return [FaultSchedule.generate(catalog, app, seed, changes="curated") for app in APPS for seed in range(8)]
+    return [
+        FaultSchedule.generate(catalog, app, seed, changes="curated") for app in APPS for seed in range(8)
+    ]
 
 
 def overlaps(a: ScheduledFault, b: ScheduledFault) -> bool:

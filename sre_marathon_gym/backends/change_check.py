@@ -22,8 +22,8 @@ import numpy as np
 
 from ..alerts import AlertEngine
 from ..catalog import Catalog
-from ..clock import TICK_S
 from ..change_stream import benign_twins
+from ..clock import TICK_S
 from ..fault_schedule import BenignChange, FaultSchedule
 from .sim_run import SimulatedRun
 
@@ -56,9 +56,7 @@ def _moved_off(catalog: Catalog, app: str, seed: int, node: str) -> list[str]:
 
 def _alone(catalog: Catalog, app: str, seed: int, change: BenignChange | None, restart: list[str] | None):
     """(probes failing at any point, alerts fired) with `change` (or rolling restarts) alone."""
-    schedule = FaultSchedule(
-        app, seed, WARMUP_S + WATCH_S, 0, faults=(), benign=(change,) if change else ()
-    )
+    schedule = FaultSchedule(app, seed, WARMUP_S + WATCH_S, 0, faults=(), benign=(change,) if change else ())
     run = SimulatedRun(catalog, app, seed, schedule)
     engine = AlertEngine(catalog.rules, catalog.app(app), run.metric_store)
     probes = {f.probe.model_dump_json(): f.probe for f in catalog.faults[app]}

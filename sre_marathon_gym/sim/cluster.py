@@ -414,7 +414,11 @@ class ClusterState:
             key=lambda p: (-self._request_m(p.service), p.name),
         )
         for pod in moving:
-            fits = [n for n, f in free.items() if self.nodes[n].zone == pod.zone and f >= self._request_m(pod.service)]
+            fits = [
+                n
+                for n, f in free.items()
+                if self.nodes[n].zone == pod.zone and f >= self._request_m(pod.service)
+            ]
             if not fits:
                 return False
             best = max(fits, key=lambda n: (free[n], n))

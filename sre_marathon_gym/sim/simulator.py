@@ -306,7 +306,9 @@ class Simulator:
             # until its replacement is ready), where the node faults evict pods outright
             room = cl.room_without(change.new_value)
             cl.cordon(change.new_value)
-            on_node = {p.service for p in cl.pods.values() if p.node == change.new_value and not p.terminating}
+            on_node = {
+                p.service for p in cl.pods.values() if p.node == change.new_value and not p.terminating
+            }
             moved = sorted(on_node) if room else []
             for svc in moved:
                 spec = replace(cl.deployments[svc].spec, restarted_at=cl.now)

@@ -17,7 +17,9 @@ def test_one_change_of_every_kind_passes_the_harness(catalog):
     checks = validate_changes(catalog, per_kind=1, progress=False)
     assert {c.app for c in checks} == set(APPS)
     kinds = {c.kind for c in checks}
-    assert kinds >= KINDS - {"cpu_limit_m"} and "cpu_limit_m" in {c.kind for c in checks if c.app != "astronomy_shop"}
+    assert kinds >= KINDS - {"cpu_limit_m"} and "cpu_limit_m" in {
+        c.kind for c in checks if c.app != "astronomy_shop"
+    }
     failed = [c for c in checks if not c.passed]
     assert not failed, failed[:5]
 

@@ -129,7 +129,12 @@ def test_older_ids_keep_their_rules_for_reproducing_old_results():
     curated change stream; `-v3` (the default) rules v3 on the production change stream."""
     from sre_marathon_gym.errors import ConfigurationError
 
-    for suffix, rules, changes in (("-v0", 1, "curated"), ("-v1", 2, "curated"), ("-v2", 3, "curated"), ("-v3", 3, "production")):
+    for suffix, rules, changes in (
+        ("-v0", 1, "curated"),
+        ("-v1", 2, "curated"),
+        ("-v2", 3, "curated"),
+        ("-v3", 3, "production"),
+    ):
         env = gym.make("SREMarathon/OnlineBoutique" + suffix, **SHORT).unwrapped
         assert env.scoring.rules_version == rules and env.config()["rules"] == rules
         env.reset(seed=3)
