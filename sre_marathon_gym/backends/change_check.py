@@ -76,16 +76,34 @@ def _alone(catalog: Catalog, app: str, seed: int, change: BenignChange | None, r
     return failing, fired
 
 
+_REFERENCES: dict[tuple[int, str, int, tuple[str, ...]], tuple[Catalog, frozenset[str], frozenset[str]]] = {}
+
+
+def _reference(catalog: Catalog, app: str, seed: int, restart: list[str]):
+    """`_alone` with no change (a quiet run, or rolling restarts): the same for every change of an
+    app, so computed once per catalog, app, seed and restarted workloads (the entry holds the
+    catalog, so its id is not reused while cached)."""
+    key = (id(catalog), app, seed, tuple(restart))
+    if key not in _REFERENCES:
+        failing, fired = _alone(catalog, app, seed, None, restart)
+        _REFERENCES[key] = (catalog, frozenset(failing), frozenset(fired))
+    return _REFERENCES[key][1:]
+
+
 def check_change(catalog: Catalog, app: str, change: BenignChange, seed: int = 0) -> ChangeCheck:
-    quiet_failing, quiet = _alone(catalog, app, seed, None, None)
+    quiet_failing, quiet = _reference(catalog, app, seed, [])
     failing, fired = _alone(catalog, app, seed, change, None)
     workload = [change.service] if change.plane in ("pipeline", "manifest") and change.service else []
-    ref_failing, reference = _alone(catalog, app, seed, None, workload) if workload else (set(), set())
+    ref_failing, reference = (
+        _reference(catalog, app, seed, workload) if workload else (frozenset(), frozenset())
+    )
     if change.plane == "node":  # the node's own state (e.g. "unschedulable") is the change, not a
         # symptom; the workloads maintenance moves off are restarted: their restarts are the reference
         moved = _moved_off(catalog, app, seed, str(change.new_value))
-        ref_failing, reference = _alone(catalog, app, seed, None, moved) if moved else (set(), set())
-        reference |= {a for a in fired if a.endswith("{}")}
+        ref_failing, reference = (
+            _reference(catalog, app, seed, moved) if moved else (frozenset(), frozenset())
+        )
+        reference = reference | {a for a in fired if a.endswith("{}")}
     return ChangeCheck(
         app,
         change.kind,
