@@ -20,9 +20,12 @@ Twin of a row, by the row's plane:
   name, "drop" removes a key whose default is the value.
 - manifest (``kubectl set``/``scale``, through the same rollout history as the manifest faults):
   an image bumped to a new good tag; CPU limits raised 1.25-2x (set at 3-6x the CPU per request at
-  the mean load where none is set) and memory limits right-sized to 2-4x the resident memory (down
-  or up); the readiness probe's timeout tuned; the
-  replica count changed by one (what an HPA does).
+  the mean load where none is set) and memory limits raised 1.25-2x (set at 4-8x the resident
+  memory where none is set); the readiness probe's timeout tuned; one replica added, or the count
+  set back (what an HPA does), on clusters that keep room for their pods with a node gone
+  (`App.survives_node_loss`: Online Boutique). Nothing is cut and no pod is added to a full
+  cluster: each is harmless alone but, on Train Ticket's leaderboard seed, left the pods a node
+  fault evicts Pending and saturated the entry point.
 - NetworkPolicy: a ``deny-<target>-to-<service>`` policy in the faults' naming for a service the
   target never calls (blocks nothing used).
 - node: maintenance: a cordon of a node the catalog's node rows name (another one if a fault of
@@ -36,7 +39,7 @@ end (and `SETTLE_S`), so every diff a fault ships is against the text it expects
 that changes again is no sign of a harmless change; code twins never ship a revision a fault of
 the run ships. Manifest twins may change a deployment field a fault changes at any other time.
 No twin changes a deployment while an active fault holds its rollout slot (a rollback must
-revert the fault), nor cordons a node while an infrastructure fault is active. Arrival times
+revert the fault), nor cordons a node for a window that overlaps an infrastructure fault's. Arrival times
 follow the faults' own ramped process over the injection window (`fault_schedule.arrival_times`),
 so timing does not separate them either.
 """
@@ -218,7 +221,9 @@ class _Planner:
         expects), and a little later (`SETTLE_S`)."""
         return any(t < end + SETTLE_S for end in self.held.get(key, ()))
 
-    def twin(self, row: Fault, t: int, busy: set[str], infra_busy: bool, rng: np.random.Generator):
+    def twin(
+        self, row: Fault, t: int, busy: set[str], infra: Sequence[tuple[int, int]], rng: np.random.Generator
+    ):
         from .fault_schedule import BenignChange, artifact_key
 
         plane = change_plane(row.mechanism)
@@ -272,8 +277,12 @@ class _Planner:
                 step = self.image_step[svc] = self.image_step.get(svc, 0) + 1
                 value = _bumped_image(s.image, step)
             elif field == "replicas":
-                delta = self.scaled.get(svc, 0)
-                delta = 0 if delta else (1 if s.replicas < 2 or rng.random() < 0.5 else -1)
+                # up by one, or back to the catalog's count, and only on a cluster with N-1 capacity:
+                # on Train Ticket's leaderboard seed, extra pods (or a scale-down) left the pods a node
+                # fault evicts Pending and saturated the entry point
+                if not self.app.survives_node_loss:
+                    return None
+                delta = 0 if self.scaled.get(svc, 0) else 1
                 self.scaled[svc] = delta
                 value = str(s.replicas + delta)
             elif field == "readiness_timeout_s":
@@ -289,8 +298,13 @@ class _Planner:
                     if limit
                     else str(_retuned(0, cpu_need_m(self.app, svc), 5, (3.0, 6.0), rng))
                 )
-            else:
-                value = str(_retuned(s.resources.mem_limit_mi, s.sim.base_memory_mi, 8, (2.0, 4.0), rng))
+            else:  # raised where set, like CPU: right-sizing down OOM-kills sooner under a leak fault
+                limit = s.resources.mem_limit_mi
+                value = (
+                    _within(str(limit), 1.25, 2.0, rng)
+                    if limit
+                    else str(_retuned(0, s.sim.base_memory_mi, 8, (4.0, 8.0), rng))
+                )
             return BenignChange(
                 t, svc, f"deployment/{svc}:{_FIELD_NAMES[field]}", field, "", "", "", "",
                 new_value=value, plane="manifest",
@@ -320,7 +334,7 @@ class _Planner:
                 if not self.blocked(f"node/{n}", t) and self.cordoned_until.get(n, -1) <= t
             ]
             node = str(row.params.get("node", ""))
-            if infra_busy or not free:
+            if not free:
                 return None
             if node not in free:  # the row's node is the run's fault's: maintain another one
                 node = free[int(rng.integers(len(free)))]
@@ -328,12 +342,38 @@ class _Planner:
 
             lo, hi = DURATION_RANGE
             until = t + int(rng.integers(lo, hi + 1))
+            # no maintenance overlaps an infrastructure fault (either may start first): a cordoned
+            # node beside a failed one leaves the evicted pods Pending (Train Ticket's seed 83)
+            if any(start < until + SETTLE_S and t < end + SETTLE_S for start, end in infra):
+                return None
             self.cordoned_until[node] = until
             return BenignChange(
                 t, row.target, f"node/{node}", "cordon", "", "", "", "", new_value=node, plane="node",
                 until_s=until,
             )  # fmt: skip
         return None
+
+
+def _unfrozen_times(
+    n: int, injection_s: int, scheduled: Sequence[ScheduledFault], spare: bool, rng: np.random.Generator
+) -> list[int]:
+    """`n` arrival times on the faults' ramped process, outside the change freeze: on a cluster
+    without N-1 capacity (`App.survives_node_loss`), nothing ships within `SETTLE_S` of an
+    infrastructure fault's start (the time a commit takes to build and roll out, and the
+    eviction's): on Train Ticket's leaderboard seed, rollouts' surge pods took the room a drained
+    node's pods needed and saturated the entry point. A freeze over the faults' whole windows
+    would cover three quarters of some runs' injection time, itself a tell. Drawn as 3n times with
+    the frozen ones removed and n kept at random, so the density elsewhere keeps its shape."""
+    from .fault_schedule import arrival_times
+
+    frozen = [] if spare else [sf for sf in scheduled if sf.category == "infrastructure"]
+    times = [
+        int(t)
+        for t in arrival_times(3 * n, injection_s, rng)
+        if not any(abs(t - sf.start_s) < SETTLE_S for sf in frozen)
+    ]
+    keep = np.sort(rng.choice(len(times), size=min(n, len(times)), replace=False))
+    return [times[int(i)] for i in keep]
 
 
 def plan_production_changes(
@@ -346,7 +386,7 @@ def plan_production_changes(
     rng: np.random.Generator,
 ) -> list[BenignChange]:
     """The benign twins of one run (module docstring): as many as `rate` asks, on the faults' times."""
-    from .fault_schedule import _holds_rollout, arrival_times, artifact_key, touched_artifacts
+    from .fault_schedule import _holds_rollout, artifact_key, touched_artifacts
 
     by_id = {f.id: f for f in chosen}
     faulty = sum(change_plane(by_id[sf.fault_id].mechanism) is not None for sf in scheduled)
@@ -363,6 +403,7 @@ def plan_production_changes(
         if fault.change is not None and re.fullmatch(r"r\d+", fault.change.to_revision):
             fault_revs.setdefault(artifact_key(fault.artifact), set()).add(int(fault.change.to_revision[1:]))
     planner = _Planner(app, held, fault_revs, benign_revision_base(app, pool))
+    infra = [(sf.start_s, sf.planned_end_s) for sf in scheduled if sf.category == "infrastructure"]
     out: list[BenignChange] = []
     # the plane of each twin, in the proportions of the run's faulty changes, in random order
     per_stratum = Counter(change_stratum(by_id[sf.fault_id].mechanism) for sf in scheduled)
@@ -371,16 +412,14 @@ def plan_production_changes(
     pool_of = [k for k in strata for _ in range(per_stratum[k])]
     wanted = [pool_of[int(i)] for i in rng.integers(len(pool_of), size=n)]
     by_plane = {k: [f for f in rows if change_stratum(f.mechanism) == k] for k in strata}
-    for t, plane in zip(arrival_times(n, injection_s, rng), wanted):
-        t = int(t)
+    for t, plane in zip(_unfrozen_times(n, injection_s, scheduled, app.survives_node_loss, rng), wanted):
         active = [sf for sf in scheduled if sf.active_at(t)]
         busy = {sf.target for sf in active if _holds_rollout(by_id[sf.fault_id])}
-        infra_busy = any(sf.category == "infrastructure" for sf in active)
         # a row of the wanted stratum; when it has nothing left to change, any other row
         order = [by_plane[plane][int(k)] for k in rng.permutation(len(by_plane[plane]))]
         order += [rows[int(k)] for k in rng.permutation(len(rows))]
         for row in order:
-            made = planner.twin(row, t, busy, infra_busy, rng)
+            made = planner.twin(row, t, busy, infra, rng)
             if made is not None:
                 out.append(made)
                 break
@@ -396,7 +435,7 @@ def benign_twins(app: App, pool: Sequence[Fault], rng: np.random.Generator, at_s
     for row in pool:
         if change_plane(row.mechanism) is None:
             continue
-        made = _Planner(app, {}, {}, benign_revision_base(app, pool)).twin(row, at_s, set(), False, rng)
+        made = _Planner(app, {}, {}, benign_revision_base(app, pool)).twin(row, at_s, set(), (), rng)
         if made is not None:
             out.append(replace(made, until_s=None if made.until_s is None else at_s + 300))
     return out

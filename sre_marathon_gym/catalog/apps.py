@@ -11,6 +11,7 @@ Artifacts are the things agents read and faults touch. Every artifact has a stab
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from functools import cached_property
 from typing import Literal
@@ -237,6 +238,26 @@ class App(CatalogModel):
     @cached_property
     def nodes(self) -> list[str]:
         return [n for z in self.zones for n in z.nodes]
+
+    @cached_property
+    def node_allocatable_m(self) -> int:
+        """CPU millicores each node can allocate: the pods' requests plus 25% spread evenly over
+        the nodes, at least 1000 (the simulated cluster's nodes are sized this way)."""
+        requests = sum(max(s.resources.cpu_request_m, 50) * s.replicas for s in self.services)
+        return max(int(math.ceil(1.25 * requests / max(len(self.nodes), 1))), 1000)
+
+    @cached_property
+    def survives_node_loss(self) -> bool:
+        """Whether every zone keeps room for all of its pods' requests with its largest node gone
+        (N-1 capacity): only then can a change add pods or drain a node without risking Pending
+        pods when a fault takes a node."""
+        for z in self.zones:
+            need = sum(
+                max(s.resources.cpu_request_m, 50) * s.replicas for s in self.services if z.name in s.zones
+            )
+            if self.node_allocatable_m * (len(z.nodes) - 1) < need:
+                return False
+        return True
 
     def artifact_ids(self) -> set[str]:
         ids = {a for s in self.services for a in s.artifact_ids()}

@@ -211,12 +211,8 @@ class ClusterState:
         self.desired = np.zeros((len(zones), len(service_index)))
         self.dirty = True  # readiness or specs changed since the last recount
         self.version = 0  # bumps on every recount, so consumers know derived arrays are stale
-        requests = sum(max(s.resources.cpu_request_m, 50) * s.replicas for s in app.services)
-        nodes = app.nodes
-        per_node = int(math.ceil(1.25 * requests * len(zones) / max(len(nodes), 1) / len(zones)))
-        self.nodes = {
-            n: Node(n, z.name, allocatable_m=max(per_node, 1000)) for z in app.zones for n in z.nodes
-        }
+        allocatable = app.node_allocatable_m
+        self.nodes = {n: Node(n, z.name, allocatable_m=allocatable) for z in app.zones for n in z.nodes}
         for s in app.services:
             spec = initial_spec(app, s.name)
             rev = Revision(
