@@ -100,6 +100,11 @@ class Service(CatalogModel):
     sources: list[SourceFile] = []
     sim: SimParams
 
+    @property
+    def scheduled_cpu_m(self) -> int:
+        """The CPU request the scheduler places one pod by: the manifest's, at least 50m."""
+        return max(self.resources.cpu_request_m, 50)
+
     def artifact_ids(self) -> list[str]:
         ids = [f"{self.name}:{s.path}@{s.revision}" for s in self.sources]
         ids += [config_artifact_id(self.name, c) for c in self.config]
@@ -243,7 +248,7 @@ class App(CatalogModel):
     def node_allocatable_m(self) -> int:
         """CPU millicores each node can allocate: the pods' requests plus 25% spread evenly over
         the nodes, at least 1000 (the simulated cluster's nodes are sized this way)."""
-        requests = sum(max(s.resources.cpu_request_m, 50) * s.replicas for s in self.services)
+        requests = sum(s.scheduled_cpu_m * s.replicas for s in self.services)
         return max(int(math.ceil(1.25 * requests / max(len(self.nodes), 1))), 1000)
 
     @cached_property
@@ -252,9 +257,7 @@ class App(CatalogModel):
         (N-1 capacity): only then can a change add pods or drain a node without risking Pending
         pods when a fault takes a node."""
         for z in self.zones:
-            need = sum(
-                max(s.resources.cpu_request_m, 50) * s.replicas for s in self.services if z.name in s.zones
-            )
+            need = sum(s.scheduled_cpu_m * s.replicas for s in self.services if z.name in s.zones)
             if self.node_allocatable_m * (len(z.nodes) - 1) < need:
                 return False
         return True

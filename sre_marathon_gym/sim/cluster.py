@@ -364,7 +364,7 @@ class ClusterState:
     def _request_m(self, service: str) -> int:
         m = self._request_cache.get(service)
         if m is None:
-            m = self._request_cache[service] = max(self.app.service(service).resources.cpu_request_m, 50)
+            m = self._request_cache[service] = self.app.service(service).scheduled_cpu_m
         return m
 
     def _place(self, pod: Pod, warm: bool = False) -> None:
