@@ -16,15 +16,19 @@ Twin of a row, by the row's plane:
   simulator registers no effect, so the same edit is harmless this time (a guard that never trips
   on this traffic, a loop bound the data never reaches). Each source file changes at most once.
 - pipeline config: the row's own message, with a value the simulator tolerates: "tighten" and
-  "lower" change the value within safe bounds, "move" writes the same service's fully qualified
-  name, "drop" removes a key whose default is the value.
+  "lower" change the value within safe bounds (a client timeout to 8-20x its callee's healthy
+  latency, so tight values on fast callees look like the faults' values on slow ones), "move"
+  writes the same service's fully qualified name, "drop" removes a key whose default is the value.
 - manifest (``kubectl set``/``scale``, through the same rollout history as the manifest faults):
-  an image bumped to a new good tag; CPU limits raised 1.25-2x (set at 3-6x the CPU per request at
-  the mean load where none is set) and memory limits raised 1.25-2x (set at 4-8x the resident
-  memory where none is set); the readiness probe's timeout tuned; one replica added, or the count
-  set back (what an HPA does), on clusters that keep room for their pods with a node gone
-  (`App.survives_node_loss`: Online Boutique). Nothing is cut and no pod is added to a full
-  cluster: each is harmless alone but, on Train Ticket's leaderboard seed, left the pods a node
+  an image in one of the forms the app's bad-image faults use (a patch bump, a four-part hotfix
+  tag, a release candidate, the registry a fault pulls from) that exists (`image_forms`); CPU and
+  memory limits right-sized down half the time where there is room (CPU to 6-10x the pod's need at
+  the mean load, memory to 1.9-2.2x its resident size; the faults cut to about 1x, so a lowered
+  limit is no sign of a fault and its size means something only next to the usage), else raised
+  1.25-2x (set at 3-6x the CPU need and 4-8x the resident memory where none is set); the readiness
+  probe's timeout tuned; one replica added, or the count set back (what an HPA does), on clusters
+  that keep room for their pods with a node gone (`App.survives_node_loss`: Online Boutique). No
+  pod is added to a full cluster: on Train Ticket's leaderboard seed that left the pods a node
   fault evicts Pending and saturated the entry point.
 - NetworkPolicy: a ``deny-<target>-to-<service>`` policy in the faults' naming for a service the
   target never calls (blocks nothing used).
@@ -132,11 +136,27 @@ def _within(value: str, low: float, high: float, rng: np.random.Generator) -> st
     return str(max(1, int(round(new)))) if "." not in value else f"{new:.3g}"
 
 
+def timeout_callee(app: App, service: str, key: str) -> str | None:
+    """The callee whose client timeout the config key `<CALLEE>_TIMEOUT_MS` of `service` sets."""
+    for e in app.edges:
+        if e.source == service and re.sub(r"[^A-Za-z0-9]", "_", e.target).upper() + "_TIMEOUT_MS" == key:
+            return e.target
+    return None
+
+
 def twin_config_value(
-    entry: ConfigEntry, row: Fault, namespace: str, rng: np.random.Generator, current: str | None = None
+    entry: ConfigEntry,
+    row: Fault,
+    app: App,
+    service: str,
+    rng: np.random.Generator,
+    current: str | None = None,
 ) -> str | None:
     """A harmless value for `entry` (now `current`) that fits the row's commit message; "" means:
-    drop the key. Numbers move relative to the catalog's value, so repeated twins stay in bounds."""
+    drop the key. Numbers move relative to the catalog's value, so repeated twins stay in bounds,
+    except a lowered client timeout: it goes to 8-20x the callee's healthy latency, so a tight
+    timeout is harmless on a fast callee and fatal on a slow one (the faults write 1-50 ms), and
+    which one it is shows in the callee's latency, i.e. telemetry."""
     old, verb = entry.value, row.change.message.split(": ", 1)[-1].split(" ", 1)[0]  # type: ignore[union-attr]
     if row.mechanism == "config_missing_env":
         return ""  # the service's default equals the value: dropping it changes nothing
@@ -145,7 +165,7 @@ def twin_config_value(
         if full:
             return f"{full.group(1)}:{full.group(2)}"
         m = _ADDRESS.match(old)
-        return f"{m.group(1)}.{namespace}.svc.cluster.local:{m.group(2)}" if m else None
+        return f"{m.group(1)}.{app.namespace}.svc.cluster.local:{m.group(2)}" if m else None
     heap = _HEAP.search(old)
     if heap:  # a tenth less heap, still above the working set the simulator models
         mb = int(heap.group(1)) * (1024 if heap.group(2) in "gG" else 1)
@@ -155,6 +175,10 @@ def twin_config_value(
         lowers = verb in ("tighten", "lower", "shorten", "reduce") or (
             bad is not None and _NUMBER.match(bad) is not None and float(bad) < float(old)
         )
+        callee = timeout_callee(app, service, entry.key) if entry.kind == "timeout_ms" else None
+        if lowers and callee is not None:
+            tight = int(round(callee_latency_ms(app, callee) * float(rng.uniform(8.0, 20.0))))
+            return str(tight) if tight < float(old) else _within(old, 0.7, 0.9, rng)
         return _within(old, 0.7, 0.9, rng) if lowers else _within(old, 1.25, 2.0, rng)
     made = benign_config_value(entry, rng)
     return None if made is None else made[0]
@@ -184,25 +208,69 @@ def _retuned(
     return value if value != limit else value + step
 
 
-def _bumped_image(image: str, step: int) -> str:
-    m = re.search(r"(\d+)\.(\d+)\.(\d+)([^:/]*)$", image)
-    if m:
-        return image[: m.start()] + f"{m.group(1)}.{m.group(2)}.{int(m.group(3)) + step}"
-    return f"{image}-r{step}"
+def _insertion(base: str, other: str) -> tuple[str, str] | None:
+    """`other` as `base` with one piece of text inserted: (the text before it, the piece)."""
+    i = 0
+    while i < min(len(base), len(other)) and base[i] == other[i]:
+        i += 1
+    piece = other[i : len(other) - (len(base) - i)]
+    return (base[:i], piece) if piece and other == base[:i] + piece + base[i:] else None
+
+
+def image_forms(app: App, faults: Sequence[Fault], service: str) -> list[str]:
+    """The images a harmless bump of `service` may ship, in the forms the app's bad-image faults
+    use (a patch bump, a four-part hotfix tag, a release candidate, the same tag from the
+    registry a fault pulls from) but never an image any fault of the catalog ships: whether a tag
+    exists shows only when a pod pulls it (`ImagePullBackOff`), never in its spelling."""
+    image = app.service(service).image
+    repo, _, tag = image.rpartition(":")
+    bad = {str(f.params.get("image")) for f in faults if f.mechanism == "bad_image_tag"}
+    forms = [f"{repo}:{_bumped_tag(tag)}"]
+    forms += [f"{repo}:{tag}.{k}" for k in (1, 2, 3)] + [f"{repo}:{tag}-rc{k}" for k in (0, 1, 2)]
+    for f in faults:  # a registry form (e.g. `staging-` before the org), moved onto this service
+        if f.mechanism != "bad_image_tag" or f.target == service:
+            continue
+        own = app.service(f.target).image
+        found = _insertion(own.rpartition(":")[0], str(f.params.get("image", "")).rpartition(":")[0])
+        if found and repo.startswith(found[0]):
+            at = len(found[0])
+            forms.append(f"{repo[:at]}{found[1]}{repo[at:]}:{tag}")
+    return sorted({f for f in forms if f not in bad and f != image})
+
+
+def _bumped_tag(tag: str) -> str:
+    m = re.search(r"(\d+)\.(\d+)\.(\d+)$", tag)
+    return f"{tag[: m.start()]}{m.group(1)}.{m.group(2)}.{int(m.group(3)) + 1}" if m else f"{tag}-r1"
+
+
+def callee_latency_ms(app: App, service: str, _memo: dict[str, float] | None = None) -> float:
+    """A generous estimate of a call's mean latency to `service` on a healthy cluster: its own
+    service time plus one call of each of its out-edges (the call graph is acyclic)."""
+    memo = {} if _memo is None else _memo
+    if service not in memo:
+        memo[service] = app.service(service).sim.service_time_ms + sum(
+            callee_latency_ms(app, e.target, memo) for e in app.edges if e.source == service
+        )
+    return memo[service]
 
 
 class _Planner:
     """State of the twins drawn so far (what each artifact, deployment and node holds)."""
 
     def __init__(
-        self, app: App, held: dict[str, list[int]], fault_revs: dict[str, set[int]], base_rev: int
+        self,
+        app: App,
+        pool: Sequence[Fault],
+        held: dict[str, list[int]],
+        fault_revs: dict[str, set[int]],
+        base_rev: int,
     ) -> None:
         from .catalog.apps import config_artifact_id
 
-        self.app, self.held, self.fault_revs, self.next_rev = app, held, fault_revs, base_rev
+        self.app, self.pool, self.held, self.fault_revs, self.next_rev = app, pool, held, fault_revs, base_rev
         self.code_rev: dict[str, int] = {}  # source file -> the last revision shipped
         self.values: dict[str, str | None] = {}  # config key -> its value now (None: dropped)
-        self.image_step: dict[str, int] = {}
+        self.images: dict[str, str] = {}  # service -> the image its last twin shipped
         self.scaled: dict[str, int] = {}  # service -> current replica delta (0 or +-1)
         self.cordoned_until: dict[str, int] = {}
         self.policies: set[str] = set()
@@ -258,7 +326,7 @@ class _Planner:
             if current is None:  # dropped earlier: put it back (the default, written out again)
                 new, shown = entry.value, entry.model_copy(update={"value": ""})
             else:
-                new = twin_config_value(entry, row, self.app.namespace, rng, current)
+                new = twin_config_value(entry, row, self.app, svc, rng, current)
                 shown = entry.model_copy(update={"value": current})
             if new is None or new == current:
                 return None
@@ -274,8 +342,10 @@ class _Planner:
                 return None
             s = self.app.service(svc)
             if field == "image":
-                step = self.image_step[svc] = self.image_step.get(svc, 0) + 1
-                value = _bumped_image(s.image, step)
+                forms = [f for f in image_forms(self.app, self.pool, svc) if f != self.images.get(svc)]
+                if not forms:
+                    return None
+                value = self.images[svc] = forms[int(rng.integers(len(forms)))]
             elif field == "replicas":
                 # up by one, or back to the catalog's count, and only on a cluster with N-1 capacity:
                 # on Train Ticket's leaderboard seed, extra pods (or a scale-down) left the pods a node
@@ -290,21 +360,31 @@ class _Planner:
                     return None
                 value = str(s.readiness_probe.timeout_s + int(rng.integers(1, 5)))
             elif field == "cpu_limit_m":
-                limit = s.resources.cpu_limit_m  # raised where set: the catalog's mean-load need
-                # underestimates bursts (Train Ticket's seat, station and train services throttle at
-                # 4x it); set at 3-6x of it where none is set (every such service passes at 3x)
-                value = (
-                    _within(str(limit), 1.25, 2.0, rng)
-                    if limit
-                    else str(_retuned(0, cpu_need_m(self.app, svc), 5, (3.0, 6.0), rng))
-                )
-            else:  # raised where set, like CPU: right-sizing down OOM-kills sooner under a leak fault
-                limit = s.resources.mem_limit_mi
-                value = (
-                    _within(str(limit), 1.25, 2.0, rng)
-                    if limit
-                    else str(_retuned(0, s.sim.base_memory_mi, 8, (4.0, 8.0), rng))
-                )
+                # right-sized down to 6-10x the pod's need at the mean load where that is below the
+                # limit (half the time; the faults cut to about 1x, so the direction of a change says
+                # nothing and its size says something only next to the usage: telemetry), else
+                # raised; set at 3-6x where none is set (every such service passes at 3x). Not lower:
+                # the catalog's mean-load need underestimates bursts (Train Ticket's seat, station
+                # and train services throttle at 4x it)
+                limit, need = s.resources.cpu_limit_m, cpu_need_m(self.app, svc)
+                if not limit:
+                    value = str(_retuned(0, need, 5, (3.0, 6.0), rng))
+                elif 10.0 * need < limit and rng.random() < 0.5:
+                    value = str(_retuned(limit, need, 5, (6.0, 10.0), rng))
+                else:
+                    value = _within(str(limit), 1.25, 2.0, rng)
+            else:  # like CPU: right-sized down to 1.9-2.2x resident memory where that is below the
+                # limit (half the time; the faults cut below it), else raised; set at 4-8x where none
+                # is. Not on a JVM: its working set runs well above the catalog's resident size (two of
+                # Train Ticket's Java services fired ContainerMemoryNearLimit at 1.9x)
+                limit, resident = s.resources.mem_limit_mi, s.sim.base_memory_mi
+                if not limit:
+                    value = str(_retuned(0, resident, 8, (4.0, 8.0), rng))
+                elif 1.9 * resident + 8 < limit and s.language != "Java" and rng.random() < 0.5:
+                    top = min(2.2, (limit - 8) / resident)
+                    value = str(_retuned(limit, resident, 8, (1.9, top), rng))
+                else:
+                    value = _within(str(limit), 1.25, 2.0, rng)
             return BenignChange(
                 t, svc, f"deployment/{svc}:{_FIELD_NAMES[field]}", field, "", "", "", "",
                 new_value=value, plane="manifest",
@@ -402,7 +482,7 @@ def plan_production_changes(
             held.setdefault(key, []).append(sf.planned_end_s)
         if fault.change is not None and re.fullmatch(r"r\d+", fault.change.to_revision):
             fault_revs.setdefault(artifact_key(fault.artifact), set()).add(int(fault.change.to_revision[1:]))
-    planner = _Planner(app, held, fault_revs, benign_revision_base(app, pool))
+    planner = _Planner(app, pool, held, fault_revs, benign_revision_base(app, pool))
     infra = [(sf.start_s, sf.planned_end_s) for sf in scheduled if sf.category == "infrastructure"]
     out: list[BenignChange] = []
     # the plane of each twin, in the proportions of the run's faulty changes, in random order
@@ -435,7 +515,7 @@ def benign_twins(app: App, pool: Sequence[Fault], rng: np.random.Generator, at_s
     for row in pool:
         if change_plane(row.mechanism) is None:
             continue
-        made = _Planner(app, {}, {}, benign_revision_base(app, pool)).twin(row, at_s, set(), (), rng)
+        made = _Planner(app, pool, {}, {}, benign_revision_base(app, pool)).twin(row, at_s, set(), (), rng)
         if made is not None:
             out.append(replace(made, until_s=None if made.until_s is None else at_s + 300))
     return out
