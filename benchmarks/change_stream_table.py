@@ -2,7 +2,8 @@
 and 5 other seeds per app (issue 32's protocol).
 
 Rows: the Runbook (reads alerts only), `change_reader` (every change it cannot rule out by form is a
-fault: `benchmarks/change_reader.py`), the telemetry-reading `change_correlator` and the oracle,
+fault: `benchmarks/change_reader.py`), `change_value_reader` on request (claims a change by the value
+or form it writes: `benchmarks/change_value_reader.py`), the telemetry-reading `change_correlator` and the oracle,
 plus any agent named on the command line (e.g. the adversarial suite). Prints the mean
 Marathon-Score per app and over apps.
 
@@ -32,6 +33,10 @@ def _one(job: tuple[str, str, int | None, str]) -> tuple[str, str, int | None, f
         from change_reader import ChangeReader
 
         agent = ChangeReader()
+    elif agent_name == "change_value_reader":
+        from change_value_reader import DEFAULT_TELLS, ChangeValueReader
+
+        agent = ChangeValueReader(tells=set(DEFAULT_TELLS))
     else:
         agent = make_agent(agent_name)
     mode = "eval" if seed is None else "train"

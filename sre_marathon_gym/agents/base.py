@@ -98,6 +98,11 @@ class AgentView:
             object.__setattr__(self, "_catalog", self._env.catalog.public())
         return self._catalog
 
+    @property
+    def app(self) -> Any:
+        """The env's app as the public catalog has it (no simulator parameters)."""
+        return self.catalog.app(self._env.app.app)
+
     def __getattr__(self, name: str) -> Any:
         if name in _PUBLIC_ATTRS:
             return getattr(object.__getattribute__(self, "_env"), name)

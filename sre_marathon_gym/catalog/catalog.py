@@ -20,6 +20,14 @@ from .validate import cross_check
 APPS = ("online_boutique", "astronomy_shop", "train_ticket")
 
 
+def public_app(app: App) -> App:
+    """`app` without the simulator's parameters of its services (`Service.sim`: service time, CPU per
+    request, resident memory, threads). Why: a cluster shows what a pod needs only in its usage,
+    i.e. telemetry; with them, an adversarial review told a right-sized limit from a faulty cut
+    reading no metric."""
+    return app.model_copy(update={"services": [s.model_copy(update={"sim": None}) for s in app.services]})
+
+
 @dataclass(frozen=True)
 class Catalog:
     root: Path
@@ -56,10 +64,11 @@ class Catalog:
         """The catalog as an agent under evaluation may read it: every fault row without the literal
         change it ships (commit message, diff, revisions) or its mechanism's parameters. Why: with
         them, matching the deploy history against the catalog names each faulty commit verbatim
-        (an adversarial review scored 28-30 that way, reading no telemetry)."""
+        (an adversarial review scored 28-30 that way, reading no telemetry). Its apps are
+        `public_app`s."""
         hidden = {"change": None, "params": {}}
         faults = {app: [f.model_copy(update=hidden) for f in rows] for app, rows in self.faults.items()}
-        return replace(self, faults=faults, _by_id={})
+        return replace(self, apps={n: public_app(a) for n, a in self.apps.items()}, faults=faults, _by_id={})
 
     def scope_share(self, app: str) -> dict[str, float]:
         """Per service (or node/zone), the share of `app`'s catalog rows whose scope or target holds

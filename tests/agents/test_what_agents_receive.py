@@ -53,6 +53,11 @@ class Spy:
                 "tool_ok": res.ok,
                 "catalog_rows": len(rows),
                 "changes_shown": sum(f.change is not None or bool(f.params) for f in rows),
+                "sim_params_shown": sum(
+                    s.sim is not None
+                    for app in (env.unwrapped.app, *env.unwrapped.catalog.apps.values())
+                    for s in app.services
+                ),
             }
         )
         return None
@@ -65,6 +70,7 @@ def _check(spy: Spy) -> None:
     for s in steps:
         assert s["env"] is AgentView and s["tool_ok"]
         assert s["catalog_rows"] == 700 and s["changes_shown"] == 0  # no row's literal faulty commit
+        assert s["sim_params_shown"] == 0  # what a pod needs shows in its usage only (telemetry)
         assert not any(s["hidden"].values()), s["hidden"]
         assert set(s["info"]) <= PUBLIC_INFO, set(s["info"]) - PUBLIC_INFO
         for key in s["info"]:
