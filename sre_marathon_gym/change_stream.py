@@ -45,8 +45,8 @@ the run ships. Manifest twins may change a deployment field a fault changes at a
 No twin changes a deployment while an active fault holds its rollout slot (a rollback must
 revert the fault), nor cordons a node for a window that overlaps an infrastructure fault's. Arrival times
 follow the faults' own ramped process over the injection window (`fault_schedule.arrival_times`),
-so timing does not separate them either. On clusters without N-1 capacity nothing, twin or
-faulty change, ships within `SETTLE_S` of an infrastructure fault's start (`_unfrozen_times`).
+so timing does not separate them either, except the change freeze on clusters without N-1
+capacity: no twin ships within `SETTLE_S` of an infrastructure fault's start (`_unfrozen_times`).
 """
 
 from __future__ import annotations
@@ -443,11 +443,13 @@ def _unfrozen_times(
     infrastructure fault's start (the time a commit takes to build and roll out, and the
     eviction's): on Train Ticket's leaderboard seed, rollouts' surge pods took the room a drained
     node's pods needed and saturated the entry point. A freeze over the faults' whole windows
-    would cover three quarters of some runs' injection time, itself a tell. The fault schedule keeps
-    the same freeze for faulty changes (`FaultSchedule.generate`): with twins frozen alone, every
-    change near a node fault was a fault (an adversarial review scored 19.7 on Astronomy Shop's
-    leaderboard seed with that rule alone). Drawn as 3n times with the frozen ones removed and n
-    kept at random, so the density elsewhere keeps its shape."""
+    would cover three quarters of some runs' injection time, itself a tell. This one is a tell too
+    (open, issue 32): every change within it is a fault, and an adversarial review scored 19.7 on
+    Astronomy Shop's leaderboard seed with that rule alone. Freezing faulty changes the same way
+    removed nearly every infrastructure fault (the change faults are one every 90 s, and the
+    windows cover 45% of Astronomy Shop's and Train Ticket's injection time on average); what
+    would remove the freeze is N-1 capacity on those clusters. Drawn as 3n times with the frozen
+    ones removed and n kept at random, so the density elsewhere keeps its shape."""
     from .fault_schedule import arrival_times
 
     frozen = [] if spare else [sf for sf in scheduled if sf.category == "infrastructure"]

@@ -416,13 +416,7 @@ class FaultSchedule:
         `change_stream.CHANGE_FAILURE_RATE`) or "curated" (the template commits of env ids up to
         -v2, kept so earlier results reproduce).
         """
-        from .change_stream import (
-            CHANGE_FAILURE_RATE,
-            CHANGE_STREAMS,
-            SETTLE_S,
-            change_plane,
-            plan_production_changes,
-        )
+        from .change_stream import CHANGE_FAILURE_RATE, CHANGE_STREAMS, plan_production_changes
 
         if changes not in CHANGE_STREAMS:
             raise UnknownNameError("change stream", changes, CHANGE_STREAMS)
@@ -458,27 +452,13 @@ class FaultSchedule:
         lo_s = np.array([f.duration.min_s for f in pool])
         hi_s = np.array([f.duration.max_s for f in pool])
         keys = [occupied_keys(f) for f in pool]
-        # the change freeze twins keep on full clusters holds for faulty changes too, or a change
-        # next to a node or zone fault would be a fault for sure (`change_stream._unfrozen_times`)
-        freeze = changes == "production" and not catalog.app(app).survives_node_loss
-        infra_row = np.array([f.category == "infrastructure" for f in pool])
-        change_row = np.array(
-            [change_plane(f.mechanism) is not None and not infra_row[i] for i, f in enumerate(pool)]
-        )
         unused = np.ones(len(pool), dtype=bool)
         held: list[tuple[int, frozenset[str]]] = []  # (planned end, keys) of placed faults
         placed: list[ScheduledFault] = []
-        index = {f.id: i for i, f in enumerate(pool)}
         for start, want in zip(starts, wanted):
             s, d = int(start), int(want)
             busy = frozenset().union(*(k for end, k in held if end > s))
             free = [i for i in np.flatnonzero(unused) if not (keys[i] & busy)]
-            if freeze:
-                near = [p for p in placed if abs(p.start_s - s) < SETTLE_S]
-                if any(p.category == "infrastructure" for p in near):
-                    free = [i for i in free if not change_row[i]]
-                if any(change_row[index[p.fault_id]] for p in near):
-                    free = [i for i in free if not infra_row[i]]
             if not free:
                 continue
             fitting = [i for i in free if lo_s[i] <= d <= hi_s[i]] or free
