@@ -17,7 +17,7 @@ runbook 0.2 / 7.0 / 12.6, paper's best 41.3; 36.0 / 31.8 / 42.8 under rules v3 o
 stream (env ids up to -v2). On the production change stream (-v3, `sre_marathon_gym.change_stream`:
 harmless twins of every faulty change on every plane, at a 15% change failure rate) the same logic
 scores 0.0 on all three apps (about 200 false claims a run; leaderboard seed + 5 seeds per app),
-below the Runbook's 2.8 / 2.9 / 3.1. Kept as a benchmark-health row: `--changes curated` reruns
+below the Runbook (4.6 / 2.5 / 6.2). Kept as a benchmark-health row: `--changes curated` reruns
 the old stream.
 
 Run: python benchmarks/change_reader.py [--kinds deploy,kubectl,node,netpol] [--no-act]
