@@ -3,8 +3,8 @@ and 5 other seeds per app (issue 32's protocol).
 
 Rows: the Runbook (reads alerts only), `change_reader` (every change it cannot rule out by form is a
 fault: `benchmarks/change_reader.py`), `change_value_reader` on request (claims a change by the value
-or form it writes: `benchmarks/change_value_reader.py`), the telemetry-reading `change_correlator` and the oracle,
-plus any agent named on the command line (e.g. the adversarial suite). Prints the mean
+or form it writes: `benchmarks/change_value_reader.py`), the telemetry-reading `change_correlator`
+and the oracle, plus any agent named on the command line (e.g. the adversarial suite). Prints the mean
 Marathon-Score per app and over apps.
 
 Run: python benchmarks/change_stream_table.py [--changes production|curated] [--seeds 5] [--agents a,b]
