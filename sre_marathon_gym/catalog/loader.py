@@ -13,6 +13,15 @@ from .base import SCHEMA_VERSION
 
 M = TypeVar("M", bound=BaseModel)
 
+# libyaml's loader where PyYAML was built with it (the wheels are): the same documents, 7x faster
+# (the catalog took 4.8 s to parse in pure Python, in every process that loads it)
+SafeLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def load_yaml(text: str) -> Any:
+    """`yaml.safe_load` through the fastest safe loader available."""
+    return yaml.load(text, Loader=SafeLoader)  # noqa: S506 (a safe loader)
+
 
 def read_yaml(path: Path) -> Any:
     if not path.is_file():
@@ -23,7 +32,7 @@ def read_yaml(path: Path) -> Any:
     except UnicodeDecodeError as exc:
         raise CatalogError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
     try:
-        return yaml.safe_load(text)
+        return load_yaml(text)
     except RecursionError:
         raise CatalogError(f"{path}: nested too deeply to be a catalog file") from None
     except yaml.YAMLError as exc:

@@ -13,6 +13,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..catalog.loader import load_yaml
 from ..catalog.locate import catalog_dir
 from ..errors import CatalogError
 
@@ -151,7 +152,7 @@ class AnswersFile(_Strict):
 def _load(name: str, model: type[BaseModel], root: str | Path | None = None) -> BaseModel:
     path = catalog_dir(root) / "orca" / name
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = load_yaml(path.read_text())
     except (OSError, yaml.YAMLError) as exc:
         raise CatalogError(f"{path}: {exc}") from exc
     try:

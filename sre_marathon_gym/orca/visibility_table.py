@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import yaml
 
+from ..catalog.loader import load_yaml
 from ..catalog.locate import catalog_dir
 from .schedule import MAX_DAYS, orca_schedule
 from .visibility import FAIL_DELTA, LATENCY_DELTA_MS, flag_visibility, visibility_margin
@@ -46,7 +47,7 @@ def render() -> str:
 
 def frozen() -> list[dict]:
     with (catalog_dir() / "orca" / "visibility.yaml").open() as f:
-        return yaml.safe_load(f)["flags"]
+        return load_yaml(f.read())["flags"]
 
 
 if __name__ == "__main__":

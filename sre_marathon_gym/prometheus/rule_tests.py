@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import yaml
 
+from ..catalog.loader import load_yaml
 from ..errors import PrometheusError
 from .openmetrics import format_value, series_selector
 from .server import binary
@@ -84,7 +85,7 @@ def _rule_metrics(catalog: Catalog, app: App) -> list[str]:
 
 def _app_rule_groups(catalog: Catalog, app: App) -> dict[str, Any]:
     path = Path(catalog.root) / "alerts" / "prometheus-rules.yaml"
-    pack = yaml.safe_load(path.read_text())
+    pack = load_yaml(path.read_text())
     groups = [
         g
         for g in pack["groups"]
