@@ -36,6 +36,8 @@ def read_yaml(path: Path) -> Any:
     except RecursionError:
         raise CatalogError(f"{path}: nested too deeply to be a catalog file") from None
     except yaml.YAMLError as exc:
+        if "nesting depth" in str(getattr(exc, "problem", "")):  # libyaml's own depth limit
+            raise CatalogError(f"{path}: nested too deeply to be a catalog file") from None
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
         raise CatalogError(f"{path}{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
