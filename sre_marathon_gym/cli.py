@@ -398,6 +398,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     seed_base = args.seed_base
     if seed_base is not None and (args.seeds == 0 or args.checkpoint):
         raise ConfigurationError("--seed-base sets the extra seeds: use it with --seeds N (and --agents)")
+    if args.ray is not None and (args.checkpoint or args.workers):
+        raise ConfigurationError("--ray runs the agents' grid as Ray tasks: drop --checkpoint and --workers")
     if seed_base == "fresh":
         from .evaluation import fresh_seed_base
 
@@ -420,6 +422,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             catalog=cat,
             agent_options=llm_options,
             seed_base=EXTRA_SEED_BASE if seed_base is None else seed_base,
+            ray_address=args.ray,
         )
     print(leaderboard_table(results, cat))
     if llm_options:
@@ -612,6 +615,14 @@ def build_parser() -> argparse.ArgumentParser:
         "evaluation starts and prints it: the public seeds can be memorised, fresh ones cannot",
     )
     ev.add_argument("--workers", type=positive_int, help="parallel processes (default: one per core)")
+    ev.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        metavar="ADDRESS",
+        help="run the grid as Ray tasks instead of processes: a local Ray, or the cluster at ADDRESS "
+        "(what ray.init takes, e.g. auto); its workers must see the catalog and --out",
+    )
     ev.add_argument(
         "--checkpoint", metavar="PATH", help="evaluate a trained RLlib checkpoint instead of --agents"
     )

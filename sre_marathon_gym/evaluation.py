@@ -17,6 +17,7 @@ from typing import Any
 
 from .catalog import APPS, Catalog, load_catalog
 from .episode_runner import ENV_BY_APP, close_agent, preflight_agent, reached_time, save_incomplete
+from .errors import ConfigurationError
 from .reports import COLUMNS, PUBLISHED_KEYS, leaderboard_table, mean_ci95, outcome_chart, outcome_table
 from .scoring import ScoreCard
 
@@ -86,6 +87,7 @@ def evaluate(
     agent_options: dict[str, Any] | None = None,
     preflight: bool = True,
     seed_base: int = EXTRA_SEED_BASE,
+    ray_address: str | None = None,
 ) -> list[tuple[RunSpec, ScoreCard, str | None]]:
     """Every agent on every app's leaderboard seed (and `extra_seeds` more seeds: `seed_base`,
     `seed_base` + 1, ...; `fresh_seed_base` for seeds no policy can have memorised), in parallel.
@@ -93,6 +95,11 @@ def evaluate(
     `agent_options` go to the LLM agents (react, rag, keep): model, base_url, api_key, price...
     With LLM agents and `preflight`, one tiny request first checks the key, model and URL
     (`LLMAgent.preflight`), so a wrong one fails before any run with a `ConfigurationError`.
+
+    `ray_address` runs the grid as Ray tasks instead of worker processes ("local" starts a Ray on
+    this machine; otherwise the address `ray.init` takes, e.g. "auto" or "ray://head:10001"): the
+    same runs, table and bundles, for grids of hundreds of seeds on a cluster (whose workers must
+    see the catalog path and `out`, e.g. on a shared volume).
     """
     from tqdm import tqdm
 
@@ -116,7 +123,9 @@ def evaluate(
     workers = workers or min(len(specs), os.cpu_count() or 1)
     results = []
     with tqdm(total=len(specs), desc="leaderboard runs", unit="run", disable=not progress) as bar:
-        if workers <= 1:
+        if ray_address is not None:
+            results = _run_on_ray(specs, ray_address, bar.update)
+        elif workers <= 1:
             for spec in specs:
                 results.append(run_one(spec))
                 bar.update()
@@ -128,6 +137,40 @@ def evaluate(
                     bar.update()
     order = {(s.app, s.agent, s.seed): i for i, s in enumerate(specs)}
     return sorted(results, key=lambda r: order[(r[0].app, r[0].agent, r[0].seed)])
+
+
+def _run_on_ray(
+    specs: list[RunSpec], address: str, done: Callable[[], object]
+) -> list[tuple[RunSpec, ScoreCard, str | None]]:
+    """Each spec as one Ray task (one CPU each); a failed run re-raises its own exception, as the
+    process pool does. A Ray started here is shut down at the end; one already running is kept."""
+    try:
+        import ray
+    except ImportError:
+        raise ConfigurationError("evaluate --ray needs Ray: pip install 'sre-marathon-gym[rllib]'") from None
+    started = not ray.is_initialized()
+    if started:
+        ray.init(
+            address=None if address == "local" else address,
+            include_dashboard=False,
+            log_to_driver=False,
+            configure_logging=False,
+        )
+    try:
+        task = ray.remote(num_cpus=1, max_retries=0)(_run_quiet)
+        pending = [task.remote(spec) for spec in specs]
+        results = []
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=1)
+            try:
+                results.append(ray.get(ready[0]))
+            except ray.exceptions.RayTaskError as exc:
+                raise exc.as_instanceof_cause() from None
+            done()
+        return results
+    finally:
+        if started:
+            ray.shutdown()
 
 
 __all__ = [

@@ -63,27 +63,30 @@ def test_bad_input_gives_a_clear_error_not_a_traceback(capsys):
 
 
 @pytest.mark.slow
-def test_evaluate_prints_the_leaderboard_table(tmp_path, capsys):
-    assert (
-        main(
-            [
-                "evaluate",
-                "--agents",
-                "noop,runbook",
-                "--apps",
-                "online_boutique",
-                "--workers",
-                "1",
-                "--out",
-                str(tmp_path),
-            ]
-        )
-        == 0
-    )
-    out = capsys.readouterr().out
-    assert "Leaderboard" in out and "Marathon-Score" in out and "runbook" in out and "41.3" in out
-    assert "Per-fault outcomes" in out and (tmp_path / "outcomes.png").exists()
-    assert len(list(tmp_path.glob("*.bundle"))) == 2
+def test_evaluate_prints_the_leaderboard_table_and_ray_prints_the_same(tmp_path, capsys, monkeypatch):
+    """The process pool and `--ray` (a local Ray) run the same grid: the same table, the same
+    scores in the same bundles."""
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    grid = ["evaluate", "--agents", "noop,runbook", "--apps", "online_boutique,train_ticket"]
+    assert main([*grid, "--workers", "2", "--out", str(tmp_path / "pool")]) == 0
+    pool = capsys.readouterr().out
+    assert "Leaderboard" in pool and "Marathon-Score" in pool and "runbook" in pool and "41.3" in pool
+    assert "Per-fault outcomes" in pool and (tmp_path / "pool" / "outcomes.png").exists()
+    assert main([*grid, "--ray", "--out", str(tmp_path / "ray")]) == 0
+    ray = capsys.readouterr().out
+    assert ray.replace(str(tmp_path / "ray"), "OUT") == pool.replace(str(tmp_path / "pool"), "OUT")
+    bundles = sorted(p.name for p in (tmp_path / "pool").glob("*.bundle"))
+    assert len(bundles) == 4 and bundles == sorted(p.name for p in (tmp_path / "ray").glob("*.bundle"))
+    scored = {}
+    for run in ("pool", "ray"):
+        assert main(["score", *[str(tmp_path / run / b) for b in bundles]]) == 0
+        scored[run] = capsys.readouterr().out.replace(str(tmp_path / run), "OUT")
+    assert scored["ray"] == scored["pool"] and scored["pool"].count("Marathon-Score:") == 4
+
+
+def test_evaluate_ray_refuses_checkpoint_and_workers(capsys):
+    assert main(["evaluate", "--ray", "--workers", "2"]) != 0
+    assert "--ray" in capsys.readouterr().err
 
 
 @pytest.mark.slow
