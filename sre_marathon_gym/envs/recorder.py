@@ -84,8 +84,14 @@ class RunRecorder:
         self.degradation.baseline_requests = requests
         self.degradation.baseline_degraded = degraded
 
-    def record(self, until_s: float | None = None) -> RunRecord:
+    def record(self, baseline: bool = True) -> RunRecord:
+        """The run so far. Once it is over, with `baseline`, the no-action run's traffic too, computed
+        on first request: it is a second simulation of the whole episode (half the cost of the
+        run itself), which only the score card's degradation reads, never the score or the reward,
+        so an RL step at the episode's end does not pay for it."""
         env, run = self.env, self.env.run
+        if baseline and run.now >= env.run_s and not self.degradation.baseline_requests:
+            self.fill_baseline()
         alerts = alert_records(
             env.alert_engine.history(), env.app, env.backend.pod_services(), self._alert_services
         )

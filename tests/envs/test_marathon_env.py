@@ -66,6 +66,20 @@ def test_episode_ends_after_injection_plus_observation():
         env.step(np.zeros(env.action_space.shape, dtype=np.int64))
 
 
+def test_the_no_action_run_is_simulated_only_when_the_record_is_read():
+    """The last step's reward does not need the no-action run (only the card's degradation reads
+    it), so stepping never pays for it; the record computes it on first request, and for a run
+    where nobody acts it is the run's own traffic, interval by interval."""
+    env = gym.make("SREMarathon/OnlineBoutique-v3", **SHORT)
+    env.reset(seed=4)
+    run_noop(env)
+    degradation = env.unwrapped.recorder.degradation
+    assert degradation.times and not degradation.baseline_requests
+    d = env.unwrapped.record().degradation
+    assert d.baseline_requests == d.requests and d.baseline_degraded == d.degraded
+    assert sum(d.requests) > 0 and len(d.requests) == len(d.times)
+
+
 def test_env_pickles_mid_episode_and_continues_identically():
     _, _, env = rollout("SREMarathon/AstronomyShop-v3", 5, steps=2)
     clone = pickle.loads(pickle.dumps(env))
