@@ -61,7 +61,7 @@ class SeriesView:
     instead of re-selecting (and re-indexing) whole metrics.
     """
 
-    __slots__ = ("metric", "_ids", "ids", "labels", "churns")
+    __slots__ = ("metric", "_ids", "ids", "labels", "churns", "_keys")
 
     def __init__(self, metric: str):
         self.metric = metric
@@ -69,6 +69,15 @@ class SeriesView:
         self.ids = np.empty(0, dtype=np.intp)
         self.labels: list[dict[str, str]] = []
         self.churns = False  # per-pod series (they start and stop with pods)
+        self._keys: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
+
+    def keys(self, names: tuple[str, ...]) -> list[tuple[str, ...]]:
+        """Per series (by position), the values of the labels `names` ("" if absent): built once per
+        view for all the operands that match on the same labels, not once per operand."""
+        keys = self._keys.setdefault(names, [])
+        for lab in self.labels[len(keys) :]:
+            keys.append(tuple([lab.get(n, "") for n in names]))
+        return keys
 
     def add(self, sid: int, labels: dict[str, str]) -> None:
         if not self._ids:
@@ -285,6 +294,7 @@ class Operand:
         "built",
         "seen",
         "compiled",
+        "names",
         "sel",
         "idx",
         "pos",
@@ -335,6 +345,7 @@ class Operand:
         self.batch: OperandBatch | None = None
         self.join_view: SeriesView | None = None
         self.compiled = _compile_matchers(matchers, where.rstrip("_"))
+        self.names = tuple(m[0] for m in self.compiled)
         self._memo: dict[tuple[str, ...], bool] = {}  # matched labels' values -> labels_match
         self.seen = 0  # series of the view already matched
         self.built = 0  # bumped when the selection changes (tells the batch to re-index)
@@ -346,14 +357,20 @@ class Operand:
         self.lei = np.empty(0, dtype=np.intp)
         self.les = np.empty(0)
 
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        """`labels_match` of the selection, memoised on the matched labels' values: new pods bring
-        new series whose matched labels (service, namespace, ...) repeat, and RE2 calls add up."""
-        key = tuple(labels.get(m[0], "") for m in self.compiled)
-        hit = self._memo.get(key)
-        if hit is None:
-            hit = self._memo[key] = labels_match(labels, self.compiled)
-        return hit
+    def matching(self, view: SeriesView, start: int) -> list[int]:
+        """Positions from `start` on of the view's series that the selection matches (`labels_match`),
+        memoised on the matched labels' values: new pods bring new series whose matched labels
+        (service, namespace, ...) repeat, and RE2 calls add up."""
+        keys, labels, memo, compiled = view.keys(self.names), view.labels, self._memo, self.compiled
+        out = []
+        for p in range(start, len(labels)):
+            k = keys[p]
+            hit = memo.get(k)
+            if hit is None:
+                hit = memo[k] = labels_match(labels[p], compiled)
+            if hit:
+                out.append(p)
+        return out
 
 
 class CompiledRule:

@@ -346,7 +346,7 @@ class AlertEngine:
         view = o.view
         assert view is not None
         labels = view.labels
-        new = [p for p in range(o.seen, view.ids.size) if o.matches(labels[p])]
+        new = o.matching(view, o.seen)
         o.seen = view.ids.size
         quantile = r.kind == "quantile" and o is r.a
         if quantile:  # series without a parsable `le` are ignored, as Prometheus does
