@@ -1127,9 +1127,11 @@ def build_faults(apps: dict[str, App] | list[App]) -> dict[str, dict]:
     # apps are independent; calibration simulates every candidate, so use the machine's cores
     from concurrent.futures import ProcessPoolExecutor
 
+    # the largest app first: on fewer cores than apps, the longest build must not start last
+    order = sorted(items, key=lambda a: -len(a.services))
     with ProcessPoolExecutor(max_workers=min(len(items), os.cpu_count() or 1)) as pool:
-        docs = list(pool.map(build_app, items))
-    return {a.app: d for a, d in zip(items, docs)}
+        docs = dict(zip((a.app for a in order), pool.map(build_app, order)))
+    return {a.app: docs[a.app] for a in items}
 
 
 # --------------------------------------------------------------------------------------------------
