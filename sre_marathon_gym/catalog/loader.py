@@ -33,10 +33,9 @@ def read_yaml(path: Path) -> Any:
         raise CatalogError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
     try:
         return load_yaml(text)
-    except RecursionError:
-        raise CatalogError(f"{path}: nested too deeply to be a catalog file") from None
-    except yaml.YAMLError as exc:
-        if "nesting depth" in str(getattr(exc, "problem", "")):  # libyaml's own depth limit
+    except (RecursionError, yaml.YAMLError) as exc:
+        # the pure-Python loader recurses until Python stops it; libyaml has a depth limit of its own
+        if isinstance(exc, RecursionError) or "nesting depth" in str(getattr(exc, "problem", "")):
             raise CatalogError(f"{path}: nested too deeply to be a catalog file") from None
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
