@@ -308,9 +308,18 @@ def cmd_run(args: argparse.Namespace) -> int:
         cat, args.app, args.agent, args.mode, args.seed, agent_options=options, out=args.out, **schedule
     )
     print(run.card.first_line())
+    if args.context:
+        from .reports import baseline_context
+
+        own = (args.agent, run.card.marathon_score)
+        print(baseline_context(cat, args.app, args.mode, run.seed, schedule, own))
     print(run.card.as_table().split("\n", 2)[2])
     if run.bundle is not None:
         print(f"bundle: {run.bundle}")
+        if args.report:
+            from .run_report import write_report
+
+            print(f"report: {write_report([run.bundle])}")
     return 0
 
 
@@ -435,6 +444,12 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         print(
             f"\nbundles and figure in {args.out}: {outcome_chart(labelled, Path(args.out) / 'outcomes.png')}"
         )
+    if args.report:
+        from .run_report import write_report
+
+        for _, _, path in results:
+            if path:
+                print(f"report: {write_report([path])}")
     return 0
 
 
@@ -591,6 +606,19 @@ def build_parser() -> argparse.ArgumentParser:
         default="runs",
         help="where the bundle goes (default: runs/); checked before the run starts",
     )
+    run.add_argument(
+        "--report",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="write the run report beside the bundle (X.html; default: yes)",
+    )
+    run.add_argument(
+        "--context",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="place the score: run noop, runbook and oracle on the same seed too (default: yes; a few "
+        "seconds)",
+    )
     _add_llm_arguments(run)
     run.set_defaults(func=cmd_run)
 
@@ -627,6 +655,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--checkpoint", metavar="PATH", help="evaluate a trained RLlib checkpoint instead of --agents"
     )
     ev.add_argument("--out", metavar="DIR", default="runs/leaderboard", help="bundles and the outcome figure")
+    ev.add_argument("--report", action="store_true", help="also write each run's report beside its bundle")
     _add_llm_arguments(ev)
     ev.set_defaults(func=cmd_evaluate)
 
@@ -686,8 +715,10 @@ def build_parser() -> argparse.ArgumentParser:
     sc.set_defaults(func=cmd_score)
 
     from .orca.cli import add_orca_parser
+    from .run_report.cli import add_report_parser
     from .stats_cli import add_stats_parser
 
+    add_report_parser(sub)
     add_orca_parser(sub)
     add_stats_parser(sub)
     return parser

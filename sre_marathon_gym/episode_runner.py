@@ -109,7 +109,12 @@ def run_scored_episode(
                     stem = bundle_stem or _stem_so_far(environment, name)
                     if stem is not None:
                         saved = save_incomplete(
-                            environment, agent, u.catalog, Path(out) / f"{stem}.incomplete.bundle", exc
+                            environment,
+                            agent,
+                            u.catalog,
+                            Path(out) / f"{stem}.incomplete.bundle",
+                            exc,
+                            agent_name=name,
                         )
                 if interrupt_as_error and isinstance(exc, KeyboardInterrupt):
                     raise RunInterrupted(interrupted_message(environment, saved)) from None
@@ -120,7 +125,7 @@ def run_scored_episode(
         if out:
             Path(out).mkdir(parents=True, exist_ok=True)
             stem = bundle_stem or _stem(record.manifest.app, name, record.manifest.seed)
-            extra = getattr(agent, "bundle_extra", dict)()
+            extra = {"agent_name": name, **getattr(agent, "bundle_extra", dict)()}
             path = str(
                 write_bundle(
                     Path(out) / f"{stem}.bundle", record, store=store, catalog=u.catalog, extra=extra
@@ -184,7 +189,9 @@ def _both(*calls: Callable[[], Any] | None) -> Callable[[], None] | None:
     return call
 
 
-def save_incomplete(env: Any, agent: Any, catalog: Catalog, path: Path, exc: BaseException) -> Path | None:
+def save_incomplete(
+    env: Any, agent: Any, catalog: Catalog, path: Path, exc: BaseException, agent_name: str | None = None
+) -> Path | None:
     """Write what a failed run recorded so far as a sealed `.incomplete.bundle`; never raises, so the
     original error is the one reported.
 
@@ -201,7 +208,8 @@ def save_incomplete(env: Any, agent: Any, catalog: Catalog, path: Path, exc: Bas
         partial = u.record()
         partial.usage = agent.usage.model_copy()
         path.parent.mkdir(parents=True, exist_ok=True)
-        extra = getattr(agent, "bundle_extra", dict)()
+        extra = {"agent_name": agent_name or str(getattr(agent, "name", type(agent).__name__))}
+        extra.update(getattr(agent, "bundle_extra", dict)())
         return write_bundle(
             path,
             partial,

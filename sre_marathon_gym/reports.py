@@ -210,8 +210,9 @@ def outcome_table(labelled: list[tuple[str, ScoreCard]]) -> str:
     return format_table(["run", "faults", *OUTCOMES], rows, title="Per-fault outcomes (Figure 9)")
 
 
-def outcome_chart(labelled: list[tuple[str, ScoreCard]], path: str | Path) -> Path:
-    """Figure 9 as a stacked horizontal bar chart (PNG)."""
+def outcome_figure(labelled: list[tuple[str, ScoreCard]]):
+    """Figure 9 as a matplotlib figure: a stacked horizontal bar per run; the legend sits above the
+    bars, clear of the x-axis label (below them it covered the label)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -220,7 +221,7 @@ def outcome_chart(labelled: list[tuple[str, ScoreCard]], path: str | Path) -> Pa
     from .scoring import OUTCOMES
 
     colors = ("#1a9850", "#91cf60", "#d9ef8b", "#fee08b", "#fc8d59", "#d73027")
-    fig, ax = plt.subplots(figsize=(9, 0.5 + 0.45 * len(labelled)))
+    fig, ax = plt.subplots(figsize=(9, 1.4 + 0.45 * len(labelled)))
     for i, (label, card) in enumerate(labelled):
         left = 0.0
         n = max(card.faults, 1)
@@ -232,14 +233,49 @@ def outcome_chart(labelled: list[tuple[str, ScoreCard]], path: str | Path) -> Pa
     ax.set_xlim(0, 1)
     ax.set_xlabel("share of injected faults")
     ax.invert_yaxis()
-    ax.legend(
-        ncol=3, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.25 if len(labelled) < 4 else -0.1)
-    )
+    ax.legend(ncol=3, fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.02), frameon=False)
     fig.tight_layout()
+    return fig
+
+
+def outcome_chart(labelled: list[tuple[str, ScoreCard]], path: str | Path) -> Path:
+    """Figure 9 as a stacked horizontal bar chart (PNG)."""
+    import matplotlib.pyplot as plt
+
     out = Path(path)
     if out.suffix.lower() != ".png":
         raise ConfigurationError(f"the outcome chart is a PNG: name a .png file, got {str(path)!r:.80}")
+    fig = outcome_figure(labelled)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=120, metadata={"Software": None})
+    fig.savefig(out, dpi=120, metadata={"Software": None}, bbox_inches="tight")
     plt.close(fig)
     return out
+
+
+CONTEXT_AGENTS = ("noop", "runbook", "oracle")
+
+
+def baseline_context(
+    cat: Catalog, app: str, mode: str, seed: int, schedule: dict, own: tuple[str, float], bars: bool = True
+) -> str:
+    """One line that places a run's score: the baselines on the same seed and schedule (noop, the
+    runbook, the oracle as the upper bound; a baseline that is the run's own agent is not run again)
+    and the paper's best method. Costs a run of each baseline (a few seconds per app)."""
+    from .episode_runner import make_marathon_env, run_scored_episode
+
+    scores = {own[0]: own[1]}
+    for agent in CONTEXT_AGENTS:
+        if agent not in scores:
+            ep = run_scored_episode(
+                lambda: make_marathon_env(app, mode, cat, **(schedule if mode == "train" else {})),
+                agent,
+                seed=seed if mode == "train" else None,
+                bar=f"context: {agent}" if bars else None,
+            )
+            scores[agent] = ep.card.marathon_score
+    best = [n for n in cat.published.numbers if n.key == "best_marathon_score"]
+    paper = f"; the paper's best: {best[0].value:g} ({best[0].method}, {best[0].source})" if best else ""
+    return (
+        f"same seed: noop {scores['noop']:.1f}, runbook {scores['runbook']:.1f}, "
+        f"oracle {scores['oracle']:.1f} (upper bound){paper}"
+    )

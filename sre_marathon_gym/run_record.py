@@ -235,6 +235,20 @@ class Usage(RunModel):
     )
 
 
+class ChangeRecord(RunModel):
+    """One change shipped on a plane the agent reads (pipeline, manifest, NetworkPolicy, node):
+    harmless or a fault's. Ground truth (``fault_id``), for the run report after the run; the
+    scorer does not read it."""
+
+    time_s: float
+    plane: str
+    service: str
+    artifact: str
+    kind: str = Field(description="code, config, flag, image, replicas, cpu_limit_m, netpol, cordon ...")
+    summary: str = Field("", description="the commit message, or the value the change sets")
+    fault_id: str | None = Field(None, description="the fault this change injected; None: harmless")
+
+
 class RunRecord(RunModel):
     """Everything the scorer needs about one run.
 
@@ -254,6 +268,7 @@ class RunRecord(RunModel):
     degradation: Degradation = Field(default_factory=Degradation)
     usage: Usage = Field(default_factory=Usage)
     artifact_fixed: dict[str, float | None] = Field(default_factory=dict)
+    changes: list[ChangeRecord] = Field(default_factory=list, description="changes shipped so far")
 
     @model_validator(mode="after")
     def _consistent(self) -> RunRecord:
@@ -267,6 +282,9 @@ class RunRecord(RunModel):
         for fid in self.artifact_fixed:
             if fid not in known:
                 raise ValueError(f"artifact_fixed: unknown fault_id {fid!r}")
+        for c in self.changes:
+            if c.fault_id is not None and c.fault_id not in known:
+                raise ValueError(f"changes: unknown fault_id {c.fault_id!r}")
         return self
 
     def probe_for(self, fault_id: str) -> ProbeSeries | None:
@@ -278,8 +296,8 @@ class RunRecord(RunModel):
     def truncated(self, until_s: float) -> RunRecord:
         """The record as it looked at `until_s`: only evidence observed by then.
 
-        Alerts, incident events, actions, probe samples, degradation intervals and artifact fixes
-        after `until_s` are dropped; the fault schedule stays (it is the orchestrator's plan, known
+        Alerts, incident events, actions, probe samples, degradation intervals, changes and artifact
+        fixes after `until_s` are dropped; the fault schedule stays (it is the orchestrator's plan, known
         from the start). Used to check that incremental scoring is causal.
         """
         probes = [
@@ -309,6 +327,7 @@ class RunRecord(RunModel):
                 "artifact_fixed": {
                     k: (v if v is not None and v <= until_s else None) for k, v in self.artifact_fixed.items()
                 },
+                "changes": [c for c in self.changes if c.time_s <= until_s],
             }
         )
 
@@ -317,6 +336,7 @@ __all__ = [
     "RUN_SCHEMA_VERSION",
     "ActionRecord",
     "AlertRecord",
+    "ChangeRecord",
     "Degradation",
     "FaultTruth",
     "IncidentEvent",

@@ -6,9 +6,11 @@ from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..catalog.apps import label_place
+from ..change_stream import change_plane
 from ..run_record import (
     ActionRecord,
     AlertRecord,
+    ChangeRecord,
     Degradation,
     FaultTruth,
     IncidentEvent,
@@ -119,7 +121,40 @@ class RunRecorder:
             probes=list(self.probes.values()),
             degradation=self.degradation,
             artifact_fixed=dict(self.artifact_fixed),
+            changes=self.changes(run.now),
         )
+
+    def changes(self, now: float) -> list[ChangeRecord]:
+        """Every change shipped by `now` on a plane the agent reads, harmless or a fault's, in time
+        order (faults first at equal times): what the run report's change lane shows."""
+        out = [
+            ChangeRecord(
+                time_s=truth.start_s,
+                plane=plane,
+                service=truth.target,
+                artifact=truth.artifact,
+                kind=truth.mechanism,
+                summary=fault.change.message if fault.change else fault.title,
+                fault_id=truth.fault_id,
+            )
+            for truth in self.faults
+            if truth.start_s <= now
+            for fault in (self._by_id[truth.fault_id],)
+            if (plane := change_plane(truth.mechanism)) is not None
+        ]
+        out += [
+            ChangeRecord(
+                time_s=b.time_s,
+                plane=b.plane,
+                service=b.service,
+                artifact=b.artifact,
+                kind=b.kind,
+                summary=b.message or (b.new_value or ""),
+            )
+            for b in getattr(self.env.schedule, "benign", ())
+            if b.time_s <= now
+        ]
+        return sorted(out, key=lambda c: (c.time_s, c.fault_id is None))
 
 
 def fault_truth(

@@ -212,6 +212,11 @@ class ScoreCard(BaseModel):
         return f"Marathon-Score: {self.marathon_score:.1f}"
 
     def as_table(self) -> str:
+        return "\n".join([self.first_line(), "", format_table(("metric", "value"), self.rows())])
+
+    def rows(self) -> list[tuple[str, str]]:
+        """The card as (metric, value) text, as `as_table` and the run report show it."""
+
         def opt(v: float | None, fmt: str) -> str:
             return "-" if v is None else format(v, fmt)
 
@@ -260,7 +265,7 @@ class ScoreCard(BaseModel):
             ("cost USD", f"{self.cost_usd:.2f}"),
             *((f"outcome: {k}", str(self.outcomes.get(k, 0))) for k in OUTCOMES),
         ]
-        return "\n".join([self.first_line(), "", format_table(("metric", "value"), rows)])
+        return rows
 
 
 # --------------------------------------------------------------------------- per-fault evidence
@@ -500,6 +505,12 @@ def _v3(record: RunRecord, scoring: Scoring) -> Rules3 | None:
 def _matching(record: RunRecord, scoring: Scoring) -> Matching:
     assert scoring.matching is not None  # guaranteed by Scoring's validator for rules_version >= 2
     return match_incidents(record, scoring.matching.min_explained_share, _v3(record, scoring))
+
+
+def evidence_matching(record: RunRecord, scoring: Scoring) -> Matching | None:
+    """Which incident the score matched to which fault, each claim's verdict and each intervention's
+    (rules v2 and v3; None under v1, which matches nothing): what a run report draws."""
+    return None if scoring.rules_version == 1 else _matching(record, scoring)
 
 
 def fault_scores(record: RunRecord, scoring: Scoring) -> list[FaultScore]:

@@ -1,0 +1,65 @@
+"""The run report: one sealed bundle (or several runs of one seed) as an interactive, self-contained
+HTML page. Integrations layer: reads bundles and the scorer's verdicts, never a simulator.
+
+`write_report(bundles, out)` verifies each bundle's seal first (a bundle that fails verification is
+a `BundleError`), scores it with the weights sealed in it, and writes the page (`page.py`) drawn from
+`timeline.run_view`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..bundle_scoring import bundle_scoring, with_scope_share
+from ..errors import ConfigurationError
+from ..scoring import score_run
+from .page import default_report_path, render_html
+from .timeline import RunView, run_view
+
+MAX_RUNS = 3
+
+
+def report_views(bundles: Sequence[str | os.PathLike[str]], key: str | bytes | None = None) -> list[RunView]:
+    """Verify, score and lay out each bundle; a comparison needs runs of one app and seed."""
+    from ..bundle import load_bundle
+
+    paths = [Path(b) for b in bundles]
+    if not paths:
+        raise ConfigurationError("report: name a bundle")
+    if len(paths) > MAX_RUNS:
+        raise ConfigurationError(f"report: at most {MAX_RUNS} bundles side by side, got {len(paths)}")
+    views = []
+    for path in paths:
+        bundle = load_bundle(path, key)
+        scoring = bundle_scoring(bundle, None, None)
+        record = with_scope_share(bundle.record)
+        views.append(run_view(path, bundle, record, score_run(record, scoring), scoring))
+    runs = {(v.app, v.seed, v.mode) for v in views}
+    if len(runs) > 1:
+        seen = ", ".join(f"{p.name}: {v.app} seed {v.seed} ({v.mode})" for p, v in zip(paths, views))
+        raise ConfigurationError(f"report: a comparison needs runs of one app and seed; got {seen}")
+    return views
+
+
+def write_report(
+    bundles: Sequence[str | os.PathLike[str]],
+    out: str | os.PathLike[str] | None = None,
+    key: str | bytes | None = None,
+) -> Path:
+    """Write the report of `bundles` to `out` (default: beside the first bundle, `.html`)."""
+    views = report_views(bundles, key)
+    target = Path(out) if out is not None else default_report_path([Path(b) for b in bundles])
+    if target.suffix.lower() not in (".html", ".htm"):
+        raise ConfigurationError(
+            f"report: the output is an HTML file: name a .html file, got {str(target)!r:.80}"
+        )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_text(render_html(views), encoding="utf-8")
+    os.replace(tmp, target)
+    return target
+
+
+__all__ = ["MAX_RUNS", "RunView", "report_views", "run_view", "write_report"]
