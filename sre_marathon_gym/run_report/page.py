@@ -89,8 +89,8 @@ def _comparison(views: list[RunView]) -> str:
     return (
         '<section class="compare"><h2>Side by side</h2><div class="compare-tables">'
         f'<table class="card"><tr><th>metric</th>{head}</tr>{metrics}</table>'
-        f'<table class="card" id="outcome-diff"><tr><th>fault ({len(differing)} differ)</th>{head}</tr>{faults}'
-        "</table></div></section>"
+        f'<table class="card" id="outcome-diff"><tr><th>fault ({len(differing)} differ)</th>{head}</tr>'
+        f"{faults}</table></div></section>"
     )
 
 
@@ -131,19 +131,24 @@ def render_html(views: list[RunView]) -> str:
 <label>category <select id="filter-category"><option value="">all</option></select></label>
 <label>outcome <select id="filter-outcome"><option value="">all</option></select></label>
 <span id="filter-count"></span></form>
-<p class="hint">One lane per fault from injection to repair or revert, coloured by its Figure 9 outcome; red band:
-its symptom probe failing. Ticks: alerts attributable to it. Circles: the incident matched to it; diamonds:
-right root-cause claims; triangles: interventions called for it. Top lanes: every change shipped (red: a fault's,
-told apart only after the run), and what matched no fault. Hover for details; drag to zoom.</p></header>
+{_HINT}</header>
 {_comparison(views) if len(views) > 1 else ""}
 <main class="runs cols-{len(views)}">
 {columns}
 </main>
-<script id="report-data" type="application/json">{script_json([v.model_dump(mode="json") for v in views])}</script>
+<script id="report-data" type="application/json">{script_json([v.model_dump(mode="json") for v in views])}
+</script>
 <script id="plotly-gz" type="application/octet-stream">{plotly_b64}</script>
 <script>{_asset("report.js")}</script>
 </body></html>
 """
+
+
+_HINT = """<p class="hint">One lane per fault from injection to repair or revert, coloured by its Figure 9
+outcome; dark band: its symptom probe failing. Ticks: alerts attributable to it. Circles: the incident matched
+to it; diamonds: right root-cause claims; triangles: interventions called for it. Top lanes: every change
+shipped (red: a fault's, told apart only after the run), and what matched no fault. Hover for details; drag
+to zoom; click a legend entry to hide it.</p>"""
 
 
 def default_report_path(bundles: list[Path]) -> Path:

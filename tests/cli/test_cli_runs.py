@@ -35,11 +35,32 @@ def test_run_then_score_offline_gives_the_same_card(tmp_path, capsys, agent):
     assert main(["run", "--app", "online_boutique", "--agent", agent, *SHORT, "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     first = live_score(out)
+    context = re.search(
+        r"^same seed: noop (\d+\.\d), runbook (\d+\.\d), oracle (\d+\.\d) \(upper bound\); the paper's best: 41\.3 ",
+        out,
+        re.M,
+    )
+    assert context, out
+    noop, runbook, oracle = (float(x) for x in context.groups())
+    assert noop == 0.0 and runbook <= oracle
+    baselines = {"noop": noop, "runbook": runbook, "oracle": oracle}
+    if agent in baselines:  # a baseline's own score is the one the context shows
+        assert f"{baselines[agent]:.1f}" == first.split()[-1]
     bundle = next(tmp_path.glob("*.bundle"))
+    assert re.search(r"^report: (.+)$", out, re.M).group(1) == str(bundle.with_suffix(".html"))
+    assert bundle.with_suffix(".html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     assert main(["score", str(bundle), "--png", str(tmp_path / "fig.png")]) == 0
     scored = capsys.readouterr().out
     assert f"{bundle}: verified" in scored and first in scored
     assert (tmp_path / "fig.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_run_without_report_and_context(tmp_path, capsys):
+    argv = ["run", "--app", "online_boutique", "--agent", "noop", *SHORT, "--out", str(tmp_path)]
+    assert main([*argv, "--no-report", "--no-context"]) == 0
+    out = capsys.readouterr().out
+    assert "same seed:" not in out and "report:" not in out
+    assert not list(tmp_path.glob("*.html")) and len(list(tmp_path.glob("*.bundle"))) == 1
 
 
 def test_score_refuses_a_flipped_byte(tmp_path, capsys):

@@ -118,7 +118,7 @@
     }
     traces.push({
       type: "bar", orientation: "h", name: "probe failing", x: probe.x, base: probe.base, y: probe.y, width: 0.18,
-      marker: { color: "rgba(180,0,0,0.85)" }, hoverinfo: "skip",
+      marker: { color: "rgba(40,0,50,0.85)" }, hoverinfo: "skip",
     });
     const marks = {};
     lanes.forEach((lane, y) => {

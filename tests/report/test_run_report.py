@@ -1,0 +1,119 @@
+"""The run report's data: the score's own verdicts on the right lanes, the changes the record keeps,
+refusals of bad input, and byte-identical pages (no browser here: see test_report_in_browser)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sre_marathon_gym.bundle import load_bundle
+from sre_marathon_gym.bundle_scoring import score_bundle
+from sre_marathon_gym.change_stream import CHANGE_FAILURE_RATE, change_plane
+from sre_marathon_gym.errors import ConfigurationError
+from sre_marathon_gym.run_report import report_views, write_report
+from sre_marathon_gym.run_report.page import script_json
+from sre_marathon_gym.run_report.timeline import CHANGES, FALSE_CLAIMS, FALSE_INCIDENTS, NEEDLESS, UNMATCHED
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+
+
+def _lane(view, name):
+    return next((lane.items for lane in view.noise if lane.name == name), [])
+
+
+def test_lanes_carry_the_scores_verdicts(leaderboard_bundles):
+    bundle = leaderboard_bundles["runbook"]
+    _, card = score_bundle(bundle)
+    view = report_views([bundle])[0]
+    assert {f.fault_id: f.outcome for f in view.faults} == {f.fault_id: f.outcome for f in card.per_fault}
+    assert view.score == f"{card.marathon_score:.1f}" and dict(view.card)["faults"] == str(card.faults)
+    opened = [it for it in _lane(view, FALSE_INCIDENTS) if it.kind == "incident"]
+    assert len(opened) == card.false_incidents > 0
+    assert len(_lane(view, FALSE_CLAIMS)) == card.false_claims
+    assert len(_lane(view, NEEDLESS)) == card.needless_actions
+    matched = [f for f in view.faults if f.incident_id]
+    assert len(matched) == card.incidents_matched
+    for f in matched:  # the matched incident's opening sits on its fault's lane
+        assert any(
+            it.kind == "incident" and it.label.startswith(f"incident {f.incident_id} ") for it in f.items
+        )
+    right = [it for f in view.faults for it in f.items if it.kind == "claim_right"]
+    assert len(right) == sum(fs.localized for fs in card.per_fault)
+    for f in view.faults:
+        assert f.start_s < f.end_s and f.end_kind in ("repaired", "reverted", "planned")
+        assert all(a < b for a, b in f.probe_failing)
+
+
+def test_the_record_keeps_every_change_shipped(leaderboard_bundles):
+    record = load_bundle(leaderboard_bundles["noop"]).record
+    changes = record.changes
+    assert [c.time_s for c in changes] == sorted(c.time_s for c in changes)
+    faulty = {c.fault_id: c for c in changes if c.fault_id}
+    expected = {f.fault_id: f for f in record.faults if change_plane(f.mechanism)}
+    assert faulty.keys() == expected.keys()
+    for fid, c in faulty.items():
+        assert (c.time_s, c.artifact, c.plane) == (
+            expected[fid].start_s,
+            expected[fid].artifact,
+            change_plane(expected[fid].mechanism),
+        )
+    rate = len(faulty) / len(changes)
+    assert abs(rate - CHANGE_FAILURE_RATE) < 0.02, rate
+    assert {c.plane for c in changes if not c.fault_id} >= {"pipeline", "manifest", "netpol", "node"}
+    half = record.truncated(1800.0).changes
+    assert half == [c for c in changes if c.time_s <= 1800.0] and 0 < len(half) < len(changes)
+
+
+def test_the_same_bundle_gives_the_same_page(leaderboard_bundles, tmp_path):
+    bundle = leaderboard_bundles["runbook"]
+    a = write_report([bundle], tmp_path / "a.html").read_bytes()
+    b = write_report([bundle], tmp_path / "b.html").read_bytes()
+    assert a == b and len(a) < 5_000_000
+
+
+@pytest.mark.parametrize(
+    "name", ["online_boutique-runbook-3-v1.bundle", "online_boutique-runbook-3-v2.bundle"]
+)
+def test_bundles_sealed_by_earlier_versions_still_report(name, tmp_path):
+    view = report_views([DATA / name])[0]
+    assert len(view.faults) == score_bundle(DATA / name)[1].faults and not _lane(view, CHANGES)
+    if name.endswith("v1.bundle"):  # rules v1 match no incident to a fault
+        assert _lane(view, UNMATCHED) and not any(f.incident_id for f in view.faults)
+    assert write_report([DATA / name], tmp_path / "old.html").stat().st_size > 1_000_000
+
+
+def test_bad_requests_are_refused_clearly(leaderboard_bundles, tmp_path):
+    bundle = leaderboard_bundles["runbook"]
+    with pytest.raises(ConfigurationError, match="one app and seed"):
+        report_views([bundle, DATA / "online_boutique-runbook-3-v2.bundle"])
+    with pytest.raises(ConfigurationError, match="at most 3"):
+        report_views([bundle] * 4)
+    with pytest.raises(ConfigurationError, match=r"\.html"):
+        write_report([bundle], tmp_path / "report.pdf")
+    assert not list(tmp_path.iterdir())
+
+
+def test_script_json_cannot_close_its_script_element():
+    text = script_json({"a": "</script><!-- \u2028 & <b>"})
+    assert "<" not in text and ">" not in text and "&" not in text and "\u2028" not in text
+    import json
+
+    assert json.loads(text) == {"a": "</script><!-- \u2028 & <b>"}
+
+
+def test_the_outcome_chart_keeps_its_x_label_clear_of_the_legend(leaderboard_bundles):
+    from sre_marathon_gym.reports import outcome_figure
+
+    cards = [(agent, score_bundle(path)[1]) for agent, path in leaderboard_bundles.items()]
+    for labelled in (cards[:1], cards, cards * 3):
+        fig = outcome_figure(labelled)
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        ax = fig.axes[0]
+        label = ax.xaxis.label.get_window_extent(renderer)
+        legend = ax.get_legend().get_window_extent(renderer)
+        ticks = [t.get_window_extent(renderer) for t in ax.get_xticklabels() if t.get_text()]
+        assert not label.overlaps(legend)
+        assert not any(t.overlaps(legend) for t in ticks)
+        assert legend.y0 > ax.get_window_extent(renderer).y1  # above the bars, not on them
