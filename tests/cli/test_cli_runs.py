@@ -36,7 +36,8 @@ def test_run_then_score_offline_gives_the_same_card(tmp_path, capsys, agent):
     out = capsys.readouterr().out
     first = live_score(out)
     context = re.search(
-        r"^same seed: noop (\d+\.\d), runbook (\d+\.\d), oracle (\d+\.\d) \(upper bound\); the paper's best: 41\.3 ",
+        r"^same seed: noop (\d+\.\d), runbook (\d+\.\d), oracle (\d+\.\d) \(upper bound\); "
+        r"the paper's best: 41\.3 ",
         out,
         re.M,
     )
