@@ -271,7 +271,9 @@ def _rebuild(
 
 
 def _drop_faults(rec: dict) -> None:
+    """A consistent record without faults (the changes they shipped go with them)."""
     rec["faults"], rec["probes"], rec["artifact_fixed"] = [], [], {}
+    rec["changes"] = [c for c in rec.get("changes", []) if c["fault_id"] is None]
 
 
 def test_naive_edit_refused(sealed, tmp_path):

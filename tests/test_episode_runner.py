@@ -60,7 +60,8 @@ def test_cli_run_evaluation_and_rllib_all_go_through_it(calls, tmp_path: Path) -
     assert main(argv) == 0
     run_one(RunSpec("online_boutique", "noop", 101, "eval", None))
     (res,) = evaluate_policy("runbook", "online_boutique", [7], num_workers=1, env_config=SHORT)
-    assert [c["agent"] for c in calls] == ["noop", "noop", "runbook"]
+    # run's own episode, then its context line's baselines on the same seed (noop's own score is reused)
+    assert [c["agent"] for c in calls] == ["noop", "runbook", "oracle", "noop", "runbook"]
     assert (tmp_path / "online_boutique-noop-5.bundle").is_file()
     assert res.seed == 7 and res.steps == 2 and res.policy == "runbook"
 
