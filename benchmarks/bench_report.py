@@ -57,7 +57,8 @@ def main() -> None:
     cat = load_catalog()
     out = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench_report-"))
     print(
-        f"{'app':16} {'faults':>6} {'alerts':>6} {'changes':>7} {'MB':>5} {'write s':>7} {'open s (median, max)':>21}"
+        f"{'app':16} {'faults':>6} {'alerts':>6} {'changes':>7} {'MB':>5} {'write s':>7} "
+        f"{'open s (median, max)':>21}"
     )
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
