@@ -94,7 +94,7 @@ def _comparison(views: list[RunView]) -> str:
     )
 
 
-def _run_column(i: int, view: RunView) -> str:
+def _run_column(i: int, view: RunView, titled: bool) -> str:
     banner = (
         ""
         if view.complete
@@ -102,12 +102,13 @@ def _run_column(i: int, view: RunView) -> str:
         "count as missed, so this is not the run's Marathon-Score</p>"
     )
     return f"""<section class="run" id="run-{i}">
-<h2>{html.escape(view.title)}</h2>{banner}
+{f"<h2>{html.escape(view.title)}</h2>" if titled else ""}{banner}
 <p class="headline">Marathon-Score <span class="score">{html.escape(view.score)}</span>
-<span class="rules">rules v{view.rules_version}; {len(view.faults)} faults</span></p>
+<span class="rules">= {html.escape(view.breakdown)}; rules v{view.rules_version}; {len(view.faults)} faults
+</span></p>
 <div class="timeline" id="timeline-{i}"></div>
 <div class="degradation" id="degradation-{i}"></div>
-<details><summary>Score card</summary>{_card_table(view)}</details>
+<details><summary>Score card (MTTx, degradation, usage and cost)</summary>{_card_table(view)}</details>
 </section>"""
 
 
@@ -117,7 +118,7 @@ def render_html(views: list[RunView]) -> str:
         raise ConfigurationError("a report needs at least one bundle")
     plotly_b64, plotly_version = _plotly_js()
     title = " vs ".join(v.title for v in views)
-    columns = "\n".join(_run_column(i, v) for i, v in enumerate(views))
+    columns = "\n".join(_run_column(i, v, titled=len(views) > 1) for i, v in enumerate(views))
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">

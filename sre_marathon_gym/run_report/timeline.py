@@ -73,6 +73,7 @@ class RunView(BaseModel):
     interval_s: float
     score: str = Field(description="the Marathon-Score as `sre-marathon score` prints it")
     rules_version: int
+    breakdown: str = Field(description="stage points and what the penalties took, one line")
     card: list[tuple[str, str]]
     outcomes: dict[str, int]
     faults: list[FaultLane]
@@ -119,6 +120,7 @@ def run_view(path: Path, bundle: Bundle, record: RunRecord, card: ScoreCard, sco
         interval_s=m.interval_s,
         score=f"{card.marathon_score:.1f}",
         rules_version=card.rules_version,
+        breakdown=_breakdown(card),
         card=card.rows(),
         outcomes={k: card.outcomes.get(k, 0) for k in OUTCOMES},
         faults=sorted(lanes, key=lambda lane: (lane.start_s, lane.fault_id)),
@@ -129,6 +131,19 @@ def run_view(path: Path, bundle: Bundle, record: RunRecord, card: ScoreCard, sco
             "no_action": _shares(d.baseline_degraded, d.baseline_requests),
         },
     )
+
+
+def _breakdown(card: ScoreCard) -> str:
+    """``stage points 9.3 - false incidents 2.1 - ...``: where the Marathon-Score came from."""
+    penalties = [
+        ("false incidents", card.false_incident_penalty),
+        ("false claims", card.false_claim_penalty),
+        ("needless interventions", card.needless_action_penalty),
+        ("forbidden attempts", card.forbidden_penalty),
+    ]
+    taken = "".join(f" - {name} {points:.1f}" for name, points in penalties if points > 0)
+    clipped = " (clipped at 0)" if card.marathon_score_unclipped < 0 else ""
+    return f"stage points {card.stage_score:.1f}{taken}{clipped}"
 
 
 def _agent_from_stem(stem: str, app: str, seed: int) -> str:
