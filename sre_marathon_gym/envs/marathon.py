@@ -255,7 +255,7 @@ class MarathonEnv(MarathonCore):
         self._restarts_at_step = self.run.restart_counts()
         self._advance(min(self.run.now + self.interval_s, self.run_s))
         terminated = self.run.now >= self.run_s
-        reward = self.reward_fn.step(self.recorder.record(baseline=False), self.run.now)
+        reward = self.reward_fn.step(self.recorder.record(full=False), self.run.now)
         info = self._info()
         info["tool_results"] = [r.model_dump() for r in results]
         return self._observe(), float(reward), terminated, False, info

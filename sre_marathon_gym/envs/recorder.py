@@ -86,13 +86,14 @@ class RunRecorder:
         self.degradation.baseline_requests = requests
         self.degradation.baseline_degraded = degraded
 
-    def record(self, baseline: bool = True) -> RunRecord:
-        """The run so far. Once it is over, with `baseline`, the no-action run's traffic too, computed
-        on first request: it is a second simulation of the whole episode (half the cost of the
-        run itself), which only the score card's degradation reads, never the score or the reward,
-        so an RL step at the episode's end does not pay for it."""
+    def record(self, full: bool = True) -> RunRecord:
+        """The run so far. `full=False` gives only what the score and the reward read, for the RL
+        step's hot path: no change log (the run report's) and no no-action run. With `full`, once
+        the run is over, the no-action run's traffic is computed on first request: a second
+        simulation of the whole episode (half the cost of the run itself) that only the score
+        card's degradation reads."""
         env, run = self.env, self.env.run
-        if baseline and run.now >= env.run_s and not self.degradation.baseline_requests:
+        if full and run.now >= env.run_s and not self.degradation.baseline_requests:
             self.fill_baseline()
         alerts = alert_records(
             env.alert_engine.history(), env.app, env.backend.pod_services(), self._alert_services
@@ -121,7 +122,7 @@ class RunRecorder:
             probes=list(self.probes.values()),
             degradation=self.degradation,
             artifact_fixed=dict(self.artifact_fixed),
-            changes=self.changes(run.now),
+            changes=self.changes(run.now) if full else [],
         )
 
     def changes(self, now: float) -> list[ChangeRecord]:
