@@ -15,7 +15,6 @@ open): the picture in the README.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
 import tempfile
@@ -25,15 +24,9 @@ from pathlib import Path
 from sre_marathon_gym.catalog import APPS, load_catalog
 from sre_marathon_gym.episode_runner import make_marathon_env, run_scored_episode
 from sre_marathon_gym.run_report import write_report
+from sre_marathon_gym.run_report.browser import launch_chromium
 
 OPENS = 5
-
-
-def chromium() -> str:
-    path = os.environ.get("SRE_MARATHON_CHROMIUM") or shutil.which("chromium")
-    if not path:
-        raise SystemExit("needs Chromium: apt-get install -y chromium (or set SRE_MARATHON_CHROMIUM)")
-    return path
 
 
 def open_times(browser, page_path: Path) -> list[float]:
@@ -80,7 +73,7 @@ def main() -> None:
         f"{'open s (median, max)':>21}"
     )
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+        browser = launch_chromium(p)
         for app in args.apps.split(","):
             ep = run_scored_episode(lambda app=app: make_marathon_env(app, "eval", cat), "runbook", out=out)
             t0 = time.perf_counter()

@@ -210,6 +210,17 @@ def outcome_table(labelled: list[tuple[str, ScoreCard]]) -> str:
     return format_table(["run", "faults", *OUTCOMES], rows, title="Per-fault outcomes (Figure 9)")
 
 
+OUTCOME_COLORS = {
+    "handled": "#1a9850",
+    "repaired_not_handled": "#91cf60",
+    "acted_without_repair": "#d9ef8b",
+    "located_without_action": "#fee08b",
+    "correlated_only": "#fc8d59",
+    "missed": "#d73027",
+}
+"""Figure 9's colours, one per outcome (`scoring.OUTCOMES`), in the chart and the run report."""
+
+
 def outcome_figure(labelled: list[tuple[str, ScoreCard]]):
     """Figure 9 as a matplotlib figure: a stacked horizontal bar per run; the legend sits above the
     bars, clear of the x-axis label (below them it covered the label)."""
@@ -220,14 +231,13 @@ def outcome_figure(labelled: list[tuple[str, ScoreCard]]):
 
     from .scoring import OUTCOMES
 
-    colors = ("#1a9850", "#91cf60", "#d9ef8b", "#fee08b", "#fc8d59", "#d73027")
     fig, ax = plt.subplots(figsize=(9, 1.4 + 0.45 * len(labelled)))
     for i, (label, card) in enumerate(labelled):
         left = 0.0
         n = max(card.faults, 1)
-        for k, color in zip(OUTCOMES, colors):
+        for k in OUTCOMES:
             share = card.outcomes.get(k, 0) / n
-            ax.barh(i, share, left=left, color=color, label=k if i == 0 else None)
+            ax.barh(i, share, left=left, color=OUTCOME_COLORS[k], label=k if i == 0 else None)
             left += share
     ax.set_yticks(range(len(labelled)), [lbl for lbl, _ in labelled])
     ax.set_xlim(0, 1)
@@ -274,7 +284,11 @@ def baseline_context(
             )
             scores[agent] = ep.card.marathon_score
     best = [n for n in cat.published.numbers if n.key == "best_marathon_score"]
-    paper = f"; the paper's best: {best[0].value:g} ({best[0].method}, {best[0].source})" if best else ""
+    paper = (  # a leaderboard figure: a train-mode schedule is another protocol
+        f"; the paper's best: {best[0].value:g} ({best[0].method}, {best[0].source})"
+        if best and mode == "eval"
+        else ""
+    )
     return (
         f"same seed: noop {scores['noop']:.1f}, runbook {scores['runbook']:.1f}, "
         f"oracle {scores['oracle']:.1f} (upper bound){paper}"

@@ -8,6 +8,7 @@ a `BundleError`), scores it with the weights sealed in it, and writes the page (
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,11 +37,20 @@ def report_views(bundles: Sequence[str | os.PathLike[str]], key: str | bytes | N
         scoring = bundle_scoring(bundle, None, None)
         record = with_scope_share(bundle.record)
         views.append(run_view(path, bundle, record, score_run(record, scoring), scoring))
-    runs = {(v.app, v.seed, v.mode) for v in views}
-    if len(runs) > 1:
-        seen = ", ".join(f"{p.name}: {v.app} seed {v.seed} ({v.mode})" for p, v in zip(paths, views))
-        raise ConfigurationError(f"report: a comparison needs runs of one app and seed; got {seen}")
+    schedules = {_schedule(v) for v in views}
+    if len(schedules) > 1:
+        seen = ", ".join(
+            f"{v.source}: {v.app} seed {v.seed} ({v.mode}, {v.run_s / 60:.0f} min, {len(v.faults)} faults)"
+            for v in views
+        )
+        raise ConfigurationError(f"report: a comparison needs runs of one app, seed and schedule; got {seen}")
     return views
+
+
+def _schedule(view: RunView) -> tuple:
+    """What makes two runs comparable fault by fault: the same faults at the same times."""
+    faults = tuple(sorted((f.fault_id, f.start_s) for f in view.faults))
+    return (view.app, view.seed, view.mode, view.run_s, view.injection_s, faults)
 
 
 def write_report(
@@ -55,10 +65,18 @@ def write_report(
         raise ConfigurationError(
             f"report: the output is an HTML file: name a .html file, got {str(target)!r:.80}"
         )
-    target.parent.mkdir(parents=True, exist_ok=True)
+    page = render_html(views)
     tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(render_html(views), encoding="utf-8")
-    os.replace(tmp, target)
+    try:
+        if target.is_dir():
+            raise IsADirectoryError(0, "it is a directory")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(page, encoding="utf-8")
+        os.replace(tmp, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise ConfigurationError(f"report: cannot write {target}: {exc.strerror or exc}") from None
     return target
 
 

@@ -66,7 +66,7 @@ def _card_table(view: RunView) -> str:
 
 def _comparison(views: list[RunView]) -> str:
     """Metric by metric and fault by fault, where the runs differ (two runs of one seed)."""
-    head = "".join(f"<th>{html.escape(v.agent)}</th>" for v in views)
+    head = "".join(f"<th>{html.escape(v.source)}</th>" for v in views)
     metrics = "".join(
         "<tr"
         + (' class="differs"' if len({dict(v.card).get(k) for v in views}) > 1 else "")

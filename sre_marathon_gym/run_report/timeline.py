@@ -13,24 +13,35 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from ..bundle import Bundle
+from ..reports import OUTCOME_COLORS
 from ..run_record import ActionRecord, ProbeSeries, RunRecord
-from ..scoring import OUTCOMES, ScoreCard, attributable, evidence_matching
+from ..scoring import OUTCOMES, FaultScore, ScoreCard, attributable, evidence_matching
 from ..scoring.matching import Matching
 
 CHANGES = "changes shipped"
 FALSE_INCIDENTS = "false incidents"
 FALSE_CLAIMS = "false root-cause claims"
 NEEDLESS = "needless interventions"
-REFUSED = "refused interventions"
+REFUSED = "refused or failed calls"
 UNMATCHED = "incidents (rules v1: not matched)"
-NOISE_LANES = (CHANGES, FALSE_INCIDENTS, FALSE_CLAIMS, NEEDLESS, REFUSED, UNMATCHED)
+UNJUDGED = "interventions (rules v1: not judged)"
+NOISE_LANES = (CHANGES, FALSE_INCIDENTS, FALSE_CLAIMS, NEEDLESS, REFUSED, UNMATCHED, UNJUDGED)
+VERDICT_NOTES = {
+    "forbidden": "refused: a forbidden operation (penalised)",
+    "guard_failed": "refused: its guard failed",
+    "invalid": "failed: invalid arguments",
+    "error": "failed: the tool returned an error",
+}
 
 
 class Item(BaseModel):
     """One mark on a lane: its time, what it is, and the hover card's lines."""
 
     t: float
-    kind: str = Field(description="alert, incident, claim_right, claim_false, action_<verdict>, change_*")
+    kind: str = Field(
+        description="alert, credit, incident, incident_late, claim_right, claim_late, claim_false, "
+        "action_<verdict>, change_faulty, change_benign"
+    )
     services: list[str] = Field(default_factory=list)
     label: str
     details: list[str] = Field(default_factory=list)
@@ -48,7 +59,8 @@ class FaultLane(BaseModel):
     end_kind: str = Field(description="repaired, reverted, or planned (not reverted by the run's end)")
     outcome: str
     points: float
-    incident_id: str | None
+    incident_id: str | None = Field(description="the incident the score matched to it in time (credited)")
+    late_incident_id: str | None = Field(None, description="matched only after its deadline: no credit")
     probe_failing: list[tuple[float, float]] = Field(description="intervals when the symptom probe failed")
     items: list[Item] = Field(default_factory=list)
 
@@ -61,6 +73,7 @@ class NoiseLane(BaseModel):
 class RunView(BaseModel):
     """Everything the page shows about one run."""
 
+    source: str = Field(description="the bundle's file name")
     title: str
     app: str
     seed: int
@@ -76,6 +89,7 @@ class RunView(BaseModel):
     breakdown: str = Field(description="stage points and what the penalties took, one line")
     card: list[tuple[str, str]]
     outcomes: dict[str, int]
+    outcome_colors: dict[str, str]
     faults: list[FaultLane]
     noise: list[NoiseLane]
     degradation: dict[str, list[float]]
@@ -89,8 +103,8 @@ def run_view(path: Path, bundle: Bundle, record: RunRecord, card: ScoreCard, sco
     lanes = [_fault_lane(f, per_fault[f.fault_id], record, matching) for f in record.faults]
     by_id = {lane.fault_id: lane for lane in lanes}
     noise = {name: NoiseLane(name=name) for name in NOISE_LANES}
-    _place_incidents(record, matching, by_id, noise)
-    _place_actions(record, matching, by_id, noise)
+    _place_incidents(record, matching, by_id, per_fault, noise)
+    _place_actions(record, matching, by_id, per_fault, noise)
     noise[CHANGES].items = [
         Item(
             t=c.time_s,
@@ -108,6 +122,7 @@ def run_view(path: Path, bundle: Bundle, record: RunRecord, card: ScoreCard, sco
     agent = str(bundle.extra.get("agent_name") or _agent_from_stem(path.stem, m.app, m.seed))
     d = record.degradation
     return RunView(
+        source=path.name,
         title=f"{m.app} / {agent} / seed {m.seed} ({m.mode})",
         app=m.app,
         seed=m.seed,
@@ -123,8 +138,9 @@ def run_view(path: Path, bundle: Bundle, record: RunRecord, card: ScoreCard, sco
         breakdown=_breakdown(card),
         card=card.rows(),
         outcomes={k: card.outcomes.get(k, 0) for k in OUTCOMES},
+        outcome_colors=dict(OUTCOME_COLORS),
         faults=sorted(lanes, key=lambda lane: (lane.start_s, lane.fault_id)),
-        noise=[lane for lane in noise.values() if lane.items or lane.name in (CHANGES, FALSE_INCIDENTS)],
+        noise=[lane for lane in noise.values() if lane.items or lane.name == CHANGES],
         degradation={
             "times": list(d.times),
             "run": _shares(d.degraded, d.requests),
@@ -156,10 +172,13 @@ def _shares(degraded: list[float], requests: list[float]) -> list[float]:
     return [round(x / r, 6) if r > 0 else 0.0 for x, r in zip(degraded, requests)]
 
 
-def _failing_intervals(probe: ProbeSeries | None, step_s: float) -> list[tuple[float, float]]:
-    """Runs of failing samples as [first failing sample, next sample) intervals."""
-    if probe is None:
+def _failing_intervals(probe: ProbeSeries | None) -> list[tuple[float, float]]:
+    """Runs of failing samples as [first failing sample, next sample) intervals (the last one lasts
+    the series' smallest sampling step)."""
+    if probe is None or not probe.times:
         return []
+    steps = [b - a for a, b in zip(probe.times, probe.times[1:]) if b > a]
+    step_s = min(steps) if steps else 15.0
     out: list[tuple[float, float]] = []
     start = None
     for t, failing in zip(probe.times, probe.failing):
@@ -181,6 +200,7 @@ def _fault_lane(f, fs, record: RunRecord, matching: Matching | None) -> FaultLan
     else:
         end, end_kind = f.planned_end_s, "planned"
     interval = record.manifest.interval_s
+    incident = matching.incident_of.get(f.fault_id) if matching else None
     alerts = [
         Item(
             t=a.fired_at,
@@ -209,10 +229,27 @@ def _fault_lane(f, fs, record: RunRecord, matching: Matching | None) -> FaultLan
         end_kind=end_kind,
         outcome=fs.outcome,
         points=round(fs.points, 4),
-        incident_id=matching.incident_of.get(f.fault_id) if matching else None,
-        probe_failing=_failing_intervals(record.probe_for(f.fault_id), 15.0),
-        items=alerts,
+        incident_id=incident if fs.correlated else None,
+        late_incident_id=None if fs.correlated else incident,
+        probe_failing=_failing_intervals(record.probe_for(f.fault_id)),
+        items=alerts + _credits(fs),
     )
+
+
+def _credits(fs: FaultScore) -> list[Item]:
+    """The stages the score credited, at the times it credited them (every rules version)."""
+    stages = (
+        ("correlated", fs.correlated, fs.correlated_s, ""),
+        ("localized", fs.localized, fs.localized_s, ""),
+        ("repaired", fs.repaired, fs.repair_s, f"evidence: {fs.repair_evidence}"),
+    )
+    return [
+        Item(
+            t=t, kind="credit", label=f"credited: {name}", details=[note, f"stage points so far: {fs.points}"]
+        )
+        for name, credited, t, note in stages
+        if credited and t is not None
+    ]
 
 
 def _claim_text(services, artifact: str | None) -> str:
@@ -220,25 +257,33 @@ def _claim_text(services, artifact: str | None) -> str:
 
 
 def _place_incidents(
-    record: RunRecord, matching: Matching | None, lanes: dict[str, FaultLane], noise: dict[str, NoiseLane]
+    record: RunRecord,
+    matching: Matching | None,
+    lanes: dict[str, FaultLane],
+    scores: dict[str, FaultScore],
+    noise: dict[str, NoiseLane],
 ) -> None:
-    """Incident openings on their matched fault's lane (or the false-incident lane); each judged
-    claim on its fault's lane when right, on the false-claim lane when not."""
+    """Incident openings on their matched fault's lane (credited, or matched too late for credit) or
+    the false-incident lane; each judged claim on its fault's lane when right (credited or late), on
+    the false-claim lane when not. Rules v1 match nothing: its incidents get a lane of their own."""
+    services = {a.id: a.services for a in record.alerts}
     opened: set[str] = set()
     for ev in record.incident_events:
-        if ev.op != "open" and ev.incident_id in opened:
+        if ev.incident_id in opened:
             continue
         opened.add(ev.incident_id)
         fid = matching.fault_of.get(ev.incident_id) if matching else None
+        credited = fid is not None and scores[fid].correlated
+        note = "matched to no fault" if fid is None else f"matched to {fid}"
         lane = lanes[fid].items if fid else noise[UNMATCHED if matching is None else FALSE_INCIDENTS].items
         lane.append(
             Item(
                 t=ev.time_s,
-                kind="incident",
-                services=list(ev.services),
+                kind="incident" if credited or fid is None else "incident_late",
+                services=sorted({s for a in ev.alert_ids for s in services.get(a, ())} | set(ev.services)),
                 label=f"incident {ev.incident_id} opened",
                 details=[
-                    f"matched to {fid}" if fid else "matched to no fault",
+                    note if credited or fid is None else note + " after its deadline: no credit",
                     f"{len(ev.alert_ids)} alert(s) at opening",
                 ],
             )
@@ -247,18 +292,21 @@ def _place_incidents(
         return
     for claim in matching.claims.values():
         fid = matching.fault_of.get(claim.incident_id)
-        right = claim.localized_s is not None
+        right = claim.localized_s is not None and fid is not None
+        credited = right and scores[fid].localized
         item = Item(
             t=claim.made_s,
-            kind="claim_right" if right else "claim_false",
+            kind="claim_right" if credited else "claim_late" if right else "claim_false",
             services=list(claim.services),
             label=f"root cause: {_claim_text(claim.services, claim.artifact)}",
             details=[
                 f"incident {claim.incident_id}",
-                "right: localizes " + fid if right and fid else "false",
+                f"right: localizes {fid}" + ("" if credited else ", too late for credit")
+                if right
+                else "false",
             ],
         )
-        (lanes[fid].items if right and fid else noise[FALSE_CLAIMS].items).append(item)
+        (lanes[fid].items if right else noise[FALSE_CLAIMS].items).append(item)
 
 
 def _action_item(k: int, a: ActionRecord, note: str) -> Item:
@@ -277,17 +325,31 @@ def _action_item(k: int, a: ActionRecord, note: str) -> Item:
 
 
 def _place_actions(
-    record: RunRecord, matching: Matching | None, lanes: dict[str, FaultLane], noise: dict[str, NoiseLane]
+    record: RunRecord,
+    matching: Matching | None,
+    lanes: dict[str, FaultLane],
+    scores: dict[str, FaultScore],
+    noise: dict[str, NoiseLane],
 ) -> None:
-    """Interventions: on the fault they were called for, else needless (executed) or refused."""
+    """Interventions on the fault they were called for or whose repair the score credits to them,
+    else needless (executed; under rules v1, not judged); every call refused or failed, reads
+    included (a forbidden read is penalised too)."""
+    repairs = {
+        fs.repair_action: fid for fid, fs in scores.items() if fs.repaired and fs.repair_action is not None
+    }
     for k, a in enumerate(record.actions):
+        if a.verdict != "ok":
+            if a.kind == "intervention" or a.verdict == "forbidden":
+                noise[REFUSED].items.append(_action_item(k, a, VERDICT_NOTES.get(a.verdict, a.verdict)))
+            continue
         if a.kind != "intervention":
             continue
         fid = matching.called_for.get(k) if matching else None
-        if fid:
+        if k in repairs:
+            lanes[repairs[k]].items.append(_action_item(k, a, f"its repair of {repairs[k]} is credited"))
+        elif fid:
             lanes[fid].items.append(_action_item(k, a, f"called for {fid}"))
-        elif a.verdict == "ok":
-            needless = matching is not None and k in matching.needless
-            noise[NEEDLESS].items.append(_action_item(k, a, "needless" if needless else "not scored"))
+        elif matching is None:
+            noise[UNJUDGED].items.append(_action_item(k, a, "rules v1 do not judge interventions"))
         else:
-            noise[REFUSED].items.append(_action_item(k, a, "refused by the policy layer"))
+            noise[NEEDLESS].items.append(_action_item(k, a, "needless"))

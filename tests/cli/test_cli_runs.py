@@ -36,12 +36,11 @@ def test_run_then_score_offline_gives_the_same_card(tmp_path, capsys, agent):
     out = capsys.readouterr().out
     first = live_score(out)
     context = re.search(
-        r"^same seed: noop (\d+\.\d), runbook (\d+\.\d), oracle (\d+\.\d) \(upper bound\); "
-        r"the paper's best: 41\.3 ",
+        r"^same seed: noop (\d+\.\d), runbook (\d+\.\d), oracle (\d+\.\d) \(upper bound\)$",
         out,
         re.M,
     )
-    assert context, out
+    assert context, out  # train mode: no leaderboard figure beside it (another protocol)
     noop, runbook, oracle = (float(x) for x in context.groups())
     assert noop == 0.0 and runbook <= oracle
     baselines = {"noop": noop, "runbook": runbook, "oracle": oracle}

@@ -87,6 +87,11 @@ def test_the_report_shows_every_fault_the_score_and_filters(leaderboard_bundles,
     assert f"changes shipped ({n_changes})" in _lanes(page) and n_changes < len(changes)
 
     _select(page, "service", "")
+    category = view.faults[0].category
+    in_category = sorted(f.fault_id for f in view.faults if f.category == category)
+    _select(page, "category", category)
+    assert sorted(_fault_lanes(page)) == in_category and len(in_category) < len(faults)
+    _select(page, "category", "")
     assert len(_fault_lanes(page)) == len(faults)
     # the hover card of a fault's bar names the fault and its outcome
     page.evaluate("Plotly.Fx.hover('timeline-0', [{curveNumber: 0, pointNumber: 0}])")
@@ -106,16 +111,30 @@ def test_two_runs_of_one_seed_side_by_side(leaderboard_bundles, browser, tmp_pat
 
 
 def test_text_from_the_bundle_cannot_run_as_script(leaderboard_bundles, browser, tmp_path):
-    view = report_views([leaderboard_bundles["runbook"]])[0]
+    """Agent-chosen text (an artifact it claims, an error message) and catalog text, in the page's
+    HTML, its tick labels and its hover cards."""
+    view = report_views([leaderboard_bundles["random"]])[0]
     evil = '</script><script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">'
-    lane = view.faults[0].model_copy(update={"artifact": evil, "target": evil})
+    lane = view.faults[0]
+    item = lane.items[0].model_copy(update={"label": evil, "details": [evil, evil]})
+    lane = lane.model_copy(update={"artifact": evil, "target": evil, "items": [item]})
     view = view.model_copy(update={"faults": [lane, *view.faults[1:]], "title": evil})
     path = tmp_path / "evil.html"
     path.write_text(render_html([view]), encoding="utf-8")
     page = _open(browser, path)
+    assert evil in page.title() and any(evil in t for t in _lanes(page))
+    for curve in range(page.evaluate("document.getElementById('timeline-0').data.length")):
+        page.evaluate(f"Plotly.Fx.hover('timeline-0', [{{curveNumber: {curve}, pointNumber: 0}}])")
+        page.evaluate("Plotly.Fx.unhover('timeline-0')")
+    page.evaluate(
+        "(() => { const gd = document.getElementById('timeline-0');"
+        " const i = gd.data.findIndex((t) => (t.hovertext || []).some((h) => h.includes('window.pwned')));"
+        " Plotly.Fx.hover(gd, [{curveNumber: i, pointNumber: 0}]); })()"
+    )
+    hover = page.evaluate("document.querySelector('#timeline-0 .hoverlayer').textContent")
+    assert "window.pwned = 1" in hover  # shown as text
     assert page.evaluate("window.pwned === undefined")
-    assert evil in page.title()
-    assert any(evil in t for t in _lanes(page))
+    assert page.evaluate("document.querySelectorAll('#timeline-0 img, #timeline-0 script').length") == 0
 
 
 @pytest.mark.parametrize("damage", ["flip", "truncate"])

@@ -13,7 +13,15 @@ from sre_marathon_gym.change_stream import CHANGE_FAILURE_RATE, change_plane
 from sre_marathon_gym.errors import ConfigurationError
 from sre_marathon_gym.run_report import report_views, write_report
 from sre_marathon_gym.run_report.page import script_json
-from sre_marathon_gym.run_report.timeline import CHANGES, FALSE_CLAIMS, FALSE_INCIDENTS, NEEDLESS, UNMATCHED
+from sre_marathon_gym.run_report.timeline import (
+    CHANGES,
+    FALSE_CLAIMS,
+    FALSE_INCIDENTS,
+    NEEDLESS,
+    REFUSED,
+    UNJUDGED,
+    UNMATCHED,
+)
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 
@@ -22,27 +30,39 @@ def _lane(view, name):
     return next((lane.items for lane in view.noise if lane.name == name), [])
 
 
-def test_lanes_carry_the_scores_verdicts(leaderboard_bundles):
-    bundle = leaderboard_bundles["runbook"]
+@pytest.mark.parametrize("agent", ["runbook", "random"])
+def test_lanes_carry_the_scores_verdicts(leaderboard_bundles, agent):
+    bundle = leaderboard_bundles[agent]
     _, card = score_bundle(bundle)
+    per_fault = {fs.fault_id: fs for fs in card.per_fault}
     view = report_views([bundle])[0]
-    assert {f.fault_id: f.outcome for f in view.faults} == {f.fault_id: f.outcome for f in card.per_fault}
+    assert {f.fault_id: f.outcome for f in view.faults} == {k: fs.outcome for k, fs in per_fault.items()}
     assert view.score == f"{card.marathon_score:.1f}" and dict(view.card)["faults"] == str(card.faults)
-    opened = [it for it in _lane(view, FALSE_INCIDENTS) if it.kind == "incident"]
-    assert len(opened) == card.false_incidents > 0
+    assert len(_lane(view, FALSE_INCIDENTS)) == card.false_incidents
     assert len(_lane(view, FALSE_CLAIMS)) == card.false_claims
     assert len(_lane(view, NEEDLESS)) == card.needless_actions
-    matched = [f for f in view.faults if f.incident_id]
-    assert len(matched) == card.incidents_matched
-    for f in matched:  # the matched incident's opening sits on its fault's lane
-        assert any(
-            it.kind == "incident" and it.label.startswith(f"incident {f.incident_id} ") for it in f.items
-        )
-    right = [it for f in view.faults for it in f.items if it.kind == "claim_right"]
-    assert len(right) == sum(fs.localized for fs in card.per_fault)
+    refused = _lane(view, REFUSED)
+    assert sum(it.kind == "action_forbidden" for it in refused) == card.forbidden_attempts
+    if agent == "random":  # it guesses: each kind of guess is on the board
+        assert card.false_claims and card.needless_actions and card.forbidden_attempts is not None and refused
     for f in view.faults:
+        fs = per_fault[f.fault_id]
+        credits = sorted(it.label for it in f.items if it.kind == "credit")
+        stages = [("credited: correlated", fs.correlated), ("credited: localized", fs.localized)]
+        assert credits == sorted([name for name, ok in stages if ok] + ["credited: repaired"] * fs.repaired)
+        assert (f.incident_id is not None) == fs.correlated  # credited in time, or not shown as matched
+        right = [it for it in f.items if it.kind == "claim_right"]
+        assert len(right) == fs.localized
+        if fs.repaired and fs.repair_action is not None:
+            assert any(
+                it.details[1].endswith(f"action #{fs.repair_action}")
+                for it in f.items
+                if it.kind == "action_ok"
+            )
         assert f.start_s < f.end_s and f.end_kind in ("repaired", "reverted", "planned")
         assert all(a < b for a, b in f.probe_failing)
+    for it in _lane(view, FALSE_INCIDENTS):  # the incident's alerts say which services it is about
+        assert it.services
 
 
 def test_the_record_keeps_every_change_shipped(leaderboard_bundles):
@@ -78,20 +98,58 @@ def test_the_same_bundle_gives_the_same_page(leaderboard_bundles, tmp_path):
 def test_bundles_sealed_by_earlier_versions_still_report(name, tmp_path):
     view = report_views([DATA / name])[0]
     assert len(view.faults) == score_bundle(DATA / name)[1].faults and not _lane(view, CHANGES)
-    if name.endswith("v1.bundle"):  # rules v1 match no incident to a fault
-        assert _lane(view, UNMATCHED) and not any(f.incident_id for f in view.faults)
+    if name.endswith("v1.bundle"):  # rules v1 match no incident to a fault and judge no intervention
+        assert _lane(view, UNMATCHED) and _lane(view, UNJUDGED) and not _lane(view, FALSE_INCIDENTS)
+        card = score_bundle(DATA / name)[1]
+        repaired = [fs for fs in card.per_fault if fs.repaired and fs.repair_action is not None]
+        lanes = {f.fault_id: f for f in view.faults}
+        assert repaired  # the credited repair's action is on its fault's lane, not among the unjudged
+        for fs in repaired:
+            assert any(
+                it.details[1].endswith(f"action #{fs.repair_action}") for it in lanes[fs.fault_id].items
+            )
     assert write_report([DATA / name], tmp_path / "old.html").stat().st_size > 1_000_000
 
 
 def test_bad_requests_are_refused_clearly(leaderboard_bundles, tmp_path):
     bundle = leaderboard_bundles["runbook"]
-    with pytest.raises(ConfigurationError, match="one app and seed"):
+    with pytest.raises(ConfigurationError, match="one app, seed and schedule"):
         report_views([bundle, DATA / "online_boutique-runbook-3-v2.bundle"])
     with pytest.raises(ConfigurationError, match="at most 3"):
         report_views([bundle] * 4)
     with pytest.raises(ConfigurationError, match=r"\.html"):
         write_report([bundle], tmp_path / "report.pdf")
-    assert not list(tmp_path.iterdir())
+    (tmp_path / "taken.html").mkdir()
+    with pytest.raises(ConfigurationError, match="cannot write .*taken.html: it is a directory"):
+        write_report([bundle], tmp_path / "taken.html")
+    (tmp_path / "afile").write_text("")
+    with pytest.raises(ConfigurationError, match="cannot write .*afile/x.html"):
+        write_report([bundle], tmp_path / "afile" / "x.html")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "taken.html"]  # no temp file left
+
+
+def test_two_runs_on_other_schedules_are_not_compared(leaderboard_bundles, tmp_path, catalog):
+    from sre_marathon_gym.episode_runner import make_marathon_env, run_scored_episode
+
+    def short(minutes: int) -> str:
+        env = lambda: make_marathon_env(  # noqa: E731
+            "online_boutique", "train", catalog, injection_minutes=minutes, observation_minutes=2
+        )
+        return run_scored_episode(env, "noop", seed=5, out=tmp_path / str(minutes)).bundle
+
+    assert len(report_views([short(6), short(6)])) == 2
+    with pytest.raises(ConfigurationError, match="one app, seed and schedule"):
+        report_views([short(6), short(8)])
+
+
+def test_the_context_line_places_a_leaderboard_score(leaderboard_bundles, catalog):
+    from sre_marathon_gym.reports import baseline_context
+
+    score = score_bundle(leaderboard_bundles["runbook"])[1].marathon_score
+    line = baseline_context(catalog, "online_boutique", "eval", 30, {}, ("runbook", score), bars=False)
+    noop = score_bundle(leaderboard_bundles["noop"])[1].marathon_score
+    assert line.startswith(f"same seed: noop {noop:.1f}, runbook {score:.1f}, oracle ")
+    assert "(upper bound); the paper's best: 41.3 (Keep-agent" in line
 
 
 def test_script_json_cannot_close_its_script_element():

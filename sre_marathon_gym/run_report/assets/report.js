@@ -2,30 +2,26 @@
 // redraws them when a filter changes. Everything it reads is in this file's page; nothing is fetched.
 "use strict";
 (function () {
-  const OUTCOME_COLORS = {
-    handled: "#1a9850",
-    repaired_not_handled: "#91cf60",
-    acted_without_repair: "#d9ef8b",
-    located_without_action: "#fee08b",
-    correlated_only: "#fc8d59",
-    missed: "#d73027",
-  };
   const MARKS = {
     alert: { symbol: "line-ns-open", color: "#555", size: 9, name: "alert" },
+    credit: { symbol: "star", color: "#111", size: 9, name: "stage credited" },
     incident: { symbol: "circle", color: "#2166ac", size: 9, name: "incident opened" },
+    incident_late: { symbol: "circle-open", color: "#2166ac", size: 9, name: "incident matched late (no credit)" },
     claim_right: { symbol: "diamond", color: "#1a9850", size: 10, name: "right root cause" },
+    claim_late: { symbol: "diamond-open", color: "#1a9850", size: 10, name: "right root cause, late (no credit)" },
     claim_false: { symbol: "x", color: "#d73027", size: 9, name: "false root cause" },
     action_ok: { symbol: "triangle-up", color: "#762a83", size: 10, name: "intervention" },
-    action_forbidden: { symbol: "triangle-down", color: "#e08214", size: 9, name: "refused: forbidden" },
-    action_guard_failed: { symbol: "triangle-down", color: "#fdb863", size: 9, name: "refused: guard" },
-    action_invalid: { symbol: "triangle-down", color: "#b35806", size: 9, name: "refused: invalid" },
-    action_error: { symbol: "triangle-down", color: "#8c510a", size: 9, name: "refused: error" },
+    action_forbidden: { symbol: "triangle-down", color: "#e08214", size: 9, name: "forbidden (penalised)" },
+    action_guard_failed: { symbol: "triangle-down", color: "#fdb863", size: 9, name: "refused: guard failed" },
+    action_invalid: { symbol: "triangle-down", color: "#b35806", size: 9, name: "failed: invalid arguments" },
+    action_error: { symbol: "triangle-down", color: "#8c510a", size: 9, name: "failed: tool error" },
     change_benign: { symbol: "circle-open", color: "#888", size: 7, name: "harmless change" },
     change_faulty: { symbol: "circle", color: "#d73027", size: 8, name: "faulty change" },
   };
   const LANE_PX = 20;
 
   const data = JSON.parse(document.getElementById("report-data").textContent);
+  const OUTCOME_COLORS = data[0].outcome_colors;
   const filters = {
     service: document.getElementById("filter-service"),
     category: document.getElementById("filter-category"),
@@ -70,13 +66,13 @@
     const lanes = [];
     for (const lane of run.noise) {
       const items = f.service ? lane.items.filter((it) => it.services.includes(f.service)) : lane.items;
-      lanes.push({ label: lane.name + " (" + items.length + ")", items: items, fault: null });
+      lanes.push({ label: escapeText(lane.name + " (" + items.length + ")"), items: items, fault: null });
     }
     for (const fault of run.faults) {
       if (f.service && !fault.services.includes(f.service)) continue;
       if (f.category && fault.category !== f.category) continue;
       if (f.outcome && fault.outcome !== f.outcome) continue;
-      lanes.push({ label: fault.fault_id + " · " + fault.target, items: fault.items, fault: fault });
+      lanes.push({ label: escapeText(fault.fault_id + " · " + fault.target), items: fault.items, fault: fault });
     }
     return lanes;
   }
@@ -99,7 +95,7 @@
           "artifact: " + f.artifact,
           "active " + f.start_s.toFixed(0) + "-" + f.end_s.toFixed(0) + " s (" + f.end_kind + ")",
           "stage points: " + f.points,
-          "incident: " + (f.incident_id || "none matched"),
+          "incident: " + (f.incident_id || (f.late_incident_id ? f.late_incident_id + " (matched late: no credit)" : "none matched")),
         ])
       );
       for (const [a, z] of f.probe_failing) {
@@ -149,7 +145,7 @@
       xaxis: { title: { text: "minutes since the run started" }, range: [0, run.run_s / 60], zeroline: false },
       yaxis: {
         tickmode: "array", tickvals: lanes.map((_, i) => i), ticktext: lanes.map((l) => l.label),
-        autorange: "reversed", range: [lanes.length - 0.5, -0.5], fixedrange: true, tickfont: { size: 10 },
+        autorange: false, range: [lanes.length - 0.5, -0.5], fixedrange: true, tickfont: { size: 10 },
       },
       legend: { orientation: "h", x: 0, y: 1.0, yanchor: "bottom", font: { size: 10 } },
       hovermode: "closest",
