@@ -93,9 +93,14 @@ def test_evaluate_prints_the_leaderboard_table_and_ray_prints_the_same(tmp_path,
     pool = capsys.readouterr().out
     assert "Leaderboard" in pool and "Marathon-Score" in pool and "runbook" in pool and "41.3" in pool
     assert "Per-fault outcomes" in pool and (tmp_path / "pool" / "outcomes.png").exists()
-    assert main([*grid, "--ray", "--out", str(tmp_path / "ray")]) == 0
-    ray = capsys.readouterr().out
-    assert ray.replace(str(tmp_path / "ray"), "OUT") == pool.replace(str(tmp_path / "pool"), "OUT")
+    assert main([*grid, "--ray", "--out", str(tmp_path / "ray"), "--report"]) == 0
+    ray, reports = capsys.readouterr().out.split("\nreport: ", 1)  # --report names each run's page last
+    assert ray.replace(str(tmp_path / "ray"), "OUT") == pool.replace(str(tmp_path / "pool"), "OUT").rstrip(
+        "\n"
+    )
+    assert sorted(Path(r).name for r in reports.strip().split("\nreport: ")) == sorted(
+        p.with_suffix(".html").name for p in (tmp_path / "ray").glob("*.bundle")
+    )
     bundles = sorted(p.name for p in (tmp_path / "pool").glob("*.bundle"))
     assert len(bundles) == 2 and bundles == sorted(p.name for p in (tmp_path / "ray").glob("*.bundle"))
     scored = {}
