@@ -323,6 +323,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """Serve episodes to an MCP-speaking harness (stdio, or streamable HTTP on 127.0.0.1)."""
+    from .mcp_server import serve
+
+    cat = load_catalog(args.catalog)
+    cat.app(args.app)
+    schedule = _schedule_options(args, cat)
+    if args.mode == "eval" and args.seed is not None:
+        raise ConfigurationError("--mode eval runs the leaderboard seed; use --mode train for --seed")
+    if args.out:
+        check_out_dir(args.out)
+    serve(args.app, args.mode, args.seed, args.out, args.http, catalog=cat, schedule=schedule)
+    return 0
+
+
 def cmd_export_prometheus(args: argparse.Namespace) -> int:
     """A run's metrics into a Prometheus TSDB (and optionally served, and checked with promtool)."""
     from .prometheus import PrometheusServer
@@ -658,6 +673,24 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--report", action="store_true", help="also write each run's report beside its bundle")
     _add_llm_arguments(ev)
     ev.set_defaults(func=cmd_evaluate)
+
+    mc = sub.add_parser("mcp", help="serve episodes to an MCP-speaking agent harness (stdio or HTTP)")
+    mc.add_argument("--app", required=True, choices=APPS)
+    mc.add_argument("--mode", choices=("eval", "train"), default="eval", help="as for run")
+    mc.add_argument("--seed", type=seed_int, help="train mode: the schedule's seed (default: drawn)")
+    for flag, kind in (("--intensity", float), ("--injection-minutes", int), ("--observation-minutes", int)):
+        mc.add_argument(flag, type=kind, help="train mode only, as for run")
+    mc.add_argument("--out", metavar="DIR", default="runs", help="where each episode's bundle goes")
+    mc.add_argument(
+        "--http",
+        nargs="?",
+        const=0,
+        type=whole_number(0, 65535),
+        metavar="PORT",
+        help="streamable HTTP on 127.0.0.1:PORT/mcp, one episode per session (default port: a free "
+        "one, printed); without it: stdio, one episode",
+    )
+    mc.set_defaults(func=cmd_mcp)
 
     ex = sub.add_parser(
         "export-prometheus", help="backfill a run's metrics into a Prometheus TSDB (and serve it)"

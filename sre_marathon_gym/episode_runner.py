@@ -158,13 +158,18 @@ def _stem(app: str, label: str, seed: int | None) -> str:
     return f"{app}-{label.replace('/', '_').replace(':', '-')}-{seed}"
 
 
+def bundle_stem_of(manifest: Any, label: str) -> str:
+    """``<app>-<label>-<seed>``: the name a run's bundle gets."""
+    return _stem(manifest.app, label, manifest.seed)
+
+
 def _stem_so_far(env: gym.Env, label: str) -> str | None:
     """The bundle stem of a run that stopped early (None: it recorded nothing, nothing to save)."""
     try:
         manifest = env.unwrapped.record().manifest
     except Exception:  # noqa: BLE001 - no recorder yet
         return None
-    return _stem(manifest.app, label, manifest.seed)
+    return bundle_stem_of(manifest, label)
 
 
 def _progress_bar(desc: str | None, u: Any) -> Any:

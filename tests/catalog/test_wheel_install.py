@@ -35,3 +35,17 @@ def test_wheel_ships_the_catalog(tmp_path):
     ).stdout.split("\n")
     assert "site-packages/sre_marathon_gym/_catalog" in out[0]
     assert out[1] == "700 44"
+    # the run report's page assets and plotly.js come with the wheel and its dependencies
+    runs = tmp_path / "runs"
+    short = ["--mode", "train", "--seed", "3", "--injection-minutes", "8", "--observation-minutes", "4"]
+    subprocess.run(
+        [str(venv / "bin" / "sre-marathon"), "run", "--app", "online_boutique", *short, "--no-context"]
+        + ["--out", str(runs)],
+        check=True,
+        capture_output=True,
+        cwd=tmp_path,
+    )
+    page = (runs / "online_boutique-runbook-3.html").read_text(encoding="utf-8")
+    assert (
+        'id="plotly-gz"' in page and "Plotly.react" in page and "online_boutique / runbook / seed 3" in page
+    )

@@ -1,0 +1,214 @@
+"""The MCP server driven by the official `mcp` client over stdio and streamable HTTP: a whole short
+episode by a scripted harness, whose sealed bundle scores exactly like the same calls made through
+`env.unwrapped.call_tool`; a harness's mistakes are tool errors, never a dropped session."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+pytest.importorskip("mcp", reason="the mcp extra (in the test extra)")
+
+from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+
+from sre_marathon_gym.agents.llm.context import context_view  # noqa: E402
+from sre_marathon_gym.bundle_scoring import score_bundle  # noqa: E402
+from sre_marathon_gym.episode_runner import make_marathon_env  # noqa: E402
+from sre_marathon_gym.scoring import score_run  # noqa: E402
+from sre_marathon_gym.tools.models import TOOL_NAMES  # noqa: E402
+
+SEED = 3
+SCHEDULE = {"intensity": 0.5, "injection_minutes": 8, "observation_minutes": 4}
+ARGS = ["--app", "online_boutique", "--mode", "train", "--seed", str(SEED), "--intensity", "0.5"]
+ARGS += ["--injection-minutes", "8", "--observation-minutes", "4"]
+MISTAKES = [  # (tool, arguments): each must come back as a tool error, and the session go on
+    ("open_incident", {"alert_ids": []}),  # malformed: at least one alert
+    ("no_such_tool", {}),
+    ("get_k8s_state", {"resource": "secrets"}),  # forbidden
+    ("scale", {"service": "frontend", "replicas": "many", "incident_id": "inc-001"}),
+]
+
+
+def _text(result) -> str:
+    return "".join(getattr(c, "text", "") for c in result.content)
+
+
+async def play(session: ClientSession) -> list[list[tuple[str, dict]]]:
+    """A scripted harness: each invocation, read the firing alerts, open one incident per service
+    for the alerts not yet grouped, name the service's deployment image as its root cause; make
+    every mistake once. Returns the calls made, per invocation."""
+    await session.initialize()
+    names = {t.name for t in (await session.list_tools()).tools}
+    assert names == {*TOOL_NAMES, "end_invocation", "invocation_context"}
+    context = _text(await session.call_tool("invocation_context", {}))
+    assert "Alert history (cumulative)" in context and "Invocation 0" in context
+    invocations: list[list[tuple[str, dict]]] = []
+    grouped: set[str] = set()
+    while True:
+        calls: list[tuple[str, dict]] = []
+
+        async def call(name: str, args: dict):
+            calls.append((name, args))
+            return await session.call_tool(name, args)
+
+        alerts = await call("get_alerts", {"state": "firing"})
+        assert not alerts.is_error
+        import json
+
+        by_service: dict[str, list[str]] = {}
+        for a in json.loads(_text(alerts))["data"]["alerts"]:
+            labels = a["labels"]
+            svc = labels.get("service_name") or labels.get("service") or labels.get("container")
+            if a["id"] not in grouped and svc:
+                by_service.setdefault(svc, []).append(a["id"])
+        for svc, ids in sorted(by_service.items())[:3]:
+            opened = await call("open_incident", {"alert_ids": ids, "title": f"{svc} alerts"})
+            if opened.is_error:
+                continue
+            grouped.update(ids)
+            inc = json.loads(_text(opened))["data"]["id"]
+            await call(
+                "set_root_cause",
+                {"incident_id": inc, "services": [svc], "artifact": f"deployment/{svc}:image"},
+            )
+        if len(invocations) == 1:
+            for name, args in MISTAKES:
+                result = await call(name, args)
+                assert result.is_error, (name, _text(result))
+        ended = _text(await session.call_tool("end_invocation", {}))
+        invocations.append(calls)
+        if ended.startswith("The run is over"):
+            assert "sealed in" in ended
+            return invocations
+        assert "Alert history (cumulative)" in ended
+
+
+def replay(invocations: list[list[tuple[str, dict]]]):
+    """The same calls in-process, with the context reads the server makes for the harness (as the
+    LLM adapters make them) at the start of every invocation: the score card and the record."""
+    env = make_marathon_env("online_boutique", "train", None, **SCHEDULE)
+    env.reset(seed=SEED)
+    for calls in invocations:
+        context_view(env.unwrapped.call_tool)
+        for name, args in calls:
+            if name in TOOL_NAMES:
+                env.unwrapped.call_tool({**args, "tool": name})
+        env.step(None)
+    record = env.unwrapped.record()
+    return score_run(record, env.unwrapped.catalog.scoring), record
+
+
+def _same_run(bundle: Path, invocations) -> None:
+    loaded, card = score_bundle(bundle)
+    expected, record = replay(invocations)
+    assert card.model_dump() == expected.model_dump()
+    assert [a.model_dump() for a in loaded.record.actions] == [a.model_dump() for a in record.actions]
+    assert card.incidents_opened and loaded.extra["agent_name"] == "mcp"
+    verdicts = {a.verdict for a in loaded.record.actions}
+    assert {"ok", "forbidden", "invalid"} <= verdicts
+
+
+def test_a_whole_episode_over_stdio_scores_like_the_same_calls_in_process(tmp_path):
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "sre_marathon_gym.cli", "mcp", *ARGS, "--out", str(tmp_path)]
+    )
+
+    async def main():
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                return await play(session)
+
+    invocations = anyio.run(main)
+    (bundle,) = tmp_path.glob("*.bundle")
+    assert bundle.name == f"online_boutique-mcp-{SEED}.bundle"
+    _same_run(bundle, invocations)
+
+    async def left_early():  # the harness goes away mid-run: what it did is sealed INCOMPLETE
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                assert not (await session.call_tool("end_invocation", {})).is_error
+
+    bundle.unlink()
+    anyio.run(left_early)
+    (partial,) = tmp_path.glob("*.incomplete.bundle")
+    loaded, _ = score_bundle(partial, allow_incomplete=True)
+    assert "closed the stdio session" in loaded.info.incomplete.reason
+
+
+@pytest.fixture
+def http_server(tmp_path):
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sre_marathon_gym.cli", "mcp", *ARGS, "--out", str(tmp_path), "--http"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("MCP server on http://127.0.0.1:"), (
+            line,
+            proc.stderr.read() if proc.poll() else "",
+        )
+        yield line.split()[-1]
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+def test_a_whole_episode_over_http_and_a_session_left_early_is_sealed_incomplete(http_server, tmp_path):
+    async def episode():
+        async with streamable_http_client(http_server) as (read, write, *_):
+            async with ClientSession(read, write) as session:
+                return await play(session)
+
+    async def left_early():
+        async with streamable_http_client(http_server) as (read, write, *_):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                assert not (await session.call_tool("get_alerts", {"state": "all"})).is_error
+                assert not (await session.call_tool("end_invocation", {})).is_error
+
+    invocations = anyio.run(episode)
+    (bundle,) = tmp_path.glob("*-mcp-3.bundle")
+    _same_run(bundle, invocations)
+    anyio.run(left_early)
+    deadline = time.monotonic() + 30
+    while not list(tmp_path.glob("*.incomplete.bundle")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    (partial,) = tmp_path.glob("*.incomplete.bundle")
+    loaded, _ = score_bundle(partial, allow_incomplete=True)
+    assert not loaded.info.complete and "session ended" in loaded.info.incomplete.reason
+    assert loaded.info.incomplete.reached_s == 240.0  # invoked first at t=120 s, then one interval on
+
+
+def test_the_invocation_budget_is_wall_clock_and_ends_with_the_invocation(tmp_path):
+    """Eval mode: after the leaderboard's per-invocation budget, calls are refused (a tool error, the
+    invocation booked as timed out) until end_invocation starts the next one."""
+    from sre_marathon_gym.mcp_server import McpEpisode
+
+    now = [0.0]
+    episode = McpEpisode("online_boutique", "eval", out=tmp_path, clock=lambda: now[0])
+    budget = episode.u.catalog.leaderboard.agent_budget_s
+    assert budget == 110
+    text, error = episode.call("get_alerts", {"state": "firing"})
+    assert not error
+    now[0] += budget + 1
+    text, error = episode.call("get_alerts", {"state": "firing"})
+    assert error and "budget is spent" in text
+    assert episode.usage.timed_out_invocations == [0]
+    text, error = episode.call("end_invocation", {})
+    assert not error and "Invocation 1" in text
+    assert not episode.call("get_alerts", {"state": "firing"})[1]  # a fresh budget
+    assert episode.call("get_alerts", "not an object")[1]
+    saved = episode.close("test")
+    loaded, _ = score_bundle(saved, allow_incomplete=True)
+    assert loaded.record.usage.timed_out_invocations == [0]
+    assert [a.verdict for a in loaded.record.actions if a.tool == "get_alerts"].count("ok") >= 2
+    assert episode.call("get_alerts", {})[1]  # closed: refused, nothing recorded
