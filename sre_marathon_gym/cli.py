@@ -328,13 +328,16 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from .mcp_server import serve
 
     cat = load_catalog(args.catalog)
-    cat.app(args.app)
+    if (args.app is None) == (args.orca is None):
+        raise ConfigurationError("mcp serves --app A (SRE-Marathon) or --orca TASK_ID (ORCA-bench): name one")
+    if args.app is not None:
+        cat.app(args.app)
     schedule = _schedule_options(args, cat)
     if args.mode == "eval" and args.seed is not None:
         raise ConfigurationError("--mode eval runs the leaderboard seed; use --mode train for --seed")
     if args.out:
         check_out_dir(args.out)
-    serve(args.app, args.mode, args.seed, args.out, args.http, catalog=cat, schedule=schedule)
+    serve(args.app, args.mode, args.seed, args.out, args.http, cat, schedule, orca_task=args.orca)
     return 0
 
 
@@ -675,7 +678,10 @@ def build_parser() -> argparse.ArgumentParser:
     ev.set_defaults(func=cmd_evaluate)
 
     mc = sub.add_parser("mcp", help="serve episodes to an MCP-speaking agent harness (stdio or HTTP)")
-    mc.add_argument("--app", required=True, choices=APPS)
+    mc.add_argument("--app", choices=APPS, help="serve SRE-Marathon episodes of this app")
+    mc.add_argument(
+        "--orca", metavar="TASK_ID", help="serve this ORCA-bench task instead (orca tasks lists them)"
+    )
     mc.add_argument("--mode", choices=("eval", "train"), default="eval", help="as for run")
     mc.add_argument("--seed", type=seed_int, help="train mode: the schedule's seed (default: drawn)")
     for flag, kind in (("--intensity", float), ("--injection-minutes", int), ("--observation-minutes", int)):

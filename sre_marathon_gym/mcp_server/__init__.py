@@ -13,25 +13,37 @@ __all__ = ["END_INVOCATION", "McpEpisode", "serve", "tool_specs"]
 
 
 def serve(
-    app: str,
+    app: str | None = None,
     mode: str = "eval",
     seed: int | None = None,
     out: str | None = "runs",
     http_port: int | None = None,
     catalog=None,
     schedule: dict | None = None,
+    orca_task: str | None = None,
 ) -> None:
-    """Serve episodes of `app` until the client (stdio) or Ctrl-C (HTTP) ends it."""
+    """Serve episodes of `app` (or the ORCA task `orca_task`) until the client (stdio) or Ctrl-C
+    (HTTP) ends it."""
     import anyio
 
+    from .orca_task import McpOrcaTask, orca_specs
     from .server import _require_mcp, serve_http, serve_stdio
 
     _require_mcp()
+    if orca_task is not None:
+        McpOrcaTask(orca_task).close()  # an unknown task id fails here, before serving
 
-    def make_episode() -> McpEpisode:
-        return McpEpisode(app, mode, seed, out, catalog=catalog, schedule=schedule)
+        def make_episode():
+            return McpOrcaTask(orca_task)
 
+        specs = orca_specs()
+    else:
+
+        def make_episode():
+            return McpEpisode(app, mode, seed, out, catalog=catalog, schedule=schedule)
+
+        specs = tool_specs()
     if http_port is None:
         anyio.run(serve_stdio, make_episode)
     else:
-        anyio.run(serve_http, make_episode, http_port)
+        anyio.run(serve_http, make_episode, specs, http_port)

@@ -93,6 +93,12 @@ class McpEpisode:
         self.started = self.clock()
 
     # ------------------------------------------------------------------------------ the protocol
+    def specs(self) -> list[tuple[str, str, dict]]:
+        return tool_specs()
+
+    def describe(self) -> str:
+        return f"{self.u.app.app} seed {self.u.seed_used} ({self.u.mode})"
+
     def context(self) -> str:
         """What a fresh invocation sees."""
         now, alerts, incidents = context_view(self.u.call_tool)

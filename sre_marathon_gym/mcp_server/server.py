@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import __version__
-from .episode import McpEpisode, tool_specs
+from .episode import McpEpisode
 
 
 def _require_mcp() -> Any:
@@ -32,10 +32,10 @@ def _require_mcp() -> Any:
     return types, Server
 
 
-def build_server(episode_for: Callable[[Any], McpEpisode]) -> Any:
-    """A `Server` whose calls go to `episode_for(ctx)`'s episode."""
+def build_server(episode_for: Callable[[Any], McpEpisode], specs: list[tuple[str, str, dict]]) -> Any:
+    """A `Server` listing `specs` (name, description, JSON Schema) whose calls go to `episode_for(ctx)`."""
     types, Server = _require_mcp()
-    tools = [types.Tool(name=n, description=d, input_schema=s) for n, d, s in tool_specs()]
+    tools = [types.Tool(name=n, description=d, input_schema=s) for n, d, s in specs]
 
     async def list_tools(ctx: Any, params: Any) -> Any:
         return types.ListToolsResult(tools=tools)
@@ -52,7 +52,7 @@ async def serve_stdio(make_episode: Callable[[], McpEpisode]) -> None:
     from mcp.server.stdio import stdio_server
 
     episode = make_episode()
-    server = build_server(lambda ctx: episode)
+    server = build_server(lambda ctx: episode, episode.specs())
     try:
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
@@ -82,7 +82,7 @@ class _Sessions:
                     self._close(key, "the MCP session ended before the run's end")
 
                 stack.push_async_callback(closed)
-            print(f"session {key}: episode started (seed {episode.u.seed_used})", file=sys.stderr, flush=True)
+            print(f"session {key}: {episode.describe()} started", file=sys.stderr, flush=True)
         return self.episodes[key]
 
     def _close(self, key: str, reason: str) -> None:
@@ -100,12 +100,14 @@ class _Sessions:
             self._close(key, "the MCP server stopped before the run's end")
 
 
-async def serve_http(make_episode: Callable[[], McpEpisode], port: int = 0) -> None:
+async def serve_http(
+    make_episode: Callable[[], McpEpisode], specs: list[tuple[str, str, dict]], port: int = 0
+) -> None:
     """Streamable HTTP at ``http://127.0.0.1:PORT/mcp`` (port 0: a free one, printed first)."""
     import uvicorn
 
     sessions = _Sessions(make_episode)
-    server = build_server(sessions)
+    server = build_server(sessions, specs)
     _add_stateful_discovery(server)
     app = server.streamable_http_app(host="127.0.0.1")
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

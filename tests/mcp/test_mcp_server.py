@@ -212,3 +212,48 @@ def test_the_invocation_budget_is_wall_clock_and_ends_with_the_invocation(tmp_pa
     assert loaded.record.usage.timed_out_invocations == [0]
     assert [a.verdict for a in loaded.record.actions if a.tool == "get_alerts"].count("ok") >= 2
     assert episode.call("get_alerts", {})[1]  # closed: refused, nothing recorded
+
+
+def test_an_orca_task_over_stdio_is_judged_as_orca_rca_judges_it():
+    import json
+
+    import gymnasium as gym
+
+    from sre_marathon_gym.agents.orca_baselines import OrcaOracleAgent
+    from sre_marathon_gym.orca.episode import Episode
+    from sre_marathon_gym.orca.tasks import orca_tasks
+
+    task = next(t for t in orca_tasks() if t.difficulty == "easy" and not t.is_control)
+    report = OrcaOracleAgent().investigate_with_truth(Episode(task, True)).model_dump(mode="json")
+    calls = [
+        ("get_topology", {}),
+        ("query_metrics", {"metric": "no such metric", "bogus": 1}),  # malformed: a tool error
+        ("submit_report", {"report": report}),
+    ]
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "sre_marathon_gym.cli", "mcp", "--orca", task.task_id]
+    )
+
+    async def main():
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                names = {t.name for t in (await session.list_tools()).tools}
+                assert {"query_metrics", "submit_report", "invocation_context"} <= names
+                issue = _text(await session.call_tool("invocation_context", {}))
+                out = [await session.call_tool(name, args) for name, args in calls]
+                after = await session.call_tool("get_topology", {})
+                return issue, out, after
+
+    issue, results, after = anyio.run(main)
+    assert [r.is_error for r in results] == [False, True, False] and after.is_error
+    judged = json.loads(_text(results[-1]))["data"]
+    env = gym.make("SREMarathon/OrcaRCA-v0")
+    obs, _ = env.reset(options={"task_id": task.task_id})
+    assert issue == obs["issue"]
+    for name, args in calls:
+        _, reward, terminated, _, info = env.step({**args, "tool": name})
+    assert terminated and judged["score"] == info["score"] == reward > 0  # the oracle's report is right
+    assert {k: judged[k] for k in ("rca_accuracy", "hallucinate", "mode")} == {
+        k: info[k] for k in ("rca_accuracy", "hallucinate", "mode")
+    }
