@@ -86,6 +86,7 @@ class McpEpisode:
         self.budget_s = float(self.u.catalog.leaderboard.agent_budget_s) if mode == "eval" else None
         self.lock = threading.Lock()
         self.bundle: Path | None = None
+        self.rewards: list[float] = []  # the env's reward at each end_invocation (for RL, never shown)
         self.over = False  # the run reached its end
         self.closed = False
         _, info = self.env.reset(seed=seed if mode == "train" else None)
@@ -139,7 +140,8 @@ class McpEpisode:
             return render_result(result), not result.ok
 
     def _end_invocation(self) -> str:
-        _, _, terminated, truncated, info = self.env.step(None)
+        _, reward, terminated, truncated, info = self.env.step(None)
+        self.rewards.append(float(reward))
         self.invocation = int(info.get("invocation", self.invocation + 1))
         self.started = self.clock()
         if terminated or truncated:
