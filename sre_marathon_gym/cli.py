@@ -326,18 +326,22 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_mcp(args: argparse.Namespace) -> int:
     """Serve episodes to an MCP-speaking harness (stdio, or streamable HTTP on 127.0.0.1)."""
     from .mcp_server import serve
+    from .mcp_server.episode import check_mode_seed
 
     cat = load_catalog(args.catalog)
     if (args.app is None) == (args.orca is None):
         raise ConfigurationError("mcp serves --app A (SRE-Marathon) or --orca TASK_ID (ORCA-bench): name one")
+    schedule = _schedule_options(args, cat)
+    if args.orca is not None and (schedule or args.seed is not None or args.mode != "eval"):
+        raise ConfigurationError(
+            "--orca serves one ORCA task as published: drop --mode, --seed and the schedule"
+        )
     if args.app is not None:
         cat.app(args.app)
-    schedule = _schedule_options(args, cat)
-    if args.mode == "eval" and args.seed is not None:
-        raise ConfigurationError("--mode eval runs the leaderboard seed; use --mode train for --seed")
+    check_mode_seed(args.mode, args.seed)
     if args.out:
         check_out_dir(args.out)
-    serve(args.app, args.mode, args.seed, args.out, args.http, cat, schedule, orca_task=args.orca)
+    serve(args.app, args.mode, args.seed, args.out, args.http, cat, schedule, args.orca, args.label)
     return 0
 
 
@@ -687,6 +691,7 @@ def build_parser() -> argparse.ArgumentParser:
     for flag, kind in (("--intensity", float), ("--injection-minutes", int), ("--observation-minutes", int)):
         mc.add_argument(flag, type=kind, help="train mode only, as for run")
     mc.add_argument("--out", metavar="DIR", default="runs", help="where each episode's bundle goes")
+    mc.add_argument("--label", default="mcp", help="the harness's name in bundles (<app>-<label>-<seed>)")
     mc.add_argument(
         "--http",
         nargs="?",

@@ -82,7 +82,6 @@ def run_scored_episode(
     bar over the invocations with that description.
     """
     from .agents.base import run_episode
-    from .bundle import write_bundle
     from .scoring import score_run
 
     built = isinstance(agent, str)
@@ -120,17 +119,11 @@ def run_scored_episode(
                     raise RunInterrupted(interrupted_message(environment, saved)) from None
                 raise
         card = score_run(record, u.catalog.scoring)
-        store = getattr(u, "metric_store", None)
         path = None
         if out:
-            Path(out).mkdir(parents=True, exist_ok=True)
             stem = bundle_stem or _stem(record.manifest.app, name, record.manifest.seed)
             extra = {"agent_name": name, **getattr(agent, "bundle_extra", dict)()}
-            path = str(
-                write_bundle(
-                    Path(out) / f"{stem}.bundle", record, store=store, catalog=u.catalog, extra=extra
-                )
-            )
+            path = str(seal_run(u, record, Path(out) / f"{stem}.bundle", extra))
         total = 0.0
         for r in rewards:  # in order, one by one: the return as the agent accumulated it
             total += r
@@ -145,7 +138,7 @@ def run_scored_episode(
             episode_return=total,
             env_return=float(env_return),
             agent_name=name,
-            store=store,
+            store=getattr(u, "metric_store", None),
         )
     finally:  # an LLM agent holds an HTTP client; the env may hold a backend: release both, always
         if built and not isinstance(agent, str):
@@ -156,6 +149,14 @@ def run_scored_episode(
 
 def _stem(app: str, label: str, seed: int | None) -> str:
     return f"{app}-{label.replace('/', '_').replace(':', '-')}-{seed}"
+
+
+def seal_run(u: Any, record: Any, path: Path, extra: dict) -> Path:
+    """Write the sealed bundle of a finished run of the env `u` (its metric store and catalog)."""
+    from .bundle import write_bundle
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return write_bundle(path, record, store=getattr(u, "metric_store", None), catalog=u.catalog, extra=extra)
 
 
 def bundle_stem_of(manifest: Any, label: str) -> str:

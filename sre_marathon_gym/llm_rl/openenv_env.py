@@ -68,22 +68,29 @@ class _ToolEnv(Environment[ToolCall, ToolResultText, State]):
             self.episode.close("the environment closed")
 
 
-class MarathonToolEnv(_ToolEnv):
-    """SRE-Marathon: one episode of `app` per reset (train mode by default: no wall-clock budget)."""
+def _known_app(app: Any) -> str:
+    from ..catalog import APPS
 
-    def __init__(
-        self, app: str = "online_boutique", mode: str = "train", out: str | None = None, **schedule: Any
-    ):
+    if app not in APPS:
+        raise ConfigurationError(f"unknown app {app!r:.80}; one of {', '.join(APPS)}")
+    return app
+
+
+class MarathonToolEnv(_ToolEnv):
+    """SRE-Marathon: one train-mode episode of `app` per reset (a reward every interval is for
+    training; evaluate on the leaderboard protocol with `sre-marathon mcp` or `evaluate`)."""
+
+    def __init__(self, app: str = "online_boutique", out: str | None = None, **schedule: Any):
         super().__init__()
-        self.app, self.mode, self.out, self.schedule = app, mode, out, schedule
+        self.app, self.out, self.schedule = _known_app(app), out, schedule
 
     def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> ToolResultText:
-        app = kwargs.pop("app", self.app)
+        app = _known_app(kwargs.pop("app", self.app))
         if kwargs:
             raise ConfigurationError(
                 f"unknown reset option(s) {sorted(kwargs)}; known: seed, episode_id, app"
             )
-        episode = McpEpisode(app, self.mode, seed, self.out, schedule=self.schedule)
+        episode = McpEpisode(app, "train", seed, self.out, schedule=self.schedule)
         return self._begin(episode, episode_id, episode.context())
 
     def _paid(self) -> float:
@@ -111,7 +118,9 @@ class OrcaToolEnv(_ToolEnv):
 
 
 def marathon_app(app: str = "online_boutique", **settings: Any):
-    """OpenEnv's FastAPI app over `MarathonToolEnv` (serve it with uvicorn; clients use ``/ws``)."""
+    """OpenEnv's FastAPI app over `MarathonToolEnv`, for its WebSocket sessions (``/ws``: one env per
+    connection). Its plain-HTTP ``/reset`` and ``/step`` make a fresh env per request, which cannot
+    hold a multi-turn episode: use the WebSocket client (``GenericEnvClient(...).sync()``)."""
     from openenv.core.env_server.http_server import create_fastapi_app
 
     return create_fastapi_app(lambda: MarathonToolEnv(app, **settings), ToolCall, ToolResultText)

@@ -21,6 +21,7 @@ def serve(
     catalog=None,
     schedule: dict | None = None,
     orca_task: str | None = None,
+    label: str = "mcp",
 ) -> None:
     """Serve episodes of `app` (or the ORCA task `orca_task`) until the client (stdio) or Ctrl-C
     (HTTP) ends it."""
@@ -33,14 +34,16 @@ def serve(
     if orca_task is not None:
         McpOrcaTask(orca_task).close()  # an unknown task id fails here, before serving
 
-        def make_episode():
+        def make_episode(suffix: str = ""):
             return McpOrcaTask(orca_task)
 
         specs = orca_specs()
     else:
 
-        def make_episode():
-            return McpEpisode(app, mode, seed, out, catalog=catalog, schedule=schedule)
+        def make_episode(suffix: str = ""):
+            return McpEpisode(
+                app, mode, seed, out, catalog=catalog, schedule=schedule, label=label, suffix=suffix
+            )
 
         specs = tool_specs()
     if http_port is None:

@@ -19,52 +19,60 @@ from pathlib import Path
 from typing import Any
 
 from ..agents.llm.context import alert_history, context_view, incident_lines, instructions, render_result
-from ..episode_runner import make_marathon_env, save_incomplete
+from ..episode_runner import bundle_stem_of, make_marathon_env, save_incomplete, seal_run
 from ..errors import ConfigurationError
 from ..run_record import Usage
-from ..tools.models import ALL_TOOLS, TOOL_NAMES, ToolResult
+from ..tools.models import TOOL_NAMES, ToolResult, openai_tools
 
 END_INVOCATION = "end_invocation"
 CONTEXT = "invocation_context"
 AGENT_NAME = "mcp"
 
 
+def specs_of(functions: list[dict]) -> list[tuple[str, str, dict]]:
+    """(name, description, JSON Schema) of OpenAI-style function specs."""
+    return [
+        (f["function"]["name"], f["function"]["description"], f["function"]["parameters"]) for f in functions
+    ]
+
+
+NO_ARGS: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
+
+
 def tool_specs() -> list[tuple[str, str, dict]]:
-    """(name, description, JSON Schema of the arguments) of every benchmark tool, then
-    `end_invocation`: the schemas the tools already validate against, without the ``tool`` tag."""
-    out = []
-    for name, model in zip(TOOL_NAMES, ALL_TOOLS):
-        schema = model.model_json_schema()
-        schema["properties"].pop("tool", None)
-        if "required" in schema:
-            schema["required"] = [r for r in schema["required"] if r != "tool"]
-        out.append((name, (model.__doc__ or "").strip(), schema))
-    out.append(
+    """Every benchmark tool with the schema it validates against (`tools.models.openai_tools`), then
+    the protocol's two tools."""
+    return [
+        *specs_of(openai_tools()),
         (
             CONTEXT,
             "What this invocation sees (instructions, cumulative alert history, incidents), as "
             f"{END_INVOCATION} returns it for the next one: call it once at the start of the episode.",
-            {"type": "object", "properties": {}, "additionalProperties": False},
-        )
-    )
-    out.append(
+            NO_ARGS,
+        ),
         (
             END_INVOCATION,
             "End this invocation: the simulated clock advances by one interval and the next "
             "invocation's context (instructions, cumulative alert history, incidents) is returned. "
             "After the last interval the run is sealed and its bundle's path returned.",
-            {"type": "object", "properties": {}, "additionalProperties": False},
-        )
-    )
-    return out
+            NO_ARGS,
+        ),
+    ]
+
+
+def check_mode_seed(mode: str, seed: int | None) -> None:
+    if mode == "eval" and seed is not None:
+        raise ConfigurationError("--mode eval runs the leaderboard seed; use --mode train for --seed")
 
 
 class McpEpisode:
     """One episode: `call` runs a tool or ends an invocation; `close` seals what was recorded.
 
     `budget_s` (eval mode: the leaderboard's per-invocation budget) is measured on the wall clock
-    from the start of the invocation, as the LLM adapters measure it; a call after it is refused
-    with a tool error until `end_invocation`, and the invocation is booked as timed out."""
+    from the start of the invocation (the first call of the episode for the first one), as the LLM
+    adapters measure it; a call after it is refused with a tool error until `end_invocation`, and an
+    invocation that overran (a call refused, or `end_invocation` itself late) is booked as timed out.
+    `label` names the harness in the bundle (``<app>-<label>-<seed><suffix>.bundle``)."""
 
     def __init__(
         self,
@@ -75,9 +83,11 @@ class McpEpisode:
         catalog: Any = None,
         schedule: dict | None = None,
         clock: Callable[[], float] = time.monotonic,
+        label: str = AGENT_NAME,
+        suffix: str = "",
     ):
-        if mode == "eval" and seed is not None:
-            raise ConfigurationError("--mode eval runs the leaderboard seed; use --mode train for --seed")
+        check_mode_seed(mode, seed)
+        self.label, self.suffix = label, suffix
         self.env = make_marathon_env(app, mode, catalog, **(schedule or {}))
         self.u = self.env.unwrapped
         self.out = Path(out) if out is not None else None
@@ -91,7 +101,7 @@ class McpEpisode:
         self.closed = False
         _, info = self.env.reset(seed=seed if mode == "train" else None)
         self.invocation = int(info.get("invocation", 0))
-        self.started = self.clock()
+        self.started: float | None = None  # the invocation's wall-clock start (None: no call yet)
 
     # ------------------------------------------------------------------------------ the protocol
     def specs(self) -> list[tuple[str, str, dict]]:
@@ -120,26 +130,35 @@ class McpEpisode:
                 return f"the episode is over{where}", True
             if not isinstance(arguments, dict):
                 return "arguments must be a JSON object", True
+            if self.started is None:
+                self.started = self.clock()
             if name == END_INVOCATION:
                 return self._end_invocation(), False
-            if name == CONTEXT:
-                return self.context(), False
-            if name not in TOOL_NAMES:
+            if name not in TOOL_NAMES and name != CONTEXT:
                 return (
                     f"unknown tool {name!r:.80}; list the tools to see the {len(TOOL_NAMES) + 2} there are",
                     True,
                 )
-            if self.budget_s is not None and self.clock() - self.started > self.budget_s:
-                if self.invocation not in self.usage.timed_out_invocations:
-                    self.usage.timed_out_invocations.append(self.invocation)
+            if self._overran():
                 return (
                     f"this invocation's {self.budget_s:g} s budget is spent; call {END_INVOCATION}",
                     True,
                 )
+            if name == CONTEXT:
+                return self.context(), False
             result: ToolResult = self.u.call_tool({**arguments, "tool": name})
             return render_result(result), not result.ok
 
+    def _overran(self) -> bool:
+        """Past the budget (booked once per invocation)."""
+        if self.budget_s is None or self.started is None or self.clock() - self.started <= self.budget_s:
+            return False
+        if self.invocation not in self.usage.timed_out_invocations:
+            self.usage.timed_out_invocations.append(self.invocation)
+        return True
+
     def _end_invocation(self) -> str:
+        self._overran()
         _, reward, terminated, truncated, info = self.env.step(None)
         self.rewards.append(float(reward))
         self.invocation = int(info.get("invocation", self.invocation + 1))
@@ -151,22 +170,15 @@ class McpEpisode:
             return f"The run is over (t={self.u.run_s:g} s): its record is {where}."
         return self.context()
 
-    def _seal(self) -> Path | None:
-        from ..bundle import write_bundle
-        from ..episode_runner import bundle_stem_of
+    def _stem(self) -> str:
+        return bundle_stem_of(self.u.recorder.record(full=False).manifest, self.label) + self.suffix
 
+    def _seal(self) -> Path | None:
         if self.out is None:
             return None
         record = self.u.record()
         record.usage = self.usage.model_copy()
-        self.out.mkdir(parents=True, exist_ok=True)
-        return write_bundle(
-            self.out / f"{bundle_stem_of(record.manifest, AGENT_NAME)}.bundle",
-            record,
-            store=self.u.metric_store,
-            catalog=self.u.catalog,
-            extra={"agent_name": AGENT_NAME},
-        )
+        return seal_run(self.u, record, self.out / f"{self._stem()}.bundle", {"agent_name": self.label})
 
     def close(self, reason: str = "the MCP session closed") -> Path | None:
         """Seal a run that did not reach its end as INCOMPLETE (once); the env is closed."""
@@ -176,17 +188,13 @@ class McpEpisode:
             self.closed = True
             saved = None
             if not self.over and self.out is not None:
-                from ..episode_runner import bundle_stem_of
-
-                stem = bundle_stem_of(self.u.record().manifest, AGENT_NAME)
-                holder = _UsageHolder(self.usage)
                 saved = save_incomplete(
                     self.env,
-                    holder,
+                    _UsageHolder(self.usage),
                     self.u.catalog,
-                    self.out / f"{stem}.incomplete.bundle",
+                    self.out / f"{self._stem()}.incomplete.bundle",
                     ConnectionAbortedError(reason),
-                    agent_name=AGENT_NAME,
+                    agent_name=self.label,
                 )
             self.env.close()
             return saved

@@ -5,22 +5,16 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any
 
 import gymnasium as gym
 
 from ..orca.tools import tool_specs as orca_tool_specs
-from .episode import CONTEXT
+from .episode import CONTEXT, NO_ARGS, specs_of
 
 
 def orca_specs(source_access: bool = True) -> list[tuple[str, str, dict]]:
     """An ORCA task's tools (read tools and submit_report, as OrcaRCA-v0 lists them), then the task."""
-    out = [
-        (f["function"]["name"], f["function"]["description"], f["function"]["parameters"])
-        for f in orca_tool_specs(source_access)
-    ]
-    out.append((CONTEXT, "The task: the reported issue and when it was reported.", _NO_ARGS))
-    return out
+    return [*specs_of(orca_tool_specs(source_access)), (CONTEXT, "The reported issue and when.", NO_ARGS)]
 
 
 class McpOrcaTask:
@@ -68,5 +62,4 @@ class McpOrcaTask:
                 self.env.close()
 
 
-_NO_ARGS: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
 JUDGED = ("score", "rca_accuracy", "hallucinate", "mode", "control_pass")  # what OrcaRCA-v0's info says

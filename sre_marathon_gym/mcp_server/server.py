@@ -10,6 +10,9 @@ server stops) is sealed INCOMPLETE.
 
 from __future__ import annotations
 
+import itertools
+import os
+import signal
 import socket
 import sys
 from collections.abc import Callable
@@ -32,8 +35,12 @@ def _require_mcp() -> Any:
     return types, Server
 
 
-def build_server(episode_for: Callable[[Any], McpEpisode], specs: list[tuple[str, str, dict]]) -> Any:
-    """A `Server` listing `specs` (name, description, JSON Schema) whose calls go to `episode_for(ctx)`."""
+def build_server(episode_for: Callable[[Any], Any], specs: list[tuple[str, str, dict]]) -> Any:
+    """A `Server` listing `specs` (name, description, JSON Schema) whose calls go to `episode_for(ctx)`
+    (None: the request cannot have an episode, said as a tool error). A call runs in a worker thread,
+    so one session's simulation does not hold up the others (their wall-clock budgets run)."""
+    import anyio
+
     types, Server = _require_mcp()
     tools = [types.Tool(name=n, description=d, input_schema=s) for n, d, s in specs]
 
@@ -41,40 +48,69 @@ def build_server(episode_for: Callable[[Any], McpEpisode], specs: list[tuple[str
         return types.ListToolsResult(tools=tools)
 
     async def call_tool(ctx: Any, params: Any) -> Any:
-        text, is_error = episode_for(ctx).call(params.name, params.arguments or {})
+        episode = episode_for(ctx)
+        if episode is None:
+            text, is_error = NO_SESSION, True
+        else:
+            text, is_error = await anyio.to_thread.run_sync(episode.call, params.name, params.arguments or {})
         return types.CallToolResult(content=[types.TextContent(text=text)], is_error=is_error)
 
     return Server("sre-marathon", version=__version__, on_list_tools=list_tools, on_call_tool=call_tool)
 
 
+NO_SESSION = (
+    "this server keeps one episode per MCP session: open a stateful session (the initialize "
+    "handshake, protocol 2025-11-25 or earlier); a stateless request has no episode"
+)
+
+
 async def serve_stdio(make_episode: Callable[[], McpEpisode]) -> None:
-    """One episode for the process; sealed incomplete if the client leaves before its end."""
+    """One episode for the process; sealed incomplete if the client leaves before its end, or the
+    process is stopped (SIGTERM, SIGINT: the stdin reader cannot be cancelled, so the run is sealed
+    and the process exits at once)."""
+    import anyio
     from mcp.server.stdio import stdio_server
 
     episode = make_episode()
     server = build_server(lambda ctx: episode, episode.specs())
-    try:
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
-    finally:
-        saved = episode.close("the MCP client closed the stdio session before the run's end")
+
+    def sealed(reason: str) -> None:
+        saved = episode.close(reason)
         if saved is not None:
             print(f"incomplete run sealed in {saved}", file=sys.stderr, flush=True)
 
+    async def stop_on_signal() -> None:
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async for signum in signals:
+                await anyio.to_thread.run_sync(sealed, "the MCP server was stopped before the run's end")
+                os._exit(128 + signum)
+
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(stop_on_signal)
+            async with stdio_server() as (read, write):
+                await server.run(read, write, server.create_initialization_options())
+            group.cancel_scope.cancel()
+    finally:
+        sealed("the MCP client closed the stdio session before the run's end")
+
 
 class _Sessions:
-    """HTTP: one episode per MCP session id, closed (sealed) when its session's connection ends."""
+    """HTTP: one episode per MCP session id, closed (sealed) when its session's connection ends; the
+    n-th session's bundle is ``...-s<n>.bundle`` (sessions of one seed never share a file)."""
 
-    def __init__(self, make_episode: Callable[[], McpEpisode]):
+    def __init__(self, make_episode: Callable[[str], McpEpisode]):
         self.make_episode = make_episode
         self.episodes: dict[str, McpEpisode] = {}
+        self.numbers = itertools.count(1)
 
-    def __call__(self, ctx: Any) -> McpEpisode:
+    def __call__(self, ctx: Any) -> McpEpisode | None:
         request = getattr(ctx, "request", None)
         key = request.headers.get("mcp-session-id") if request is not None else None
-        key = key or "default"
+        if not key:
+            return None
         if key not in self.episodes:
-            self.episodes[key] = episode = self.make_episode()
+            self.episodes[key] = episode = self.make_episode(f"-s{next(self.numbers)}")
             stack = getattr(getattr(ctx.session, "_connection", None), "exit_stack", None)
             if stack is not None:  # the SDK's per-session teardown (else: sealed when the server stops)
 
@@ -101,7 +137,7 @@ class _Sessions:
 
 
 async def serve_http(
-    make_episode: Callable[[], McpEpisode], specs: list[tuple[str, str, dict]], port: int = 0
+    make_episode: Callable[[str], McpEpisode], specs: list[tuple[str, str, dict]], port: int = 0
 ) -> None:
     """Streamable HTTP at ``http://127.0.0.1:PORT/mcp`` (port 0: a free one, printed first)."""
     import uvicorn

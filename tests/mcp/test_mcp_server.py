@@ -176,42 +176,112 @@ def test_a_whole_episode_over_http_and_a_session_left_early_is_sealed_incomplete
                 assert not (await session.call_tool("end_invocation", {})).is_error
 
     invocations = anyio.run(episode)
-    (bundle,) = tmp_path.glob("*-mcp-3.bundle")
+    (bundle,) = tmp_path.glob("*.bundle")
+    assert bundle.name == "online_boutique-mcp-3-s1.bundle"  # the n-th session's: none overwrites another's
     _same_run(bundle, invocations)
     anyio.run(left_early)
     deadline = time.monotonic() + 30
     while not list(tmp_path.glob("*.incomplete.bundle")) and time.monotonic() < deadline:
         time.sleep(0.2)
     (partial,) = tmp_path.glob("*.incomplete.bundle")
+    assert partial.name == "online_boutique-mcp-3-s2.incomplete.bundle" and bundle.exists()
     loaded, _ = score_bundle(partial, allow_incomplete=True)
     assert not loaded.info.complete and "session ended" in loaded.info.incomplete.reason
     assert loaded.info.incomplete.reached_s == 240.0  # invoked first at t=120 s, then one interval on
 
+    # a stateless request (protocol 2026-07-28, no session) gets a tool error, not an episode of its own
+    import httpx
+
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": "end_invocation",
+            "arguments": {},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name": "stateless", "version": "1"},
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    }
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "end_invocation",
+    }
+    reply = httpx.post(http_server, json=body, headers=headers, timeout=30).text
+    assert '"isError":true' in reply.replace(" ", "") and "stateful session" in reply
+    assert sorted(p.name for p in tmp_path.glob("*bundle")) == sorted([bundle.name, partial.name])
+
 
 def test_the_invocation_budget_is_wall_clock_and_ends_with_the_invocation(tmp_path):
-    """Eval mode: after the leaderboard's per-invocation budget, calls are refused (a tool error, the
-    invocation booked as timed out) until end_invocation starts the next one."""
+    """Eval mode: the budget runs from the invocation's first call (the episode's first call for the
+    first one); after it, calls (the context included) are refused until end_invocation starts the
+    next one; an invocation that overran is booked as timed out, refused call or not."""
     from sre_marathon_gym.mcp_server import McpEpisode
 
     now = [0.0]
     episode = McpEpisode("online_boutique", "eval", out=tmp_path, clock=lambda: now[0])
     budget = episode.u.catalog.leaderboard.agent_budget_s
     assert budget == 110
-    text, error = episode.call("get_alerts", {"state": "firing"})
-    assert not error
+    now[0] += 1000  # the harness started the server long before the agent's first call
+    assert not episode.call("invocation_context", {})[1]
     now[0] += budget + 1
-    text, error = episode.call("get_alerts", {"state": "firing"})
-    assert error and "budget is spent" in text
+    for tool in ("get_alerts", "invocation_context"):
+        text, error = episode.call(tool, {"state": "firing"} if tool == "get_alerts" else {})
+        assert error and "budget is spent" in text, tool
     assert episode.usage.timed_out_invocations == [0]
     text, error = episode.call("end_invocation", {})
     assert not error and "Invocation 1" in text
     assert not episode.call("get_alerts", {"state": "firing"})[1]  # a fresh budget
+    now[0] += 500  # thinking past the budget, then ending the invocation: booked too
+    assert not episode.call("end_invocation", {})[1]
+    assert episode.usage.timed_out_invocations == [0, 1]
     assert episode.call("get_alerts", "not an object")[1]
     saved = episode.close("test")
     loaded, _ = score_bundle(saved, allow_incomplete=True)
-    assert loaded.record.usage.timed_out_invocations == [0]
-    assert [a.verdict for a in loaded.record.actions if a.tool == "get_alerts"].count("ok") >= 2
+    assert loaded.record.usage.timed_out_invocations == [0, 1]
     assert episode.call("get_alerts", {})[1]  # closed: refused, nothing recorded
+
+
+def test_a_stopped_stdio_server_seals_what_it_recorded(tmp_path):
+    """SIGTERM (what a harness may send before closing stdin) seals the run INCOMPLETE."""
+    import json
+    import signal
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sre_marathon_gym.cli", "mcp", *ARGS, "--out", str(tmp_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+    def send(message: dict) -> None:
+        proc.stdin.write(json.dumps(message) + "\n")
+        proc.stdin.flush()
+
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
+    assert json.loads(proc.stdout.readline())["id"] == 1
+    send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    send(
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "end_invocation", "arguments": {}},
+        }
+    )
+    assert json.loads(proc.stdout.readline())["result"]["isError"] is False
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(30)
+    (partial,) = tmp_path.glob("*.incomplete.bundle")
+    loaded, _ = score_bundle(partial, allow_incomplete=True)
+    assert loaded.info.incomplete.reached_s == 240.0
 
 
 def test_an_orca_task_over_stdio_is_judged_as_orca_rca_judges_it():
