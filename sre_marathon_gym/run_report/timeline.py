@@ -8,6 +8,7 @@ fault details come from the bundle's ground truth, which is fine after the run.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -103,8 +104,9 @@ def run_view(path: Path, bundle: Bundle, record: RunRecord, card: ScoreCard, sco
     lanes = [_fault_lane(f, per_fault[f.fault_id], record, matching) for f in record.faults]
     by_id = {lane.fault_id: lane for lane in lanes}
     noise = {name: NoiseLane(name=name) for name in NOISE_LANES}
-    _place_incidents(record, matching, by_id, per_fault, noise)
-    _place_actions(record, matching, by_id, per_fault, noise)
+    board = _Board(record, matching, by_id, per_fault, noise)
+    _place_incidents(board)
+    _place_actions(board)
     noise[CHANGES].items = [
         Item(
             t=c.time_s,
@@ -252,20 +254,32 @@ def _credits(fs: FaultScore) -> list[Item]:
     ]
 
 
+@dataclass
+class _Board:
+    """What placing marks on lanes reads and fills."""
+
+    record: RunRecord
+    matching: Matching | None
+    lanes: dict[str, FaultLane]
+    scores: dict[str, FaultScore]
+    noise: dict[str, NoiseLane]
+
+
 def _claim_text(services, artifact: str | None) -> str:
     return f"{', '.join(services) or '-'} / {artifact or '-'}"
 
 
-def _place_incidents(
-    record: RunRecord,
-    matching: Matching | None,
-    lanes: dict[str, FaultLane],
-    scores: dict[str, FaultScore],
-    noise: dict[str, NoiseLane],
-) -> None:
+def _place_incidents(board: _Board) -> None:
     """Incident openings on their matched fault's lane (credited, or matched too late for credit) or
     the false-incident lane; each judged claim on its fault's lane when right (credited or late), on
     the false-claim lane when not. Rules v1 match nothing: its incidents get a lane of their own."""
+    record, matching, lanes, scores, noise = (
+        board.record,
+        board.matching,
+        board.lanes,
+        board.scores,
+        board.noise,
+    )
     services = {a.id: a.services for a in record.alerts}
     opened: set[str] = set()
     for ev in record.incident_events:
@@ -324,16 +338,17 @@ def _action_item(k: int, a: ActionRecord, note: str) -> Item:
     )
 
 
-def _place_actions(
-    record: RunRecord,
-    matching: Matching | None,
-    lanes: dict[str, FaultLane],
-    scores: dict[str, FaultScore],
-    noise: dict[str, NoiseLane],
-) -> None:
+def _place_actions(board: _Board) -> None:
     """Interventions on the fault they were called for or whose repair the score credits to them,
     else needless (executed; under rules v1, not judged); every call refused or failed, reads
     included (a forbidden read is penalised too)."""
+    record, matching, lanes, scores, noise = (
+        board.record,
+        board.matching,
+        board.lanes,
+        board.scores,
+        board.noise,
+    )
     repairs = {
         fs.repair_action: fid for fid, fs in scores.items() if fs.repaired and fs.repair_action is not None
     }
