@@ -105,8 +105,8 @@ def run_view(path: Path, bundle: Bundle, record: RunRecord, card: ScoreCard, sco
     by_id = {lane.fault_id: lane for lane in lanes}
     noise = {name: NoiseLane(name=name) for name in NOISE_LANES}
     board = _Board(record, matching, by_id, per_fault, noise)
-    _place_incidents(board)
-    _place_actions(board)
+    board.place_incidents()
+    board.place_actions()
     noise[CHANGES].items = [
         Item(
             t=c.time_s,
@@ -256,7 +256,7 @@ def _credits(fs: FaultScore) -> list[Item]:
 
 @dataclass
 class _Board:
-    """What placing marks on lanes reads and fills."""
+    """The score's evidence and the lanes its marks go on."""
 
     record: RunRecord
     matching: Matching | None
@@ -264,63 +264,91 @@ class _Board:
     scores: dict[str, FaultScore]
     noise: dict[str, NoiseLane]
 
+    def place_incidents(self) -> None:
+        """Incident openings on their matched fault's lane (credited, or matched too late for credit) or
+        the false-incident lane; each judged claim on its fault's lane when right (credited or late), on
+        the false-claim lane when not. Rules v1 match nothing: its incidents get a lane of their own."""
+        services = {a.id: a.services for a in self.record.alerts}
+        opened: set[str] = set()
+        for ev in self.record.incident_events:
+            if ev.incident_id in opened:
+                continue
+            opened.add(ev.incident_id)
+            fid = self.matching.fault_of.get(ev.incident_id) if self.matching else None
+            credited = fid is not None and self.scores[fid].correlated
+            note = "matched to no fault" if fid is None else f"matched to {fid}"
+            lane = (
+                self.lanes[fid].items
+                if fid
+                else self.noise[UNMATCHED if self.matching is None else FALSE_INCIDENTS].items
+            )
+            lane.append(
+                Item(
+                    t=ev.time_s,
+                    kind="incident" if credited or fid is None else "incident_late",
+                    services=sorted(
+                        {s for a in ev.alert_ids for s in services.get(a, ())} | set(ev.services)
+                    ),
+                    label=f"incident {ev.incident_id} opened",
+                    details=[
+                        note if credited or fid is None else note + " after its deadline: no credit",
+                        f"{len(ev.alert_ids)} alert(s) at opening",
+                    ],
+                )
+            )
+        if self.matching is None:
+            return
+        for claim in self.matching.claims.values():
+            fid = self.matching.fault_of.get(claim.incident_id)
+            right = claim.localized_s is not None and fid is not None
+            credited = right and self.scores[fid].localized
+            item = Item(
+                t=claim.made_s,
+                kind="claim_right" if credited else "claim_late" if right else "claim_false",
+                services=list(claim.services),
+                label=f"root cause: {_claim_text(claim.services, claim.artifact)}",
+                details=[
+                    f"incident {claim.incident_id}",
+                    f"right: localizes {fid}" + ("" if credited else ", too late for credit")
+                    if right
+                    else "false",
+                ],
+            )
+            (self.lanes[fid].items if right else self.noise[FALSE_CLAIMS].items).append(item)
+
+    def place_actions(self) -> None:
+        """Interventions on the fault they were called for or whose repair the score credits to them,
+        else needless (executed; under rules v1, not judged); every call refused or failed, reads
+        included (a forbidden read is penalised too)."""
+        repairs = {
+            fs.repair_action: fid
+            for fid, fs in self.scores.items()
+            if fs.repaired and fs.repair_action is not None
+        }
+        for k, a in enumerate(self.record.actions):
+            if a.verdict != "ok":
+                if a.kind == "intervention" or a.verdict == "forbidden":
+                    self.noise[REFUSED].items.append(
+                        _action_item(k, a, VERDICT_NOTES.get(a.verdict, a.verdict))
+                    )
+                continue
+            if a.kind != "intervention":
+                continue
+            fid = self.matching.called_for.get(k) if self.matching else None
+            if k in repairs:
+                self.lanes[repairs[k]].items.append(
+                    _action_item(k, a, f"its repair of {repairs[k]} is credited")
+                )
+            elif fid:
+                self.lanes[fid].items.append(_action_item(k, a, f"called for {fid}"))
+            elif self.matching is None:
+                self.noise[UNJUDGED].items.append(_action_item(k, a, "rules v1 do not judge interventions"))
+            else:
+                self.noise[NEEDLESS].items.append(_action_item(k, a, "needless"))
+
 
 def _claim_text(services, artifact: str | None) -> str:
     return f"{', '.join(services) or '-'} / {artifact or '-'}"
-
-
-def _place_incidents(board: _Board) -> None:
-    """Incident openings on their matched fault's lane (credited, or matched too late for credit) or
-    the false-incident lane; each judged claim on its fault's lane when right (credited or late), on
-    the false-claim lane when not. Rules v1 match nothing: its incidents get a lane of their own."""
-    record, matching, lanes, scores, noise = (
-        board.record,
-        board.matching,
-        board.lanes,
-        board.scores,
-        board.noise,
-    )
-    services = {a.id: a.services for a in record.alerts}
-    opened: set[str] = set()
-    for ev in record.incident_events:
-        if ev.incident_id in opened:
-            continue
-        opened.add(ev.incident_id)
-        fid = matching.fault_of.get(ev.incident_id) if matching else None
-        credited = fid is not None and scores[fid].correlated
-        note = "matched to no fault" if fid is None else f"matched to {fid}"
-        lane = lanes[fid].items if fid else noise[UNMATCHED if matching is None else FALSE_INCIDENTS].items
-        lane.append(
-            Item(
-                t=ev.time_s,
-                kind="incident" if credited or fid is None else "incident_late",
-                services=sorted({s for a in ev.alert_ids for s in services.get(a, ())} | set(ev.services)),
-                label=f"incident {ev.incident_id} opened",
-                details=[
-                    note if credited or fid is None else note + " after its deadline: no credit",
-                    f"{len(ev.alert_ids)} alert(s) at opening",
-                ],
-            )
-        )
-    if matching is None:
-        return
-    for claim in matching.claims.values():
-        fid = matching.fault_of.get(claim.incident_id)
-        right = claim.localized_s is not None and fid is not None
-        credited = right and scores[fid].localized
-        item = Item(
-            t=claim.made_s,
-            kind="claim_right" if credited else "claim_late" if right else "claim_false",
-            services=list(claim.services),
-            label=f"root cause: {_claim_text(claim.services, claim.artifact)}",
-            details=[
-                f"incident {claim.incident_id}",
-                f"right: localizes {fid}" + ("" if credited else ", too late for credit")
-                if right
-                else "false",
-            ],
-        )
-        (lanes[fid].items if right else noise[FALSE_CLAIMS].items).append(item)
 
 
 def _action_item(k: int, a: ActionRecord, note: str) -> Item:
@@ -336,35 +364,3 @@ def _action_item(k: int, a: ActionRecord, note: str) -> Item:
             note,
         ],
     )
-
-
-def _place_actions(board: _Board) -> None:
-    """Interventions on the fault they were called for or whose repair the score credits to them,
-    else needless (executed; under rules v1, not judged); every call refused or failed, reads
-    included (a forbidden read is penalised too)."""
-    record, matching, lanes, scores, noise = (
-        board.record,
-        board.matching,
-        board.lanes,
-        board.scores,
-        board.noise,
-    )
-    repairs = {
-        fs.repair_action: fid for fid, fs in scores.items() if fs.repaired and fs.repair_action is not None
-    }
-    for k, a in enumerate(record.actions):
-        if a.verdict != "ok":
-            if a.kind == "intervention" or a.verdict == "forbidden":
-                noise[REFUSED].items.append(_action_item(k, a, VERDICT_NOTES.get(a.verdict, a.verdict)))
-            continue
-        if a.kind != "intervention":
-            continue
-        fid = matching.called_for.get(k) if matching else None
-        if k in repairs:
-            lanes[repairs[k]].items.append(_action_item(k, a, f"its repair of {repairs[k]} is credited"))
-        elif fid:
-            lanes[fid].items.append(_action_item(k, a, f"called for {fid}"))
-        elif matching is None:
-            noise[UNJUDGED].items.append(_action_item(k, a, "rules v1 do not judge interventions"))
-        else:
-            noise[NEEDLESS].items.append(_action_item(k, a, "needless"))
