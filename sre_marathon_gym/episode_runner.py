@@ -121,7 +121,7 @@ def run_scored_episode(
         card = score_run(record, u.catalog.scoring)
         path = None
         if out:
-            stem = bundle_stem or _stem(record.manifest.app, name, record.manifest.seed)
+            stem = bundle_stem or run_stem(record.manifest.app, name, record.manifest.seed)
             extra = {"agent_name": name, **getattr(agent, "bundle_extra", dict)()}
             path = str(seal_run(u, record, Path(out) / f"{stem}.bundle", extra))
         total = 0.0
@@ -147,7 +147,8 @@ def run_scored_episode(
             environment.close()
 
 
-def _stem(app: str, label: str, seed: int | None) -> str:
+def run_stem(app: str, label: str, seed: int | None) -> str:
+    """``<app>-<label>-<seed>``: the name a run's bundle gets (``/`` and ``:`` in the label made safe)."""
     return f"{app}-{label.replace('/', '_').replace(':', '-')}-{seed}"
 
 
@@ -159,18 +160,13 @@ def seal_run(u: Any, record: Any, path: Path, extra: dict) -> Path:
     return write_bundle(path, record, store=getattr(u, "metric_store", None), catalog=u.catalog, extra=extra)
 
 
-def bundle_stem_of(manifest: Any, label: str) -> str:
-    """``<app>-<label>-<seed>``: the name a run's bundle gets."""
-    return _stem(manifest.app, label, manifest.seed)
-
-
 def _stem_so_far(env: gym.Env, label: str) -> str | None:
     """The bundle stem of a run that stopped early (None: it recorded nothing, nothing to save)."""
     try:
         manifest = env.unwrapped.record().manifest
     except Exception:  # noqa: BLE001 - no recorder yet
         return None
-    return bundle_stem_of(manifest, label)
+    return run_stem(manifest.app, label, manifest.seed)
 
 
 def _progress_bar(desc: str | None, u: Any) -> Any:

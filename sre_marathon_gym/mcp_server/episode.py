@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agents.llm.context import alert_history, context_view, incident_lines, instructions, render_result
-from ..episode_runner import bundle_stem_of, make_marathon_env, save_incomplete, seal_run
+from ..episode_runner import make_marathon_env, run_stem, save_incomplete, seal_run
 from ..errors import ConfigurationError
 from ..run_record import Usage
 from ..tools.models import TOOL_NAMES, ToolResult, openai_tools
@@ -171,7 +171,7 @@ class McpEpisode:
         return self.context()
 
     def _stem(self) -> str:
-        return bundle_stem_of(self.u.recorder.record(full=False).manifest, self.label) + self.suffix
+        return run_stem(self.u.app.app, self.label, self.u.seed_used) + self.suffix
 
     def _seal(self) -> Path | None:
         if self.out is None:
