@@ -28,6 +28,7 @@ class McpOrcaTask:
         self.task_id = task_id
         self.lock = threading.Lock()
         self.judged: dict | None = None
+        self.bundle = None  # an ORCA task writes no bundle: its verdict is the submit call's answer
         self.closed = False
 
     def specs(self) -> list[tuple[str, str, dict]]:

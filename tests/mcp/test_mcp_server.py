@@ -327,3 +327,33 @@ def test_an_orca_task_over_stdio_is_judged_as_orca_rca_judges_it():
     assert {k: judged[k] for k in ("rca_accuracy", "hallucinate", "mode")} == {
         k: info[k] for k in ("rca_accuracy", "hallucinate", "mode")
     }
+
+
+def test_an_orca_task_over_http_ends_its_session_cleanly():
+    """A session of an ORCA task that ends (the client leaves) is closed without an error; the server
+    serves the next one."""
+    from sre_marathon_gym.orca.tasks import orca_tasks
+
+    task = orca_tasks()[0].task_id
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sre_marathon_gym.cli", "mcp", "--orca", task, "--http"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        url = proc.stdout.readline().split()[-1]
+
+        async def session() -> str:
+            async with streamable_http_client(url) as (read, write, *_):
+                async with ClientSession(read, write) as s:
+                    await s.initialize()
+                    result = await s.call_tool("invocation_context", {})
+                    assert not result.is_error
+                    return _text(result)
+
+        assert anyio.run(session) == anyio.run(session)  # the same task, served twice
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert "Traceback" not in err and "Error" not in err, err
