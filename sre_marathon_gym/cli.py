@@ -560,6 +560,22 @@ def _scoring_source(bundle: Bundle, cat: Catalog | None, rules: int | None) -> s
     return source
 
 
+def _add_schedule_arguments(p: argparse.ArgumentParser) -> None:
+    """--seed, --mode and the train-mode schedule (`run` and `mcp` alike; checked by `_schedule_options`)."""
+    p.add_argument(
+        "--seed", type=seed_int, help="train mode: the schedule's seed, in [0, 2**63) (default: drawn)"
+    )
+    p.add_argument(
+        "--mode",
+        choices=("eval", "train"),
+        default="eval",
+        help="eval: the leaderboard protocol (default); train: any seed and schedule settings",
+    )
+    p.add_argument("--intensity", type=float, help="train mode only: fault-rate multiplier (default 1)")
+    p.add_argument("--injection-minutes", type=int, help="train mode only (default: the leaderboard's, 60)")
+    p.add_argument("--observation-minutes", type=int, help="train mode only (default: the leaderboard's, 30)")
+
+
 def _add_llm_arguments(p: argparse.ArgumentParser) -> None:
     """The LLM agents' endpoint and price options (`run` and `evaluate` alike; parsed by `_llm_options`)."""
     p.add_argument("--model", help="LLM agents: model name (default: $SRE_MARATHON_MODEL)")
@@ -608,20 +624,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="noop, random, runbook, change_correlator or oracle; LLM methods: react, rag, keep; or an "
         "adversarial policy: " + ", ".join(ADVERSARIAL_NAMES),
     )
-    run.add_argument(
-        "--seed", type=seed_int, help="train mode: the schedule's seed, in [0, 2**63) (default: drawn)"
-    )
-    run.add_argument(
-        "--mode",
-        choices=("eval", "train"),
-        default="eval",
-        help="eval: the leaderboard protocol (default); train: any seed and schedule settings",
-    )
-    run.add_argument("--intensity", type=float, help="train mode only: fault-rate multiplier (default 1)")
-    run.add_argument("--injection-minutes", type=int, help="train mode only (default: the leaderboard's, 60)")
-    run.add_argument(
-        "--observation-minutes", type=int, help="train mode only (default: the leaderboard's, 30)"
-    )
+    _add_schedule_arguments(run)
     run.add_argument(
         "--out",
         metavar="DIR",
@@ -686,10 +689,7 @@ def build_parser() -> argparse.ArgumentParser:
     mc.add_argument(
         "--orca", metavar="TASK_ID", help="serve this ORCA-bench task instead (orca tasks lists them)"
     )
-    mc.add_argument("--mode", choices=("eval", "train"), default="eval", help="as for run")
-    mc.add_argument("--seed", type=seed_int, help="train mode: the schedule's seed (default: drawn)")
-    for flag, kind in (("--intensity", float), ("--injection-minutes", int), ("--observation-minutes", int)):
-        mc.add_argument(flag, type=kind, help="train mode only, as for run")
+    _add_schedule_arguments(mc)
     mc.add_argument("--out", metavar="DIR", default="runs", help="where each episode's bundle goes")
     mc.add_argument("--label", default="mcp", help="the harness's name in bundles (<app>-<label>-<seed>)")
     mc.add_argument(
