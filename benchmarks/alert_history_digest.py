@@ -17,9 +17,9 @@ import hashlib
 import json
 from pathlib import Path
 
-from sre_marathon_gym.alerts import AlertEngine
+from sre_marathon_gym.alerting.engine import AlertEngine
 from sre_marathon_gym.catalog import load_catalog
-from sre_marathon_gym.fault_schedule import FaultSchedule
+from sre_marathon_gym.schedule.fault_schedule import FaultSchedule
 from sre_marathon_gym.sim.simulator import Simulator
 
 APPS = ["online_boutique", "astronomy_shop", "train_ticket"]

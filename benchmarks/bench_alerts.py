@@ -12,9 +12,9 @@ from __future__ import annotations
 import sys
 import time
 
-from sre_marathon_gym.alerts import AlertEngine
+from sre_marathon_gym.alerting.engine import AlertEngine
 from sre_marathon_gym.catalog import load_catalog
-from sre_marathon_gym.fault_schedule import FaultSchedule
+from sre_marathon_gym.schedule.fault_schedule import FaultSchedule
 from sre_marathon_gym.sim.simulator import Simulator
 
 TARGET_S = 1.0  # the whole run's evaluation, per app

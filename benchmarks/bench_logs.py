@@ -10,7 +10,7 @@ import time
 import numpy as np
 
 from sre_marathon_gym.catalog import load_catalog
-from sre_marathon_gym.fault_schedule import FaultSchedule
+from sre_marathon_gym.schedule.fault_schedule import FaultSchedule
 from sre_marathon_gym.sim.log_context import LogContextRecorder
 from sre_marathon_gym.sim.log_search import search_logs
 from sre_marathon_gym.sim.simulator import Simulator

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from sre_marathon_gym.catalog import APPS, load_catalog
-from sre_marathon_gym.episode_runner import make_marathon_env, run_scored_episode
+from sre_marathon_gym.evaluation.episode_runner import make_marathon_env, run_scored_episode
 from sre_marathon_gym.run_report import write_report
 from sre_marathon_gym.run_report.browser import launch_chromium
 

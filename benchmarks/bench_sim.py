@@ -32,8 +32,8 @@ if hasattr(os, "sched_setaffinity"):
 
 # these import numpy, whose BLAS reads the thread variables above once, at load: they must come after
 from sre_marathon_gym.catalog import load_catalog  # noqa: E402 (after the BLAS thread settings)
-from sre_marathon_gym.clock import TICK_S  # noqa: E402 (after the BLAS thread settings)
-from sre_marathon_gym.fault_schedule import FaultSchedule  # noqa: E402 (after the BLAS thread settings)
+from sre_marathon_gym.core.clock import TICK_S  # noqa: E402 (after the BLAS thread settings)
+from sre_marathon_gym.schedule.fault_schedule import FaultSchedule  # noqa: E402 (after the BLAS thread settings)
 from sre_marathon_gym.sim.simulator import Simulator  # noqa: E402 (after the BLAS thread settings)
 
 
@@ -70,7 +70,7 @@ for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 os.sched_setaffinity(0, {int(sys.argv[3])})
 from sre_marathon_gym.catalog import load_catalog
 try:
-    from sre_marathon_gym.fault_schedule import FaultSchedule
+    from sre_marathon_gym.schedule.fault_schedule import FaultSchedule
 except ImportError:
     from sre_marathon_gym.orchestrator import FaultSchedule
 from sre_marathon_gym.sim.simulator import Simulator

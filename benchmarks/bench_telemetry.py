@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from sre_marathon_gym.metric_store import MetricStore
+from sre_marathon_gym.metrics.store import MetricStore
 
 STEP = 15
 

@@ -4,7 +4,7 @@ and `change_reader.py` (which claims every change once an alert fires in its sco
 Why both: change_reader measures how much the change planes give away without diagnosis, the
 correlator how much of that survives when a change must be followed by its own service's symptom.
 On the production change stream (env ids -v3: harmless twins of the faulty changes on every plane,
-`sre_marathon_gym.change_stream`) the first should fall to the Runbook's level and the second
+`sre_marathon_gym.schedule.change_stream`) the first should fall to the Runbook's level and the second
 should not; `--changes curated` runs the template commits of the -v2 envs for comparison.
 
 Measured on the leaderboard seeds (Online Boutique / Astronomy Shop / Train Ticket; false claims),
@@ -42,7 +42,7 @@ def run(job: tuple[str, str, str]) -> dict:
     """One scored leaderboard episode of one agent on one app."""
     app, name, changes = job
     from sre_marathon_gym.catalog import load_catalog
-    from sre_marathon_gym.episode_runner import make_marathon_env, run_scored_episode
+    from sre_marathon_gym.evaluation.episode_runner import make_marathon_env, run_scored_episode
 
     cat = load_catalog()
     agent = _change_reader() if name == "change_reader" else name

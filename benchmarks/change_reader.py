@@ -14,7 +14,7 @@ then an alert in its scope" rarely happens by chance. Measured on the leaderboar
 (Online Boutique / Astronomy Shop / Train Ticket): 42.4 / 36.2 / 49.3 while rollout causes named the
 injected change (`kubectl set resources --limits=cpu=5m`), 38.1 / 33.3 / 44.8 once they no longer do;
 runbook 0.2 / 7.0 / 12.6, paper's best 41.3; 36.0 / 31.8 / 42.8 under rules v3 on the curated
-stream (env ids up to -v2). On the production change stream (-v3, `sre_marathon_gym.change_stream`:
+stream (env ids up to -v2). On the production change stream (-v3, `sre_marathon_gym.schedule.change_stream`:
 harmless twins of every faulty change on every plane, at a 15% change failure rate) the same logic
 scores 0.0 on all three apps (about 200 false claims a run; leaderboard seed + 5 seeds per app),
 below the Runbook (4.6 / 2.5 / 6.2). Kept as a benchmark-health row: `--changes curated` reruns
@@ -34,7 +34,7 @@ from sre_marathon_gym.agents.base import zero_usage
 from sre_marathon_gym.agents.oracle import remedy_call
 from sre_marathon_gym.catalog import load_catalog
 from sre_marathon_gym.catalog.apps import label_place
-from sre_marathon_gym.episode_runner import make_marathon_env, run_scored_episode
+from sre_marathon_gym.evaluation.episode_runner import make_marathon_env, run_scored_episode
 
 APPS = ("online_boutique", "astronomy_shop", "train_ticket")
 MANIFEST = ("bad_image_tag", "cpu_limit_cut", "memory_limit_cut", "bad_readiness_probe")

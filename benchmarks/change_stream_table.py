@@ -26,7 +26,7 @@ def _one(job: tuple[str, str, int | None, str]) -> tuple[str, str, int | None, f
     agent_name, app, seed, changes = job
     from sre_marathon_gym.agents import make_agent
     from sre_marathon_gym.catalog import load_catalog
-    from sre_marathon_gym.episode_runner import make_marathon_env, run_scored_episode
+    from sre_marathon_gym.evaluation.episode_runner import make_marathon_env, run_scored_episode
 
     cat = load_catalog()
     if agent_name == "change_reader":
@@ -47,8 +47,8 @@ def _one(job: tuple[str, str, int | None, str]) -> tuple[str, str, int | None, f
 def main() -> None:
     from tqdm import tqdm
 
-    from sre_marathon_gym.evaluation import EXTRA_SEED_BASE
-    from sre_marathon_gym.table import format_table
+    from sre_marathon_gym.core.table import format_table
+    from sre_marathon_gym.evaluation.leaderboard import EXTRA_SEED_BASE
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--changes", default="production", choices=("production", "curated"))

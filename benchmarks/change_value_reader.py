@@ -51,7 +51,7 @@ from sre_marathon_gym.agents.base import zero_usage
 from sre_marathon_gym.agents.oracle import remedy_call
 from sre_marathon_gym.catalog import load_catalog
 from sre_marathon_gym.catalog.apps import label_place
-from sre_marathon_gym.episode_runner import make_marathon_env, run_scored_episode
+from sre_marathon_gym.evaluation.episode_runner import make_marathon_env, run_scored_episode
 
 APPS = ("online_boutique", "astronomy_shop", "train_ticket")
 TELLS = (

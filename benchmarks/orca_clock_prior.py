@@ -28,8 +28,8 @@ from sre_marathon_gym.agents.orca_baselines import (
     prior_half,
     reported_phrase,
 )
+from sre_marathon_gym.evaluation.orca import evaluate
 from sre_marathon_gym.orca.data import load_leaderboard
-from sre_marathon_gym.orca.evaluate import evaluate
 from sre_marathon_gym.orca.flags import flag_mechanisms, flag_services
 from sre_marathon_gym.orca.report import RcaReport, RootCause
 from sre_marathon_gym.orca.tasks import orca_tasks, task_key

@@ -13,8 +13,8 @@ Run: python benchmarks/orca_flag_timeline.py
 from __future__ import annotations
 
 from sre_marathon_gym.agents.orca_baselines import OrcaAgent, issue_question, reported_phrase
+from sre_marathon_gym.evaluation.orca import evaluate
 from sre_marathon_gym.orca.data import load_answers, load_leaderboard, load_questions
-from sre_marathon_gym.orca.evaluate import evaluate
 from sre_marathon_gym.orca.flags import flag_mechanisms, flag_services
 from sre_marathon_gym.orca.report import MetricRef, RcaReport, RootCause
 from sre_marathon_gym.orca.time_text import day_start, reported_time_guess

@@ -16,9 +16,9 @@ import tempfile
 from collections import defaultdict
 
 from sre_marathon_gym.agents import ADVERSARIAL_AGENT_NAMES
-from sre_marathon_gym.bundle_scoring import score_bundle
 from sre_marathon_gym.catalog import load_catalog
-from sre_marathon_gym.evaluation import APPS, evaluate
+from sre_marathon_gym.evaluation.leaderboard import APPS, evaluate
+from sre_marathon_gym.recording.rescoring import score_bundle
 
 BASELINES = ("noop", "random", "runbook", "oracle")
 

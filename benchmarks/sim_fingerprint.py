@@ -18,7 +18,7 @@ import hashlib
 import numpy as np
 
 from sre_marathon_gym.catalog import APPS, load_catalog
-from sre_marathon_gym.fault_schedule import FaultSchedule
+from sre_marathon_gym.schedule.fault_schedule import FaultSchedule
 from sre_marathon_gym.sim.simulator import Simulator
 
 
@@ -86,7 +86,7 @@ def sim_fingerprint(cat, app: str) -> dict[str, str]:
 
 def episode_fingerprint(cat, app: str) -> dict[str, str]:
     """A leaderboard episode of the runbook agent, as `evaluate` runs it (`run_scored_episode`)."""
-    from sre_marathon_gym.episode_runner import make_marathon_env, run_scored_episode
+    from sre_marathon_gym.evaluation.episode_runner import make_marathon_env, run_scored_episode
 
     run = run_scored_episode(lambda: make_marathon_env(app, "eval", cat), "runbook")
     record, card, st = run.record, run.card, run.store

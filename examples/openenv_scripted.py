@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import tempfile
 
-from sre_marathon_gym.bundle_scoring import score_bundle
 from sre_marathon_gym.llm_rl import train_rows
 from sre_marathon_gym.llm_rl.openenv_env import MarathonToolEnv, ToolCall
 from sre_marathon_gym.llm_rl.scripted import alert_grouping_episode
+from sre_marathon_gym.recording.rescoring import score_bundle
 
 SHORT = {"intensity": 1.0, "injection_minutes": 10, "observation_minutes": 4}
 

@@ -13,13 +13,13 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from sre_marathon_gym.alert_noise import alert_ambiguity, alert_compatibility, flapping_share
-from sre_marathon_gym.alert_rules import at_grid, extrapolated_grid
-from sre_marathon_gym.alert_templates import go_float, humanize, humanize_percentage, render_template
-from sre_marathon_gym.alerts import Alert, AlertEngine, AlertEvaluationError, AlertRuleError
+from sre_marathon_gym.alerting.engine import Alert, AlertEngine, AlertEvaluationError, AlertRuleError
+from sre_marathon_gym.alerting.rules import at_grid, extrapolated_grid
+from sre_marathon_gym.alerting.templates import go_float, humanize, humanize_percentage, render_template
 from sre_marathon_gym.catalog.alerts import AlertRule, RulePack
-from sre_marathon_gym.errors import SREMarathonError
-from sre_marathon_gym.metric_store import MetricStore, bucket_quantile
+from sre_marathon_gym.core.errors import SREMarathonError
+from sre_marathon_gym.evaluation.alert_noise import alert_ambiguity, alert_compatibility, flapping_share
+from sre_marathon_gym.metrics.store import MetricStore, bucket_quantile
 
 APP = SimpleNamespace(app="demo", namespace="shop", entry_point="frontend")
 NS = "shop"
@@ -509,7 +509,7 @@ def test_unsupported_template_or_params_are_refused():
 
 @pytest.fixture(scope="module")
 def ob_run(catalog):
-    from sre_marathon_gym.fault_schedule import FaultSchedule
+    from sre_marathon_gym.schedule.fault_schedule import FaultSchedule
     from sre_marathon_gym.sim.simulator import Simulator
 
     def go():
@@ -671,7 +671,7 @@ def _alert(i: int, rule_name: str, labels: dict, fired_at: float, template: str 
 
 
 def test_alert_ambiguity_and_flapping(catalog):
-    from sre_marathon_gym.fault_schedule import FaultSchedule, ScheduledFault
+    from sre_marathon_gym.schedule.fault_schedule import FaultSchedule, ScheduledFault
 
     app = "online_boutique"
     faults = catalog.faults[app]

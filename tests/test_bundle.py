@@ -21,8 +21,14 @@ import numpy as np
 import pytest
 
 import sre_marathon_gym  # noqa: F401  (registers the env ids)
-from sre_marathon_gym import bundle as bundle_mod
-from sre_marathon_gym.bundle import (
+from sre_marathon_gym.core.errors import (
+    BundleWriteError,
+    CatalogMismatchError,
+    IncompleteBundleError,
+    SREMarathonError,
+)
+from sre_marathon_gym.recording import bundle as bundle_mod
+from sre_marathon_gym.recording.bundle import (
     KEY_ENV,
     BundleError,
     Incomplete,
@@ -31,13 +37,7 @@ from sre_marathon_gym.bundle import (
     verify_bundle,
     write_bundle,
 )
-from sre_marathon_gym.bundle_scoring import score_bundles
-from sre_marathon_gym.errors import (
-    BundleWriteError,
-    CatalogMismatchError,
-    IncompleteBundleError,
-    SREMarathonError,
-)
+from sre_marathon_gym.recording.rescoring import score_bundles
 from sre_marathon_gym.scoring import score_run
 
 
@@ -534,7 +534,7 @@ def test_completeness_cannot_be_edited_without_resealing(run, tmp_path):
 def test_save_incomplete_marks_the_bundle(tmp_path):
     """`save_incomplete` (what `run_one` and the CLI call when a run fails) seals the time reached."""
     from sre_marathon_gym.agents import NoopAgent
-    from sre_marathon_gym.evaluation import save_incomplete
+    from sre_marathon_gym.evaluation.leaderboard import save_incomplete
 
     env = gym.make("SREMarathon/OnlineBoutique-v3", injection_minutes=6, observation_minutes=4)
     env.reset(seed=1)
@@ -838,7 +838,7 @@ def _zip_bomb_members(declared: int | None) -> tuple[list[tuple[str, bytes]], di
 
 BOMB_SCRIPT = """
 import sys
-from sre_marathon_gym.bundle import BundleError, verify_bundle
+from sre_marathon_gym.recording.bundle import BundleError, verify_bundle
 try:
     verify_bundle(sys.argv[1])
     print("verified")

@@ -8,9 +8,14 @@ from collections import Counter
 import pytest
 
 from sre_marathon_gym.catalog import APPS
-from sre_marathon_gym.change_stream import CHANGE_FAILURE_RATE, SETTLE_S, change_plane
-from sre_marathon_gym.errors import ConfigurationError, UnknownNameError
-from sre_marathon_gym.fault_schedule import FaultSchedule, artifact_key, occupied_keys, touched_artifacts
+from sre_marathon_gym.core.errors import ConfigurationError, UnknownNameError
+from sre_marathon_gym.schedule.change_stream import CHANGE_FAILURE_RATE, SETTLE_S, change_plane
+from sre_marathon_gym.schedule.fault_schedule import (
+    FaultSchedule,
+    artifact_key,
+    occupied_keys,
+    touched_artifacts,
+)
 
 
 @pytest.fixture(scope="module")

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from sre_marathon_gym import episode_runner
 from sre_marathon_gym.agents import NoopAgent, RandomAgent
-from sre_marathon_gym.bundle import load_bundle
-from sre_marathon_gym.episode_runner import make_marathon_env, run_scored_episode
+from sre_marathon_gym.evaluation import episode_runner
+from sre_marathon_gym.evaluation.episode_runner import make_marathon_env, run_scored_episode
+from sre_marathon_gym.recording.bundle import load_bundle
 
 SHORT = {"intensity": 0.5, "injection_minutes": 4, "observation_minutes": 2}  # 2 invocations
 
@@ -34,8 +34,8 @@ def calls(monkeypatch) -> list[dict]:
 
 
 def test_cli_run_evaluation_and_rllib_all_go_through_it(calls, tmp_path: Path) -> None:
-    from sre_marathon_gym.cli import main
-    from sre_marathon_gym.evaluation import RunSpec, run_one
+    from sre_marathon_gym.cli.main import main
+    from sre_marathon_gym.evaluation.leaderboard import RunSpec, run_one
     from sre_marathon_gym.rllib import evaluate_policy
 
     argv = [

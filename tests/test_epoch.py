@@ -6,7 +6,7 @@ import datetime as dt
 import re
 
 from sre_marathon_gym.backends.sim import SimBackend
-from sre_marathon_gym.clock import DEFAULT_ORIGIN_S, METRIC_STEP_S, TICK_S, Epoch
+from sre_marathon_gym.core.clock import DEFAULT_ORIGIN_S, METRIC_STEP_S, TICK_S, Epoch
 from sre_marathon_gym.prometheus import DEFAULT_ORIGIN_S as PROMETHEUS_ORIGIN_S
 from sre_marathon_gym.sim.simulator import Simulator
 
@@ -44,7 +44,7 @@ def test_log_bodies_follow_the_simulator_epoch(catalog):
 
 
 def test_the_default_cadence_is_the_leaderboards(catalog):
-    from sre_marathon_gym.clock import DEFAULT_INVOCATION_S
+    from sre_marathon_gym.core.clock import DEFAULT_INVOCATION_S
 
     assert catalog.leaderboard.interval_s == DEFAULT_INVOCATION_S
     assert DEFAULT_INVOCATION_S % METRIC_STEP_S == 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from sre_marathon_gym.fidelity_stats import SATURATED, deviation, published, run_stats
+from sre_marathon_gym.evaluation.fidelity_stats import SATURATED, deviation, published, run_stats
 
 APPS = ("online_boutique", "astronomy_shop", "train_ticket")
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from sre_marathon_gym.catalog import APPS
-from sre_marathon_gym.fault_schedule import (
+from sre_marathon_gym.schedule.fault_schedule import (
     FaultSchedule,
     ScheduledFault,
     artifact_key,
@@ -200,7 +200,7 @@ def test_intensity_quarter_gives_a_quarter(catalog, app):
 
 
 def test_bad_intensity_is_refused(catalog):
-    from sre_marathon_gym.errors import ConfigurationError, UnknownNameError
+    from sre_marathon_gym.core.errors import ConfigurationError, UnknownNameError
 
     with pytest.raises(ConfigurationError):
         FaultSchedule.generate(catalog, "online_boutique", 1, intensity=0)
@@ -252,7 +252,7 @@ def test_round_trip(leaderboard, app):
 
 
 def test_from_dict_refuses_unknown_schema(leaderboard):
-    from sre_marathon_gym.errors import ConfigurationError
+    from sre_marathon_gym.core.errors import ConfigurationError
 
     data = leaderboard["online_boutique"].to_dict() | {"schema_version": 99}
     with pytest.raises(ConfigurationError):
@@ -307,7 +307,7 @@ def test_benign_avoid_services_mid_rollout_fault(catalog, many):
 
 
 def test_print_schedule_stats(capsys, catalog):
-    from sre_marathon_gym.fault_schedule import print_schedule_stats
+    from sre_marathon_gym.schedule.fault_schedule import print_schedule_stats
 
     print_schedule_stats(catalog)
     out = capsys.readouterr().out

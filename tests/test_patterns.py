@@ -15,12 +15,12 @@ import pytest
 import sre_marathon_gym  # noqa: F401
 from sre_marathon_gym.backends.sim import SimBackend
 from sre_marathon_gym.catalog import load_catalog
-from sre_marathon_gym.errors import PatternError
+from sre_marathon_gym.core.errors import PatternError
+from sre_marathon_gym.core.patterns import MAX_PATTERN_CHARS, compile_label_regex
 from sre_marathon_gym.orca.evidence import EvidenceChecker
 from sre_marathon_gym.orca.report import MetricRef
 from sre_marathon_gym.orca.tasks import GroundTruthCause
 from sre_marathon_gym.orca.tools import OrcaTools
-from sre_marathon_gym.patterns import MAX_PATTERN_CHARS, compile_label_regex
 from sre_marathon_gym.sim.simulator import Simulator
 
 HOSTILE = ["(.*.*)*z", "a{4294967296}"]  # exponential backtracking in `re`; OverflowError in `re`
@@ -171,8 +171,8 @@ def test_orca_evidence_with_refused_regexes_earns_nothing(astro):
 
 
 def test_alert_rule_regexes_use_the_same_engine():
-    from sre_marathon_gym.alert_rules import _compile_matchers
-    from sre_marathon_gym.errors import AlertRuleError
+    from sre_marathon_gym.alerting.rules import _compile_matchers
+    from sre_marathon_gym.core.errors import AlertRuleError
 
     ((label, op, value, rx),) = _compile_matchers({"reason": ("=~", "ImagePullBackOff|ErrImagePull")}, "rule")
     assert rx.fullmatch("ErrImagePull") and not rx.fullmatch("ErrImagePullX")

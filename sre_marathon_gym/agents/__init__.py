@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import UnknownNameError
+from ..core.errors import UnknownNameError
 from .adversarial import ADVERSARIAL_AGENTS as _V2_HOLES
 from .adversarial_v3 import V3_ADVERSARIAL_AGENTS
 from .base import Agent, run_episode, zero_usage

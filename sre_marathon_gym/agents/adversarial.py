@@ -44,10 +44,10 @@ from typing import Any
 import gymnasium as gym
 
 from ..catalog.flag_behaviour import FLAG_BEHAVIOUR
+from ..core.run_record import Usage
 from ..orca.evidence import DURATION, flag_signals
 from ..orca.flags import flag_mechanisms, flag_services
 from ..orca.report import MetricRef, RcaReport, RootCause
-from ..run_record import Usage
 from .base import zero_usage
 from .orca_baselines import Call, OrcaAgent, TaskView
 from .runbook import workload_of

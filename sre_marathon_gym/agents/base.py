@@ -22,7 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import gymnasium as gym
 
-from ..run_record import RunRecord, Usage
+from ..core.run_record import RunRecord, Usage
 
 
 @runtime_checkable

@@ -43,8 +43,8 @@ from typing import Any
 import gymnasium as gym
 
 from ..catalog.apps import label_place
-from ..clock import METRIC_STEP_S
-from ..run_record import Usage
+from ..core.clock import METRIC_STEP_S
+from ..core.run_record import Usage
 from .base import zero_usage
 from .change_planes import Change, PlaneReader
 from .symptoms import READ_BEFORE_S, Step, Telemetry

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..clock import METRIC_STEP_S
+from ..core.clock import METRIC_STEP_S
 from .symptoms import Telemetry, query_range
 
 OWN_ACTION_S = 20.0  # an own action explains a revision of its service made this soon after it (a

@@ -7,7 +7,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from ..run_record import Usage
+from ..core.run_record import Usage
 from .base import zero_usage
 
 

@@ -36,8 +36,8 @@ import gymnasium as gym
 from ..catalog.apps import label_place
 from ..catalog.artifacts import parse_artifact
 from ..catalog.faults import Fault, Remedy
-from ..clock import TICK_S
-from ..run_record import Usage
+from ..core.clock import TICK_S
+from ..core.run_record import Usage
 from .base import zero_usage
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..catalog.flag_behaviour import FLAG_BEHAVIOUR
-from ..errors import ConfigurationError, UnknownNameError
+from ..core.errors import ConfigurationError, UnknownNameError
 from ..orca.data import load_questions
 from ..orca.episode import Episode
 from ..orca.evidence import DURATION, EvidenceChecker, flag_log_markers, rubric_signals

@@ -17,7 +17,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from ..run_record import Usage
+from ..core.run_record import Usage
 from .base import zero_usage
 
 

@@ -42,7 +42,7 @@ from typing import Any, overload
 import gymnasium as gym
 
 from ..catalog.apps import label_place, pod_owner
-from ..run_record import Usage
+from ..core.run_record import Usage
 from .base import zero_usage
 
 STATE_KEY = "runbook/state"

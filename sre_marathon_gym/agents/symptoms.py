@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from statistics import median
 from typing import Any
 
-from ..clock import METRIC_STEP_S
+from ..core.clock import METRIC_STEP_S
 
 Series = list[tuple[float, float]]  # (time, value), time ascending
 

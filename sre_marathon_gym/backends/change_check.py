@@ -20,11 +20,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..alerts import AlertEngine
+from ..alerting.engine import AlertEngine
 from ..catalog import Catalog
-from ..change_stream import benign_twins
-from ..clock import TICK_S
-from ..fault_schedule import BenignChange, FaultSchedule
+from ..core.clock import TICK_S
+from ..schedule.change_stream import benign_twins
+from ..schedule.fault_schedule import BenignChange, FaultSchedule
 from .sim_run import SimulatedRun
 
 WARMUP_S = 300

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ..catalog import App, Catalog
 from ..catalog.faults import Fault
-from ..clock import TICK_S
+from ..core.clock import TICK_S
 from ..sim.simulator import Simulator, SimulatorError
 
 WARMUP_S = 120.0

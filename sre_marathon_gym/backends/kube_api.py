@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import BackendError
+from ..core.errors import BackendError
 from .kube_objects import ZONE_LABEL
 
 SMP = "application/strategic-merge-patch+json"

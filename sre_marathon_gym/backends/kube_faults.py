@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from ..catalog.artifacts import parse_artifact
 from ..catalog.faults import Fault
-from ..errors import BackendError
+from ..core.errors import BackendError
 from ..sim.mechanics import bad_config_value
 from . import kube_objects as ko
 from .base import ALREADY_REPAIRED

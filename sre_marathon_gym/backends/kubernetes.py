@@ -21,11 +21,11 @@ import json
 import os
 from typing import Any
 
-from .. import logquery
 from ..catalog.apps import App
 from ..catalog.faults import Fault
-from ..clock import Clock, WallClock
-from ..errors import BackendError, ConfigurationError, did_you_mean
+from ..core import logquery
+from ..core.clock import Clock, WallClock
+from ..core.errors import BackendError, ConfigurationError, did_you_mean
 from . import kube_objects as ko
 from .base import INJECTABLE_LIVE
 from .kube_api import JSON_PATCH, ScopedKubeApi
@@ -432,7 +432,7 @@ class KubernetesBackend:
         level: str | None,
         limit: int,
     ) -> list[dict]:
-        """Container logs, filtered with the simulator's query semantics (`sre_marathon_gym.logquery`):
+        """Container logs, filtered with the simulator's query semantics (`sre_marathon_gym.core.logquery`):
         `level` is a minimum severity; query terms match the message, attributes or pod name."""
         need = logquery.min_rank(level)
         inc, exc = logquery.parse_query(query)

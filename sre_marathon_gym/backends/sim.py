@@ -14,8 +14,8 @@ from typing import Any
 
 from ..catalog import load_catalog
 from ..catalog.faults import Fault
-from ..clock import Epoch
-from ..errors import did_you_mean
+from ..core.clock import Epoch
+from ..core.errors import did_you_mean
 from ..sim.simulator import Simulator
 
 

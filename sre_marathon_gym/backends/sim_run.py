@@ -18,8 +18,8 @@ import numpy as np
 
 from ..catalog import Catalog
 from ..catalog.faults import SymptomProbe
-from ..clock import TICK_S, Epoch
-from ..detmath import log
+from ..core.clock import TICK_S, Epoch
+from ..core.detmath import log
 from ..sim.simulator import Simulator
 from .sim import SimBackend
 

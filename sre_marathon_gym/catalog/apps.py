@@ -219,7 +219,7 @@ class App(CatalogModel):
     def service(self, name: str) -> Service:
         found = self._services_by_name.get(name)
         if found is None:
-            from ..errors import UnknownNameError
+            from ..core.errors import UnknownNameError
 
             raise UnknownNameError(f"service of {self.app}", name, self.service_names)
         return found

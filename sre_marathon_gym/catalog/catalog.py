@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
-from ..errors import CatalogError, UnknownNameError
+from ..core.errors import CatalogError, UnknownNameError
 from .alerts import MetricsFile, RulePack
 from .apps import App
 from .faults import Fault, FaultFile

@@ -150,7 +150,7 @@ class Fault(CatalogModel):
     @model_validator(mode="after")
     def _mechanism_known(self) -> Fault:
         if self.mechanism not in MECHANISM_PARAMS:
-            from ..errors import did_you_mean
+            from ..core.errors import did_you_mean
 
             raise ValueError(
                 f"unknown mechanism {self.mechanism!r}{did_you_mean(self.mechanism, MECHANISMS)}"

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from ..errors import CatalogError
+from ..core.errors import CatalogError
 from .base import SCHEMA_VERSION
 
 M = TypeVar("M", bound=BaseModel)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..errors import CatalogError
+from ..core.errors import CatalogError
 
 ENV_VAR = "SRE_MARATHON_CATALOG"
 

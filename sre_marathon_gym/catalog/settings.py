@@ -150,7 +150,7 @@ class Leaderboard(CatalogModel):
     runs: list[LeaderboardRun] = Field(min_length=1)
 
     def seed_for(self, app: str) -> int:
-        from ..errors import UnknownNameError
+        from ..core.errors import UnknownNameError
 
         for r in self.runs:
             if r.app == app:

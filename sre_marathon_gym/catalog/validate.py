@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from ..errors import did_you_mean
+from ..core.errors import did_you_mean
 from .faults import Fault
 from .flag_behaviour import OUT_OF_MARATHON_CATALOG
 

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 import gymnasium as gym
 import numpy as np
 
-from ..errors import SREMarathonError
+from ..core.errors import SREMarathonError
 from ..tools.models import ToolResult
 from .actions import VERBS, decode_slot, slot_mask
 from .inputs import MAX_ACTION_SLOTS, MAX_OBSERVED_ROWS, whole

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 import gymnasium as gym
 import numpy as np
 
-from ..errors import ConfigurationError
+from ..core.errors import ConfigurationError
 from ..tools.safe_json import json_safe
 
 MAX_SEED = 2**63 - 1

@@ -19,9 +19,9 @@ import numpy as np
 
 from ..backends.base import ALREADY_REPAIRED
 from ..catalog import Catalog, load_catalog
-from ..clock import DEFAULT_INVOCATION_S, METRIC_STEP_S
-from ..errors import SREMarathonError
-from ..run_record import RunRecord
+from ..core.clock import DEFAULT_INVOCATION_S, METRIC_STEP_S
+from ..core.errors import SREMarathonError
+from ..core.run_record import RunRecord
 from ..tools.models import ToolResult
 from ..tools.runner import ToolRunner
 from .actions import baseline_values
@@ -147,7 +147,7 @@ class LiveMarathonEnv(MarathonCore):
         self.overruns: list[dict] = []
         self._grid_t = 0.0
         self._seed: int | None = None
-        from ..bundle import catalog_digest
+        from ..recording.bundle import catalog_digest
 
         self._catalog_version = catalog_digest(self.catalog)
         self._handles: dict[str, Any] = {}  # injected this episode, revert not yet due
@@ -161,7 +161,7 @@ class LiveMarathonEnv(MarathonCore):
         super().reset(seed=seed)
         self._seed = seed
         self._alert_services: dict[str, list[str]] = {}
-        from ..alerts import AlertEngine
+        from ..alerting.engine import AlertEngine
 
         self._revert_outstanding()  # a previous episode's faults must not leak into this one
         self.backend.start()
@@ -237,7 +237,7 @@ class LiveMarathonEnv(MarathonCore):
         says so, so a bundle of a live run is not mistaken for a simulated one.
         """
         from .. import __version__
-        from ..run_record import RunManifest
+        from ..core.run_record import RunManifest
 
         if self.runner is None:
             raise gym.error.ResetNeeded("call reset() before record()")

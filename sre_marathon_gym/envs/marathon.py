@@ -9,9 +9,9 @@ import numpy as np
 
 from ..backends.sim_run import SimulatedRun
 from ..catalog import Catalog, load_catalog
-from ..clock import METRIC_STEP_S, TICK_S
-from ..errors import ConfigurationError
-from ..fault_schedule import FaultSchedule
+from ..core.clock import METRIC_STEP_S, TICK_S
+from ..core.errors import ConfigurationError
+from ..schedule.fault_schedule import FaultSchedule
 from ..scoring import MarathonReward
 from ..tools.models import ToolResult
 from ..tools.runner import ToolRunner
@@ -77,7 +77,7 @@ class MarathonEnv(MarathonCore):
     reward follows; default: the catalog's, rules v2).
 
     `changes` ("production" | "curated") picks the benign change stream and
-    `change_failure_rate` (train only) its mix (`sre_marathon_gym.change_stream`).
+    `change_failure_rate` (train only) its mix (`sre_marathon_gym.schedule.change_stream`).
 
     ## Version History
     - v3: the production change stream: harmless twins of the faulty changes on every plane the
@@ -123,7 +123,7 @@ class MarathonEnv(MarathonCore):
                 "intensity, duration or cadence"
             )
         intensity = real("intensity", intensity, 0.0, 4.0, lo_open=True)
-        from ..change_stream import CHANGE_STREAMS
+        from ..schedule.change_stream import CHANGE_STREAMS
 
         if changes not in CHANGE_STREAMS:
             raise ConfigurationError(f"changes must be one of {list(CHANGE_STREAMS)}, got {changes!r}")
@@ -189,7 +189,7 @@ class MarathonEnv(MarathonCore):
         )
         self.metrics_source = None
         if prometheus_url is not None:
-            from ..clock import MAX_ORIGIN_S
+            from ..core.clock import MAX_ORIGIN_S
             from ..prometheus import DEFAULT_ORIGIN_S, PrometheusMetrics
 
             origin = (
@@ -200,7 +200,7 @@ class MarathonEnv(MarathonCore):
             self.metrics_source = PrometheusMetrics(prometheus_url, origin_s=origin)
         self._journal: list[tuple[str, Any]] = []  # what happened since reset, to rebuild by replay
         self.baseline_values = baseline_values(self.app)
-        from ..bundle import catalog_digest
+        from ..recording.bundle import catalog_digest
 
         self.catalog_version = catalog_digest(self.catalog)
 
@@ -215,7 +215,7 @@ class MarathonEnv(MarathonCore):
             seed = lb_seed
         if seed is None:
             seed = int(self.np_random.integers(0, 2**31 - 1))
-        from ..alerts import AlertEngine
+        from ..alerting.engine import AlertEngine
 
         self.seed_used = seed
         self._journal = []
@@ -306,7 +306,7 @@ class MarathonEnv(MarathonCore):
         """The change failure rate the schedule is drawn at (None for the curated stream)."""
         if self.changes != "production":
             return None
-        from ..change_stream import CHANGE_FAILURE_RATE
+        from ..schedule.change_stream import CHANGE_FAILURE_RATE
 
         return CHANGE_FAILURE_RATE if self.change_failure_rate is None else self.change_failure_rate
 

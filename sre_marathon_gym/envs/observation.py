@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ..errors import SREMarathonError
+from ..core.errors import SREMarathonError
 from .actions import ActionLayout
 
 ALERT_STATES = ("empty", "firing", "resolved")

@@ -9,7 +9,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ..errors import ConfigurationError, UnknownNameError
+from ..core.errors import ConfigurationError, UnknownNameError
 from ..orca import DAY_S
 from ..orca.episode import Episode
 from ..orca.report import RcaReport

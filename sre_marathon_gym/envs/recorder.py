@@ -6,8 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..catalog.apps import label_place
-from ..change_stream import change_plane
-from ..run_record import (
+from ..core.run_record import (
     ActionRecord,
     AlertRecord,
     ChangeRecord,
@@ -19,6 +18,7 @@ from ..run_record import (
     RunManifest,
     RunRecord,
 )
+from ..schedule.change_stream import change_plane
 
 if TYPE_CHECKING:
     from ..backends.sim_run import SimulatedRun

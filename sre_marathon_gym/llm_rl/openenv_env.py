@@ -17,7 +17,7 @@ from uuid import uuid4
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, Observation, State
 
-from ..errors import ConfigurationError
+from ..core.errors import ConfigurationError
 from ..mcp_server.episode import McpEpisode
 from ..mcp_server.orca_task import McpOrcaTask
 

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from ..agents.llm.context import alert_history, context_view, incident_lines, instructions, render_result
-from ..episode_runner import make_marathon_env, run_stem, save_incomplete, seal_run
-from ..errors import ConfigurationError
-from ..run_record import Usage
+from ..core.errors import ConfigurationError
+from ..core.run_record import Usage
+from ..evaluation.episode_runner import make_marathon_env, run_stem, save_incomplete, seal_run
 from ..tools.models import TOOL_NAMES, ToolResult, openai_tools
 
 END_INVOCATION = "end_invocation"

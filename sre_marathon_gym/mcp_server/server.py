@@ -27,7 +27,7 @@ def _require_mcp() -> Any:
         import mcp.types as types
         from mcp.server import Server
     except ImportError:
-        from ..errors import ConfigurationError
+        from ..core.errors import ConfigurationError
 
         raise ConfigurationError(
             "the MCP server needs the mcp extra: pip install 'sre-marathon-gym[mcp]'"

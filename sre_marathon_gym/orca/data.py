@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..catalog.loader import load_yaml
 from ..catalog.locate import catalog_dir
-from ..errors import CatalogError
+from ..core.errors import CatalogError
 
 ScenarioType = Literal["isolated", "independent", "conflicting", "cascading", "sequential"]
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..backends.sim import SimBackend, entry_span_name, flag_log_markers
 from ..catalog.flag_behaviour import FLAG_BEHAVIOUR
-from ..errors import PatternError, SREMarathonError
+from ..core.errors import PatternError, SREMarathonError
 from ..tools.runner import parse_matchers
 from .flags import signal_kinds
 from .intensity import orca_flag_table

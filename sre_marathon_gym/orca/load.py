@@ -19,7 +19,7 @@ from functools import lru_cache
 
 from ..backends.sim import SimBackend, run_flag_schedule
 from ..catalog import load_catalog
-from ..clock import Epoch
+from ..core.clock import Epoch
 from . import APP
 from .intensity import orca_flag_table
 

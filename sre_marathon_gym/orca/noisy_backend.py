@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import logquery
 from ..backends.sim import SimBackend
+from ..core import logquery
 from . import noise
 
 LOG_PREFIX = "log-n"

@@ -11,7 +11,7 @@ import datetime as dt
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..errors import ConfigurationError
+from ..core.errors import ConfigurationError
 from . import DAY_S
 from .data import ScheduleFile, load_schedule_file
 
@@ -65,7 +65,7 @@ class OrcaSchedule:
         for e in self.events:
             if e.id == event_id:
                 return e
-        from ..errors import UnknownNameError
+        from ..core.errors import UnknownNameError
 
         raise UnknownNameError("ORCA event", event_id, [e.id for e in self.events])
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from ..errors import CatalogError, ConfigurationError
+from ..core.errors import CatalogError, ConfigurationError
 from . import DAY_S
 from .data import (
     AnswersFile,

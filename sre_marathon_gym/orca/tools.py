@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..backends.sim import SimBackend
-from ..errors import did_you_mean
+from ..core.errors import did_you_mean
 from ..tools.models import GetTopology, GetTraces, QueryMetrics, ReadSource, SearchLogs, ToolResult
 from ..tools.runner import ToolRunner
 from .observed import Observations

@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from ..backends.sim import SimBackend
 from ..catalog import load_catalog
-from ..clock import Epoch
+from ..core.clock import Epoch
 from . import APP, DAY_S
 from .load import run_orca_flags
 from .noisy_backend import NoisyBackend
@@ -57,7 +57,7 @@ def orca_world(days: int = 6, seed: int = WORLD_SEED) -> SimBackend:
 
 @lru_cache(maxsize=1)
 def _world(days: int, seed: int) -> SimBackend:
-    from ..bundle import catalog_digest
+    from ..recording.bundle import catalog_digest
 
     key = world_key(days, seed, catalog_digest(load_catalog()))
     run = load_or_build(key, lambda: simulate(orca_schedule(days), seed))

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ..errors import PrometheusError
+from ..core.errors import PrometheusError
 from .openmetrics import DEFAULT_ORIGIN_S, write_openmetrics
 from .server import create_blocks
 

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ..clock import DEFAULT_ORIGIN_S, MAX_ORIGIN_S
-from ..errors import TelemetryError
+from ..core.clock import DEFAULT_ORIGIN_S, MAX_ORIGIN_S
+from ..core.errors import TelemetryError
 
 SeriesRows = Iterable[tuple[str, dict[str, str], np.ndarray, np.ndarray]]
 

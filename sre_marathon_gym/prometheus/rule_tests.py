@@ -26,14 +26,14 @@ import numpy as np
 import yaml
 
 from ..catalog.loader import load_yaml
-from ..errors import PrometheusError
+from ..core.errors import PrometheusError
 from .openmetrics import format_value, series_selector
 from .server import binary
 
 if TYPE_CHECKING:
     from ..catalog import Catalog
     from ..catalog.apps import App
-    from ..metric_store import MetricStore
+    from ..metrics.store import MetricStore
 
 RULES_FILE = "rules.yaml"
 TESTS_FILE = "rule-tests.yaml"
@@ -120,7 +120,7 @@ def build_rule_tests(
     The alert engine is replayed from scratch over the store (read like Prometheus 2.42), so the expectations
     are exactly what our engine says at each checked evaluation.
     """
-    from ..alerts import AlertEngine
+    from ..alerting.engine import AlertEngine
 
     end = float(store.last_time if end_s is None else end_s)
     with read_like_prometheus_v2(store):

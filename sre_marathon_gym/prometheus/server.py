@@ -17,8 +17,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from ..clock import METRIC_STEP_S
-from ..errors import PrometheusError
+from ..core.clock import METRIC_STEP_S
+from ..core.errors import PrometheusError
 
 _CONFIG = f"""# written by sre-marathon: serve backfilled blocks, scrape nothing
 global:

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from ..clock import METRIC_STEP_S
-from ..errors import PrometheusError, PromQLError, TelemetryError
-from ..metric_store import LOOKBACK_S, bucket_quantile
+from ..core.clock import METRIC_STEP_S
+from ..core.errors import PrometheusError, PromQLError, TelemetryError
+from ..metrics.store import LOOKBACK_S, bucket_quantile
 from .openmetrics import DEFAULT_ORIGIN_S
 
 LabelKey = tuple[tuple[str, str], ...]

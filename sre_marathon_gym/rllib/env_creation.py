@@ -11,9 +11,9 @@ from typing import Any
 
 import gymnasium as gym
 
+from ..core.errors import ConfigurationError
 from ..envs import ENV_IDS
-from ..episode_runner import ENV_BY_APP
-from ..errors import ConfigurationError
+from ..evaluation.episode_runner import ENV_BY_APP
 
 SPLITS: dict[str, tuple[int, int]] = {
     "train": (1_000_000, 1_000_000_000),

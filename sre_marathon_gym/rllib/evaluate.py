@@ -12,7 +12,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from ..run_record import Usage
+from ..core.run_record import Usage
 from .env_creation import DEFAULT_ENV_CONFIG, make_base_env, wrap_for_rl
 from .training import read_checkpoint_env_config
 
@@ -106,7 +106,7 @@ def evaluate_one(
     (then `seed` must be None or the leaderboard seed). The return is the env's own cumulative
     reward for a baseline, and the sum of the (shaped) rewards the policy saw for a checkpoint.
     """
-    from ..episode_runner import run_scored_episode
+    from ..evaluation.episode_runner import run_scored_episode
 
     ckpt = CheckpointPolicy(policy, deterministic=deterministic) if _is_checkpoint(policy) else None
     cfg = dict(ckpt.env_config if ckpt is not None else DEFAULT_ENV_CONFIG)
@@ -190,12 +190,12 @@ def evaluate_checkpoint_on_leaderboard(
     runs): ``mode="eval"`` (leaderboard seed, 60+30 min, 120 s) on the app it was trained on.
 
     Returns ``[(RunSpec, ScoreCard, bundle path or None)]``, the shape of
-    `sre_marathon_gym.evaluation.evaluate`, so `evaluation.leaderboard_table(results, catalog)`
+    `sre_marathon_gym.evaluation.leaderboard.evaluate`, so `evaluation.leaderboard_table(results, catalog)`
     prints it next to the baselines. The policy's spaces are those of its training env
     (action_slots, max_alerts, max_incidents are kept; the schedule is the leaderboard's).
     """
     from ..catalog import load_catalog
-    from ..evaluation import RunSpec
+    from ..evaluation.leaderboard import RunSpec
 
     path = Path(path).resolve()
     cfg = read_checkpoint_env_config(path)
@@ -210,7 +210,7 @@ def evaluate_checkpoint_on_leaderboard(
 def summarize(results: Sequence[EvalResult]) -> dict[str, float]:
     """Mean and 95% half-width of the Marathon-Score over `results`, clipped and before clipping
     (under rules v2 guessing drives the latter below zero), plus stage fractions."""
-    from ..reports import mean_ci95
+    from ..evaluation.reports import mean_ci95
 
     scores = [r.marathon_score for r in results]
     mean, half = mean_ci95(scores) if scores else (float("nan"), float("nan"))

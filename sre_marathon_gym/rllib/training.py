@@ -11,8 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..clock import DEFAULT_INVOCATION_S
-from ..errors import ConfigurationError
+from ..core.clock import DEFAULT_INVOCATION_S
+from ..core.errors import ConfigurationError
 from .env_creation import APP_ENV_IDS, DEFAULT_ENV_CONFIG, register_envs
 
 CHECKPOINT_META = "sre_marathon.json"

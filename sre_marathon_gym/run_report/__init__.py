@@ -13,8 +13,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..bundle_scoring import bundle_scoring, with_scope_share
-from ..errors import ConfigurationError
+from ..core.errors import ConfigurationError
+from ..recording.rescoring import bundle_scoring, with_scope_share
 from ..scoring import score_run
 from .page import default_report_path, render_html
 from .timeline import RunView, run_view
@@ -24,7 +24,7 @@ MAX_RUNS = 3
 
 def report_views(bundles: Sequence[str | os.PathLike[str]], key: str | bytes | None = None) -> list[RunView]:
     """Verify, score and lay out each bundle; a comparison needs runs of one app and seed."""
-    from ..bundle import load_bundle
+    from ..recording.bundle import load_bundle
 
     paths = [Path(b) for b in bundles]
     if not paths:

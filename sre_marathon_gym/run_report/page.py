@@ -20,7 +20,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from ..errors import ConfigurationError
+from ..core.errors import ConfigurationError
 from .timeline import RunView
 
 ASSETS = "sre_marathon_gym.run_report.assets"

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from ..bundle import Bundle
-from ..reports import OUTCOME_COLORS
-from ..run_record import ActionRecord, ProbeSeries, RunRecord
+from ..core.run_record import ActionRecord, ProbeSeries, RunRecord
+from ..evaluation.reports import OUTCOME_COLORS
+from ..recording.bundle import Bundle
 from ..scoring import OUTCOMES, FaultScore, ScoreCard, attributable, evidence_matching
 from ..scoring.matching import Matching
 

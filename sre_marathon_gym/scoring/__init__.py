@@ -6,7 +6,7 @@ offline exactly as the live run was scored.
 
 from __future__ import annotations
 
-from ..run_record import (
+from ..core.run_record import (
     RUN_SCHEMA_VERSION,
     ActionRecord,
     AlertRecord,

@@ -121,8 +121,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..catalog.settings import Scoring
-from ..run_record import ActionRecord, AlertRecord, FaultTruth, ProbeSeries, RunRecord
-from ..table import format_table
+from ..core.run_record import ActionRecord, AlertRecord, FaultTruth, ProbeSeries, RunRecord
+from ..core.table import format_table
 from .matching import Matching, Replay, Rules3, is_attributable, match_incidents, rules3
 
 REPAIR_ATTRIBUTION_S = 480.0

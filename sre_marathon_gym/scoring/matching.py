@@ -64,7 +64,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..run_record import ActionRecord, AlertRecord, FaultTruth, IncidentEvent, RunRecord
+from ..core.run_record import ActionRecord, AlertRecord, FaultTruth, IncidentEvent, RunRecord
 
 
 def is_attributable(alert: AlertRecord, fault: FaultTruth, interval_s: float) -> bool:

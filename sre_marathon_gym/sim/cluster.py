@@ -17,7 +17,7 @@ from typing import Protocol
 import numpy as np
 
 from ..catalog.apps import App
-from ..errors import SimulatorError
+from ..core.errors import SimulatorError
 from . import k8s_events as ev
 
 STARTUP_S = 10.0  # container start until the process listens

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from ..catalog.flag_behaviour import flag_reader
-from ..clock import METRIC_STEP_S
+from ..core.clock import METRIC_STEP_S
 from .scrape import OTEL_JOB, scrape_labels
 from .simulator import Simulator
 

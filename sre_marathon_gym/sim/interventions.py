@@ -13,8 +13,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..catalog.artifacts import parse_artifact
-from ..errors import did_you_mean
-from ..quantities import parse_quantity
+from ..core.errors import did_you_mean
+from ..core.quantities import parse_quantity
 
 if TYPE_CHECKING:
     from .simulator import Simulator

@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..clock import METRIC_STEP_S
-from ..metric_store import _normalise_labels
+from ..core.clock import METRIC_STEP_S
+from ..metrics.store import _normalise_labels
 from . import pod_signals as ps
 from .cluster import NODE_MONITOR_GRACE_S, POD_MUTATIONS
 from .k8s_events import pod_uid
 from .scrape import BLACKBOX_JOB, CADVISOR_JOB, KSM_JOB, OTEL_JOB, scrape_labels
 
 if TYPE_CHECKING:
-    from ..metric_store import MetricStore
+    from ..metrics.store import MetricStore
     from .simulator import Simulator
 
 PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..clock import METRIC_STEP_S
-from ..errors import UnknownNameError
+from ..core.clock import METRIC_STEP_S
+from ..core.errors import UnknownNameError
 from . import log_causes, log_lines
 from .causes import BLOCKED, DNS
 from .cluster import POD_MUTATIONS

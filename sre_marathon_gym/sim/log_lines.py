@@ -70,7 +70,7 @@ from .log_text import (
 from .traces import decode_trace_id, encode_trace_id, generate, ok_span_time
 
 if TYPE_CHECKING:
-    from ..clock import Epoch
+    from ..core.clock import Epoch
     from .log_context import LogContextRecorder
 
 OK_LINES_PER_REQUEST = 0.03  # sampled-down volume of request log lines

@@ -1,6 +1,6 @@
 """Log search on the simulator: the `search_logs` query over lines synthesised per sample.
 
-Apart from the synthesis because it is the query side, with the semantics `sre_marathon_gym.logquery`
+Apart from the synthesis because it is the query side, with the semantics `sre_marathon_gym.core.logquery`
 defines for every backend (terms, phrases, exclusions, minimum level), newest matches first.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .. import logquery
+from ..core import logquery
 
 if TYPE_CHECKING:
     from .log_context import LogContextRecorder
@@ -29,7 +29,7 @@ def search_logs(
 
     `query`: whitespace-separated terms (double quotes group a phrase), all must occur in the
     message, an attribute value or the pod name, case-insensitively; `-term` excludes. `level`:
-    the minimum severity (DEBUG, INFO, WARN, ERROR). Both as `sre_marathon_gym.logquery` defines
+    the minimum severity (DEBUG, INFO, WARN, ERROR). Both as `sre_marathon_gym.core.logquery` defines
     them for every backend. Returns the most recent `limit` matching lines in
     time order, like `kubectl logs --tail`.
 

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import detmath
-from ..clock import TICK_S
-from ..detmath import OrderedSums
-from ..metric_store import _normalise_labels
+from ..core import detmath
+from ..core.clock import TICK_S
+from ..core.detmath import OrderedSums
+from ..metrics.store import _normalise_labels
 from .kube_series import KubeSeries
 from .scrape import OTEL_JOB, scrape_labels
 from .span_tree import build_shapes

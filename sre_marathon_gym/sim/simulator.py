@@ -14,9 +14,9 @@ import numpy as np
 
 from ..catalog import App, Catalog
 from ..catalog.faults import Fault
-from ..clock import METRIC_STEP_S, TICK_S, Epoch
-from ..errors import SimulatorError
-from ..metric_store import MetricStore
+from ..core.clock import METRIC_STEP_S, TICK_S, Epoch
+from ..core.errors import SimulatorError
+from ..metrics.store import MetricStore
 from .cluster import ClusterState
 from .effects import FLAG_BEHAVIOUR, Effects
 from .mechanics import AppliedFault, Mechanics

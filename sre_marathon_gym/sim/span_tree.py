@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..detmath import rows_dot
+from ..core.detmath import rows_dot
 from .op_names import (
     BROKER_SYSTEM,
     DB_SYSTEM,

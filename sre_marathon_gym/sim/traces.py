@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..detmath import dot
-from ..errors import UnknownNameError
+from ..core.detmath import dot
+from ..core.errors import UnknownNameError
 from .causes import DNS, F_EDGE, F_NONE, F_OWN, REFUSED, RESET, SATURATED, TIMEOUT, UPSTREAM
 
 if TYPE_CHECKING:

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import detmath
-from ..detmath import OrderedSums
+from ..core import detmath
+from ..core.detmath import OrderedSums
 from .topology import CompiledApp
 
 LATENCY_SIGMA = 0.5  # log-normal shape of per-request latency around its mean

@@ -9,8 +9,8 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
-from ..clock import METRIC_STEP_S
-from ..patterns import MAX_PATTERN_CHARS
+from ..core.clock import METRIC_STEP_S
+from ..core.patterns import MAX_PATTERN_CHARS
 
 Kind = Literal["read", "incident", "intervention"]
 MAX_MATCHERS = 32  # label matchers in one query (each regex is compiled: the count bounds the work)
@@ -298,7 +298,7 @@ class ToolResult(BaseModel):
 
 def parse_call(call: Any) -> tuple[BaseModel | None, ToolResult | None]:
     """Validate a raw call (dict or JSON string or model); return (model, None) or (None, error result)."""
-    from ..errors import did_you_mean
+    from ..core.errors import did_you_mean
     from .safe_json import repr_of
 
     if isinstance(call, BaseModel) and isinstance(call, ALL_TOOLS):

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from ..backends.base import Backend
-from ..clock import METRIC_STEP_S
-from ..errors import (
+from ..core.clock import METRIC_STEP_S
+from ..core.errors import (
     BackendError,
     BudgetExceededError,
     PatternError,
@@ -23,10 +23,10 @@ from ..errors import (
     SREMarathonError,
     did_you_mean,
 )
-from ..metric_store import bucket_quantile
-from ..patterns import compile_label_regex
-from ..quantities import parse_quantity
-from ..run_record import ActionRecord
+from ..core.patterns import compile_label_regex
+from ..core.quantities import parse_quantity
+from ..core.run_record import ActionRecord
+from ..metrics.store import bucket_quantile
 from . import promql
 from .models import TOOL_KIND, ToolResult, parse_call
 from .policy import check, incident_scope

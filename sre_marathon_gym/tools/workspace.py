@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..run_record import IncidentEvent
+from ..core.run_record import IncidentEvent
 
 MAX_NOTES = 200
 MAX_NOTE_CHARS = 20000
@@ -93,7 +93,7 @@ class Workspace:
         self.written = 0
 
     def write(self, key: str, text: str) -> None:
-        from ..errors import BudgetExceededError
+        from ..core.errors import BudgetExceededError
 
         if key not in self.notes and len(self.notes) >= MAX_NOTES:
             raise ValueError(f"the workspace holds at most {MAX_NOTES} notes; delete one first")

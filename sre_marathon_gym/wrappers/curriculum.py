@@ -7,8 +7,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from ..core.errors import ConfigurationError
 from ..envs.inputs import MAX_RUN_MINUTES, real, whole
-from ..errors import ConfigurationError
 
 
 def _pair(name: str, value: Any) -> tuple[Any, Any]:

@@ -8,7 +8,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ..detmath import log
+from ..core.detmath import log
 
 
 def _slog(x: np.ndarray) -> np.ndarray:

@@ -13,7 +13,7 @@ class RecordBundle(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     Why: a training or evaluation run should leave the same sealed, rescorable evidence as the
     CLI does (`sre-marathon score BUNDLE` recomputes every metric from it). Uses
-    `sre_marathon_gym.bundle.write_bundle` with the env's record, metric store and catalog. The
+    `sre_marathon_gym.recording.bundle.write_bundle` with the env's record, metric store and catalog. The
     written paths are in ``self.paths`` and in the final step's ``info["bundle"]``. An episode a
     step limit truncates before the run's end is sealed INCOMPLETE (`score` refuses to print it as
     a leaderboard number).
@@ -46,7 +46,7 @@ class RecordBundle(gym.Wrapper, gym.utils.RecordConstructorArgs):
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
         obs, reward, terminated, truncated, info = self.env.step(action)
         if terminated or truncated:
-            from ..bundle import Incomplete, write_bundle
+            from ..recording.bundle import Incomplete, write_bundle
 
             base = self.env.unwrapped
             path = self.directory / f"{self.prefix}-{base.seed_used}-{len(self.paths)}.bundle"

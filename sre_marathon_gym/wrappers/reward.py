@@ -7,8 +7,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from ..core.errors import ConfigurationError
 from ..envs.inputs import real
-from ..errors import ConfigurationError
 from ..scoring import intervention_risk
 
 

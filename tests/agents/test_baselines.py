@@ -11,8 +11,8 @@ import pytest
 import sre_marathon_gym  # noqa: F401
 from sre_marathon_gym.agents import ADVERSARIAL_AGENT_NAMES, AGENTS, RUNBOOK_TABLE, make_agent, run_episode
 from sre_marathon_gym.agents.runbook import STATE_KEY, RunbookAgent, strongest, workload_of
-from sre_marathon_gym.errors import UnknownNameError
-from sre_marathon_gym.fault_schedule import FaultSchedule
+from sre_marathon_gym.core.errors import UnknownNameError
+from sre_marathon_gym.schedule.fault_schedule import FaultSchedule
 from sre_marathon_gym.scoring import fault_scores, score_run
 
 KW = dict(injection_minutes=10, observation_minutes=5, intensity=0.6)

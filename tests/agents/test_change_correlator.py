@@ -19,7 +19,7 @@ from sre_marathon_gym.agents import make_agent
 from sre_marathon_gym.agents.base import AgentView, public_info
 from sre_marathon_gym.agents.change_correlator import ChangeCorrelator, names_peer
 from sre_marathon_gym.envs import marathon as marathon_module
-from sre_marathon_gym.fault_schedule import FaultSchedule, ScheduledFault
+from sre_marathon_gym.schedule.fault_schedule import FaultSchedule, ScheduledFault
 from sre_marathon_gym.scoring import score_run
 
 APP, ENV_ID = "online_boutique", "SREMarathon/OnlineBoutique-v3"

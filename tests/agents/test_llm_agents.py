@@ -29,9 +29,9 @@ from sre_marathon_gym.agents.llm.client import PREFLIGHT_MESSAGES
 from sre_marathon_gym.agents.llm.plan import Plan, execute_plan, parse_plan
 from sre_marathon_gym.agents.llm.retrieval import Document, alert_terms, rank
 from sre_marathon_gym.agents.runbook import workload_of
-from sre_marathon_gym.bundle import load_bundle, write_bundle
 from sre_marathon_gym.catalog.pricing import ModelPrice
-from sre_marathon_gym.errors import BudgetExceededError, ConfigurationError
+from sre_marathon_gym.core.errors import BudgetExceededError, ConfigurationError
+from sre_marathon_gym.recording.bundle import load_bundle, write_bundle
 from sre_marathon_gym.scoring import score_run
 from sre_marathon_gym.tools.models import ToolResult
 
@@ -563,7 +563,7 @@ def test_pricing_catalog_matches_snapshots_and_providers(catalog):
 
 def test_pricing_file_is_validated_by_the_loader(catalog_copy):
     from sre_marathon_gym.catalog import read_catalog
-    from sre_marathon_gym.errors import CatalogError
+    from sre_marathon_gym.core.errors import CatalogError
 
     path = catalog_copy / "pricing.yaml"
     path.write_text(path.read_text().replace("input_per_mtok: 2.50", "input_per_mtok: -1", 1))
@@ -584,7 +584,7 @@ def test_configuration_from_environment_and_clear_errors(monkeypatch):
 
 
 def test_cli_refuses_an_llm_agent_without_a_model_before_any_run(capsys):
-    from sre_marathon_gym.cli import main
+    from sre_marathon_gym.cli.main import main
 
     assert main(["evaluate", "--agent", "react", "--apps", "online_boutique"]) == 2
     assert "needs a model: pass --model NAME" in capsys.readouterr().err
@@ -593,7 +593,7 @@ def test_cli_refuses_an_llm_agent_without_a_model_before_any_run(capsys):
 
 
 def test_cli_pricing_override_file_is_validated(tmp_path, capsys):
-    from sre_marathon_gym.cli import main
+    from sre_marathon_gym.cli.main import main
 
     bad = tmp_path / "prices.yaml"
     bad.write_text("schema_version: 1\nmodels:\n  - {name: m, input_per_mtok: 1, output_per_mtok: -2}\n")
@@ -621,11 +621,13 @@ def test_missing_openai_extra_names_the_install_command(monkeypatch):
     import subprocess
     import sys
 
-    code = "import sys, sre_marathon_gym.agents.llm, sre_marathon_gym.cli; print('openai' in sys.modules)"
+    code = (
+        "import sys, sre_marathon_gym.agents.llm, sre_marathon_gym.cli.main; print('openai' in sys.modules)"
+    )
     lazy = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert lazy.stdout.strip() == "False"  # the package imports without the extra
 
-    from sre_marathon_gym.errors import OptionalDependencyError
+    from sre_marathon_gym.core.errors import OptionalDependencyError
 
     real = builtins.__import__
 
@@ -662,7 +664,7 @@ def test_cli_evaluate_react_runs_the_leaderboard_protocol_and_prints_published_n
     tmp_path, capsys, monkeypatch
 ):
     from sre_marathon_gym.catalog import load_catalog
-    from sre_marathon_gym.cli import main
+    from sre_marathon_gym.cli.main import main
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret")
     first = completion(tools=[("get_alerts", {"state": "firing"})], prompt=2000, out=30)
@@ -713,7 +715,7 @@ def test_cli_evaluate_react_runs_the_leaderboard_protocol_and_prints_published_n
 def test_a_crashing_agent_still_leaves_its_recording(tmp_path, monkeypatch):
     import sre_marathon_gym.agents as agents_mod
     from sre_marathon_gym.agents import NoopAgent
-    from sre_marathon_gym.evaluation import RunSpec, run_one
+    from sre_marathon_gym.evaluation.leaderboard import RunSpec, run_one
 
     class Crashing(NoopAgent):
         name = "crash"
@@ -734,7 +736,7 @@ def test_a_crashing_agent_still_leaves_its_recording(tmp_path, monkeypatch):
 
 # ------------------------------------------------------------------ options validated at the boundary
 def test_cli_refuses_a_negative_price_before_any_run(tmp_path, capsys):
-    from sre_marathon_gym.cli import main
+    from sre_marathon_gym.cli.main import main
 
     out = tmp_path / "runs"
     assert (
@@ -785,7 +787,7 @@ def test_bad_agent_options_fail_at_construction_naming_the_field(name, options, 
 
 
 def test_cli_refuses_a_base_url_without_scheme(capsys):
-    from sre_marathon_gym.cli import main
+    from sre_marathon_gym.cli.main import main
 
     assert (
         main(["evaluate", "--agent", "rag", "--model", "m", "--base-url", "user:pw@localhost:8000/v1"]) == 2
@@ -798,7 +800,7 @@ def test_cli_refuses_a_base_url_without_scheme(capsys):
 def test_run_one_closes_the_agent_client_and_the_env_however_the_run_ends(tmp_path, monkeypatch):
     import sre_marathon_gym.agents as agents_mod
     from sre_marathon_gym.envs.marathon import MarathonEnv
-    from sre_marathon_gym.evaluation import RunSpec, run_one
+    from sre_marathon_gym.evaluation.leaderboard import RunSpec, run_one
 
     closed_envs: list[int] = []
     real_close = MarathonEnv.close
@@ -934,7 +936,7 @@ def test_execute_plan_skips_every_call_once_the_deadline_has_passed():
 def test_cli_preflight_turns_a_refused_key_or_model_into_a_clear_error_before_any_run(
     tmp_path, capsys, status, says
 ):
-    from sre_marathon_gym.cli import main
+    from sre_marathon_gym.cli.main import main
 
     with ScriptedServer([], preflight=("status", status)) as server:
         rc = main(
@@ -969,7 +971,7 @@ def test_preflight_passes_through_a_working_endpoint_without_touching_the_run_us
 
 
 def test_a_run_stops_after_consecutive_refusals_and_keeps_its_recording(tmp_path):
-    from sre_marathon_gym.evaluation import RunSpec, run_one
+    from sre_marathon_gym.evaluation.leaderboard import RunSpec, run_one
 
     with ScriptedServer([completion("fine", prompt=10, out=1)] + [("status", 401)] * 100) as server:
         spec = RunSpec(
@@ -1087,7 +1089,7 @@ def test_retrieval_gives_each_pod_to_its_own_service():
 
 # ------------------------------------------------------------------ `run` takes the same LLM options
 def test_cli_run_takes_model_and_base_url_for_an_llm_agent(tmp_path, capsys):
-    from sre_marathon_gym.cli import main
+    from sre_marathon_gym.cli.main import main
 
     with ScriptedServer([]) as server:
         rc = main(
@@ -1132,8 +1134,8 @@ def test_cli_run_takes_model_and_base_url_for_an_llm_agent(tmp_path, capsys):
 
 
 def test_cli_llm_accounting_reads_model_and_price_from_the_bundles(tmp_path, catalog):
-    from sre_marathon_gym.cli import _llm_accounting
-    from sre_marathon_gym.evaluation import RunSpec
+    from sre_marathon_gym.cli.main import _llm_accounting
+    from sre_marathon_gym.evaluation.leaderboard import RunSpec
 
     with ScriptedServer([]) as server:
         agent = RAGAgent(model="stub-model", base_url=server.url, price=(0.5, 4), **FAST)
@@ -1149,7 +1151,7 @@ def test_cli_llm_accounting_reads_model_and_price_from_the_bundles(tmp_path, cat
 
 
 def test_cli_run_stops_on_consecutive_refusals_and_keeps_the_recording(tmp_path, capsys):
-    from sre_marathon_gym.cli import main
+    from sre_marathon_gym.cli.main import main
 
     # the key works for the preflight, then the endpoint starts refusing (a revoked key, say)
     with ScriptedServer([("status", 401)] * 10) as server:

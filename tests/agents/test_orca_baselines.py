@@ -9,9 +9,9 @@ import dataclasses
 import pytest
 
 from sre_marathon_gym.agents.orca_baselines import ORCA_AGENTS, OrcaAgent, make_orca_agent, run_task
+from sre_marathon_gym.evaluation.orca import evaluate
 from sre_marathon_gym.orca.data import load_leaderboard
 from sre_marathon_gym.orca.episode import Episode
-from sre_marathon_gym.orca.evaluate import evaluate
 from sre_marathon_gym.orca.report import RcaReport
 from sre_marathon_gym.orca.tasks import orca_tasks
 from sre_marathon_gym.scoring.orca import breakdown, metrics, published_metrics

@@ -15,7 +15,7 @@ import pytest
 
 import sre_marathon_gym.agents as agents_module
 from sre_marathon_gym.agents.base import PUBLIC_INFO, AgentView, run_episode, zero_usage
-from sre_marathon_gym.evaluation import ENV_BY_APP
+from sre_marathon_gym.evaluation.leaderboard import ENV_BY_APP
 
 SHORT = dict(injection_minutes=6, observation_minutes=2)
 HIDDEN = ("record", "run", "schedule", "backend", "recorder", "reward_fn", "runner", "sim", "metric_store")
@@ -95,7 +95,7 @@ def test_run_episode_passes_a_view_and_public_info():
 
 
 def test_the_scored_episode_of_sre_marathon_run(spy, tmp_path):
-    from sre_marathon_gym.episode_runner import run_scored_episode
+    from sre_marathon_gym.evaluation.episode_runner import run_scored_episode
 
     ep = run_scored_episode(
         lambda: gym.make(ENV_BY_APP["astronomy_shop"], **SHORT), "noop", seed=4, out=str(tmp_path)
@@ -105,7 +105,7 @@ def test_the_scored_episode_of_sre_marathon_run(spy, tmp_path):
 
 
 def test_the_cli_run_command(spy, tmp_path, capsys):
-    from sre_marathon_gym.cli import main
+    from sre_marathon_gym.cli.main import main
 
     code = main(["run", "--app", "train_ticket", "--agent", "noop", "--out", str(tmp_path)])
     assert code == 0 and "Marathon-Score" in capsys.readouterr().out
@@ -113,7 +113,7 @@ def test_the_cli_run_command(spy, tmp_path, capsys):
 
 
 def test_the_evaluate_worker(spy, tmp_path):
-    from sre_marathon_gym.evaluation import RunSpec, run_one
+    from sre_marathon_gym.evaluation.leaderboard import RunSpec, run_one
 
     run_one(RunSpec(app="online_boutique", agent="noop", seed=11, mode="train", out=str(tmp_path)))
     _check(spy)

@@ -12,8 +12,8 @@ from kube_stub import KubeStub
 
 from sre_marathon_gym.backends.kubernetes import KubernetesBackend
 from sre_marathon_gym.catalog.apps import App
-from sre_marathon_gym.clock import ManualClock
-from sre_marathon_gym.metric_store import MetricStore
+from sre_marathon_gym.core.clock import ManualClock
+from sre_marathon_gym.metrics.store import MetricStore
 
 START = 1_780_000_000.0
 

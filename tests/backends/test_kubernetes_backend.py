@@ -19,9 +19,9 @@ from live_harness import make_live
 from sre_marathon_gym.agents.runbook import RunbookAgent
 from sre_marathon_gym.backends.base import Backend
 from sre_marathon_gym.backends.kube_api import SMP
+from sre_marathon_gym.core.errors import BackendError
 from sre_marathon_gym.envs.live import LiveMarathonEnv
-from sre_marathon_gym.errors import BackendError
-from sre_marathon_gym.fault_schedule import FaultSchedule, ScheduledFault
+from sre_marathon_gym.schedule.fault_schedule import FaultSchedule, ScheduledFault
 from sre_marathon_gym.tools.runner import ToolRunner
 
 
@@ -64,7 +64,7 @@ class _NoAlerts:
 # ---------------------------------------------------------------- done-when 1
 def test_runbook_rolls_back_bad_image_on_live_backend_and_revert_restores(ob, catalog):
     from sre_marathon_gym.agents.base import run_episode
-    from sre_marathon_gym.run_record import RunRecord
+    from sre_marathon_gym.core.run_record import RunRecord
 
     fault = catalog.fault("ob-deployment-002")  # emailservice: unpullable image tag
     original = ob.stub.obj("deployments", "emailservice")
@@ -539,7 +539,7 @@ def test_invocations_stay_on_a_fixed_grid_and_overruns_are_recorded(ob, catalog)
 
 
 def test_alert_evaluation_errors_are_recorded_and_the_run_goes_on(ob, catalog):
-    from sre_marathon_gym.errors import PrometheusError
+    from sre_marathon_gym.core.errors import PrometheusError
 
     class FlakyAlerts:
         def __init__(self):
@@ -593,7 +593,7 @@ def test_from_kubeconfig_names_kubeconfig_problems_and_never_falls_back_silently
     from kubernetes import config
 
     from sre_marathon_gym.backends.kubernetes import KubernetesBackend
-    from sre_marathon_gym.errors import ConfigurationError
+    from sre_marathon_gym.core.errors import ConfigurationError
 
     app = catalog.app("online_boutique")
     incluster = []
@@ -729,7 +729,7 @@ def test_search_logs_has_the_simulators_semantics_on_the_live_backend(ob):
 def test_log_query_functions_are_shared_with_the_simulator():
     import sre_marathon_gym.backends.kubernetes as kube
     import sre_marathon_gym.sim.log_search as simlogs
-    from sre_marathon_gym import logquery
+    from sre_marathon_gym.core import logquery
 
     assert simlogs.logquery is logquery and kube.logquery is logquery
     assert not hasattr(kube, "matches") and not hasattr(simlogs, "_terms")
@@ -747,7 +747,7 @@ def test_log_query_functions_are_shared_with_the_simulator():
     ],
 )
 def test_the_live_env_checks_its_run_length_and_cadence(ob, catalog, kwargs, says):
-    from sre_marathon_gym.errors import ConfigurationError
+    from sre_marathon_gym.core.errors import ConfigurationError
 
     with pytest.raises(ConfigurationError, match=says):
         LiveMarathonEnv(ob.backend, catalog, schedule=None, **{"run_s": 900, **kwargs})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sre_marathon_gym.backends import sim_run
 from sre_marathon_gym.backends.sim_run import SimulatedRun
-from sre_marathon_gym.fault_schedule import FaultSchedule
+from sre_marathon_gym.schedule.fault_schedule import FaultSchedule
 
 ENDS = [120.0, 240.0, 360.0, 480.0]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sre_marathon_gym.backends import Backend, SimBackend
-from sre_marathon_gym.errors import BackendError
+from sre_marathon_gym.core.errors import BackendError
 from sre_marathon_gym.sim.simulator import Simulator
 from sre_marathon_gym.tools.runner import ToolRunner
 

@@ -8,8 +8,8 @@ import pytest
 import yaml
 
 from sre_marathon_gym.catalog import read_catalog
-from sre_marathon_gym.cli import main
-from sre_marathon_gym.errors import CatalogError
+from sre_marathon_gym.cli.main import main
+from sre_marathon_gym.core.errors import CatalogError
 
 
 def edit_faults(root: Path, app: str, edit) -> None:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from sre_marathon_gym.alert_noise import alert_services
-from sre_marathon_gym.alerts import Alert
+from sre_marathon_gym.alerting.engine import Alert
 from sre_marathon_gym.catalog.apps import pod_owner
+from sre_marathon_gym.evaluation.alert_noise import alert_services
 
 
 def _alert(labels: dict[str, str], template: str = "x") -> Alert:

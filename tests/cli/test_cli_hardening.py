@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from sre_marathon_gym.cli import main, seed_int
+from sre_marathon_gym.cli.main import main, seed_int
 
 SHORT = [
     "--mode",
@@ -40,8 +40,8 @@ def one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
 @pytest.fixture
 def no_simulation(monkeypatch):
     """Fail the test if anything starts an episode or a leaderboard evaluation."""
-    from sre_marathon_gym import evaluation
     from sre_marathon_gym.agents import base
+    from sre_marathon_gym.evaluation import leaderboard as evaluation
 
     def boom(*a: Any, **k: Any) -> None:
         raise AssertionError("simulated before validating the arguments")
@@ -146,7 +146,7 @@ def test_score_turns_a_malformed_archive_into_one_line(runbook_bundle, tmp_path,
     else:  # re-packed with a valid container checksum and a non-ASCII seal (hmac.compare_digest TypeError)
         import zipfile
 
-        from sre_marathon_gym.bundle import _zip_bytes
+        from sre_marathon_gym.recording.bundle import _zip_bytes
 
         zf = zipfile.ZipFile(runbook_bundle)
         members = [(n, zf.read(n)) for n in zf.namelist()]
@@ -255,7 +255,7 @@ def test_seed_base_is_checked(tmp_path, capsys, no_simulation, argv, says):
 
 
 def test_a_fresh_seed_base_is_drawn_printed_and_used(tmp_path, capsys, monkeypatch):
-    from sre_marathon_gym import evaluation
+    from sre_marathon_gym.evaluation import leaderboard as evaluation
 
     seen = {}
 
@@ -303,7 +303,7 @@ def test_python_dash_m_entry_point_exit_code(tmp_path):
 
     repo = Path(__file__).resolve().parents[2]
     proc = subprocess.run(
-        [sys.executable, "-m", "sre_marathon_gym.cli", "score", "/dev/zero"],
+        [sys.executable, "-m", "sre_marathon_gym.cli.main", "score", "/dev/zero"],
         check=False,
         capture_output=True,
         text=True,

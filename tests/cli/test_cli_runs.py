@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sre_marathon_gym.cli import main
+from sre_marathon_gym.cli.main import main
 
 SHORT = [
     "--mode",
@@ -120,8 +120,8 @@ def test_every_baseline_on_every_app_rescores_offline_exactly(tmp_path, catalog,
     """The leaderboard protocol for all baselines and apps: each bundle's offline score card equals the
     live one; no-op scores nothing and degrades nothing relative to its own no-action run;
     oracle >= its floor > runbook > no-op."""
-    from sre_marathon_gym.bundle_scoring import score_bundles
-    from sre_marathon_gym.evaluation import evaluate
+    from sre_marathon_gym.evaluation.leaderboard import evaluate
+    from sre_marathon_gym.recording.rescoring import score_bundles
 
     results = evaluate(
         ["noop", "random", "runbook", "oracle"], out=str(tmp_path), catalog=catalog, progress=False

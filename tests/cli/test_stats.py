@@ -8,9 +8,9 @@ import math
 import pytest
 
 from sre_marathon_gym.backends.fault_check import fault_severity
-from sre_marathon_gym.cli import main
-from sre_marathon_gym.fault_schedule import FaultSchedule
-from sre_marathon_gym.fidelity_stats import deviation, published, run_stats
+from sre_marathon_gym.cli.main import main
+from sre_marathon_gym.evaluation.fidelity_stats import deviation, published, run_stats
+from sre_marathon_gym.schedule.fault_schedule import FaultSchedule
 
 
 def test_each_published_figure_belongs_to_its_app(catalog):
@@ -87,7 +87,7 @@ def test_stats_command_refuses_bad_options(capsys):
 
 def test_runs_spread_over_processes_give_the_same_statistics(catalog):
     """`stats --workers N` only spreads the runs: each is a pure function of (app, seed)."""
-    from sre_marathon_gym.fidelity_stats import all_app_stats
+    from sre_marathon_gym.evaluation.fidelity_stats import all_app_stats
 
     one = all_app_stats(catalog, ["online_boutique"], seeds=1, workers=1)
     two = all_app_stats(catalog, ["online_boutique"], seeds=1, workers=2)
@@ -98,7 +98,7 @@ def test_runs_spread_over_processes_give_the_same_statistics(catalog):
 def test_stats_command_prints_the_change_mix_at_the_default_rate(capsys, catalog):
     """The change mix of the leaderboard schedule: faulty and benign changes per hour on each plane,
     and an overall measured change failure rate at the production stream's default."""
-    from sre_marathon_gym.change_stream import CFR_SOURCE, CHANGE_FAILURE_RATE
+    from sre_marathon_gym.schedule.change_stream import CFR_SOURCE, CHANGE_FAILURE_RATE
 
     assert main(["stats", "--app", "online_boutique", "--seeds", "0", "--no-severity", "--no-orca"]) == 0
     text = capsys.readouterr().out

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import sre_marathon_gym  # noqa: F401  (registers the env ids)
-from sre_marathon_gym.errors import ConfigurationError
+from sre_marathon_gym.core.errors import ConfigurationError
 from sre_marathon_gym.wrappers import (
     EncodeActionSlots,
     FlattenActions,

@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sre_marathon_gym  # noqa: F401  (registers the env ids)
-from sre_marathon_gym.bundle import verify_bundle, write_bundle
+from sre_marathon_gym.recording.bundle import verify_bundle, write_bundle
 from sre_marathon_gym.tools.models import TOOL_NAMES, ToolResult, json_schemas
 
 ENV_IDS = ("SREMarathon/OnlineBoutique-v3", "SREMarathon/AstronomyShop-v3", "SREMarathon/TrainTicket-v3")

@@ -16,7 +16,7 @@ import pytest
 
 import sre_marathon_gym  # noqa: F401  (registers the env ids)
 from sre_marathon_gym.catalog import load_catalog
-from sre_marathon_gym.errors import CatalogError, ConfigurationError
+from sre_marathon_gym.core.errors import CatalogError, ConfigurationError
 from sre_marathon_gym.tools.workspace import MAX_WRITTEN_CHARS
 
 LONG = dict(injection_minutes=20, observation_minutes=2)

@@ -6,7 +6,7 @@ import gymnasium as gym
 
 import sre_marathon_gym  # noqa: F401
 from sre_marathon_gym.catalog import load_catalog
-from sre_marathon_gym.fault_schedule import FaultSchedule
+from sre_marathon_gym.schedule.fault_schedule import FaultSchedule
 from sre_marathon_gym.scoring import fault_scores, score_until
 
 KW = dict(injection_minutes=20, observation_minutes=10, intensity=0.5)

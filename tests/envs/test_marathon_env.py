@@ -10,8 +10,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import sre_marathon_gym  # noqa: F401  (registers the ids)
+from sre_marathon_gym.core.errors import ConfigurationError
 from sre_marathon_gym.envs import ENV_IDS
-from sre_marathon_gym.errors import ConfigurationError
 
 SHORT = dict(injection_minutes=6, observation_minutes=4, intensity=0.5)
 
@@ -141,7 +141,7 @@ def test_rewards_sum_to_the_unclipped_score_for_every_baseline(agent):
 def test_older_ids_keep_their_rules_for_reproducing_old_results():
     """`-v0` pays rules v1 (the paper read literally), `-v1` rules v2, `-v2` rules v3, all on the
     curated change stream; `-v3` (the default) rules v3 on the production change stream."""
-    from sre_marathon_gym.errors import ConfigurationError
+    from sre_marathon_gym.core.errors import ConfigurationError
 
     for suffix, rules, changes in (
         ("-v0", 1, "curated"),

@@ -9,9 +9,9 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import sre_marathon_gym  # noqa: F401  (registers the ids)
+from sre_marathon_gym.core.errors import ConfigurationError, UnknownNameError
 from sre_marathon_gym.envs import ORCA_ENV_IDS
 from sre_marathon_gym.envs.orca import MAX_CALLS, OrcaRcaEnv, task_key
-from sre_marathon_gym.errors import ConfigurationError, UnknownNameError
 from sre_marathon_gym.orca.tools import MAX_ACTION_CHARS
 
 

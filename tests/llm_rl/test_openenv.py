@@ -13,7 +13,6 @@ import pytest
 
 pytest.importorskip("openenv", reason="the openenv extra (in the test extra)")
 
-from sre_marathon_gym.bundle_scoring import score_bundle  # noqa: E402
 from sre_marathon_gym.llm_rl import orca_rows, train_rows  # noqa: E402
 from sre_marathon_gym.llm_rl.openenv_env import (  # noqa: E402
     MarathonToolEnv,
@@ -22,6 +21,7 @@ from sre_marathon_gym.llm_rl.openenv_env import (  # noqa: E402
     marathon_app,
 )
 from sre_marathon_gym.llm_rl.scripted import alert_grouping_episode  # noqa: E402
+from sre_marathon_gym.recording.rescoring import score_bundle  # noqa: E402
 from sre_marathon_gym.rllib.env_creation import which_split  # noqa: E402
 
 SHORT = {"intensity": 1.0, "injection_minutes": 10, "observation_minutes": 4}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sre_marathon_gym.errors import SREMarathonError
+from sre_marathon_gym.core.errors import SREMarathonError
 from sre_marathon_gym.orca import noise
 from sre_marathon_gym.orca.load import run_orca_flags
 from sre_marathon_gym.orca.noisy_backend import LOG_PREFIX, NoisyBackend

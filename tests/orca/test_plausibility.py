@@ -16,7 +16,8 @@ from sre_marathon_gym.agents.orca_baselines import (
     prior_half,
 )
 from sre_marathon_gym.catalog.locate import catalog_dir
-from sre_marathon_gym.errors import CatalogError
+from sre_marathon_gym.core.errors import CatalogError
+from sre_marathon_gym.evaluation.orca import evaluate
 from sre_marathon_gym.orca.data import (
     Complaint,
     QuestionsFile,
@@ -26,7 +27,6 @@ from sre_marathon_gym.orca.data import (
     load_questions,
 )
 from sre_marathon_gym.orca.episode import Episode
-from sre_marathon_gym.orca.evaluate import evaluate
 from sre_marathon_gym.orca.schedule import orca_schedule
 from sre_marathon_gym.orca.tasks import (
     Question,

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from sre_marathon_gym.errors import ConfigurationError
+from sre_marathon_gym.core.errors import ConfigurationError
 from sre_marathon_gym.orca.data import load_schedule_file
 from sre_marathon_gym.orca.schedule import DAY_S, build_schedule, orca_schedule
 

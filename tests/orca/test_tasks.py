@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from sre_marathon_gym.errors import CatalogError
+from sre_marathon_gym.core.errors import CatalogError
 from sre_marathon_gym.orca.data import AnswersFile, load_answers, load_questions
 from sre_marathon_gym.orca.schedule import orca_schedule
 from sre_marathon_gym.orca.tasks import candidate_tasks, generate_tasks, orca_tasks, tasks_digest

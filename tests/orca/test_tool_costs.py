@@ -7,7 +7,7 @@ import pytest
 
 from sre_marathon_gym.backends.sim import SimBackend
 from sre_marathon_gym.catalog import load_catalog
-from sre_marathon_gym.metric_store import bucket_quantile
+from sre_marathon_gym.metrics.store import bucket_quantile
 from sre_marathon_gym.orca.tools import MAX_LOG_WINDOW_S, MAX_TRACE_WINDOW_S, OrcaTools
 from sre_marathon_gym.orca.world import orca_world
 from sre_marathon_gym.sim.simulator import Simulator

@@ -213,8 +213,8 @@ def test_promql_on_the_store_matches_prometheus(short_run, prom, expr):
 def test_cli_exports_a_bundle_and_checks_its_alerts(catalog, short_run, tmp_path, capsys):
     """`sre-marathon export-prometheus BUNDLE --rule-tests` backfills and passes promtool; a second
     export into the same directory is refused instead of duplicating blocks."""
-    from sre_marathon_gym.bundle import write_bundle
-    from sre_marathon_gym.cli import main
+    from sre_marathon_gym.cli.main import main
+    from sre_marathon_gym.recording.bundle import write_bundle
 
     env, store = short_run
     bundle = write_bundle(tmp_path / "run.bundle", env.unwrapped.record(), store=store, catalog=catalog)
@@ -232,7 +232,7 @@ def test_live_backend_reads_prometheus_relative_to_its_episode_start(catalog, sh
     """The Kubernetes backend's metric source is `PrometheusMetrics` with t=0 at the episode
     start: here the clock starts where the backfilled run starts, so reads equal the store's."""
     from sre_marathon_gym.backends.kubernetes import KubernetesBackend
-    from sre_marathon_gym.clock import ManualClock
+    from sre_marathon_gym.core.clock import ManualClock
 
     server, summary = prom
     _, store = short_run
@@ -249,8 +249,8 @@ def test_live_backend_reads_prometheus_relative_to_its_episode_start(catalog, sh
 def test_an_origin_that_is_not_a_whole_number_of_seconds_before_year_9999_is_refused(tmp_path, origin):
     """2**70 overflowed the int64 timestamps (promtool then spun); NaN, inf and True got through or
     raised from int()."""
-    from sre_marathon_gym.clock import MAX_ORIGIN_S
-    from sre_marathon_gym.errors import TelemetryError
+    from sre_marathon_gym.core.clock import MAX_ORIGIN_S
+    from sre_marathon_gym.core.errors import TelemetryError
     from sre_marathon_gym.prometheus.openmetrics import write_openmetrics
 
     rows = [("up", {"job": "x"}, np.array([0.0, 15.0]), np.array([1.0, 1.0]))]

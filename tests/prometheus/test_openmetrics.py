@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sre_marathon_gym.errors import TelemetryError
-from sre_marathon_gym.metric_store import MetricStore
+from sre_marathon_gym.core.errors import TelemetryError
+from sre_marathon_gym.metrics.store import MetricStore
 from sre_marathon_gym.prometheus.openmetrics import format_value, series_selector, write_openmetrics
 from sre_marathon_gym.prometheus.rule_tests import encode_values
 

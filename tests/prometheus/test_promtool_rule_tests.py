@@ -33,7 +33,7 @@ def test_short_run_suite_passes_and_catches_a_wrong_expectation(catalog, short_r
 def test_leaderboard_seed_suites_pass(catalog, app, tmp_path):
     """The full 90-minute leaderboard schedule of each app (no agent): every rule, every minute
     and every alert transition agrees, with firing, pending and resolved alerts all exercised."""
-    from sre_marathon_gym.fault_schedule import FaultSchedule
+    from sre_marathon_gym.schedule.fault_schedule import FaultSchedule
     from sre_marathon_gym.sim.simulator import Simulator
 
     seed = catalog.leaderboard.seed_for(app)

@@ -9,7 +9,7 @@ import pytest
 def leaderboard_bundles(tmp_path_factory, catalog) -> dict[str, Path]:
     """Online Boutique's leaderboard seed, sealed: the runbook's, the no-action and the random run
     (the random one has false claims, needless and refused interventions)."""
-    from sre_marathon_gym.episode_runner import make_marathon_env, run_scored_episode
+    from sre_marathon_gym.evaluation.episode_runner import make_marathon_env, run_scored_episode
 
     out = tmp_path_factory.mktemp("bundles")
     return {

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from sre_marathon_gym.bundle import load_bundle
-from sre_marathon_gym.bundle_scoring import score_bundle
-from sre_marathon_gym.change_stream import CHANGE_FAILURE_RATE, change_plane
-from sre_marathon_gym.errors import ConfigurationError
+from sre_marathon_gym.core.errors import ConfigurationError
+from sre_marathon_gym.recording.bundle import load_bundle
+from sre_marathon_gym.recording.rescoring import score_bundle
 from sre_marathon_gym.run_report import report_views, write_report
 from sre_marathon_gym.run_report.page import script_json
 from sre_marathon_gym.run_report.timeline import (
@@ -22,6 +21,7 @@ from sre_marathon_gym.run_report.timeline import (
     UNJUDGED,
     UNMATCHED,
 )
+from sre_marathon_gym.schedule.change_stream import CHANGE_FAILURE_RATE, change_plane
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 
@@ -129,7 +129,7 @@ def test_bad_requests_are_refused_clearly(leaderboard_bundles, tmp_path):
 
 
 def test_two_runs_on_other_schedules_are_not_compared(leaderboard_bundles, tmp_path, catalog):
-    from sre_marathon_gym.episode_runner import make_marathon_env, run_scored_episode
+    from sre_marathon_gym.evaluation.episode_runner import make_marathon_env, run_scored_episode
 
     def short(minutes: int) -> str:
         env = lambda: make_marathon_env(  # noqa: E731
@@ -143,7 +143,7 @@ def test_two_runs_on_other_schedules_are_not_compared(leaderboard_bundles, tmp_p
 
 
 def test_the_context_line_places_a_leaderboard_score(leaderboard_bundles, catalog):
-    from sre_marathon_gym.reports import baseline_context
+    from sre_marathon_gym.evaluation.reports import baseline_context
 
     score = score_bundle(leaderboard_bundles["runbook"])[1].marathon_score
     line = baseline_context(catalog, "online_boutique", "eval", 30, {}, ("runbook", score), bars=False)
@@ -161,7 +161,7 @@ def test_script_json_cannot_close_its_script_element():
 
 
 def test_the_outcome_chart_keeps_its_x_label_clear_of_the_legend(leaderboard_bundles):
-    from sre_marathon_gym.reports import outcome_figure
+    from sre_marathon_gym.evaluation.reports import outcome_figure
 
     cards = [(agent, score_bundle(path)[1]) for agent, path in leaderboard_bundles.items()]
     for labelled in (cards[:1], cards, cards * 3):

@@ -185,7 +185,9 @@ def test_curriculum_ramps_schedule_per_episode() -> None:
 
 
 def test_record_bundle_writes_a_verifiable_bundle(tmp_path) -> None:
-    bundle = pytest.importorskip("sre_marathon_gym.bundle", reason="sre_marathon_gym.bundle not written yet")
+    bundle = pytest.importorskip(
+        "sre_marathon_gym.recording.bundle", reason="sre_marathon_gym.recording.bundle not written yet"
+    )
     env = RecordBundle(ShapeMarathonReward(make(injection_minutes=2)), tmp_path, prefix="rl")
     total = run_random(env, seed=9)
     assert len(env.paths) == 1 and env.paths[0].is_file()
@@ -227,7 +229,7 @@ def test_record_bundle_seals_a_truncated_episode_as_incomplete(tmp_path) -> None
     a finished run."""
     from gymnasium.wrappers import TimeLimit
 
-    from sre_marathon_gym.bundle import load_bundle
+    from sre_marathon_gym.recording.bundle import load_bundle
 
     env = RecordBundle(TimeLimit(make(), max_episode_steps=2), tmp_path)
     env.reset(seed=4)

@@ -29,8 +29,8 @@ from collections.abc import Callable, Iterable
 import numpy as np
 import pytest
 
-from sre_marathon_gym.change_stream import change_plane
-from sre_marathon_gym.fault_schedule import FaultSchedule
+from sre_marathon_gym.schedule.change_stream import change_plane
+from sre_marathon_gym.schedule.fault_schedule import FaultSchedule
 
 APPS = ("online_boutique", "astronomy_shop", "train_ticket")
 SEEDS = range(40)

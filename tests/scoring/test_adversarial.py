@@ -15,7 +15,7 @@ import pytest
 
 from sre_marathon_gym.agents import ADVERSARIAL_AGENT_NAMES, make_agent, run_episode
 from sre_marathon_gym.agents.adversarial import ORCA_ADVERSARIAL_AGENTS, catalog_guesses
-from sre_marathon_gym.evaluation import ENV_BY_APP, evaluate
+from sre_marathon_gym.evaluation.leaderboard import ENV_BY_APP, evaluate
 from sre_marathon_gym.scoring import score_run
 
 SHORT = dict(injection_minutes=20, observation_minutes=5)
@@ -167,7 +167,7 @@ def test_acceptance_on_leaderboard_and_five_other_seeds(catalog, oracle_floor):
 def test_degenerate_rca_reports_score_zero_on_every_orca_task(name):
     """On all 1,079 tasks: sound accuracy 0 and depth 0 (the published accuracy they win is kept for
     comparison only)."""
-    from sre_marathon_gym.orca.evaluate import evaluate as orca_evaluate
+    from sre_marathon_gym.evaluation.orca import evaluate as orca_evaluate
     from sre_marathon_gym.scoring.orca import metrics
 
     scores = orca_evaluate(name)
@@ -182,7 +182,7 @@ def test_degenerate_rca_reports_score_zero_on_every_orca_task(name):
 
 def test_degenerate_rca_reports_on_a_spread_of_tasks():
     """Fast version of the above on 40 tasks spread over the set."""
-    from sre_marathon_gym.orca.evaluate import evaluate as orca_evaluate
+    from sre_marathon_gym.evaluation.orca import evaluate as orca_evaluate
 
     for name in ORCA_ADVERSARIAL_AGENTS:
         scores = orca_evaluate(name, limit=40)
@@ -193,8 +193,8 @@ def test_degenerate_rca_reports_on_a_spread_of_tasks():
 
 
 def test_cli_names_the_suite():
-    from sre_marathon_gym.cli import ADVERSARIAL_NAMES
-    from sre_marathon_gym.orca.cli import ADVERSARIAL_NAMES as ORCA_NAMES
+    from sre_marathon_gym.cli.main import ADVERSARIAL_NAMES
+    from sre_marathon_gym.cli.orca import ADVERSARIAL_NAMES as ORCA_NAMES
 
     assert ADVERSARIAL_NAMES == ADVERSARIAL_AGENT_NAMES
     assert set(ORCA_NAMES) == set(ORCA_ADVERSARIAL_AGENTS)

@@ -13,7 +13,7 @@ import gymnasium as gym
 from sre_marathon_gym.agents import run_episode
 from sre_marathon_gym.agents.base import zero_usage
 from sre_marathon_gym.agents.oracle import OracleAgent
-from sre_marathon_gym.evaluation import (
+from sre_marathon_gym.evaluation.leaderboard import (
     ENV_BY_APP,
     EXTRA_SEED_BASE,
     FRESH_SEED_LIMIT,

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sre_marathon_gym import detmath
+from sre_marathon_gym.core import detmath
 
 REPO = Path(__file__).resolve().parents[2]
 FINGERPRINT = REPO / "benchmarks" / "sim_fingerprint.py"

@@ -13,7 +13,7 @@ import re
 import pytest
 
 from sre_marathon_gym.backends.sim import SimBackend
-from sre_marathon_gym.fault_schedule import FaultSchedule
+from sre_marathon_gym.schedule.fault_schedule import FaultSchedule
 from sre_marathon_gym.sim import k8s_events
 from sre_marathon_gym.sim.simulator import Simulator
 
@@ -157,7 +157,7 @@ def test_feature_flag_emits_no_event_and_flagd_logs_the_reload(catalog):
 
 
 def test_the_cluster_refuses_to_record_a_reason_no_component_emits(catalog):
-    from sre_marathon_gym.errors import SimulatorError
+    from sre_marathon_gym.core.errors import SimulatorError
 
     sim = Simulator(catalog, "online_boutique", 1, telemetry=False)
     with pytest.raises(SimulatorError, match="ConfigMapUpdated"):

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from sre_marathon_gym.backends.sim import SimBackend
-from sre_marathon_gym.fault_schedule import FaultSchedule
+from sre_marathon_gym.schedule.fault_schedule import FaultSchedule
 from sre_marathon_gym.sim.simulator import Simulator
 
 ISO = re.compile(r"\[(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)\]")

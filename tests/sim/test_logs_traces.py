@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from sre_marathon_gym.errors import UnknownNameError
-from sre_marathon_gym.fault_schedule import FaultSchedule
+from sre_marathon_gym.core.errors import UnknownNameError
+from sre_marathon_gym.schedule.fault_schedule import FaultSchedule
 from sre_marathon_gym.sim.log_context import LogContextRecorder
 from sre_marathon_gym.sim.log_search import search_logs
 from sre_marathon_gym.sim.simulator import Simulator

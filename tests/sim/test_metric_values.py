@@ -13,9 +13,9 @@ from statistics import mean
 
 import pytest
 
-from sre_marathon_gym.alerts import AlertEngine
+from sre_marathon_gym.alerting.engine import AlertEngine
 from sre_marathon_gym.backends.sim import SimBackend
-from sre_marathon_gym.fault_schedule import FaultSchedule
+from sre_marathon_gym.schedule.fault_schedule import FaultSchedule
 from sre_marathon_gym.sim.simulator import Simulator
 from sre_marathon_gym.tools.runner import ToolRunner
 

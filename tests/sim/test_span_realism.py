@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from sre_marathon_gym.backends.sim import SimBackend
-from sre_marathon_gym.fault_schedule import FaultSchedule
-from sre_marathon_gym.metric_store import bucket_quantile
+from sre_marathon_gym.metrics.store import bucket_quantile
+from sre_marathon_gym.schedule.fault_schedule import FaultSchedule
 from sre_marathon_gym.sim.op_names import server_span_name
 from sre_marathon_gym.sim.simulator import Simulator
 

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from sre_marathon_gym.errors import SREMarathonError
-from sre_marathon_gym.metric_store import MetricStore, RetentionError, TelemetryError
+from sre_marathon_gym.core.errors import SREMarathonError
+from sre_marathon_gym.metrics.store import MetricStore, RetentionError, TelemetryError
 
 
 def counter_store(values_by_t: dict[float, float], name: str = "c_total") -> tuple[MetricStore, int]:

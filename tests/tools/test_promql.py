@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sre_marathon_gym  # noqa: F401
-from sre_marathon_gym.errors import PatternError, PromQLError
-from sre_marathon_gym.metric_store import MetricStore
+from sre_marathon_gym.core.errors import PatternError, PromQLError
+from sre_marathon_gym.metrics.store import MetricStore
 from sre_marathon_gym.tools.promql import (
     RANGE_FUNCTIONS,
     Limits,

@@ -17,8 +17,8 @@ import gymnasium as gym
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...catalog.pricing import ModelPrice, Pricing
-from ...errors import BudgetExceededError, ConfigurationError, ModelEndpointError
-from ...run_record import Usage
+from ...core.errors import BudgetExceededError, ConfigurationError, ModelEndpointError
+from ...core.run_record import Usage
 from ..base import zero_usage
 from .budget import Clock, Deadline
 from .client import PREFLIGHT_MESSAGES, ChatClient, require_openai

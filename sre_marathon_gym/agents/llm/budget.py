@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from ...errors import BudgetExceededError
+from ...core.errors import BudgetExceededError
 
 Clock = Callable[[], float]
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...catalog.pricing import ModelPrice
-from ...errors import BudgetExceededError, ModelEndpointError, OptionalDependencyError
-from ...run_record import Usage
+from ...core.errors import BudgetExceededError, ModelEndpointError, OptionalDependencyError
+from ...core.run_record import Usage
 from .budget import Deadline
 from .config import LLMConfig
 

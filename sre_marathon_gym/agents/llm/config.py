@@ -12,7 +12,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
-from ...errors import ConfigurationError
+from ...core.errors import ConfigurationError
 
 ENV_MODEL = "SRE_MARATHON_MODEL"
 ENV_BASE_URL = "OPENAI_BASE_URL"

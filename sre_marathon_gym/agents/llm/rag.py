@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...errors import BudgetExceededError
+from ...core.errors import BudgetExceededError
 from .base import LLMAgent
 from .budget import Deadline
 from .config import validated

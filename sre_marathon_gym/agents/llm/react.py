@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...errors import BudgetExceededError, ModelEndpointError
+from ...core.errors import BudgetExceededError, ModelEndpointError
 from ...tools.models import openai_tools
 from .base import LLMAgent
 from .budget import Deadline

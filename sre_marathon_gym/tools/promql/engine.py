@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...errors import PromQLError
-from ...metric_store import bucket_quantile
-from ...patterns import compile_label_regex
+from ...core.errors import PromQLError
+from ...core.patterns import compile_label_regex
+from ...metrics.store import bucket_quantile
 from .parser import COMPARISON_OPS, RANGE_FUNCTIONS, Aggregate, Binary, Call, Number, Selector, Unary
 
 _ELEMENTWISE = {"abs": np.abs, "ceil": np.ceil, "floor": np.floor, "sqrt": np.sqrt}

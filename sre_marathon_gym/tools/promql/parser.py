@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ...errors import PromQLError
+from ...core.errors import PromQLError
 
 __all__ = [
     "PromQLSyntaxError",

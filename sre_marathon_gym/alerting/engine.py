@@ -45,15 +45,15 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from .alert_rules import COMPARISONS, CompiledRule, Operand, OperandBatch, SeriesView, at_grid
-from .alert_templates import render_template
-from .clock import METRIC_STEP_S
-from .errors import AlertEvaluationError, AlertRuleError, UnknownNameError
-from .metric_store import MetricStore, bucket_quantile
+from ..core.clock import METRIC_STEP_S
+from ..core.errors import AlertEvaluationError, AlertRuleError, UnknownNameError
+from ..metrics.store import MetricStore, bucket_quantile
+from .rules import COMPARISONS, CompiledRule, Operand, OperandBatch, SeriesView, at_grid
+from .templates import render_template
 
 if TYPE_CHECKING:
-    from .catalog.alerts import RulePack
-    from .catalog.apps import App
+    from ..catalog.alerts import RulePack
+    from ..catalog.apps import App
 
 __all__ = [
     "Alert",

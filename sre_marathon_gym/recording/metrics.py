@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .bundle_archive import canonical_json
-from .errors import BundleError
+from ..core.errors import BundleError
+from .archive import canonical_json
 
 if TYPE_CHECKING:
-    from .metric_store import MetricStore
+    from ..metrics.store import MetricStore
 
 
 # ---------------------------------------------------------------------------------------------- telemetry
@@ -49,7 +49,7 @@ class RecordedMetrics:
 
     def metric_store(self) -> MetricStore:
         """A `MetricStore` holding the same samples, for PromQL-style queries over a bundle."""
-        from .metric_store import MetricStore
+        from ..metrics.store import MetricStore
 
         store = MetricStore(
             step_s=self.step_s, dtype=self.values.dtype, initial_series_capacity=max(1, len(self.names))

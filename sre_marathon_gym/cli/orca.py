@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..arg_types import positive_int
-from ..errors import ConfigurationError
+from ..core.arg_types import positive_int
+from ..core.errors import ConfigurationError
 
 # The baseline names (agents/orca_baselines.ORCA_AGENTS; a test keeps them equal). Spelled out so building
 # the parser imports nothing heavy, and a bad name fails in argparse before the days are simulated.
@@ -25,8 +25,8 @@ def _shipped_catalog_only(args: argparse.Namespace) -> None:
 
 def cmd_orca_tasks(args: argparse.Namespace) -> int:
     _shipped_catalog_only(args)
-    from .evaluate import distribution_table
-    from .tasks import orca_tasks, tasks_digest
+    from ..evaluation.orca import distribution_table
+    from ..orca.tasks import orca_tasks, tasks_digest
 
     tasks = orca_tasks()
     print(f"ORCA-bench tasks: {len(tasks)} (digest {tasks_digest(tasks)[:16]})")
@@ -36,8 +36,8 @@ def cmd_orca_tasks(args: argparse.Namespace) -> int:
 
 def cmd_orca_evaluate(args: argparse.Namespace) -> int:
     _shipped_catalog_only(args)
-    from .evaluate import area_prior_scores, detail_table, evaluate, leaderboard_table
-    from .world import orca_world
+    from ..evaluation.orca import area_prior_scores, detail_table, evaluate, leaderboard_table
+    from ..orca.world import orca_world
 
     orca_world()  # simulate the days once, before the progress bar starts
     scores = evaluate(args.agent, limit=args.limit, source_access=not args.no_source, progress=True)

@@ -18,7 +18,7 @@ import zipfile
 import zlib
 from pathlib import Path
 
-from .errors import BundleError
+from ..core.errors import BundleError
 
 
 def canonical_json(obj: object, what: str) -> bytes:

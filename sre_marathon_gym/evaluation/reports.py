@@ -9,13 +9,13 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import ConfigurationError
-from .table import format_table
+from ..core.errors import ConfigurationError
+from ..core.table import format_table
 
 if TYPE_CHECKING:
-    from .catalog import Catalog
-    from .evaluation import RunSpec
-    from .scoring import ScoreCard
+    from ..catalog import Catalog
+    from ..scoring import ScoreCard
+    from .leaderboard import RunSpec
 
 COLUMNS = (
     "Marathon-Score",
@@ -142,8 +142,8 @@ def mean_ci95(values: list[float]) -> tuple[float, float]:
 def llm_accounting_table(results: list, cat: Catalog) -> str:
     """Per LLM run: calls, failed calls, timed-out invocations, tokens and cost, and the model and
     price the run used, all read back from its bundle (what the cost column was computed with)."""
-    from .agents import is_llm_agent
-    from .bundle import load_bundle
+    from ..agents import is_llm_agent
+    from ..recording.bundle import load_bundle
 
     rows, used = [], {}
     for spec, card, path in results:
@@ -201,7 +201,7 @@ def price_note(agent: dict) -> str:
 
 def outcome_table(labelled: list[tuple[str, ScoreCard]]) -> str:
     """Figure 9: each injected fault's first-matching outcome, as shares per run."""
-    from .scoring import OUTCOMES
+    from ..scoring import OUTCOMES
 
     rows = []
     for label, card in labelled:
@@ -229,7 +229,7 @@ def outcome_figure(labelled: list[tuple[str, ScoreCard]]):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from .scoring import OUTCOMES
+    from ..scoring import OUTCOMES
 
     fig, ax = plt.subplots(figsize=(9, 1.4 + 0.45 * len(labelled)))
     for i, (label, card) in enumerate(labelled):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Verify the bundles, then write and name the report."""
-    from . import write_report
+    from ..run_report import write_report
 
     print(f"report: {write_report([Path(b) for b in args.bundles], args.output)}")
     return 0

@@ -15,11 +15,11 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
-from .catalog import APPS, Catalog, load_catalog
+from ..catalog import APPS, Catalog, load_catalog
+from ..core.errors import ConfigurationError
+from ..scoring import ScoreCard
 from .episode_runner import ENV_BY_APP, close_agent, preflight_agent, reached_time, save_incomplete
-from .errors import ConfigurationError
 from .reports import COLUMNS, PUBLISHED_KEYS, leaderboard_table, mean_ci95, outcome_chart, outcome_table
-from .scoring import ScoreCard
 
 EXTRA_SEED_BASE = 10_000  # extra seeds for --seeds N: 10000, 10001, ... (disjoint from leaderboard seeds)
 FRESH_SEED_LIMIT = 2**31  # fresh bases stay below this, so base + N is still a small int64
@@ -103,7 +103,7 @@ def evaluate(
     """
     from tqdm import tqdm
 
-    from .agents import is_llm_agent
+    from ..agents import is_llm_agent
 
     catalog = catalog or load_catalog()
     llm = [a for a in agents if is_llm_agent(a)]

@@ -82,7 +82,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pydantic import ValidationError
 
-from .bundle_archive import (
+from ..core.errors import BundleError, BundleWriteError
+from ..scoring import RunRecord
+from .archive import (
     EOCD_LEN,
     EOCD_MAGIC,
     MAX_BUNDLE_BYTES,
@@ -99,14 +101,12 @@ from .bundle_archive import (
     read_at,
     read_member,
 )
-from .bundle_metrics import RecordedMetrics
-from .errors import BundleError, BundleWriteError
-from .scoring import RunRecord
+from .metrics import RecordedMetrics
 
 if TYPE_CHECKING:
-    from .catalog import Catalog
-    from .catalog.settings import Scoring
-    from .metric_store import MetricStore
+    from ..catalog import Catalog
+    from ..catalog.settings import Scoring
+    from ..metrics.store import MetricStore
 
 Telemetry = RecordedMetrics  # the earlier name (deprecated)
 
@@ -428,7 +428,7 @@ def build_bundle_bytes(
     incomplete: Incomplete | None = None,
 ) -> bytes:
     """The bundle's bytes (what `write_bundle` writes); pure, so equal inputs give equal bytes."""
-    from . import __version__
+    from .. import __version__
 
     if not isinstance(record, RunRecord):
         raise BundleError(f"record must be a RunRecord, got {type(record).__name__}")
@@ -741,7 +741,7 @@ def load_bundle(path: str | os.PathLike[str], key: str | bytes | None = None) ->
         telemetry = RecordedMetrics.decode(contents[TELEMETRY_INDEX], contents[TELEMETRY_VALUES])
     scoring = None
     if SCORING in contents:
-        from .catalog.settings import Scoring
+        from ..catalog.settings import Scoring
 
         try:
             scoring = Scoring.model_validate_json(contents[SCORING])

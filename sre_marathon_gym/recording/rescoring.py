@@ -12,13 +12,13 @@ import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from ..core.errors import CatalogMismatchError, IncompleteBundleError
+from ..scoring import RunRecord, ScoreCard, score_run
 from .bundle import Bundle, catalog_digest, load_bundle
-from .errors import CatalogMismatchError, IncompleteBundleError
-from .scoring import RunRecord, ScoreCard, score_run
 
 if TYPE_CHECKING:
-    from .catalog import Catalog
-    from .catalog.settings import Scoring
+    from ..catalog import Catalog
+    from ..catalog.settings import Scoring
 
 
 def _check_same_catalog(bundle: Bundle, catalog: Catalog, given: bool) -> None:
@@ -63,7 +63,7 @@ def bundle_scoring(
     come from the shipped catalog if the chosen scoring has none (an old v1 bundle rescored with
     ``--rules v2``).
     """
-    from .catalog import load_catalog
+    from ..catalog import load_catalog
 
     if catalog is not None:
         if not rescore_with_catalog:
@@ -86,7 +86,7 @@ def with_scope_share(record: RunRecord, catalog: Catalog | None = None) -> RunRe
     recorded them (they are public catalog data, the same for every run of the app)."""
     if record.manifest.scope_share:
         return record
-    from .catalog import load_catalog
+    from ..catalog import load_catalog
 
     cat = catalog or load_catalog()
     if record.manifest.app not in cat.apps:

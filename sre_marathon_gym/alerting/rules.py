@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .alert_templates import compile_template, render_parts
-from .errors import AlertRuleError, PatternError, UnknownNameError
-from .metric_store import MetricStore, extrapolated_tail
-from .patterns import compile_label_regex
+from ..core.errors import AlertRuleError, PatternError, UnknownNameError
+from ..core.patterns import compile_label_regex
+from ..metrics.store import MetricStore, extrapolated_tail
+from .templates import compile_template, render_parts
 
 if TYPE_CHECKING:
-    from .alerts import _Episode
-    from .catalog.alerts import AlertRule
+    from ..catalog.alerts import AlertRule
+    from .engine import _Episode
 
 
 _KINDS = ("value", "ratio", "difference", "quantile")

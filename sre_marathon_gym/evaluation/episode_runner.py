@@ -23,9 +23,9 @@ from typing import Any
 
 import gymnasium as gym
 
-from .catalog import Catalog
-from .envs import ENV_IDS
-from .errors import RunInterrupted
+from ..catalog import Catalog
+from ..core.errors import RunInterrupted
+from ..envs import ENV_IDS
 
 ENV_BY_APP: dict[str, str] = {app: env_id for env_id, app in ENV_IDS.items()}
 """The Marathon env id of each app (``"online_boutique": "SREMarathon/OnlineBoutique-v3"``, ...)."""
@@ -81,15 +81,15 @@ def run_scored_episode(
     where its recording went. `progress` is called after every step; `bar` shows a tqdm progress
     bar over the invocations with that description.
     """
-    from .agents.base import run_episode
-    from .scoring import score_run
+    from ..agents.base import run_episode
+    from ..scoring import score_run
 
     built = isinstance(agent, str)
     name = label or (agent if isinstance(agent, str) else str(getattr(agent, "name", type(agent).__name__)))
     environment: gym.Env | None = env if isinstance(env, gym.Env) else None
     try:
         if built:
-            from .agents import make_agent  # looked up per call: tests substitute it
+            from ..agents import make_agent  # looked up per call: tests substitute it
 
             agent = make_agent(agent, **(agent_options or {}))
         if preflight and callable(getattr(agent, "preflight", None)):
@@ -154,7 +154,7 @@ def run_stem(app: str, label: str, seed: int | None) -> str:
 
 def seal_run(u: Any, record: Any, path: Path, extra: dict) -> Path:
     """Write the sealed bundle of a finished run of the env `u` (its metric store and catalog)."""
-    from .bundle import write_bundle
+    from ..recording.bundle import write_bundle
 
     path.parent.mkdir(parents=True, exist_ok=True)
     return write_bundle(path, record, store=getattr(u, "metric_store", None), catalog=u.catalog, extra=extra)
@@ -200,7 +200,7 @@ def save_incomplete(
     The manifest seals the bundle as incomplete (the simulated time reached and the error), so
     renaming the file cannot pass it off as a full run; the error is also kept in the `incomplete`
     extra, where earlier versions put it."""
-    from .bundle import Incomplete, write_bundle
+    from ..recording.bundle import Incomplete, write_bundle
 
     u = env.unwrapped
     if getattr(u, "metric_store", None) is None:
@@ -246,7 +246,7 @@ def interrupted_message(env: Any, saved: Path | None) -> str:
 
 def preflight_agent(name: str, options: dict[str, Any]) -> None:
     """Build LLM agent `name` with `options` and check its endpoint with one tiny request."""
-    from .agents import make_agent
+    from ..agents import make_agent
 
     agent = make_agent(name, **options)
     try:

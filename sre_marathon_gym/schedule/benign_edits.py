@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from .catalog import Fault
-    from .catalog.apps import App, ConfigEntry
+    from ..catalog import Fault
+    from ..catalog.apps import App, ConfigEntry
 
 
 BENIGN_REVISION_BASE = 1000

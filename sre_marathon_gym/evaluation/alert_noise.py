@@ -2,7 +2,7 @@
 
 `alert_ambiguity` is the share of fired alerts compatible with more than one active fault (the
 paper reports 39 %, 76 % and 47 %); `flapping_share` the share that fire again soon after they
-resolved. ``python -m sre_marathon_gym.alert_noise`` prints them for the leaderboard seeds. Apart
+resolved. ``python -m sre_marathon_gym.evaluation.alert_noise`` prints them for the leaderboard seeds. Apart
 from `alerts.py` (the engine) because they read a schedule, which the engine must never see.
 """
 
@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .alerts import Alert, AlertEngine
-from .catalog.apps import label_place, pod_owner
-from .metric_store import MetricStore
+from ..alerting.engine import Alert, AlertEngine
+from ..catalog.apps import label_place, pod_owner
+from ..metrics.store import MetricStore
 
 if TYPE_CHECKING:
-    from .catalog import Catalog
-    from .catalog.apps import App
-    from .fault_schedule import FaultSchedule, ScheduledFault
+    from ..catalog import Catalog
+    from ..catalog.apps import App
+    from ..schedule.fault_schedule import FaultSchedule, ScheduledFault
 
 
 # --------------------------------------------------------------------------------------------------
@@ -171,9 +171,9 @@ def _report() -> None:  # pragma: no cover - exercised by hand / CI smoke
     """Run the leaderboard schedules for 90 minutes and print the alert noise figures."""
     import time
 
-    from .backends.sim_run import SimulatedRun
-    from .catalog import load_catalog
-    from .fault_schedule import FaultSchedule
+    from ..backends.sim_run import SimulatedRun
+    from ..catalog import load_catalog
+    from ..schedule.fault_schedule import FaultSchedule
 
     cat = load_catalog()
     paper = {n.app: n.value for n in cat.published.numbers if n.key == "ambiguous_alert_share"}

@@ -61,8 +61,8 @@ import numpy as np
 from .benign_edits import benign_config_value, benign_revision_base, config_diff, drop_diff
 
 if TYPE_CHECKING:
-    from .catalog import Fault
-    from .catalog.apps import App, ConfigEntry
+    from ..catalog import Fault
+    from ..catalog.apps import App, ConfigEntry
     from .fault_schedule import BenignChange, ScheduledFault
 
 CHANGE_FAILURE_RATE = 0.15
@@ -266,7 +266,7 @@ class _Planner:
         fault_revs: dict[str, set[int]],
         base_rev: int,
     ) -> None:
-        from .catalog.apps import config_artifact_id
+        from ..catalog.apps import config_artifact_id
 
         self.app, self.pool, self.held, self.fault_revs, self.next_rev = app, pool, held, fault_revs, base_rev
         self.code_rev: dict[str, int] = {}  # source file -> the last revision shipped

@@ -11,11 +11,11 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ..core.table import format_table
+from ..orca.data import load_leaderboard
+from ..orca.episode import Episode
+from ..orca.tasks import OrcaTask, orca_tasks
 from ..scoring.orca import TaskScore, breakdown, metrics, published_metrics
-from ..table import format_table
-from .data import load_leaderboard
-from .episode import Episode
-from .tasks import OrcaTask, orca_tasks
 
 if TYPE_CHECKING:
     from ..agents.orca_baselines import OrcaAgent

@@ -13,18 +13,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from .arg_types import clip, file_with_suffix, name_list, non_negative_int, positive_int, whole_number
-from .catalog import APPS, CATEGORIES, Catalog, load_catalog
-from .catalog.settings import RULES_VERSIONS
-from .clock import DEFAULT_ORIGIN_S, MAX_ORIGIN_S
-from .envs.inputs import MAX_SEED
-from .errors import ConfigurationError, RunInterrupted, SREMarathonError, UnknownNameError
-from .reports import llm_accounting_table
-from .table import format_table
+from ..catalog import APPS, CATEGORIES, Catalog, load_catalog
+from ..catalog.settings import RULES_VERSIONS
+from ..core.arg_types import clip, file_with_suffix, name_list, non_negative_int, positive_int, whole_number
+from ..core.clock import DEFAULT_ORIGIN_S, MAX_ORIGIN_S
+from ..core.errors import ConfigurationError, RunInterrupted, SREMarathonError, UnknownNameError
+from ..core.table import format_table
+from ..envs.inputs import MAX_SEED
+from ..evaluation.reports import llm_accounting_table
 
 if TYPE_CHECKING:
-    from .bundle import Bundle
-    from .episode_runner import ScoredEpisode
+    from ..evaluation.episode_runner import ScoredEpisode
+    from ..recording.bundle import Bundle
 
 # agents/adversarial.py and adversarial_v3.py (spelled out so building the parser imports no agent;
 # a test keeps them equal)
@@ -143,7 +143,7 @@ def cmd_catalog_validate(args: argparse.Namespace) -> int:
     print(catalog_summary(cat))
     if not args.simulate:
         return 0
-    from .backends.fault_check import validate_catalog
+    from ..backends.fault_check import validate_catalog
 
     checks = validate_catalog(cat, [args.app] if args.app else None)
     by: dict[tuple[str, str], list] = {}
@@ -241,7 +241,7 @@ def _run(
     endpoint is checked first and its client closed at the end; the bundle goes to `out`, and a run
     that fails leaves ``<out>/<app>-<agent>-<seed>.incomplete.bundle`` (Ctrl-C says so:
     `RunInterrupted`)."""
-    from .episode_runner import make_marathon_env, run_scored_episode
+    from ..evaluation.episode_runner import make_marathon_env, run_scored_episode
 
     cat.app(app)
     lb_seed = cat.leaderboard.seed_for(app)
@@ -289,7 +289,7 @@ def _schedule_options(args: argparse.Namespace, cat: Catalog) -> dict[str, objec
 
 def cmd_run(args: argparse.Namespace) -> int:
     """One episode with a progress bar; prints the score card and writes the sealed bundle."""
-    from .agents import is_llm_agent
+    from ..agents import is_llm_agent
 
     cat = load_catalog(args.catalog)
     if is_llm_agent(args.agent):
@@ -309,7 +309,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     print(run.card.first_line())
     if args.context:
-        from .reports import baseline_context
+        from ..evaluation.reports import baseline_context
 
         own = (args.agent, run.card.marathon_score)
         print(baseline_context(cat, args.app, args.mode, run.seed, schedule, own))
@@ -317,7 +317,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if run.bundle is not None:
         print(f"bundle: {run.bundle}")
         if args.report:
-            from .run_report import write_report
+            from ..run_report import write_report
 
             print(f"report: {write_report([run.bundle])}")
     return 0
@@ -325,8 +325,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     """Serve episodes to an MCP-speaking harness (stdio, or streamable HTTP on 127.0.0.1)."""
-    from .mcp_server import serve
-    from .mcp_server.episode import check_mode_seed
+    from ..mcp_server import serve
+    from ..mcp_server.episode import check_mode_seed
 
     cat = load_catalog(args.catalog)
     if (args.app is None) == (args.orca is None):
@@ -347,9 +347,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 def cmd_export_prometheus(args: argparse.Namespace) -> int:
     """A run's metrics into a Prometheus TSDB (and optionally served, and checked with promtool)."""
-    from .prometheus import PrometheusServer
-    from .prometheus.export import export_run
-    from .prometheus.rule_tests import run_promtool_tests, write_rule_tests
+    from ..prometheus import PrometheusServer
+    from ..prometheus.export import export_run
+    from ..prometheus.rule_tests import run_promtool_tests, write_rule_tests
 
     cat = load_catalog(args.catalog)
     if (args.bundle is None) == (args.app is None):
@@ -360,7 +360,7 @@ def cmd_export_prometheus(args: argparse.Namespace) -> int:
         raise ConfigurationError("--port is the port --serve listens on: use it with --serve")
     check_out_dir(args.out)
     if args.bundle is not None:
-        from .bundle import load_bundle
+        from ..recording.bundle import load_bundle
 
         bundle = load_bundle(args.bundle)
         if bundle.telemetry is None:
@@ -409,12 +409,12 @@ def cmd_export_prometheus(args: argparse.Namespace) -> int:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """The leaderboard protocol for the chosen agents on all apps, with the published numbers beside."""
-    from .evaluation import EXTRA_SEED_BASE, evaluate
-    from .reports import leaderboard_table, outcome_chart, outcome_table
+    from ..evaluation.leaderboard import EXTRA_SEED_BASE, evaluate
+    from ..evaluation.reports import leaderboard_table, outcome_chart, outcome_table
 
     cat = load_catalog(args.catalog)
     agents = args.agents
-    from .agents import is_llm_agent, make_agent
+    from ..agents import is_llm_agent, make_agent
 
     llm_options = _llm_options(args, cat) if any(is_llm_agent(a) for a in agents) else {}
     for a in agents:
@@ -432,7 +432,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if args.ray is not None and (args.checkpoint or args.workers):
         raise ConfigurationError("--ray runs the agents' grid as Ray tasks: drop --checkpoint and --workers")
     if seed_base == "fresh":
-        from .evaluation import fresh_seed_base
+        from ..evaluation.leaderboard import fresh_seed_base
 
         seed_base = fresh_seed_base()
     if seed_base is not None and seed_base + args.seeds > SEED_LIMIT:
@@ -440,7 +440,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if seed_base is not None:
         print(f"extra seeds: {seed_base}..{seed_base + args.seeds - 1} (repeat with --seed-base {seed_base})")
     if args.checkpoint:  # a trained RLlib policy on the leaderboard protocol
-        from .rllib import evaluate_checkpoint_on_leaderboard
+        from ..rllib import evaluate_checkpoint_on_leaderboard
 
         results = evaluate_checkpoint_on_leaderboard(args.checkpoint, out=args.out, catalog=cat)
     else:
@@ -467,7 +467,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             f"\nbundles and figure in {args.out}: {outcome_chart(labelled, Path(args.out) / 'outcomes.png')}"
         )
     if args.report:
-        from .run_report import write_report
+        from ..run_report import write_report
 
         for _, _, path in results:
             if path:
@@ -479,15 +479,15 @@ def _llm_options(args: argparse.Namespace, cat: Catalog) -> dict:
     """Options for the LLM agents from --model, --base-url, --pricing, --price (the key stays in the env)."""
     opts: dict = {"model": args.model, "base_url": args.base_url}
     if args.pricing:
-        from .catalog.loader import parse_model
-        from .catalog.pricing import Pricing
+        from ..catalog.loader import parse_model
+        from ..catalog.pricing import Pricing
 
         opts["pricing"] = parse_model(Path(args.pricing), Pricing)
     if args.price:
         from pydantic import ValidationError
 
-        from .agents.llm.config import describe_errors
-        from .catalog.pricing import ModelPrice
+        from ..agents.llm.config import describe_errors
+        from ..catalog.pricing import ModelPrice
 
         try:  # checked here, before any run: a bad price must not surface inside a worker
             ModelPrice(name="--price", input_per_mtok=args.price[0], output_per_mtok=args.price[1])
@@ -505,8 +505,8 @@ def cmd_score(args: argparse.Namespace) -> int:
     before anything is printed: an incomplete bundle (sealed so, whatever its file name) is refused
     unless --allow-incomplete, and so is a --catalog (or, for a bundle that seals no weights, the
     shipped catalog) other than the one the run used, unless --rescore-with-catalog."""
-    from .bundle_scoring import score_bundle
-    from .reports import outcome_chart, outcome_table
+    from ..evaluation.reports import outcome_chart, outcome_table
+    from ..recording.rescoring import score_bundle
 
     rules = None if args.rules is None else int(args.rules.lstrip("v"))
     cat = load_catalog(args.catalog) if args.catalog else None
@@ -542,7 +542,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 def _scoring_source(bundle: Bundle, cat: Catalog | None, rules: int | None) -> str:
     """Where the weights came from, as `score` prints it; a deliberate rescore says so."""
-    from .bundle import catalog_digest
+    from ..recording.bundle import catalog_digest
 
     if rules is not None:
         source = "--rules"
@@ -758,9 +758,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sc.set_defaults(func=cmd_score)
 
-    from .orca.cli import add_orca_parser
-    from .run_report.cli import add_report_parser
-    from .stats_cli import add_stats_parser
+    from .orca import add_orca_parser
+    from .report import add_report_parser
+    from .stats import add_stats_parser
 
     add_report_parser(sub)
     add_orca_parser(sub)

@@ -32,13 +32,13 @@ from typing import Any
 
 import numpy as np
 
+from ..alerting.engine import AlertEngine
+from ..backends.fault_check import fault_severity
+from ..backends.sim_run import SimulatedRun
+from ..catalog import Catalog
+from ..schedule.fault_schedule import FaultSchedule
 from .alert_noise import alert_compatibility
-from .alerts import AlertEngine
-from .backends.fault_check import fault_severity
-from .backends.sim_run import SimulatedRun
-from .catalog import Catalog
-from .evaluation import EXTRA_SEED_BASE
-from .fault_schedule import FaultSchedule
+from .leaderboard import EXTRA_SEED_BASE
 
 SATURATED = 0.95
 PAPER_KEYS = {  # our statistic -> the published number's key (catalog/published.yaml)
@@ -141,7 +141,7 @@ class AppStats:
 
 
 def _run_job(job: tuple[str, str, int]) -> RunStats:
-    from .catalog import load_catalog
+    from ..catalog import load_catalog
 
     path, app, seed = job
     return run_stats(load_catalog(path), app, seed)
@@ -247,8 +247,8 @@ def single_fault_severity(
 # ------------------------------------------------------------ ORCA
 def orca_stats(progress: bool = False) -> dict[str, Any]:
     """Task counts, mean ground-truth causes and the heuristic's sound accuracy, by difficulty."""
-    from .orca.evaluate import evaluate as orca_evaluate
-    from .orca.tasks import orca_tasks
+    from ..orca.tasks import orca_tasks
+    from .orca import evaluate as orca_evaluate
 
     tasks = orca_tasks()
     out: dict[str, Any] = {"tasks": len(tasks), "by_difficulty": {}}
@@ -272,7 +272,7 @@ def orca_stats(progress: bool = False) -> dict[str, Any]:
 
 def format_app_table(rows: Sequence[AppStats], catalog: Catalog) -> str:
     """One line per (app, statistic): leaderboard seed, paper, deviation, other seeds' mean and range."""
-    from .table import format_table
+    from ..core.table import format_table
 
     body = []
     for st in rows:
@@ -299,7 +299,7 @@ def format_app_table(rows: Sequence[AppStats], catalog: Catalog) -> str:
 
 def format_category_table(rows: Sequence[AppStats]) -> str:
     """Faults per category on each app's leaderboard seed."""
-    from .table import format_table
+    from ..core.table import format_table
 
     cats = sorted({c for st in rows for c in st.leaderboard.categories})
     body = [[st.app, *(st.leaderboard.categories.get(c, 0) for c in cats)] for st in rows]

@@ -70,6 +70,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from ..core.clock import TICK_S
+from ..core.detmath import power
+from ..core.errors import ConfigurationError, UnknownNameError
 from .benign_edits import (
     benign_code_change,
     benign_config_value,
@@ -77,13 +80,10 @@ from .benign_edits import (
     commit_message,
     config_diff,
 )
-from .clock import TICK_S
-from .detmath import power
-from .errors import ConfigurationError, UnknownNameError
 
 if TYPE_CHECKING:
-    from .catalog import Catalog, Fault
-    from .catalog.apps import App
+    from ..catalog import Catalog, Fault
+    from ..catalog.apps import App
 
 SCHEMA_VERSION = 2  # 2: the change stream (`changes`, `change_failure_rate`) and benign planes
 FAULTS_PER_HOUR = 60.0  # SRE-Marathon §4: "around sixty faults" in 60 minutes at intensity 1
@@ -287,7 +287,7 @@ class _BenignCandidate:
 
 
 def _benign_candidates(app: App, forbidden: set[str]) -> list[_BenignCandidate]:
-    from .catalog.apps import config_artifact_id
+    from ..catalog.apps import config_artifact_id
 
     out: list[_BenignCandidate] = []
     for s in app.services:
@@ -427,7 +427,7 @@ class FaultSchedule:
         if change_failure_rate is not None and not 0.0 < change_failure_rate <= 1.0:
             raise ConfigurationError(f"change_failure_rate must be in (0, 1], got {change_failure_rate!r}")
         if catalog is None:
-            from .catalog import load_catalog
+            from ..catalog import load_catalog
 
             catalog = load_catalog()
         if app not in catalog.faults:
@@ -639,7 +639,7 @@ class FaultSchedule:
 def leaderboard_schedules(catalog: Catalog | None = None) -> dict[str, FaultSchedule]:
     """The schedule of each app for its leaderboard seed and the leaderboard's windows."""
     if catalog is None:
-        from .catalog import load_catalog
+        from ..catalog import load_catalog
 
         catalog = load_catalog()
     lb = catalog.leaderboard
@@ -656,7 +656,7 @@ def leaderboard_schedules(catalog: Catalog | None = None) -> dict[str, FaultSche
 
 
 def schedule_stats_table(catalog: Catalog | None = None) -> str:
-    from .table import format_table
+    from ..core.table import format_table
 
     rows = []
     for app, sched in leaderboard_schedules(catalog).items():

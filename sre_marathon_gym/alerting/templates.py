@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 
-from .errors import AlertRuleError
+from ..core.errors import AlertRuleError
 
 _TEMPLATE_RE = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}")
 _ACTION_RE = re.compile(r"^(?:\$labels\.([A-Za-z_][A-Za-z0-9_]*)|\$value)(?:\s*\|\s*([A-Za-z]+))?$")

@@ -15,7 +15,7 @@ import json
 import math
 from typing import Any
 
-from .arg_types import positive_int, whole_number
+from ..core.arg_types import positive_int, whole_number
 
 
 def add_stats_parser(sub: Any) -> None:
@@ -45,15 +45,15 @@ def _clean(obj: Any) -> Any:
 def cmd_stats(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from .catalog import APPS, load_catalog
-    from .fidelity_stats import (
+    from ..catalog import APPS, load_catalog
+    from ..core.table import format_table
+    from ..evaluation.fidelity_stats import (
         all_app_stats,
         format_app_table,
         format_category_table,
         orca_stats,
         single_fault_severity,
     )
-    from .table import format_table
 
     catalog = load_catalog(args.catalog)
     apps = [args.app] if args.app else list(APPS)
@@ -135,7 +135,7 @@ CHANGE_PLANES = ("pipeline code", "pipeline config", "pipeline flag", "manifest"
 
 
 def _plane_of_fault(mechanism: str) -> str | None:
-    from .change_stream import change_stratum
+    from ..schedule.change_stream import change_stratum
 
     stratum = change_stratum(mechanism)
     return f"pipeline {stratum}" if stratum in ("code", "config", "flag") else stratum
@@ -149,8 +149,8 @@ def change_mix(catalog: Any, apps: list[str]) -> dict[str, Any]:
     """Faulty and benign changes of each app's leaderboard schedule, per plane: counts, per hour of
     the run (``run_s``) and the measured change failure rate (faulty / all changes on the plane;
     None when nothing changed on it). Flag flips are changes with no benign twin (`change_stream`)."""
-    from .change_stream import CFR_SOURCE, CHANGE_FAILURE_RATE
-    from .fault_schedule import leaderboard_schedules
+    from ..schedule.change_stream import CFR_SOURCE, CHANGE_FAILURE_RATE
+    from ..schedule.fault_schedule import leaderboard_schedules
 
     out: dict[str, Any] = {}
     for app, sched in leaderboard_schedules(catalog).items():
@@ -181,7 +181,7 @@ def change_mix(catalog: Any, apps: list[str]) -> dict[str, Any]:
 
 
 def format_change_mix(mix: dict[str, Any]) -> str:
-    from .table import format_table
+    from ..core.table import format_table
 
     body = []
     for app, m in mix["apps"].items():

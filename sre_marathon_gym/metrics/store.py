@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from sre_marathon_gym.clock import METRIC_STEP_S
-from sre_marathon_gym.errors import RetentionError, TelemetryError
-from sre_marathon_gym.patterns import compile_label_regex
+from sre_marathon_gym.core.clock import METRIC_STEP_S
+from sre_marathon_gym.core.errors import RetentionError, TelemetryError
+from sre_marathon_gym.core.patterns import compile_label_regex
 
 __all__ = ["MetricStore", "TelemetryError", "RetentionError", "LOOKBACK_S"]
 
