@@ -40,6 +40,11 @@ def _resolve(importer: str, is_package: bool, level: int, module: str | None) ->
 @lru_cache(maxsize=1)
 def graph() -> dict[str, tuple[frozenset[str], frozenset[str]]]:
     """module -> (package modules it imports, third-party top-level packages it imports)."""
+    return _graph(own_packages=True)
+
+
+@lru_cache(maxsize=2)
+def _graph(own_packages: bool) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
     mods = modules()
     out = {}
     for name, path in mods.items():
@@ -59,12 +64,70 @@ def graph() -> dict[str, tuple[frozenset[str], frozenset[str]]]:
                     internal.add(t)
                     parent = t.rsplit(".", 1)[0]
                     while parent != PACKAGE and "." in parent:  # importing a.b.c runs a.b's __init__
-                        internal.add(parent)
+                        if own_packages or not under_module(name, parent):
+                            internal.add(parent)
                         parent = parent.rsplit(".", 1)[0]
                 elif t and not t.startswith("."):
                     external.add(t.split(".")[0])
-        out[name] = (frozenset(internal - {name}), frozenset(external))
+        out[name] = (frozenset((internal - {name}) & mods.keys()), frozenset(external))
     return out
+
+
+def under_module(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def file_edges() -> dict[str, frozenset[str]]:
+    """module -> the package files its import statements need (module-level, in functions and under
+    TYPE_CHECKING alike), the package root excepted. A module's own enclosing packages are not
+    counted: their `__init__` is already running or done when the module's imports run, so it is
+    no dependency of the module's file."""
+    return {
+        m: frozenset(t for t in deps if t != PACKAGE) for m, (deps, _) in _graph(own_packages=False).items()
+    }
+
+
+def loops(edges: dict[str, frozenset[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (each an import loop), sorted
+    (Tarjan's algorithm, iterative: deep chains need no recursion limit)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges.get(root, ()))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, children = work[-1]
+            w = next(children, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(edges.get(w, ())))))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                group = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    group.append(w)
+                    if w == v:
+                        break
+                if len(group) > 1:
+                    found.append(sorted(group))
+    return sorted(found)
 
 
 def imports(module: str) -> frozenset[str]:
@@ -99,4 +162,15 @@ def in_layer(names: Iterable[str], *prefixes: str) -> list[str]:
     return sorted(n for n in names if under(n, *prefixes))
 
 
-__all__ = ["closure", "graph", "imports", "in_layer", "modules", "third_party", "under"]
+__all__ = [
+    "closure",
+    "file_edges",
+    "graph",
+    "imports",
+    "in_layer",
+    "loops",
+    "modules",
+    "third_party",
+    "under",
+    "under_module",
+]

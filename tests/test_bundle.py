@@ -955,7 +955,7 @@ def test_stale_temp_files_of_killed_writes_are_removed(run, tmp_path):
 
 KILL_SCRIPT = """
 import os, signal, sys
-from sre_marathon_gym import bundle
+from sre_marathon_gym.recording import bundle
 record = bundle.load_bundle(sys.argv[1]).record
 
 def write_half_then_die(fh, data):

@@ -6,6 +6,9 @@ degenerate policies that must score near zero.
 `make_agent("runbook")` builds one by name; `run_episode(env, agent)` drives it through an
 episode and returns the recorded run for `sre_marathon_gym.scoring.score_run`. The oracle reads
 hidden ground truth: it is an upper bound for tests and calibration, never a leaderboard entry.
+
+May import: the layers below the wrappers (core to envs, through `tools` and `orca`'s read
+tools); never the simulator, the evaluation or the command line.
 """
 
 from __future__ import annotations
@@ -14,11 +17,13 @@ from typing import Any
 
 from ..core.errors import UnknownNameError
 from .adversarial import ADVERSARIAL_AGENTS as _V2_HOLES
+from .adversarial import ORCA_ADVERSARIAL_AGENTS
 from .adversarial_v3 import V3_ADVERSARIAL_AGENTS
 from .base import Agent, run_episode, zero_usage
 from .change_correlator import ChangeCorrelator
 from .noop import NoopAgent
 from .oracle import OracleAgent
+from .orca_baselines import ORCA_AGENTS, OrcaAgent
 from .random_agent import RandomAgent
 from .runbook import RUNBOOK_TABLE, RunbookAgent, RunbookRule
 
@@ -53,6 +58,15 @@ def make_agent(name: str, **kwargs: Any) -> Agent:
     return AGENTS[name](**kwargs)
 
 
+def make_orca_agent(name: str) -> OrcaAgent:
+    """An ORCA baseline (`orca_baselines`), or a degenerate report of the adversarial suite
+    (`adversarial`), by name."""
+    known = {**ORCA_AGENTS, **ORCA_ADVERSARIAL_AGENTS}
+    if name not in known:
+        raise UnknownNameError("ORCA agent", name, known)
+    return known[name]()
+
+
 __all__ = [
     "ADVERSARIAL_AGENT_NAMES",
     "AGENTS",
@@ -68,6 +82,7 @@ __all__ = [
     "RunbookAgent",
     "RunbookRule",
     "make_agent",
+    "make_orca_agent",
     "run_episode",
     "zero_usage",
 ]

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..catalog.flag_behaviour import FLAG_BEHAVIOUR
-from ..core.errors import ConfigurationError, UnknownNameError
+from ..core.errors import ConfigurationError
 from ..orca.data import load_questions
 from ..orca.episode import Episode
 from ..orca.evidence import DURATION, EvidenceChecker, flag_log_markers, rubric_signals
@@ -355,16 +355,6 @@ ORCA_AGENTS: dict[str, type[OrcaAgent]] = {
     "oracle": OrcaOracleAgent,
     "area_prior": AreaPriorAgent,
 }
-
-
-def make_orca_agent(name: str) -> OrcaAgent:
-    """A baseline, or a degenerate report of the adversarial suite (`agents/adversarial.py`)."""
-    from .adversarial import ORCA_ADVERSARIAL_AGENTS
-
-    known = {**ORCA_AGENTS, **ORCA_ADVERSARIAL_AGENTS}
-    if name not in known:
-        raise UnknownNameError("ORCA agent", name, known)
-    return known[name]()
 
 
 def run_task(agent: OrcaAgent, episode: Episode) -> RcaReport:

@@ -184,6 +184,7 @@ class AlertEngine:
                 if o.join is not None:
                     o.join_view = self._views.setdefault(o.join[0], SeriesView(o.join[0]))
         self._quantile_rules = [r for r in self.rules if r.kind == "quantile"]
+        self._active: list[dict[int, _Episode]] = [{} for _ in self.rules]  # per rule: group -> episode
         self._seen = 0  # store series ids already routed to the views
         self.last_eval: float | None = None
         self.evaluations = 0
@@ -294,22 +295,31 @@ class AlertEngine:
         with np.errstate(divide="ignore", invalid="ignore"):
             quantiles = self._quantiles(cache, self._quantile_rules, len(times))
             conditions = [self._condition(r, times, cache, quantiles.get(r.name)) for r in self.rules]
-        todo: list[tuple[CompiledRule, list[list[int]], np.ndarray]] = []
-        for r, (cond, val) in zip(self.rules, conditions):
-            if r.active or cond.any():  # the others cannot change state at any of these times
+        todo: list[tuple[CompiledRule, dict[int, _Episode], list[list[int]], np.ndarray]] = []
+        for r, active, (cond, val) in zip(self.rules, self._active, conditions):
+            if active or cond.any():  # the others cannot change state at any of these times
                 at, groups = np.nonzero(cond)  # row-major: per time, ascending groups
                 cut = np.searchsorted(at, np.arange(len(times) + 1)).tolist()
-                todo.append((r, [groups[cut[i] : cut[i + 1]].tolist() for i in range(len(times))], val))
+                holds = [groups[cut[i] : cut[i + 1]].tolist() for i in range(len(times))]
+                todo.append((r, active, holds, val))
         changed: list[_Episode] = []
         for i, t in enumerate(times):  # time outer, rules inner: ids are numbered in this order
-            for r, holds, val in todo:
-                if holds[i] or r.active:
-                    self._step(r, t, holds[i], val[i], changed)
+            for r, active, holds, val in todo:
+                if holds[i] or active:
+                    self._step(r, active, t, holds[i], val[i], changed)
         return changed
 
-    def _step(self, r: CompiledRule, t: float, hold: list[int], val: np.ndarray, changed: list) -> None:
-        """The ``for:`` state machine of rule `r` at one evaluation `t` (groups `hold` in the result)."""
-        active = r.active
+    def _step(
+        self,
+        r: CompiledRule,
+        active: dict[int, _Episode],
+        t: float,
+        hold: list[int],
+        val: np.ndarray,
+        changed: list,
+    ) -> None:
+        """The ``for:`` state machine of rule `r` at one evaluation `t` (groups `hold` in the result;
+        `active`: the rule's episodes still pending or firing, by group)."""
         for g in hold:
             ep = active.get(g)
             if ep is None:

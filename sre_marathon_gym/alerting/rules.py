@@ -19,7 +19,6 @@ from .templates import compile_template, render_parts
 
 if TYPE_CHECKING:
     from ..catalog.alerts import AlertRule
-    from .engine import _Episode
 
 
 _KINDS = ("value", "ratio", "difference", "quantile")
@@ -374,7 +373,7 @@ class Operand:
 
 
 class CompiledRule:
-    """A rule of the pack, compiled for one app (placeholders rendered), with its alert state."""
+    """A rule of the pack, compiled for one app (placeholders rendered); its alerts' state is the engine's."""
 
     def __init__(self, rule: AlertRule, namespace: str, entry: str):
         def rend(s: str) -> str:
@@ -437,7 +436,6 @@ class CompiledRule:
         self.series_labels: list[dict[str, str]] = []
         self.alert_labels: list[dict[str, str]] = []
         self.sort_keys: list[tuple[tuple[str, str], ...]] = []
-        self.active: dict[int, _Episode] = {}
 
     def group_index(self, key: tuple[str, ...]) -> int:
         g = self.groups.get(key)

@@ -2,7 +2,11 @@
 Kubernetes cluster (`backends.kubernetes`, imported on demand so the client stays optional).
 
 `SimBackend` is loaded on first use too: the tools import the protocol from here, and must not
-pull the simulator in with it (docs/ARCHITECTURE.md)."""
+pull the simulator in with it (docs/ARCHITECTURE.md).
+
+May import: `core`, `catalog`, `metrics`, `sim`, `schedule`, `alerting`, `prometheus`; the only
+layer besides `sim` that builds the simulator.
+"""
 
 from __future__ import annotations
 

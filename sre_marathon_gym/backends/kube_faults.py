@@ -14,8 +14,9 @@ refuses the `test`), the orchestrator leaves the object alone and says "already 
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ..catalog.artifacts import parse_artifact
 from ..catalog.faults import Fault
@@ -26,7 +27,27 @@ from .base import ALREADY_REPAIRED
 from .kube_api import JSON_PATCH
 
 if TYPE_CHECKING:
-    from .kubernetes import KubernetesBackend
+    from ..catalog.apps import App
+    from .kube_api import ScopedKubeApi
+
+
+class LiveCluster(Protocol):
+    """What the injector uses of `KubernetesBackend`: its scoped API and its one way of changing
+    each kind of object (so an injected change is written exactly as an agent's fix is)."""
+
+    api: ScopedKubeApi
+    app: App
+    namespace: str
+
+    def deployment(self, service: str) -> dict: ...
+
+    def patch_container(self, d: dict, service: str, fields: dict, cause: str | None) -> dict: ...
+
+    def set_env(self, d: dict, service: str, key: str, value: str | None, cause: str) -> dict: ...
+
+    def set_flag(self, flag: str, variant: str) -> dict: ...
+
+    def supports(self, fault: Fault) -> bool: ...
 
 
 @dataclass
@@ -47,7 +68,7 @@ REVERTED = "reverted"
 
 
 class LiveFaults:
-    def __init__(self, backend: KubernetesBackend):
+    def __init__(self, backend: LiveCluster):
         self.b = backend
 
     # ------------------------------------------------------------ inject
@@ -113,8 +134,6 @@ class LiveFaults:
         return h
 
     def _flag(self, fault: Fault) -> LiveFault:
-        from .kubernetes import FLAGD_CONFIGMAP
-
         flag = next((f for f in self.b.app.feature_flags if f.name == fault.params["flag"]), None)
         if flag is None:
             raise BackendError("not_found", f"{self.b.app.app} has no feature flag {fault.params['flag']!r}")
@@ -123,7 +142,7 @@ class LiveFaults:
             fault.id,
             fault.mechanism,
             "configmap",
-            FLAGD_CONFIGMAP,
+            ko.FLAGD_CONFIGMAP,
             before=copy.deepcopy(before),
             marker={"flag": flag.name, "variant": flag.on_variant},
         )
@@ -303,16 +322,12 @@ class LiveFaults:
     def _revert_flag(self, h: LiveFault) -> str:
         """Put back only the flag's `defaultVariant` (other flags, changed by other faults or the
         agent, keep their values), guarded by a `test` of the flag file as read."""
-        import json
-
-        from .kubernetes import flagd_flags
-
         flag = h.marker["flag"]
-        old_found = flagd_flags(h.before)
+        old_found = ko.flagd_flags(h.before)
         old_variant = old_found[1].get(flag, {}).get("defaultVariant") if old_found else None
         for attempt in range(3):
             cm = self.b.api.get("configmaps", h.name)
-            found = flagd_flags(cm)
+            found = ko.flagd_flags(cm)
             if (
                 found is None
                 or str(found[1].get(flag, {}).get("defaultVariant")) != h.marker["variant"]

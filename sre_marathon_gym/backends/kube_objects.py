@@ -8,6 +8,7 @@ them pure makes them easy to test and impossible to turn into an unscoped reques
 from __future__ import annotations
 
 import copy
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -135,8 +136,24 @@ def quantity(v: Any) -> str | None:
     return None if v in (None, "") else str(v)
 
 
+FLAGD_CONFIGMAP = "flagd-config"  # the ConfigMap holding flagd's JSON flag file
+
+
+def flagd_flags(cm: dict) -> tuple[str, dict, dict] | None:
+    """(data key, flags dict, whole document) of the flagd ConfigMap's JSON flag file, if it has one."""
+    for key, text in sorted((cm.get("data") or {}).items()):
+        try:
+            doc = json.loads(text)
+        except (ValueError, TypeError):
+            continue
+        if isinstance(doc, dict) and isinstance(doc.get("flags"), dict):
+            return key, doc["flags"], doc
+    return None
+
+
 __all__ = [
     "CHANGE_CAUSE",
+    "FLAGD_CONFIGMAP",
     "RESTARTED_AT",
     "REVISION",
     "ZONE_LABEL",
@@ -144,6 +161,7 @@ __all__ = [
     "annotations",
     "containers",
     "epoch",
+    "flagd_flags",
     "json_pointer",
     "main_container",
     "meta",

@@ -29,6 +29,8 @@ from ..core.errors import BackendError, ConfigurationError, did_you_mean
 from . import kube_objects as ko
 from .base import INJECTABLE_LIVE
 from .kube_api import JSON_PATCH, ScopedKubeApi
+from .kube_faults import LiveFaults
+from .kube_objects import FLAGD_CONFIGMAP, flagd_flags
 
 LOG_TAIL_LINES = 2000
 
@@ -65,8 +67,6 @@ class KubernetesBackend:
 
             metrics = PrometheusMetrics(prometheus_url, origin_s=self.t0)
         self._metrics = metrics
-        from .kube_faults import LiveFaults
-
         self.faults = LiveFaults(self)
 
     @classmethod
@@ -690,21 +690,6 @@ class KubernetesBackend:
     def revert(self, handle: Any) -> str:
         """Undo a fault; "reverted", or "already repaired" when the fault no longer owned the object."""
         return self.faults.revert(handle)
-
-
-FLAGD_CONFIGMAP = "flagd-config"
-
-
-def flagd_flags(cm: dict) -> tuple[str, dict, dict] | None:
-    """(data key, flags dict, whole document) of the flagd ConfigMap's JSON flag file, if it has one."""
-    for key, text in sorted((cm.get("data") or {}).items()):
-        try:
-            doc = json.loads(text)
-        except (ValueError, TypeError):
-            continue
-        if isinstance(doc, dict) and isinstance(doc.get("flags"), dict):
-            return key, doc["flags"], doc
-    return None
 
 
 def log_record(line: str, t: float, service: str, pod: str) -> dict:

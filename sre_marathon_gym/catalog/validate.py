@@ -10,7 +10,7 @@ from .faults import Fault
 from .flag_behaviour import OUT_OF_MARATHON_CATALOG
 
 if TYPE_CHECKING:
-    from .catalog import Catalog
+    from .model import Catalog
 
 EXPECTED_FAULTS = 700
 EXPECTED_RULES = 44

@@ -1,4 +1,8 @@
-"""Gymnasium registration of the SRE-Marathon environments (imported by `sre_marathon_gym`)."""
+"""Gymnasium registration of the SRE-Marathon environments (imported by `sre_marathon_gym`).
+
+May import: every layer below it (core to `orca`); never agents, wrappers, evaluation or the
+command line.
+"""
 
 from __future__ import annotations
 

@@ -8,11 +8,12 @@ May import: every layer but the command line.
 
 from __future__ import annotations
 
+import pkgutil
 from typing import Any
 
 from ..core.moved import moved_to
 
-SUBMODULES = frozenset({"alert_noise", "episode_runner", "fidelity_stats", "leaderboard", "orca", "reports"})
+SUBMODULES = frozenset(m.name for m in pkgutil.iter_modules(__path__))
 _leaderboard_name = moved_to(__name__, "sre_marathon_gym.evaluation.leaderboard")
 
 

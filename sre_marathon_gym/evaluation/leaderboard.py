@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..catalog import APPS, Catalog, load_catalog
@@ -20,6 +19,7 @@ from ..core.errors import ConfigurationError
 from ..scoring import ScoreCard
 from .episode_runner import ENV_BY_APP, close_agent, preflight_agent, reached_time, save_incomplete
 from .reports import COLUMNS, PUBLISHED_KEYS, leaderboard_table, mean_ci95, outcome_chart, outcome_table
+from .run_spec import RunSpec
 
 EXTRA_SEED_BASE = 10_000  # extra seeds for --seeds N: 10000, 10001, ... (disjoint from leaderboard seeds)
 FRESH_SEED_LIMIT = 2**31  # fresh bases stay below this, so base + N is still a small int64
@@ -36,17 +36,6 @@ def fresh_seed_base() -> int:
     import secrets
 
     return EXTRA_SEED_BASE + secrets.randbelow(FRESH_SEED_LIMIT - EXTRA_SEED_BASE)
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    app: str
-    agent: str
-    seed: int
-    mode: str  # eval: the leaderboard seed; train: the same protocol on another seed
-    out: str | None
-    catalog: str | None = None
-    agent_options: dict[str, Any] = field(default_factory=dict)  # LLM agents: model, base_url, price...
 
 
 def run_one(

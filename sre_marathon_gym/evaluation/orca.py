@@ -46,7 +46,7 @@ def evaluate(
     `tasks` (default: all 1,079; `limit`: that many, spread over the list), one `run_orca_task` each."""
     from tqdm import tqdm
 
-    from ..agents.orca_baselines import make_orca_agent
+    from ..agents import make_orca_agent
 
     agent = make_orca_agent(agent_name) if isinstance(agent_name, str) else agent_name
     label = agent_name if isinstance(agent_name, str) else agent.name

@@ -15,7 +15,7 @@ from ..core.table import format_table
 if TYPE_CHECKING:
     from ..catalog import Catalog
     from ..scoring import ScoreCard
-    from .leaderboard import RunSpec
+    from .run_spec import RunSpec
 
 COLUMNS = (
     "Marathon-Score",

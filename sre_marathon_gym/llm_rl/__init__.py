@@ -7,6 +7,8 @@ package already is; it installs beside the `mcp` extra (verifiers 0.3 pins ``mcp
 ``mcp==2.0.0`` and replaced its multi-turn environment API), and it needs no language-model client
 to run a scripted policy. Every call goes through `mcp_server`'s episode, i.e. the env's own tool
 runner, policy layer and recorder: no second implementation of any tool.
+
+May import: every layer but the command line (it builds on `mcp_server` and `rllib`'s seed splits).
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 `episode.McpEpisode` is one episode driven by tool calls and `end_invocation`; `server` serves it
 over stdio (one process, one episode) or streamable HTTP on 127.0.0.1 (one MCP session, one
 episode). Needs the `mcp` extra; nothing else in the package imports the SDK.
+
+May import: every layer but `llm_rl` and the command line.
 """
 
 from __future__ import annotations

@@ -4,6 +4,10 @@
 days once per process, `tasks` generates the 1,079 deterministic tasks (`task_model`: what a task
 carries, all the judge reads), `evidence` checks cited telemetry, `tools` serves time-capped read
 tools, `report` is the agent's RCA report. The simulator is reached only through `backends.sim`.
+
+May import: `core`, `catalog`, `metrics`, `backends` (for the simulator), `tools`, `scoring`,
+`recording`; never envs, agents, evaluation or the command line (`evaluation.orca` runs agents on
+tasks).
 """
 
 from __future__ import annotations

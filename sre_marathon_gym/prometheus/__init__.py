@@ -4,6 +4,8 @@ engine against Prometheus' own rule evaluation.
 
 Nothing here is needed to run or train on the simulator; it is how a user opens a simulated run in
 Prometheus or Grafana, and how the live Kubernetes backend reads metrics.
+
+May import: `core`, `catalog`, `metrics`, `alerting`.
 """
 
 from __future__ import annotations

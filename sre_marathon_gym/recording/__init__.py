@@ -2,6 +2,6 @@
 canonical JSON (`archive`), the metrics recorded with a run (`metrics`) and rescoring a bundle
 offline (`rescoring`).
 
-May import: every layer below the environments (core, catalog, metrics, simulator through
-`backends`, schedule, alerting, Prometheus, backends, tools, scoring).
+May import: the layers before it (core, catalog, metrics, sim, schedule, alerting, prometheus,
+backends, tools, scoring); never ORCA, the environments or anything above them.
 """

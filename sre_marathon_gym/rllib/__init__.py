@@ -31,6 +31,8 @@ appended to ``seeds-w<worker>-v<vector>-<pid>.txt`` there, so tests can check di
 Note: RLlib 2.60 passes ONE `EnvContext` to all copies of a runner's vector env (its
 ``vector_index`` is 0 for each), so `make_env` also counts the copies it creates per process
 and worker and uses ``max(ctx.vector_index, count)``.
+
+May import: every layer but `llm_rl`, `mcp_server`, `run_report` and the command line.
 """
 
 from __future__ import annotations

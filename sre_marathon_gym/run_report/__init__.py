@@ -4,6 +4,8 @@ HTML page. Integrations layer: reads bundles and the scorer's verdicts, never a 
 `write_report(bundles, out)` verifies each bundle's seal first (a bundle that fails verification is
 a `BundleError`), scores it with the weights sealed in it, and writes the page (`page.py`) drawn from
 `timeline.run_view`.
+
+May import: every layer but `llm_rl`, `mcp_server`, `rllib` and the command line.
 """
 
 from __future__ import annotations

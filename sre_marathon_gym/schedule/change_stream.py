@@ -44,7 +44,7 @@ that changes again is no sign of a harmless change; code twins never ship a revi
 the run ships. Manifest twins may change a deployment field a fault changes at any other time.
 No twin changes a deployment while an active fault holds its rollout slot (a rollback must
 revert the fault), nor cordons a node for a window that overlaps an infrastructure fault's. Arrival times
-follow the faults' own ramped process over the injection window (`fault_schedule.arrival_times`),
+follow the faults' own ramped process over the injection window (`timeline.arrival_times`),
 so timing does not separate them either, except the change freeze on clusters without N-1
 capacity: no twin ships within `SETTLE_S` of an infrastructure fault's start (`_unfrozen_times`).
 """
@@ -59,11 +59,19 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .benign_edits import benign_config_value, benign_revision_base, config_diff, drop_diff
+from .timeline import (
+    DURATION_RANGE,
+    BenignChange,
+    ScheduledFault,
+    arrival_times,
+    artifact_key,
+    holds_rollout,
+    touched_artifacts,
+)
 
 if TYPE_CHECKING:
     from ..catalog import Fault
     from ..catalog.apps import App, ConfigEntry
-    from .fault_schedule import BenignChange, ScheduledFault
 
 CHANGE_FAILURE_RATE = 0.15
 CFR_SOURCE = (
@@ -293,8 +301,6 @@ class _Planner:
     def twin(
         self, row: Fault, t: int, busy: set[str], infra: Sequence[tuple[int, int]], rng: np.random.Generator
     ):
-        from .fault_schedule import BenignChange, artifact_key
-
         plane = change_plane(row.mechanism)
         if plane == "pipeline":
             if row.change is None or row.mechanism == "feature_flag" or row.target in busy:
@@ -419,8 +425,6 @@ class _Planner:
                 return None
             if node not in free:  # the row's node is the run's fault's: maintain another one
                 node = free[int(rng.integers(len(free)))]
-            from .fault_schedule import DURATION_RANGE
-
             lo, hi = DURATION_RANGE
             until = t + int(rng.integers(lo, hi + 1))
             # no maintenance overlaps an infrastructure fault (either may start first): a cordoned
@@ -450,8 +454,6 @@ def _unfrozen_times(
     windows cover 45% of Astronomy Shop's and Train Ticket's injection time on average); what
     would remove the freeze is N-1 capacity on those clusters. Drawn as 3n times with the frozen
     ones removed and n kept at random, so the density elsewhere keeps its shape."""
-    from .fault_schedule import arrival_times
-
     frozen = [] if spare else [sf for sf in scheduled if sf.category == "infrastructure"]
     times = [
         int(t)
@@ -472,8 +474,6 @@ def plan_production_changes(
     rng: np.random.Generator,
 ) -> list[BenignChange]:
     """The benign twins of one run (module docstring): as many as `rate` asks, on the faults' times."""
-    from .fault_schedule import _holds_rollout, artifact_key, touched_artifacts
-
     by_id = {f.id: f for f in chosen}
     faulty = sum(change_plane(by_id[sf.fault_id].mechanism) is not None for sf in scheduled)
     rows = [f for f in pool if change_plane(f.mechanism) is not None]
@@ -500,7 +500,7 @@ def plan_production_changes(
     by_plane = {k: [f for f in rows if change_stratum(f.mechanism) == k] for k in strata}
     for t, plane in zip(_unfrozen_times(n, injection_s, scheduled, app.survives_node_loss, rng), wanted):
         active = [sf for sf in scheduled if sf.active_at(t)]
-        busy = {sf.target for sf in active if _holds_rollout(by_id[sf.fault_id])}
+        busy = {sf.target for sf in active if holds_rollout(by_id[sf.fault_id])}
         # a row of the wanted stratum; when it has nothing left to change, any other row
         order = [by_plane[plane][int(k)] for k in rng.permutation(len(by_plane[plane]))]
         order += [rows[int(k)] for k in rng.permutation(len(rows))]

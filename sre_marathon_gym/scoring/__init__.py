@@ -2,6 +2,10 @@
 
 Pure functions over `RunRecord` (no simulator, no gymnasium), so a sealed bundle is rescored
 offline exactly as the live run was scored.
+
+May import: `core`, `catalog`, and ORCA's data models (`orca.report`, `orca.task_model`);
+never the simulator, backends, tools, envs, agents, wrappers, bundles or the command line, even
+indirectly (tested).
 """
 
 from __future__ import annotations

@@ -1,2 +1,5 @@
 """Discrete-time simulator: cluster state, traffic, telemetry and fault mechanics (no gymnasium, no
-global RNG)."""
+global RNG).
+
+May import: `core`, `catalog`, `metrics` (tested).
+"""

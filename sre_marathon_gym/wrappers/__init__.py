@@ -13,6 +13,9 @@ Typical RL stack (outermost last)::
     env = ShapeMarathonReward(env)
     env = FlattenActions(env)                       # obs gains "action_mask"
     env = FlattenMarathonObservation(env)           # {"observations": Box, "action_mask": Box}
+
+May import: the layers up to `envs` (and `recording`, `scoring`); never agents, evaluation or
+the command line.
 """
 
 from __future__ import annotations

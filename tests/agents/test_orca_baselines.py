@@ -8,7 +8,8 @@ import dataclasses
 
 import pytest
 
-from sre_marathon_gym.agents.orca_baselines import ORCA_AGENTS, OrcaAgent, make_orca_agent, run_task
+from sre_marathon_gym.agents import make_orca_agent
+from sre_marathon_gym.agents.orca_baselines import ORCA_AGENTS, OrcaAgent, run_task
 from sre_marathon_gym.evaluation.orca import evaluate
 from sre_marathon_gym.orca.data import load_leaderboard
 from sre_marathon_gym.orca.episode import Episode
