@@ -16,7 +16,6 @@ from import_graph import (
     modules,
     third_party,
     under,
-    under_module,
 )
 
 FOUNDATION = ("core",)
