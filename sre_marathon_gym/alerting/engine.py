@@ -32,7 +32,7 @@ codes of every operand are cached and rebuilt only when the metric gains series;
 ``np.bincount`` (which adds each group's series in their order, at every time, so the values are
 the same bits as evaluating one time after another).
 
-The noise figures of a run (alert ambiguity, flapping) are `alert_noise.py`'s.
+The noise figures of a run (alert ambiguity, flapping) are `evaluation.alert_noise`'s.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Compiled alert rules: each catalog rule (a value, ratio, difference or quantile of PromQL-style
 operands over a `MetricStore`) is turned once into vectorised operands and label matchers, so the
-engine evaluates every rule of a pack with a few numpy calls per step. The engine (`alerts.py`) owns
+engine evaluates every rule of a pack with a few numpy calls per step. The engine (`engine`) owns
 the lifecycle (pending, firing, resolved) on top of what these compute."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 ``{{ $labels.x }}``, ``{{ $value }}``, ``| humanize`` and ``| humanizePercentage``, with Go's float
 formatting, so rendered annotations equal what Prometheus (and `promtool test rules`) renders.
-Apart from `alerts.py` (the engine) because formatting is its own concept, tested on its own.
+Apart from `engine` because formatting is its own concept, tested on its own.
 """
 
 from __future__ import annotations

@@ -48,7 +48,7 @@ ADVERSARIAL_NAMES = (
 SEED_LIMIT = MAX_SEED + 1  # the env's bound (envs/inputs.py): one definition
 """Seeds are whole numbers in [0, SEED_LIMIT): see `seed_int`."""
 INTERRUPTED_EXIT = 130  # the shell's code for a run stopped by SIGINT (Ctrl-C)
-_llm_accounting = llm_accounting_table  # its name before it moved to reports.py
+_llm_accounting = llm_accounting_table  # its name before it moved to evaluation.reports
 
 
 def seed_int(text: str) -> int:

@@ -1,4 +1,4 @@
-"""`sre-marathon orca ...`: the task distribution and agent evaluation (kept out of the shared cli.py)."""
+"""`sre-marathon orca ...`: the task distribution and agent evaluation (kept out of `cli.main`)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 `alert_ambiguity` is the share of fired alerts compatible with more than one active fault (the
 paper reports 39 %, 76 % and 47 %); `flapping_share` the share that fire again soon after they
 resolved. ``python -m sre_marathon_gym.evaluation.alert_noise`` prints them for the leaderboard seeds. Apart
-from `alerts.py` (the engine) because they read a schedule, which the engine must never see.
+from `alerting.engine` because they read a schedule, which the engine must never see.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 Runs are independent, so apps, agents and seeds go to worker processes; each is one
 `episode_runner.run_scored_episode` (via `run_one`), which writes its sealed bundle, and the table
 is computed from the bundles' records exactly as `score` would. The tables and the outcome figure
-live in `reports.py`, the run helpers (`save_incomplete`, `preflight_agent`, ...) in
-`episode_runner.py`; both are re-exported here under their old names.
+live in `reports`, the run helpers (`save_incomplete`, `preflight_agent`, ...) in
+`episode_runner`; both are re-exported here under their old names.
 """
 
 from __future__ import annotations

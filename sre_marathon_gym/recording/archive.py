@@ -4,7 +4,7 @@ with bounded cost (nothing in its headers is trusted).
 Why its own module: zipfile believes whatever an archive declares (sizes, entry counts, flags), so a
 1 MB file can ask for gigabytes and `/dev/zero` never ends. Every function here checks before it
 reads, reads in bounded chunks, and turns every zipfile failure into a `BundleError`. The bundle
-format itself (members, manifest, seal) is `bundle.py`'s.
+format itself (members, manifest, seal) is `bundle`'s.
 """
 
 from __future__ import annotations

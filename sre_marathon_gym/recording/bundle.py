@@ -43,8 +43,8 @@ as complete.
 
 Catalog: ``catalog_version`` (and ``run.catalog_schema_version``, the record's own copy) is the
 `catalog_digest` of the catalog the run used. Scoring under a catalog with another digest is refused
-unless ``rescore_with_catalog=True`` (`bundle_scoring.py`): a rescore is never silent. The bounded
-ZIP reading is `bundle_archive.py`.
+unless ``rescore_with_catalog=True`` (`rescoring`): a rescore is never silent. The bounded
+ZIP reading is `archive`.
 
 Reading is bounded before anything is decompressed: the file must be a regular file of at most
 `MAX_BUNDLE_BYTES`; the end-of-archive record must sit where a bundle puts it (no ZIP64, a central

@@ -1,6 +1,6 @@
 """Rescoring a sealed bundle: which weights and rules, and what is refused.
 
-Why apart from `bundle.py` (the format: writing, verifying, loading): scoring a bundle is a policy
+Why apart from `bundle` (the format: writing, verifying, loading): scoring a bundle is a policy
 on top of a verified one. The rules and weights sealed in the bundle are used unless the caller
 asks otherwise; an incomplete run and a catalog other than the run's are refused unless asked for,
 so a rescore is never silent.

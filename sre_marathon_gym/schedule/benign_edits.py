@@ -1,6 +1,6 @@
 """How a benign change is written: harmless config values (log level, debug toggles, more generous
 timeouts, larger pools and caches) and source edits (a comment, a version bump), with the unified
-diff the build pipeline shows. The schedule (fault_schedule.py) decides when and where they ship;
+diff the build pipeline shows. The schedule (`fault_schedule`) decides when and where they ship;
 this module only makes each one look like a real, harmless commit. Messages are descriptions;
 `commit_message` writes them in the catalog's convention ("<service>: <what changed>"), the one
 fault changes use, so the message alone never tells a benign change from a faulty one."""
