@@ -19,7 +19,7 @@ PROBES = {  # a public name of each new home, read through the old module
     "core.table": "format_table",
     "core.logquery": "parse_query",
     "core.run_record": "RunRecord",
-    "core.arg_types": "positive_int",
+    "cli.arg_types": "positive_int",
     "metrics.store": "MetricStore",
     "schedule.fault_schedule": "FaultSchedule",
     "schedule.change_stream": "CHANGE_FAILURE_RATE",
@@ -78,7 +78,9 @@ def test_a_name_the_new_module_lacks_is_an_attribute_error():
 def test_an_old_name_imports_in_a_fresh_interpreter():
     """The alias hook is installed by the package root, before any old name is looked up."""
     code = "from sre_marathon_gym.bundle import verify_bundle; print(verify_bundle.__module__)"
-    out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, check=True
+    )
     assert out.stdout.strip() == "sre_marathon_gym.recording.bundle"
 
 

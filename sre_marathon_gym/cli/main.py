@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, NoReturn
 
 from ..catalog import APPS, CATEGORIES, Catalog, load_catalog
 from ..catalog.settings import RULES_VERSIONS
-from ..core.arg_types import clip, file_with_suffix, name_list, non_negative_int, positive_int, whole_number
 from ..core.clock import DEFAULT_ORIGIN_S, MAX_ORIGIN_S
 from ..core.errors import ConfigurationError, RunInterrupted, SREMarathonError, UnknownNameError
 from ..core.table import format_table
 from ..envs.inputs import MAX_SEED
 from ..evaluation.reports import llm_accounting_table
+from .arg_types import clip, file_with_suffix, name_list, non_negative_int, positive_int, whole_number
 
 if TYPE_CHECKING:
     from ..evaluation.episode_runner import ScoredEpisode

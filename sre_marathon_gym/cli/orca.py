@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..core.arg_types import positive_int
 from ..core.errors import ConfigurationError
+from .arg_types import positive_int
 
 # The baseline names (agents/orca_baselines.ORCA_AGENTS; a test keeps them equal). Spelled out so building
 # the parser imports nothing heavy, and a bad name fails in argparse before the days are simulated.

@@ -15,7 +15,7 @@ import json
 import math
 from typing import Any
 
-from ..core.arg_types import positive_int, whole_number
+from .arg_types import positive_int, whole_number
 
 
 def add_stats_parser(sub: Any) -> None:

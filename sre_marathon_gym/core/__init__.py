@@ -1,5 +1,5 @@
 """The foundation: errors, time, safe regexes, CPU-independent math, Kubernetes quantities, plain
-tables, the log query language, the recorded run's schema, argument types and deprecation aliases.
+tables, the log query language, the recorded run's schema and deprecation aliases.
 
 May import: nothing of the package but each other (every other layer builds on these).
 """

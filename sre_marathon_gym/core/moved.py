@@ -33,7 +33,7 @@ MOVED_MODULES: dict[str, str] = {
             "table": "core.table",
             "logquery": "core.logquery",
             "run_record": "core.run_record",
-            "arg_types": "core.arg_types",
+            "arg_types": "cli.arg_types",
             "metric_store": "metrics.store",
             "fault_schedule": "schedule.fault_schedule",
             "change_stream": "schedule.change_stream",

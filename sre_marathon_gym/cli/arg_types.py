@@ -1,7 +1,7 @@
 """Argparse types for whole-number options, shared by every subcommand's parser.
 
-Why a module of its own: `cli.py`, `stats_cli.py` and `orca/cli.py` each wrote this parser, with
-different messages; and `stats_cli` may not import `cli` (nothing imports the command line).
+Why a module of its own: `main`, `stats` and `orca` each wrote this parser, with different
+messages.
 """
 
 from __future__ import annotations
