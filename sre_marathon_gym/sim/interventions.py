@@ -13,21 +13,19 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..catalog.artifacts import parse_artifact
-from ..core.errors import did_you_mean
+from ..core.errors import SimulatorError, did_you_mean
 from ..core.quantities import parse_quantity
 
 if TYPE_CHECKING:
-    from .simulator import Simulator
+    from .sim_state import SimState
 
 
 def _error(msg: str) -> Exception:
-    from .simulator import SimulatorError
-
     return SimulatorError(msg)
 
 
 class Interventions:
-    def __init__(self, sim: Simulator):
+    def __init__(self, sim: SimState):
         self.sim = sim
 
     def _service(self, name: str) -> str:

@@ -25,7 +25,7 @@ from .scrape import BLACKBOX_JOB, CADVISOR_JOB, KSM_JOB, OTEL_JOB, scrape_labels
 
 if TYPE_CHECKING:
     from ..metrics.store import MetricStore
-    from .simulator import Simulator
+    from .sim_state import SimState
 
 PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
 MI = 1024.0 * 1024.0
@@ -63,7 +63,7 @@ class KubeSeries:
     """Mixin of `MetricExporter`: its pod, node and target series (`_init_kube_series` sets up the
     state; the exporter's `__init__` calls it)."""
 
-    sim: Simulator
+    sim: SimState
     store: MetricStore
     ns: str
     app_extra: bool

@@ -5,7 +5,7 @@ same answers: the failures of a service in a sample split by cause (its own, or 
 route, reset, timeout, refused, upstream), the origin of an upstream failure followed down the call
 graph (`root_cause`), the trace a log line must point at to show its failure (`forced_spec`), and
 the error texts a service or a caller prints for a cause (`own_error_text`, `client_error_text`).
-Functions of the recorder; `LogContextRecorder` exposes them as methods too.
+Functions of the recorded state (`log_state.LogState`); `LogContextRecorder` exposes them as methods too.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from .causes import (
     UPSTREAM,
 )
 from .log_draw import Draw, Fill
-from .log_snapshot import MIN_LOGGED_SHARE
+from .log_symptoms import MIN_LOGGED_SHARE
 from .log_text import (
     BAD_VALUE_TEXT,
     CLIENT_ERR,
@@ -49,11 +49,11 @@ from .log_text import (
 )
 
 if TYPE_CHECKING:
-    from .log_context import LogContextRecorder
+    from .log_state import LogState
 
 
 # ---------------------------------------------------------------- a service's own failures
-def pick_own_cause(rec: LogContextRecorder, p: int, s: int, u: float) -> int:
+def pick_own_cause(rec: LogState, p: int, s: int, u: float) -> int:
     """The own failure cause of service s in sample p for the uniform u (weighted by its sources)."""
     srcs = rec.context(p).own_sources[s]
     if not srcs:
@@ -67,7 +67,7 @@ def pick_own_cause(rec: LogContextRecorder, p: int, s: int, u: float) -> int:
     return srcs[-1][0]
 
 
-def own_detail(rec: LogContextRecorder, p: int, s: int, cause: int) -> str:
+def own_detail(rec: LogState, p: int, s: int, cause: int) -> str:
     """The detail of an own failure source (the flag's name, the bad value), "" when there is none."""
     for c_, _, detail in rec.context(p).own_sources[s]:
         if c_ == cause:
@@ -75,9 +75,7 @@ def own_detail(rec: LogContextRecorder, p: int, s: int, cause: int) -> str:
     return ""
 
 
-def own_error_text(
-    rec: LogContextRecorder, p: int, s: int, cause: int | None, draw: Draw | None = None
-) -> str:
+def own_error_text(rec: LogState, p: int, s: int, cause: int | None, draw: Draw | None = None) -> str:
     """What service s prints when it fails with its own `cause` in sample p."""
     fam = rec.family[s]
     if cause == FLAG:
@@ -93,7 +91,7 @@ def own_error_text(
     return pick(OWN_APP_TEXT, fam) or "internal error"
 
 
-def own_code(rec: LogContextRecorder, p: int, s: int, cause: int) -> str:
+def own_code(rec: LogState, p: int, s: int, cause: int) -> str:
     """The gRPC code callers see when service s fails with its own `cause`."""
     if cause == FLAG:
         return FLAG_ERROR.get(own_detail(rec, p, s, FLAG), ("Unknown",))[0]
@@ -101,14 +99,14 @@ def own_code(rec: LogContextRecorder, p: int, s: int, cause: int) -> str:
 
 
 # ---------------------------------------------------------------- failed calls
-def route_cause(rec: LogContextRecorder, p: int, e: int) -> int:
+def route_cause(rec: LogState, p: int, e: int) -> int:
     """Why the route of edge e fails in sample p (an address that does not resolve, else blocked)."""
     k = int(rec.context(p).route_kind[e])
     return k if k else BLOCKED
 
 
 def client_error_text(
-    rec: LogContextRecorder,
+    rec: LogState,
     e: int,
     cause: int,
     detail: str = "",
@@ -154,7 +152,7 @@ def client_error_text(
     return text
 
 
-def last_route_host(rec: LogContextRecorder, e: int) -> str | None:
+def last_route_host(rec: LogState, e: int) -> str | None:
     """The address edge e dialled last time it did not resolve (for texts not tied to a sample)."""
     for ctx in reversed(rec.contexts):
         if e in ctx.route_host:
@@ -162,11 +160,11 @@ def last_route_host(rec: LogContextRecorder, e: int) -> str | None:
     return None
 
 
-def upstream_text(rec: LogContextRecorder, e: int, callee_text: str) -> str:
+def upstream_text(rec: LogState, e: int, callee_text: str) -> str:
     return client_error_text(rec, e, UPSTREAM, detail=callee_text, code="Unknown")
 
 
-def edge_components(rec: LogContextRecorder, p: int, e: int) -> list[tuple[int, float]]:
+def edge_components(rec: LogState, p: int, e: int) -> list[tuple[int, float]]:
     """Failed calls per 15 s over edge e split by cause (the traffic model's factors)."""
     d = int(rec.compiled.edge_dst[e])
     fail = float(rec.edge_fail[p, e])
@@ -188,7 +186,7 @@ def edge_components(rec: LogContextRecorder, p: int, e: int) -> list[tuple[int, 
 
 
 # ---------------------------------------------------------------- attribution
-def root_cause(rec: LogContextRecorder, p: int, d: int, depth: int = 0) -> tuple[int, int, int, str, str]:
+def root_cause(rec: LogState, p: int, d: int, depth: int = 0) -> tuple[int, int, int, str, str]:
     """Why calls to service d fail in sample p, followed to the origin: (forced kind, index, cause,
     text, code). Cached per (sample, service) on the recorder, whatever the depth it was first asked
     at (`record` drops a sample's entries when it rewrites the sample)."""
@@ -200,7 +198,7 @@ def root_cause(rec: LogContextRecorder, p: int, d: int, depth: int = 0) -> tuple
     return hit
 
 
-def _root_cause(rec: LogContextRecorder, p: int, d: int, depth: int) -> tuple[int, int, int, str, str]:
+def _root_cause(rec: LogState, p: int, d: int, depth: int) -> tuple[int, int, int, str, str]:
     srcs = rec.context(p).own_sources[d]
     own = float(rec.own_err[p, d]) + float(rec.saturated[p, d])
     best_e, best_w, best_c = -1, 0.0, UPSTREAM
@@ -225,7 +223,7 @@ def _root_cause(rec: LogContextRecorder, p: int, d: int, depth: int) -> tuple[in
     return F_EDGE, best_e, best_c, text, GRPC_CODE.get(best_c, "Unknown")
 
 
-def error_causes(rec: LogContextRecorder, p: int, s: int) -> list[tuple[float, int, int]]:
+def error_causes(rec: LogState, p: int, s: int) -> list[tuple[float, int, int]]:
     """(failed requests per 15 s, cause, edge or -1) for service s in sample p."""
     out: list[tuple[float, int, int]] = []
     count = float(rec.svc_count[p, s])
@@ -243,7 +241,7 @@ def error_causes(rec: LogContextRecorder, p: int, s: int) -> list[tuple[float, i
     return out
 
 
-def forced_spec(rec: LogContextRecorder, p: int, cause: int, s: int, e: int) -> tuple[int, int, int]:
+def forced_spec(rec: LogState, p: int, cause: int, s: int, e: int) -> tuple[int, int, int]:
     """The (kind, index, cause) a trace must be conditioned on to show this failure."""
     if e < 0:
         return F_OWN, s, cause
@@ -255,7 +253,7 @@ def forced_spec(rec: LogContextRecorder, p: int, cause: int, s: int, e: int) -> 
 
 # ---------------------------------------------------------------- which requests (trace roots)
 def roots_through(
-    rec: LogContextRecorder, p: int, s: int | None = None, e: int | None = None
+    rec: LogState, p: int, s: int | None = None, e: int | None = None
 ) -> tuple[list[int], list[float]]:
     """Roots (request types, else the service's background root) whose requests reach s / edge e."""
     c = rec.compiled
@@ -282,14 +280,14 @@ def roots_through(
     return [rec.R + root_s], [1.0]
 
 
-def draw_roots(rec: LogContextRecorder, p: int, s: int | None, n: int) -> list[int]:
+def draw_roots(rec: LogState, p: int, s: int | None, n: int) -> list[int]:
     """n roots of unconditioned traces through s (None: any) in sample p, drawn by request rate."""
     roots, w = roots_through(rec, p, s)
     draw = Draw(np.random.default_rng([*rec.entropy, 3, rec.sample_k(p), rec.S if s is None else s]), n + 4)
     return [roots[draw.weighted(w)] for _ in range(n)]
 
 
-def error_trace_specs(rec: LogContextRecorder, p: int, s: int, n: int) -> list[tuple[int, int, int, int]]:
+def error_trace_specs(rec: LogState, p: int, s: int, n: int) -> list[tuple[int, int, int, int]]:
     """Up to n (forced kind, index, cause, root) of error traces through s, drawn by cause share."""
     causes = error_causes(rec, p, s)
     total = sum(w for w, _, _ in causes)

@@ -25,7 +25,7 @@ from .log_causes import (
     roots_through,
 )
 from .log_draw import Draw, Fill, fill_path
-from .log_snapshot import (
+from .log_symptoms import (
     B_BROKER_GONE,
     B_CACHE_OFF,
     B_CONSUMER_LAG,
@@ -71,7 +71,7 @@ from .traces import decode_trace_id, encode_trace_id, generate, ok_span_time
 
 if TYPE_CHECKING:
     from ..core.clock import Epoch
-    from .log_context import LogContextRecorder
+    from .log_state import LogState
 
 OK_LINES_PER_REQUEST = 0.03  # sampled-down volume of request log lines
 MAX_OK_LINES = 6  # per service per 15 s
@@ -90,7 +90,7 @@ class LogRecord:
     attributes: dict = field(default_factory=dict)
 
 
-def lines(rec: LogContextRecorder, p: int, s: int, min_rank: int = 0) -> list[LogRecord]:
+def lines(rec: LogState, p: int, s: int, min_rank: int = 0) -> list[LogRecord]:
     """Log lines of service s in sample p (deterministic in (seed, service, sample)).
 
     INFO request lines come from their own stream, so skipping them (min_rank > 0) leaves the
@@ -275,9 +275,7 @@ def lines(rec: LogContextRecorder, p: int, s: int, min_rank: int = 0) -> list[Lo
     return out
 
 
-def span_time(
-    rec: LogContextRecorder, tid: str, s: int, error: bool, u: float
-) -> tuple[float | None, int | None]:
+def span_time(rec: LogState, tid: str, s: int, error: bool, u: float) -> tuple[float | None, int | None]:
     """(a time inside service s's span of trace `tid`, that span's duration in ms), or (None, None)
     when the trace has no such span (an error line wants an ERROR span of s; then it carries no id)."""
     fields = decode_trace_id(rec.key, tid)
@@ -300,7 +298,7 @@ def span_time(
 
 
 def _ok_line(
-    rec: LogContextRecorder, p: int, s: int, root: int, draw: Draw, span_ms: int | None = None
+    rec: LogState, p: int, s: int, root: int, draw: Draw, span_ms: int | None = None
 ) -> tuple[str, dict]:
     fam = rec.family[s]
     name = rec.services[s]
@@ -343,7 +341,7 @@ def stamp_body(message: str, epoch: Epoch, t: float) -> str:
 
 
 def _access_line(
-    rec: LogContextRecorder,
+    rec: LogState,
     fam: str,
     verb: str,
     path: str,
@@ -373,7 +371,7 @@ def _access_line(
 
 
 def _error_line(
-    rec: LogContextRecorder, p: int, s: int, cause: int, e: int, draw: Draw
+    rec: LogState, p: int, s: int, cause: int, e: int, draw: Draw
 ) -> tuple[str | None, str, dict]:
     """(level or None when the service does not log it, message, attributes) of one failed request."""
     fam = rec.family[s]
@@ -434,7 +432,7 @@ def _error_line(
     return "ERROR", msg, attrs
 
 
-def _verb(rec: LogContextRecorder, e: int) -> str:
+def _verb(rec: LogState, e: int) -> str:
     """What the caller was doing (the `{op}` of its error prefix)."""
     d = rec.services[int(rec.compiled.edge_dst[e])]
     proto = rec.protocols[e]
@@ -447,7 +445,7 @@ def _verb(rec: LogContextRecorder, e: int) -> str:
     return f"call {d}"
 
 
-def _proxy_error(rec: LogContextRecorder, p: int, s: int, e: int, cause: int, draw: Draw) -> str:
+def _proxy_error(rec: LogState, p: int, s: int, e: int, cause: int, draw: Draw) -> str:
     """A proxy's line for a failed upstream call: envoy's access line, nginx's error log."""
     fam = rec.family[s]
     roots, w = roots_through(rec, p, e=e)

@@ -1,107 +1,66 @@
-"""The symptom vocabulary of the log context, and the snapshot of what the cluster and effects show.
+"""The snapshot of what the cluster and effects show: the `Context` many log samples share.
 
 Apart from the recorder (`log_context`) because it changes at another pace: a `Context` holds the
 per-service facts that change only when the cluster or the effects change (running and ready pods,
 own failure sources, static symptom bits, addresses that do not resolve, blocked routes, missing
 env keys, failing readiness paths, flags on), so many 15 s samples share one. `snapshot` builds it,
-memoised per pod and per spec on the recorder. The symptom bits (`B_*` per service, `E_*` per
-edge) are what a sample's lines are rendered from.
+memoised per pod and per spec on the recorder. The symptom vocabulary (`B_*`, `E_*`, `Context`)
+is `log_symptoms`'s, re-exported here.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .causes import BAD_VALUE, BLOCKED, DEP_UNAVAIL, DNS, FLAG, OWN_APP
 from .effects import FLAG_BEHAVIOUR, resolve_variant
+from .log_symptoms import (
+    B_APP_ERROR,
+    B_BAD_VALUE,
+    B_BROKER_GONE,
+    B_CACHE_OFF,
+    B_CONSUMER_LAG,
+    B_CONSUMER_SLOW,
+    B_CPU_HOG,
+    B_CRASH,
+    B_CRASHLOOP,
+    B_DEP_UNAVAIL,
+    B_FLAG_ERROR,
+    B_MEM_HIGH,
+    B_MEM_LEAK,
+    B_MISSING_ENV,
+    B_NET_DELAY,
+    B_NET_LOSS,
+    B_NOT_READY,
+    B_OOM,
+    B_RESTARTED,
+    B_RETRY_STORM,
+    B_SATURATED,
+    B_SLOW_CODE,
+    B_THROTTLED,
+    B_UNREACHABLE,
+    E_BLOCKED,
+    E_CACHE_MISS,
+    E_DNS,
+    E_REFUSED,
+    E_RESET,
+    E_RETRY,
+    E_TIMEOUT,
+    E_UPSTREAM,
+    MIN_LOGGED_SHARE,
+    SYMPTOM_BIT_NAMES,
+    Context,
+)
 from .log_text import FLAG_ADDRESS
 
 if TYPE_CHECKING:
-    from .log_context import LogContextRecorder
-    from .simulator import Simulator
-
-MIN_LOGGED_SHARE = 0.002  # failure shares below this are noise, not symptoms
-
-# per-service symptom bits (`svc_bits`) and per-edge bits (`edge_bits`): what was going on, cheap to scan
-(
-    B_APP_ERROR,
-    B_BAD_VALUE,
-    B_DEP_UNAVAIL,
-    B_FLAG_ERROR,
-    B_SLOW_CODE,
-    B_CRASH,
-    B_MISSING_ENV,
-    B_MEM_LEAK,
-    B_MEM_HIGH,
-    B_CPU_HOG,
-    B_THROTTLED,
-    B_SATURATED,
-    B_NOT_READY,
-    B_CRASHLOOP,
-    B_OOM,
-    B_RESTARTED,
-    B_NET_DELAY,
-    B_NET_LOSS,
-    B_CONSUMER_SLOW,
-    B_UNREACHABLE,
-    B_RETRY_STORM,
-    B_CACHE_OFF,
-    B_CONSUMER_LAG,
-    B_BROKER_GONE,
-) = (1 << i for i in range(24))
-E_TIMEOUT, E_DNS, E_BLOCKED, E_REFUSED, E_UPSTREAM, E_RESET, E_RETRY, E_CACHE_MISS = (
-    1 << i for i in range(8)
-)
-SYMPTOM_BIT_NAMES = {
-    B_APP_ERROR: "application_error",
-    B_BAD_VALUE: "invalid_value",
-    B_DEP_UNAVAIL: "unavailable",
-    B_FLAG_ERROR: "flag_error",
-    B_SLOW_CODE: "slow",
-    B_CRASH: "crash",
-    B_MISSING_ENV: "missing_env",
-    B_MEM_LEAK: "memory_growth",
-    B_MEM_HIGH: "memory_high",
-    B_CPU_HOG: "cpu_high",
-    B_THROTTLED: "cpu_throttled",
-    B_SATURATED: "saturated",
-    B_NOT_READY: "readiness_failing",
-    B_CRASHLOOP: "crashloop",
-    B_OOM: "oomkilled",
-    B_RESTARTED: "restarted",
-    B_NET_DELAY: "network_delay",
-    B_NET_LOSS: "packet_loss",
-    B_CONSUMER_SLOW: "consumer_slow",
-    B_UNREACHABLE: "no_endpoints",
-    B_RETRY_STORM: "retrying",
-    B_CACHE_OFF: "cache_miss",
-    B_CONSUMER_LAG: "consumer_lag",
-    B_BROKER_GONE: "broker_unreachable",
-}
+    from .log_state import LogState
+    from .sim_state import SimState
 
 
-@dataclass
-class Context:
-    """Per-service facts that change only with the cluster or the effects (shared by many samples)."""
-
-    ready_pods: tuple[tuple[str, ...], ...]
-    live_pods: tuple[tuple[str, ...], ...]  # containers running (ready or not)
-    notready_pods: tuple[tuple[str, ...], ...]
-    own_sources: tuple[tuple[tuple[int, float, str], ...], ...]  # (cause, weight, flag name or detail)
-    bits: np.ndarray  # [S] static symptom bits
-    route_kind: np.ndarray  # [E] DNS | BLOCKED | 0
-    route_host: dict[int, str]
-    missing_env: dict[int, str]
-    readiness_path: dict[int, str]
-    flags_on: frozenset[str]
-    mem_pods: tuple[tuple[str, int], ...]  # pods whose memory can grow or is inflated
-    started_s: dict[str, float]  # pod -> when it was created or its container started (no line before)
-
-
-def snapshot(rec: LogContextRecorder, sim: Simulator) -> Context:
+def snapshot(rec: LogState, sim: SimState) -> Context:
     """The current context: the last one while the cluster and effects are unchanged, else a new one
     appended to `rec.contexts`."""
     cl, eff = sim.cluster, sim.effects
@@ -234,9 +193,7 @@ def snapshot(rec: LogContextRecorder, sim: Simulator) -> Context:
     return ctx
 
 
-def _pod_part(
-    rec: LogContextRecorder, cl, pod, node, eff, readiness_memo: dict, behaviours_memo: dict
-) -> tuple:
+def _pod_part(rec: LogState, cl, pod, node, eff, readiness_memo: dict, behaviours_memo: dict) -> tuple:
     """(service index, running, terminating, readiness path if its probe fails, behaviours found,
     memory grows)."""
     si = rec.compiled.index[pod.service]
@@ -261,7 +218,7 @@ def _pod_part(
     return si, running, False, bad_path, found, has_mem
 
 
-def _readiness_ok(rec: LogContextRecorder, service: str, spec, eff) -> bool:
+def _readiness_ok(rec: LogState, service: str, spec, eff) -> bool:
     try:
         return bool(eff.readiness_ok(service, spec))
     except Exception:  # the effects layer is being edited concurrently; readiness is a nice-to-have
@@ -286,7 +243,7 @@ def _behaviours(service: str, spec, eff) -> list[tuple[str, dict, str]]:
 
 
 def _note(
-    rec: LogContextRecorder,
+    rec: LogState,
     mech: str,
     params: dict,
     detail: str,

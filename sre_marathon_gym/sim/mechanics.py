@@ -16,7 +16,7 @@ from ..catalog.artifacts import parse_artifact
 from ..catalog.faults import Fault
 
 if TYPE_CHECKING:
-    from .simulator import Simulator
+    from .sim_state import SimState
 
 CODE = {"code_error", "code_latency", "code_crash", "code_retry_storm", "code_memory_leak", "code_cpu_hog"}
 POD_RUNTIME = {
@@ -68,7 +68,7 @@ def bad_config_value(mechanism: str, key: str, old: str | None, params: dict, di
 
 
 class Mechanics:
-    def __init__(self, sim: Simulator):
+    def __init__(self, sim: SimState):
         self.sim = sim
 
     def apply(self, fault: Fault) -> AppliedFault:

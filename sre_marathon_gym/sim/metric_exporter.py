@@ -25,7 +25,7 @@ from .span_tree import build_shapes
 from .traffic import TickResult, lognormal_cdf
 
 if TYPE_CHECKING:
-    from .simulator import Simulator
+    from .sim_state import SimState
 
 # about 1.45x apart from 1 ms to 13 s, so that linear interpolation inside a bucket (histogram_quantile)
 # stays within a few % of the log-normal's quantiles, and few enough that a
@@ -54,7 +54,7 @@ class _SpanRows:
     edges: np.ndarray  # [N, E] log success = own @ log own_ok + edges @ log route_ok (see `accumulate`)
 
 
-def span_rows(sim: Simulator) -> _SpanRows:
+def span_rows(sim: SimState) -> _SpanRows:
     c = sim.compiled
     R, S = len(c.request_types), len(c.services)
     rows: dict[tuple[str, str, str], int] = {}
@@ -102,7 +102,7 @@ def span_rows(sim: Simulator) -> _SpanRows:
 
 
 class MetricExporter(KubeSeries):
-    def __init__(self, sim: Simulator):
+    def __init__(self, sim: SimState):
         self.sim = sim
         self.store = sim.store
         c = sim.compiled

@@ -23,10 +23,11 @@ import numpy as np
 
 from ..core.detmath import dot
 from ..core.errors import UnknownNameError
+from . import log_causes
 from .causes import DNS, F_EDGE, F_NONE, F_OWN, REFUSED, RESET, SATURATED, TIMEOUT, UPSTREAM
 
 if TYPE_CHECKING:
-    from .log_context import LogContextRecorder
+    from .log_state import LogState
 
 SIGMA = 0.5  # log-normal shape of own processing time (same as the traffic model)
 MAX_SPANS = 250
@@ -103,7 +104,7 @@ def decode_trace_id(key: bytes, trace_id: str) -> tuple[int, int, int, int, int,
 
 
 # ---------------------------------------------------------------- generation
-def root_name(rec: LogContextRecorder, root: int) -> tuple[int, str]:
+def root_name(rec: LogState, root: int) -> tuple[int, str]:
     """(root service index, root span name)."""
     shape = rec.shapes[root]
     if shape.nodes:
@@ -121,7 +122,7 @@ class _Gen:
 
     def __init__(
         self,
-        rec: LogContextRecorder,
+        rec: LogState,
         p: int,
         rng: np.random.Generator,
         fkind: int,
@@ -159,13 +160,13 @@ class _Gen:
 
     # error texts (`lite`: placeholders, for callers that only need the spans' times and statuses)
     def own_text(self, s: int, cause: int) -> str:
-        return "error" if self.lite else self.rec.own_error_text(self.p, s, cause)
+        return "error" if self.lite else log_causes.own_error_text(self.rec, self.p, s, cause)
 
     def client_text(self, e: int, cause: int) -> str:
-        return "error" if self.lite else self.rec.client_error_text(e, cause)
+        return "error" if self.lite else log_causes.client_error_text(self.rec, e, cause)
 
     def upstream(self, e: int, text: str) -> str:
-        return "error" if self.lite else self.rec.upstream_text(e, text)
+        return "error" if self.lite else log_causes.upstream_text(self.rec, e, text)
 
     def span_id(self) -> str:
         h = (self.key * 0x9E3779B97F4A7C15 + len(self.spans) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
@@ -188,7 +189,7 @@ class _Gen:
         if u < sat:
             return SATURATED
         if self.rand() < float(r.own_err[p, s]):
-            return self.rec.pick_own_cause(p, s, self.rand())
+            return log_causes.pick_own_cause(self.rec, p, s, self.rand())
         return None
 
     def call_failure(self, e: int, d: int) -> int | None:
@@ -363,7 +364,7 @@ class _Gen:
         )
 
 
-def duration_z(rec: LogContextRecorder, fields: tuple[int, int, int, int, int, int]) -> float:
+def duration_z(rec: LogState, fields: tuple[int, int, int, int, int, int]) -> float:
     """The standard normal of a trace's duration scale. The natural slots of one sample are stratified
     (slot j draws from the j-th of NATURAL_SLOTS equal-probability strata, at an offset shared by the
     sample), so the traces a search returns follow the log-normal closely; every trace's marginal is
@@ -377,7 +378,7 @@ def duration_z(rec: LogContextRecorder, fields: tuple[int, int, int, int, int, i
     return _NORMAL.inv_cdf(min(max(u, 1e-12), 1.0 - 1e-12))
 
 
-def trace_start(rec: LogContextRecorder, fields: tuple[int, int, int, int, int, int]) -> float:
+def trace_start(rec: LogState, fields: tuple[int, int, int, int, int, int]) -> float:
     """Where in its 15 s sample a trace starts: a function of its id fields alone."""
     h = _h64(rec.key, repr(fields).encode(), b"trace-start")
     k = fields[0]
@@ -385,7 +386,7 @@ def trace_start(rec: LogContextRecorder, fields: tuple[int, int, int, int, int, 
 
 
 def ok_span_time(
-    rec: LogContextRecorder, fields: tuple[int, int, int, int, int, int], s: int, u: float
+    rec: LogState, fields: tuple[int, int, int, int, int, int], s: int, u: float
 ) -> tuple[float, float] | None:
     """(a time u of the way into service s's span, its duration in ms) in the trace of an
     unfailing (F_OK) id, from the shape alone: without failures a span starts and lasts what the
@@ -407,7 +408,7 @@ def ok_span_time(
 
 
 def generate(
-    rec: LogContextRecorder, trace_id: str, fields: tuple[int, int, int, int, int, int], lite: bool = False
+    rec: LogState, trace_id: str, fields: tuple[int, int, int, int, int, int], lite: bool = False
 ) -> Trace | None:
     """The trace an id names (`lite`: error texts left out, for times and statuses only)."""
     k, root, slot, fkind, fidx, fcause = fields
@@ -437,7 +438,7 @@ def generate(
 
 
 # ---------------------------------------------------------------- queries
-def get_trace(recorder: LogContextRecorder, trace_id: str) -> Trace:
+def get_trace(recorder: LogState, trace_id: str) -> Trace:
     """Regenerate the trace an id names (ids come from `find_traces` or from log lines)."""
     fields = decode_trace_id(recorder.key, trace_id.strip().lower())
     tr = generate(recorder, trace_id.strip().lower(), fields) if fields is not None else None
@@ -452,7 +453,7 @@ ERROR_SLOTS = 5
 
 
 def find_traces(
-    recorder: LogContextRecorder,
+    recorder: LogState,
     app: object,
     start_s: float,
     end_s: float,
@@ -483,11 +484,11 @@ def find_traces(
         ids: list[str] = []
         if want != "error":
             n = SLOW_SLOTS if min_duration_ms else NATURAL_SLOTS
-            roots = rec.draw_roots(p, s, n)
+            roots = log_causes.draw_roots(rec, p, s, n)
             ids += [encode_trace_id(rec.key, k, int(rt), j, F_NONE) for j, rt in enumerate(roots)]
         if want != "ok":
             target = c.entry if s is None else s
-            for j, (fk, fi, fc, rt) in enumerate(rec.error_trace_specs(p, target, ERROR_SLOTS)):
+            for j, (fk, fi, fc, rt) in enumerate(log_causes.error_trace_specs(rec, p, target, ERROR_SLOTS)):
                 ids.append(encode_trace_id(rec.key, k, rt, 512 + j, fk, fi, fc))
         for tid in ids:
             tr = generate(rec, tid, decode_trace_id(rec.key, tid))  # type: ignore[arg-type]
