@@ -789,7 +789,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:  # the file system refused something (a --png path, a full disk): not a bug
         print(f"error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

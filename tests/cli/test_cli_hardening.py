@@ -303,7 +303,7 @@ def test_python_dash_m_entry_point_exit_code(tmp_path):
 
     repo = Path(__file__).resolve().parents[2]
     proc = subprocess.run(
-        [sys.executable, "-m", "sre_marathon_gym.cli.main", "score", "/dev/zero"],
+        [sys.executable, "-m", "sre_marathon_gym.cli", "score", "/dev/zero"],
         check=False,
         capture_output=True,
         text=True,
