@@ -185,7 +185,7 @@ class OrcaOracleAgent(OrcaAgent):
         task = episode.task
         if task.is_control:
             return RcaReport()
-        checker = EvidenceChecker(orca_world(episode.days))
+        checker = EvidenceChecker(orca_world(episode.days, world=episode.world))
         causes = []
         for c in task.ground_truth:
             ev = self._evidence(episode, checker, c)
@@ -307,14 +307,16 @@ class AreaPriorAgent(OrcaAgent):
     def __init__(self, tasks=None):
         tasks = orca_tasks() if tasks is None else tasks
         self.fits = tuple(fit_area_prior([t for t in tasks if prior_half(t.event_id) == h]) for h in (0, 1))
+        self.whole = fit_area_prior(tasks)  # for tasks of another world (a fresh seeded one)
         # the benchmark's own split, looked up by the public key (the key hides the event)
         self.halves = {task_key(t): prior_half(t.event_id) for t in tasks}
 
     def answer(self, key: str, question: str) -> tuple[str, ...]:
-        """The flags named for a task of public key `key`: the other half's fit (nothing for a key
-        outside the task set it was built on)."""
+        """The flags named for a task of public key `key`: the other half's fit, or, for a task outside
+        the set it was fit on (another world's), the fit on the whole set."""
         half = self.halves.get(key)
-        return () if half is None else self.fits[1 - half].get(complaint_area(question), ())
+        fit = self.whole if half is None else self.fits[1 - half]
+        return fit.get(complaint_area(question), ())
 
     def investigate(self, view: TaskView, call: Call) -> RcaReport:
         question = issue_question(view.issue)

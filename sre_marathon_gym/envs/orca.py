@@ -16,6 +16,7 @@ from ..orca.report import RcaReport
 from ..orca.schedule import MAX_DAYS
 from ..orca.tasks import OrcaTask, orca_tasks, task_key
 from ..orca.tools import MAX_ACTION_CHARS, parse_orca_call, tool_names, tool_specs
+from ..orca.world_spec import WorldSpec
 from ..tools.models import ToolResult
 
 CHARSET = frozenset(string.printable + "±–—→’“”é")
@@ -55,7 +56,9 @@ class OrcaRcaEnv(gym.Env):
     ## Arguments
     `source_access` (False removes read_source: the telemetry-only ablation), `max_calls` (tool
     budget, 1..1000; the `budget` Box is bounded by 1000 whatever it is), `task_ids` (restrict the
-    task pool; non-empty). Bad values raise `ConfigurationError`. `reset(seed=...)` picks a task
+    task pool; non-empty), `world_seed` (None: the published schedule's 1,079 tasks; an integer: the
+    tasks of a fresh six-day world drawn by that seed from the published schedule's distribution,
+    with no published sibling to copy). Bad values raise `ConfigurationError`. `reset(seed=...)` picks a task
     from the pool; `options={"task_id": ...}` or `{"task_index": i}` picks one explicitly. `info`
     names the task by `task_key` (a hash: task ids spell the authored flag).
 
@@ -65,7 +68,13 @@ class OrcaRcaEnv(gym.Env):
 
     metadata = {"render_modes": []}
 
-    def __init__(self, source_access: bool = True, max_calls: int = 40, task_ids: list[str] | None = None):
+    def __init__(
+        self,
+        source_access: bool = True,
+        max_calls: int = 40,
+        task_ids: list[str] | None = None,
+        world_seed: int | None = None,
+    ):
         if not isinstance(source_access, (bool, np.bool_)):
             raise ConfigurationError(f"source_access must be True or False, got {source_access!r}")
         if isinstance(max_calls, (bool, np.bool_)) or not isinstance(max_calls, (int, np.integer)):
@@ -74,9 +83,14 @@ class OrcaRcaEnv(gym.Env):
             )
         if not 1 <= max_calls <= MAX_CALLS:
             raise ConfigurationError(f"max_calls must be in 1..{MAX_CALLS}, got {max_calls}")
+        if world_seed is not None and (
+            isinstance(world_seed, (bool, np.bool_)) or not isinstance(world_seed, (int, np.integer))
+        ):
+            raise ConfigurationError(f"world_seed must be None or an integer, got {world_seed!r}")
         self.source_access = bool(source_access)
         self.max_calls = int(max_calls)
-        tasks = orca_tasks()
+        self.world = WorldSpec(None if world_seed is None else int(world_seed))
+        tasks = orca_tasks(6, self.world)
         if task_ids is not None:
             if isinstance(task_ids, str) or not all(isinstance(i, str) for i in task_ids):
                 raise ConfigurationError("task_ids must be a list of task id strings")
@@ -139,7 +153,7 @@ class OrcaRcaEnv(gym.Env):
             task = self.tasks[int(i)]
         else:
             task = self.tasks[int(self.np_random.integers(len(self.tasks)))]
-        self.episode = Episode(task, self.source_access)
+        self.episode = Episode(task, self.source_access, world=self.world)
         self.left = self.max_calls
         self.done = False
         return self._obs(), {

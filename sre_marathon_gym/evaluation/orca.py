@@ -15,13 +15,20 @@ from ..core.table import format_table
 from ..orca.data import load_leaderboard
 from ..orca.episode import Episode
 from ..orca.tasks import OrcaTask, orca_tasks
+from ..orca.world_spec import PUBLISHED, WorldSpec
 from ..scoring.orca import TaskScore, breakdown, metrics, published_metrics
 
 if TYPE_CHECKING:
     from ..agents.orca_baselines import OrcaAgent
 
 
-def run_orca_task(agent: OrcaAgent, task: OrcaTask, source_access: bool = True, days: int = 6) -> TaskScore:
+def run_orca_task(
+    agent: OrcaAgent,
+    task: OrcaTask,
+    source_access: bool = True,
+    days: int = 6,
+    world: WorldSpec = PUBLISHED,
+) -> TaskScore:
     """One ORCA episode: `agent` investigates `task` (`agents.orca_baselines.run_task`) and the judge
     scores its report (`Episode.score`, what `OrcaRcaEnv` calls on submit_report).
 
@@ -31,7 +38,7 @@ def run_orca_task(agent: OrcaAgent, task: OrcaTask, source_access: bool = True, 
     uses too."""
     from ..agents.orca_baselines import run_task
 
-    episode = Episode(task, source_access, days)
+    episode = Episode(task, source_access, days, world)
     return episode.score(run_task(agent, episode))
 
 
@@ -41,20 +48,23 @@ def evaluate(
     limit: int | None = None,
     source_access: bool = True,
     progress: bool = False,
+    world: WorldSpec = PUBLISHED,
 ) -> list[TaskScore]:
     """`agent_name` (a baseline name for `make_orca_agent`, or an `OrcaAgent`) on every task of
-    `tasks` (default: all 1,079; `limit`: that many, spread over the list), one `run_orca_task` each."""
+    `tasks` (default: all 1,079 of `world`; `limit`: that many, spread over the list), one
+    `run_orca_task` each. Priors (`area_prior`) are fit on the published world's tasks whatever
+    `world` is: what a policy could have learnt before a fresh world was drawn."""
     from tqdm import tqdm
 
     from ..agents import make_orca_agent
 
     agent = make_orca_agent(agent_name) if isinstance(agent_name, str) else agent_name
     label = agent_name if isinstance(agent_name, str) else agent.name
-    tasks = list(orca_tasks() if tasks is None else tasks)
+    tasks = list(orca_tasks(6, world) if tasks is None else tasks)
     if limit is not None:
         tasks = _spread(tasks, limit)
     return [
-        run_orca_task(agent, task, source_access)
+        run_orca_task(agent, task, source_access, world=world)
         for task in tqdm(tasks, desc=f"ORCA {label}", unit="task", disable=not progress)
     ]
 
@@ -67,11 +77,11 @@ def _spread(tasks: list[OrcaTask], n: int) -> list[OrcaTask]:
     return [tasks[int(i * step)] for i in range(n)]
 
 
-def area_prior_scores() -> list[TaskScore]:
-    """The no-tool area prior (`agents.orca_baselines.AreaPriorAgent`) on all tasks, each answered by
-    the fit on the half it is not in: a benchmark-health row (no tool call, so seconds, not a
-    simulation)."""
-    return evaluate("area_prior")
+def area_prior_scores(world: WorldSpec = PUBLISHED) -> list[TaskScore]:
+    """The no-tool area prior (`agents.orca_baselines.AreaPriorAgent`) on all tasks of `world`: on the
+    published world each answered by the fit on the half it is not in, on a fresh world by the fit on
+    every published task; a benchmark-health row (no tool call, so seconds, not a simulation)."""
+    return evaluate("area_prior", world=world)
 
 
 def leaderboard_table(agent_name: str, scores: list[TaskScore], health: list[TaskScore] | None = None) -> str:

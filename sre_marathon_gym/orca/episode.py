@@ -16,12 +16,13 @@ from .data import load_questions
 from .evidence import EvidenceChecker
 from .observed import Observations
 from .report import EvidenceRef, MetricRef, RcaReport
-from .schedule import OrcaSchedule, orca_schedule
+from .schedule import OrcaSchedule
 from .task_model import GroundTruthCause
-from .tasks import OrcaTask
+from .tasks import OrcaTask, world_schedule
 from .time_text import current_text, date_text
 from .tools import OrcaTools, parse_orca_call
 from .world import orca_world
+from .world_spec import PUBLISHED, WorldSpec
 
 
 def instruction(task: OrcaTask, schedule: OrcaSchedule, source_access: bool = True) -> str:
@@ -49,15 +50,16 @@ class Episode:
     task: OrcaTask
     source_access: bool = True
     days: int = 6
+    world: WorldSpec = PUBLISHED  # the world the task was generated on
 
     @cached_property
     def schedule(self) -> OrcaSchedule:
-        return orca_schedule(self.days)
+        return world_schedule(self.days, self.world)
 
     @cached_property
     def tools(self) -> OrcaTools:
         """Built on first use: the recorded run is simulated (once per process) only when needed."""
-        return OrcaTools(orca_world(self.days), self.task.horizon_s, self.source_access)
+        return OrcaTools(orca_world(self.days, world=self.world), self.task.horizon_s, self.source_access)
 
     @property
     def issue(self) -> str:
@@ -80,7 +82,7 @@ class Episode:
         task, horizon = self.task, self.task.horizon_s
         if report.is_empty or not report.all_evidence():
             return judge(task, report, lambda ref, cause: False)
-        checker = EvidenceChecker(orca_world(self.days))
+        checker = EvidenceChecker(orca_world(self.days, world=self.world))
         qf = load_questions()
         rts = tuple(rt for a in task.areas for rt in qf.areas[a].request_types) if task.areas else None
         signals = checker.request_type_signals(rts)

@@ -42,9 +42,11 @@ from .data import (
     load_questions,
 )
 from .flags import flag_mechanisms, flag_services
+from .fresh import draw_schedule
 from .schedule import FlagEvent, OrcaSchedule, orca_schedule
 from .task_model import Difficulty, GroundTruthCause, OrcaTask
 from .time_text import clock_text, day_start, day_word, period_of, previous_period
+from .world_spec import PUBLISHED, WorldSpec
 
 GENERATOR_KEY = "orca-bench-v1"
 GRACE_S = 300  # telemetry still being ingested: the snapshot after detection + 5 min
@@ -407,8 +409,41 @@ def prune(tasks: list[OrcaTask], targets: TaskTargets) -> list[OrcaTask]:
     return sorted(out, key=lambda t: t.task_id)
 
 
-def generate_tasks(days: int = 6) -> list[OrcaTask]:
-    schedule = orca_schedule(days)
+MAX_FRESH_ATTEMPTS = 25  # a fresh draw whose task pool cannot fill the published counts is redrawn
+
+
+def _fills(pool: list[OrcaTask], targets: TaskTargets) -> bool:
+    for control, wanted in ((False, targets.incident), (True, targets.control)):
+        for diff in ("easy", "medium", "hard"):
+            have = sum(1 for t in pool if t.is_control == control and t.difficulty == diff)
+            if have < wanted[diff]:  # type: ignore[index]
+                return False
+    return True
+
+
+def world_schedule(days: int = 6, world: WorldSpec = PUBLISHED) -> OrcaSchedule:
+    """The flag schedule of `world`: the published one, or the first fresh draw of its seed whose
+    task pool fills the published counts (cached per process)."""
+    return _world_schedule(int(days), world)
+
+
+@lru_cache(maxsize=8)
+def _world_schedule(days: int, world: WorldSpec) -> OrcaSchedule:
+    if world.seed is None:
+        return orca_schedule(days)
+    qf, targets = load_questions(), load_leaderboard().targets
+    for attempt in range(MAX_FRESH_ATTEMPTS):
+        schedule = draw_schedule(world.seed, attempt, days)
+        if days != 6 or _fills(candidate_tasks(schedule, qf), targets):
+            return schedule
+    raise ConfigurationError(
+        f"no fresh ORCA schedule of world seed {world.seed} fills the published task counts in "
+        f"{MAX_FRESH_ATTEMPTS} draws; try another seed"
+    )
+
+
+def generate_tasks(days: int = 6, world: WorldSpec = PUBLISHED) -> list[OrcaTask]:
+    schedule = world_schedule(days, world)
     pool = candidate_tasks(schedule, load_questions())
     ids = [t.task_id for t in pool]
     if len(ids) != len(set(ids)):
@@ -416,14 +451,14 @@ def generate_tasks(days: int = 6) -> list[OrcaTask]:
     return prune(pool, load_leaderboard().targets) if days == 6 else sorted(pool, key=lambda t: t.task_id)
 
 
-def orca_tasks(days: int = 6) -> tuple[OrcaTask, ...]:
-    """The task list (cached per process)."""
-    return _tasks(int(days))
+def orca_tasks(days: int = 6, world: WorldSpec = PUBLISHED) -> tuple[OrcaTask, ...]:
+    """The task list of `world` (the published schedule by default; cached per process)."""
+    return _tasks(int(days), world)
 
 
-@lru_cache(maxsize=2)
-def _tasks(days: int) -> tuple[OrcaTask, ...]:
-    return tuple(generate_tasks(days))
+@lru_cache(maxsize=4)
+def _tasks(days: int, world: WorldSpec) -> tuple[OrcaTask, ...]:
+    return tuple(generate_tasks(days, world))
 
 
 def task_key(task: OrcaTask) -> str:

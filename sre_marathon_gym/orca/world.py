@@ -10,6 +10,8 @@ background noise (`noise`) is merged in where the tools read.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import json
 from functools import lru_cache
 
 from ..backends.sim import SimBackend
@@ -18,8 +20,10 @@ from ..core.clock import Epoch
 from . import APP, DAY_S
 from .load import run_orca_flags
 from .noisy_backend import NoisyBackend
-from .schedule import OrcaSchedule, orca_schedule
+from .schedule import OrcaSchedule
+from .tasks import world_schedule
 from .world_cache import load_or_build, world_key
+from .world_spec import PUBLISHED, WorldSpec
 
 WORLD_SEED = 2026_04_19
 
@@ -49,16 +53,32 @@ def simulate(schedule: OrcaSchedule, seed: int = WORLD_SEED, progress: bool = Fa
     return world
 
 
-def orca_world(days: int = 6, seed: int = WORLD_SEED) -> SimBackend:
-    """The cached run (one per process and on disk; the key is normalised so orca_world() is
-    orca_world(6))."""
-    return _world(int(days), int(seed))
+def world_noise_seed(world: WorldSpec) -> int:
+    """The simulator's seed of `world`: the published world's own, else one derived from its seed."""
+    if world.seed is None:
+        return WORLD_SEED
+    digest = hashlib.sha256(f"orca-world-noise:{world.seed}".encode()).digest()
+    return int.from_bytes(digest[:4], "big")
 
 
-@lru_cache(maxsize=1)
-def _world(days: int, seed: int) -> SimBackend:
+def schedule_digest(schedule: OrcaSchedule) -> str:
+    """What names a world's flag changes in its cache key."""
+    blob = json.dumps([[c.time_s, c.flag, c.value] for c in schedule.changes], separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+def orca_world(days: int = 6, seed: int | None = None, world: WorldSpec = PUBLISHED) -> SimBackend:
+    """The cached run of `world` (one per process and on disk; the key is normalised so orca_world()
+    is orca_world(6)). `seed`: the simulator's seed (default: the world's, `world_noise_seed`)."""
+    return _world(int(days), world_noise_seed(world) if seed is None else int(seed), world)
+
+
+@lru_cache(maxsize=2)
+def _world(days: int, seed: int, world: WorldSpec) -> SimBackend:
     from ..recording.bundle import catalog_digest
 
-    key = world_key(days, seed, catalog_digest(load_catalog()))
-    run = load_or_build(key, lambda: simulate(orca_schedule(days), seed))
+    schedule = world_schedule(days, world)
+    label = "published" if world.published else schedule_digest(schedule)
+    key = world_key(days, seed, catalog_digest(load_catalog()), schedule=label)
+    run = load_or_build(key, lambda: simulate(schedule, seed))
     return NoisyBackend(run.sim, seed)

@@ -5,8 +5,9 @@ The key covers everything the recording depends on: days and seed, the catalog's
 the package's source (any edit to the code rebuilds it), plus the Python and numpy versions the
 pickle was written with. Writers write a temporary file in the cache directory and rename it into
 place, so concurrent writers never leave a partial file and a reader sees either no file or a
-whole one; a file that does not load (truncated by a crash, another format) is rebuilt. Only the
-newest world is kept per directory.
+whole one; a file that does not load (truncated by a crash, another format) is rebuilt. The
+`KEEP` most recently used worlds are kept per directory (the published one and a fresh one or two:
+an evaluation on a fresh world must not evict the published world every time).
 
 Directory: `$SRE_MARATHON_CACHE`, else `$XDG_CACHE_HOME/sre_marathon_gym`, else
 `~/.cache/sre_marathon_gym`; `SRE_MARATHON_CACHE=off` disables the cache. The files are pickles:
@@ -28,6 +29,7 @@ import numpy as np
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 PREFIX = "orca-world-"
+KEEP = 3  # worlds kept per directory, most recently used first (each is about 1 GB)
 T = TypeVar("T")
 
 
@@ -53,10 +55,12 @@ def source_digest(root: Path = PACKAGE_ROOT) -> str:
     return h.hexdigest()
 
 
-def world_key(days: int, seed: int, catalog_digest: str) -> str:
+def world_key(days: int, seed: int, catalog_digest: str, schedule: str = "published") -> str:
+    """`schedule`: what names the flag changes simulated (a digest of a fresh world's changes)."""
     parts = (
         f"days={days}",
         f"seed={seed}",
+        f"schedule={schedule}",
         f"catalog={catalog_digest}",
         f"source={source_digest()}",
         f"python={sys.version_info[:2]}",
@@ -78,7 +82,12 @@ def load_or_build(key: str, build: Callable[[], T], directory: Path | None = Non
     path = directory / f"{PREFIX}{key}.pkl"
     try:
         with path.open("rb") as f:
-            return pickle.load(f)
+            obj = pickle.load(f)
+        try:
+            os.utime(path)  # most recently used: kept longest
+        except OSError:
+            pass
+        return obj
     except FileNotFoundError:
         pass
     except Exception:  # a truncated or foreign file: rebuild it below
@@ -94,12 +103,16 @@ def load_or_build(key: str, build: Callable[[], T], directory: Path | None = Non
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-        for old in directory.glob(f"{PREFIX}*.pkl"):  # keep only the newest world
-            if old != path:
-                old.unlink(missing_ok=True)
+        others = sorted(
+            (p for p in directory.glob(f"{PREFIX}*.pkl") if p != path),
+            key=lambda p: p.stat().st_mtime,
+            reverse=True,
+        )
+        for old in others[KEEP - 1 :]:  # keep the KEEP most recently used worlds, this one included
+            old.unlink(missing_ok=True)
     except OSError:
         pass
     return obj
 
 
-__all__ = ["cache_dir", "load_or_build", "source_digest", "world_key"]
+__all__ = ["KEEP", "cache_dir", "load_or_build", "source_digest", "world_key"]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from sre_marathon_gym.orca import world_cache
-from sre_marathon_gym.orca.world_cache import PREFIX, load_or_build, world_key
+from sre_marathon_gym.orca.world_cache import KEEP, PREFIX, load_or_build, world_key
 
 
 def test_second_load_reads_the_file_without_building(tmp_path):
@@ -38,10 +38,17 @@ def test_a_damaged_file_is_rebuilt(tmp_path):
     assert pickle.loads(path.read_bytes()) == "rebuilt"
 
 
-def test_only_the_newest_world_is_kept(tmp_path):
-    load_or_build("old", lambda: 1, tmp_path)
-    load_or_build("new", lambda: 2, tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == [f"{PREFIX}new.pkl"]
+def test_the_most_recently_used_worlds_are_kept(tmp_path):
+    import os
+
+    for age, key in enumerate(["k3", "k2", "k1"]):  # k1 oldest
+        load_or_build(key, lambda: key, tmp_path)
+        os.utime(tmp_path / f"{PREFIX}{key}.pkl", (1000 - 100 * age, 1000 - 100 * age))
+    assert load_or_build("k1", lambda: "rebuilt", tmp_path) == "k1"  # a load makes it the most recent
+    load_or_build("new", lambda: "new", tmp_path)
+    kept = sorted(p.name for p in tmp_path.iterdir())
+    assert len(kept) == KEEP == 3
+    assert kept == sorted(f"{PREFIX}{k}.pkl" for k in ("new", "k1", "k3"))  # k2, the least recent, went
 
 
 def test_an_unwritable_cache_costs_only_the_rebuild(tmp_path):
@@ -61,6 +68,7 @@ def test_the_key_follows_days_seed_catalog_and_source(tmp_path):
     base = world_key(6, 1, "c1")
     assert base == world_key(6, 1, "c1")
     assert len({base, world_key(5, 1, "c1"), world_key(6, 2, "c1"), world_key(6, 1, "c2")}) == 4
+    assert world_key(6, 1, "c1", schedule="fresh-abc") != base
     pkg = tmp_path / "pkg"
     pkg.mkdir()
     (pkg / "a.py").write_text("x = 1\n")

@@ -1,0 +1,46 @@
+"""Which six-day world an ORCA task lives in: the published flag schedule (the default, whose tasks
+and numbers the README reports) or a fresh schedule drawn from its distribution by a seed.
+
+Why fresh worlds: the published schedule, its tasks and their answers are public, so a policy can
+answer a task by copying a sibling task of the same report day or a prior fit on the published
+answers, reading no telemetry; a world drawn when an evaluation starts has no published siblings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.errors import ConfigurationError
+
+WORLD_SEED_LIMIT = 2**31  # fresh world seeds are drawn below this (small ints print and type well)
+
+
+@dataclass(frozen=True)
+class WorldSpec:
+    seed: int | None = None  # None: the published schedule; else the fresh draw of this seed
+
+    def __post_init__(self) -> None:
+        if self.seed is not None and not (isinstance(self.seed, int) and 0 <= self.seed < 2**63):
+            raise ConfigurationError(f"world_seed must be an integer in [0, 2**63), got {self.seed!r}")
+
+    @property
+    def published(self) -> bool:
+        return self.seed is None
+
+    @property
+    def label(self) -> str:
+        return "published schedule" if self.seed is None else f"fresh world, seed {self.seed}"
+
+
+PUBLISHED = WorldSpec()
+
+
+def fresh_world_seed() -> int:
+    """A world seed nobody could have known before the evaluation started (printed, so the run can
+    be repeated with that seed)."""
+    import secrets
+
+    return secrets.randbelow(WORLD_SEED_LIMIT)
+
+
+__all__ = ["PUBLISHED", "WORLD_SEED_LIMIT", "WorldSpec", "fresh_world_seed"]
