@@ -7,10 +7,12 @@ and on the hard tier ("users are reporting site issues": every user-visible even
 is an answer) naming them all is nearly the ground truth. This script runs that policy, which reads
 no ground truth, only one metric query per task, and prints its scores beside the published rows.
 
-Run: python benchmarks/orca_flag_timeline.py
+Run: python benchmarks/orca_flag_timeline.py [--world-seed S]   (a fresh world of that seed)
 """
 
 from __future__ import annotations
+
+import argparse
 
 from sre_marathon_gym.agents.orca_baselines import OrcaAgent, issue_question, reported_phrase
 from sre_marathon_gym.evaluation.orca import evaluate
@@ -18,6 +20,7 @@ from sre_marathon_gym.orca.data import load_answers, load_leaderboard, load_ques
 from sre_marathon_gym.orca.flags import flag_mechanisms, flag_services
 from sre_marathon_gym.orca.report import MetricRef, RcaReport, RootCause
 from sre_marathon_gym.orca.time_text import day_start, reported_time_guess
+from sre_marathon_gym.orca.world_spec import WorldSpec
 from sre_marathon_gym.scoring.orca import breakdown
 
 METRIC = "feature_flag_flagd_impression_total"
@@ -85,11 +88,14 @@ class FlagTimelineAgent(OrcaAgent):
         return RcaReport(root_causes=causes) if causes else RcaReport()
 
 
-def main() -> None:
-    hard = breakdown(evaluate(FlagTimelineAgent(), progress=True), "difficulty")["hard"]
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--world-seed", type=int, help="a fresh world of this seed (default: published)")
+    world = WorldSpec(parser.parse_args(argv).world_seed)
+    hard = breakdown(evaluate(FlagTimelineAgent(), progress=True, world=world), "difficulty")["hard"]
     best = max(r.rca_accuracy_hard for r in load_leaderboard().rows)
     print(
-        f"flag timeline (one impression query, hard tier only): RCA accuracy hard "
+        f"{world.label}: flag timeline (one impression query, hard tier only): RCA accuracy hard "
         f"{hard['rca_accuracy'].mean:.2f} ± {hard['rca_accuracy'].stderr:.2f} %, depth "
         f"{hard['rca_depth'].mean:.2f} %, hallucination {hard['hallucination'].mean:.2f} %; "
         f"best published hard {best:.2f} %"

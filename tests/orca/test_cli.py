@@ -16,7 +16,7 @@ from sre_marathon_gym.orca.tools import tool_specs
 def test_orca_tasks_prints_the_distribution(capsys):
     assert main(["orca", "tasks"]) == 0
     out = capsys.readouterr().out
-    assert "ORCA-bench tasks: 1079" in out
+    assert "ORCA-bench tasks (published schedule): 1079" in out
     total = next(line for line in out.splitlines() if line.startswith("total"))
     assert total.split()[1:] == ["96", "217", "521", "50", "195", "1079"]
 
