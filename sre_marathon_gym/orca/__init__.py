@@ -1,6 +1,7 @@
 """ORCA-bench: read-only oncall root-cause analysis over the Astronomy Shop's telemetry.
 
-`schedule` places the published feature-flag events on the simulated clock, `world` simulates the
+`schedule` places the published feature-flag events on the simulated clock (`fresh` draws a new
+schedule from their distribution by a seed; `world_spec.WorldSpec` says which), `world` simulates the
 days once per process, `tasks` generates the 1,079 deterministic tasks (`task_model`: what a task
 carries, all the judge reads), `evidence` checks cited telemetry, `tools` serves time-capped read
 tools, `report` is the agent's RCA report. The simulator is reached only through `backends.sim`.
