@@ -3,7 +3,7 @@
 Why: materialising log lines every tick would dominate the simulator's cost, and almost none are
 ever read. Instead `LogContextRecorder.record` keeps, per 15 s sample, a few float32 numbers per
 service / edge / request type (counts, failure shares and their components, latencies) plus
-symptom bitmasks and a small shared `log_snapshot.Context` that only changes when the cluster or
+symptom bitmasks and a small shared `log_symptoms.Context` that only changes when the cluster or
 the effects change (running pods, the symptom details such as an address that does not resolve).
 Lines are rendered from templates (`log_text`) by `log_lines` with a random stream derived from
 (seed, service, sample), so the same query always returns the same lines, at a cost paid only
