@@ -10,8 +10,11 @@ def train_rows(app: str, n: int, split: str = "train") -> list[dict]:
     return [{"app": app, "seed": seed} for seed in split_seeds(split, n)]
 
 
-def orca_rows(difficulty: str | None = None) -> list[dict]:
-    """Every ORCA-bench task (or those of one difficulty), by id."""
+def orca_rows(difficulty: str | None = None, world_seed: int | None = None) -> list[dict]:
+    """Every ORCA-bench task (or those of one difficulty), by id: of the published schedule, or of the
+    fresh world of `world_seed` (its ids carry the seed, so `OrcaToolEnv` finds its world)."""
     from ..orca.tasks import orca_tasks
+    from ..orca.world_spec import WorldSpec
 
-    return [{"task_id": t.task_id} for t in orca_tasks() if difficulty in (None, t.difficulty)]
+    tasks = orca_tasks(6, WorldSpec(world_seed))
+    return [{"task_id": t.task_id} for t in tasks if difficulty in (None, t.difficulty)]

@@ -9,6 +9,7 @@ import threading
 import gymnasium as gym
 
 from ..orca.tools import tool_specs as orca_tool_specs
+from ..orca.world_spec import world_of
 from .episode import CONTEXT, NO_ARGS, specs_of
 
 
@@ -21,7 +22,8 @@ class McpOrcaTask:
     """`call(name, arguments)` -> (text, is_error), like `McpEpisode`; `close` ends the task."""
 
     def __init__(self, task_id: str, source_access: bool = True):
-        self.env = gym.make("SREMarathon/OrcaRCA-v0", source_access=source_access)
+        world = world_of(task_id)  # a fresh world's task ids carry its seed
+        self.env = gym.make("SREMarathon/OrcaRCA-v0", source_access=source_access, world_seed=world.seed)
         self.u = self.env.unwrapped
         obs, self.info = self.env.reset(options={"task_id": task_id})
         self.issue = obs["issue"]

@@ -26,6 +26,7 @@ from ..catalog import load_catalog
 from . import APP
 from .data import ScheduleEntry, ScheduleFile, load_questions, load_schedule_file
 from .schedule import MAX_DAYS, OrcaSchedule, build_schedule
+from .world_spec import world_tag
 
 SHIFT_STEPS = 12  # a scenario moves by up to 12 x 5 min = 1 h either way
 GRID_MIN = 5
@@ -117,7 +118,7 @@ def draw_schedule(seed: int, attempt: int = 0, days: int = 6) -> OrcaSchedule:
     busy = _Busy()
     run_end = min(days, MAX_DAYS) * DAY_MIN
     entries: list[ScheduleEntry] = []
-    tag = f"w{int(seed)}"
+    tag = world_tag(seed)
     for day in range(1, days + 1):
         template_day = sorted(published)[int(rng.integers(len(published)))]
         day0 = (day - 1) * DAY_MIN
@@ -156,7 +157,7 @@ def draw_schedule(seed: int, attempt: int = 0, days: int = 6) -> OrcaSchedule:
                 flag = mapping[r.flag]
                 entries.append(
                     ScheduleEntry(
-                        id=f"d{day}-{code}-{flag}-{j:02d}-{tag}",
+                        id=f"d{day}-{code}-{flag}-{j:02d}{tag}",
                         category=scen.category,
                         day=day,
                         time=_hhmm(r.minute),

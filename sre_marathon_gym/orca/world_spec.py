@@ -8,6 +8,7 @@ answers, reading no telemetry; a world drawn when an evaluation starts has no pu
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..core.errors import ConfigurationError
@@ -33,6 +34,18 @@ class WorldSpec:
 
 
 PUBLISHED = WorldSpec()
+_TAG = re.compile(r"-w(\d+)(?=-|$)")
+
+
+def world_tag(seed: int) -> str:
+    """The suffix of a fresh world's event ids (and so of its task ids): ``-w<seed>``."""
+    return f"-w{int(seed)}"
+
+
+def world_of(task_or_event_id: str) -> WorldSpec:
+    """The world a task (or event) id belongs to: a fresh world's ids carry its tag, published ids none."""
+    match = _TAG.search(task_or_event_id)
+    return WorldSpec(int(match.group(1))) if match else PUBLISHED
 
 
 def fresh_world_seed() -> int:
@@ -43,4 +56,4 @@ def fresh_world_seed() -> int:
     return secrets.randbelow(WORLD_SEED_LIMIT)
 
 
-__all__ = ["PUBLISHED", "WORLD_SEED_LIMIT", "WorldSpec", "fresh_world_seed"]
+__all__ = ["PUBLISHED", "WORLD_SEED_LIMIT", "WorldSpec", "fresh_world_seed", "world_of", "world_tag"]

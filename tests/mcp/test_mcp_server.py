@@ -116,7 +116,7 @@ def _same_run(bundle: Path, invocations) -> None:
 
 def test_a_whole_episode_over_stdio_scores_like_the_same_calls_in_process(tmp_path):
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "sre_marathon_gym.cli.main", "mcp", *ARGS, "--out", str(tmp_path)]
+        command=sys.executable, args=["-m", "sre_marathon_gym.cli", "mcp", *ARGS, "--out", str(tmp_path)]
     )
 
     async def main():
@@ -145,7 +145,7 @@ def test_a_whole_episode_over_stdio_scores_like_the_same_calls_in_process(tmp_pa
 @pytest.fixture
 def http_server(tmp_path):
     proc = subprocess.Popen(
-        [sys.executable, "-m", "sre_marathon_gym.cli.main", "mcp", *ARGS, "--out", str(tmp_path), "--http"],
+        [sys.executable, "-m", "sre_marathon_gym.cli", "mcp", *ARGS, "--out", str(tmp_path), "--http"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -253,7 +253,7 @@ def test_a_stopped_stdio_server_seals_what_it_recorded(tmp_path):
     import signal
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "sre_marathon_gym.cli.main", "mcp", *ARGS, "--out", str(tmp_path)],
+        [sys.executable, "-m", "sre_marathon_gym.cli", "mcp", *ARGS, "--out", str(tmp_path)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -301,7 +301,7 @@ def test_an_orca_task_over_stdio_is_judged_as_orca_rca_judges_it():
         ("submit_report", {"report": report}),
     ]
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "sre_marathon_gym.cli.main", "mcp", "--orca", task.task_id]
+        command=sys.executable, args=["-m", "sre_marathon_gym.cli", "mcp", "--orca", task.task_id]
     )
 
     async def main():
@@ -336,7 +336,7 @@ def test_an_orca_task_over_http_ends_its_session_cleanly():
 
     task = orca_tasks()[0].task_id
     proc = subprocess.Popen(
-        [sys.executable, "-m", "sre_marathon_gym.cli.main", "mcp", "--orca", task, "--http"],
+        [sys.executable, "-m", "sre_marathon_gym.cli", "mcp", "--orca", task, "--http"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -16,7 +16,7 @@ from sre_marathon_gym.orca.data import load_questions, load_schedule_file
 from sre_marathon_gym.orca.fresh import draw_schedule
 from sre_marathon_gym.orca.schedule import MAX_DAYS, orca_schedule
 from sre_marathon_gym.orca.tasks import generate_tasks, orca_tasks, task_key, tasks_digest, world_schedule
-from sre_marathon_gym.orca.world_spec import WorldSpec
+from sre_marathon_gym.orca.world_spec import WorldSpec, world_of
 
 PUBLISHED_DIGEST = "20b24cd6a56fe667b659edfea1778df550a48a05716051bdb4b270e24ab6f9bb"  # test_tasks.DIGEST
 
@@ -104,3 +104,22 @@ def test_the_cli_prints_a_fresh_world_and_refuses_a_bad_seed(capsys):
     with pytest.raises(SystemExit):
         main(["orca", "tasks", "--seed", "-3"])
     assert "must be at least 0" in capsys.readouterr().err
+
+
+def test_a_task_id_names_its_world():
+    assert {world_of(t.task_id) for t in orca_tasks()} == {WorldSpec()}
+    assert {world_of(t.task_id) for t in orca_tasks(6, WorldSpec(9))} == {WorldSpec(9)}
+
+
+def test_mcp_and_llm_rl_reach_a_fresh_world_task_by_its_id():
+    from sre_marathon_gym.llm_rl.rows import orca_rows
+    from sre_marathon_gym.mcp_server.orca_task import McpOrcaTask
+
+    rows = orca_rows("hard", world_seed=9)
+    assert rows and all(world_of(r["task_id"]) == WorldSpec(9) for r in rows)
+    task = McpOrcaTask(rows[0]["task_id"])
+    try:
+        assert task.u.episode.world == WorldSpec(9)
+        assert task.u.episode.task.task_id == rows[0]["task_id"]
+    finally:
+        task.close()
