@@ -71,7 +71,7 @@ def cmd_orca_evaluate(args: argparse.Namespace) -> int:
         f"tasks evaluated: {len(scores)} ({sum(not s.is_control for s in scores)} incident, "
         f"{sum(s.is_control for s in scores)} control) on the {world.label}"
     )
-    print(leaderboard_table(args.agent, scores, health=area_prior_scores(world)))
+    print(leaderboard_table(args.agent, scores, health=area_prior_scores(world), world=world))
     if args.detail:
         print()
         print(detail_table(scores))
