@@ -123,3 +123,12 @@ def test_mcp_and_llm_rl_reach_a_fresh_world_task_by_its_id():
         assert task.u.episode.task.task_id == rows[0]["task_id"]
     finally:
         task.close()
+
+
+def test_a_fresh_world_seed_is_drawn_when_asked():
+    from sre_marathon_gym.cli.orca import _world
+    from sre_marathon_gym.orca.world_spec import WORLD_SEED_LIMIT
+
+    drawn = {_world("fresh").seed for _ in range(3)}
+    assert len(drawn) == 3 and all(0 <= s < WORLD_SEED_LIMIT for s in drawn)
+    assert _world(None) == WorldSpec() and _world("42") == WorldSpec(42)
