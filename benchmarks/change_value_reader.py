@@ -24,7 +24,7 @@ Tells (each can be switched on alone with ``ChangeValueReader(tells={...})``):
   replica change (twins never scale there).
 - ``limits``: a CPU limit cut below 0.15 or a memory limit below 0.6 of the catalog's (twins now
   right-size down too; the first version compared with the catalog's per-pod need, which the
-  agent's view no longer carries: `catalog.public_app`).
+  agent's view no longer carries: `catalog.model.public_app`).
 - ``netpol``: a ``deny-X-to-Y`` policy where the topology has an edge X -> Y (twins block only a
   service X never calls).
 - ``drain`` (off by default): a node cordon (`NodeNotSchedulable` event) with pods killed in the

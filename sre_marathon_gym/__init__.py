@@ -7,9 +7,8 @@ one release (`core.moved`).
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
-from .core.moved import install_aliases  # noqa: E402
+from .core.moved import install_aliases
+from .core.version import __version__
 
 install_aliases()
 

@@ -79,12 +79,10 @@ def under_module(name: str, package: str) -> bool:
 
 def file_edges() -> dict[str, frozenset[str]]:
     """module -> the package files its import statements need (module-level, in functions and under
-    TYPE_CHECKING alike), the package root excepted. A module's own enclosing packages are not
-    counted: their `__init__` is already running or done when the module's imports run, so it is
-    no dependency of the module's file."""
-    return {
-        m: frozenset(t for t in deps if t != PACKAGE) for m, (deps, _) in _graph(own_packages=False).items()
-    }
+    TYPE_CHECKING alike; the package root's `__init__` too, when a file imports from it). A module's
+    own enclosing packages are not counted: their `__init__` is already running or done when the
+    module's imports run, so it is no dependency of the module's file."""
+    return {m: deps for m, (deps, _) in _graph(own_packages=False).items()}
 
 
 def loops(edges: dict[str, frozenset[str]]) -> list[list[str]]:

@@ -89,6 +89,12 @@ def test_each_folder_imports_only_its_layer_and_the_layers_before_it(module):
     assert not bad, f"{module} ({own}) imports {bad}, from a layer above its own"
 
 
+@pytest.mark.parametrize("module", [m for m in sorted(modules()) if under(m, "alerting")])
+def test_the_alert_engine_never_sees_the_schedule(module):
+    """Same layer, one direction: alerts are computed from metrics alone, as a real Prometheus does."""
+    assert not in_layer(closure(module), "schedule"), f"{module} reaches the fault schedule"
+
+
 def test_no_two_package_files_need_each_other():
     """No import loop between files, counting every import (in functions and under TYPE_CHECKING
     too): break one by moving the shared piece down, or merging two files that are one concept."""
@@ -115,6 +121,12 @@ def test_the_loop_finder_finds_loops():
     real[core] = real[core] | {table}
     real[table] = real[table] | {core}
     assert [core, table] in loops(real)
+    # through the package root: it imports core.version, so core.version importing the root loops
+    version = f"{PACKAGE}.core.version"
+    assert version in file_edges()[PACKAGE]
+    real = dict(file_edges())
+    real[version] = real[version] | {PACKAGE}
+    assert [PACKAGE, version] in loops(real)
 
 
 def test_an_own_package_is_no_dependency_of_its_files_but_another_package_is():
@@ -143,7 +155,7 @@ def test_only_sim_and_backends_import_the_simulator(module):
 def test_scoring_reads_recordings_only(module):
     reached = closure(module)
     bad = in_layer(
-        reached, "sim", "backends", "tools", "envs", "agents", "wrappers", "bundle", "rllib", "cli"
+        reached, "sim", "backends", "tools", "envs", "agents", "wrappers", "recording", "rllib", "cli"
     )
     assert not bad, f"{module} reaches {bad}: scoring must work from a recorded run alone"
 

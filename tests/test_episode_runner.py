@@ -34,7 +34,7 @@ def calls(monkeypatch) -> list[dict]:
 
 
 def test_cli_run_evaluation_and_rllib_all_go_through_it(calls, tmp_path: Path) -> None:
-    from sre_marathon_gym.cli.main import main
+    from sre_marathon_gym.cli.commands import main
     from sre_marathon_gym.evaluation.leaderboard import RunSpec, run_one
     from sre_marathon_gym.rllib import evaluate_policy
 

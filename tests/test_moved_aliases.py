@@ -64,7 +64,7 @@ def test_the_old_leaderboard_module_is_now_a_package_that_still_answers_its_name
 
 def test_the_command_line_entry_point_keeps_its_path():
     from sre_marathon_gym.cli import main
-    from sre_marathon_gym.cli.main import main as moved
+    from sre_marathon_gym.cli.commands import main as moved
 
     assert main is moved
 

@@ -48,7 +48,7 @@ ALREADY_REPAIRED = "already repaired"
 
 
 class MetricSource(Protocol):
-    """The read interface of `metric_store.MetricStore` (and of `PrometheusMetrics`)."""
+    """The read interface of `metrics.store.MetricStore` (and of `PrometheusMetrics`)."""
 
     def names(self) -> list[str]: ...
     def select(self, name: str, matchers: Any = None) -> np.ndarray: ...

@@ -12,7 +12,7 @@ from .apps import App
 from .faults import FaultFile
 from .loader import parse_model
 from .locate import catalog_dir
-from .model import Catalog
+from .model import Catalog, public_app
 from .pricing import Pricing
 from .settings import Leaderboard, Published, Scoring
 from .validate import cross_check
@@ -69,4 +69,4 @@ def load_catalog(path: str | os.PathLike[str] | None = None) -> Catalog:
     return _cached(str(catalog_dir(path).resolve()))
 
 
-__all__ = ["APPS", "Catalog", "load_catalog", "read_catalog"]
+__all__ = ["APPS", "Catalog", "load_catalog", "public_app", "read_catalog"]

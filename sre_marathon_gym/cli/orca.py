@@ -1,4 +1,4 @@
-"""`sre-marathon orca ...`: the task distribution and agent evaluation (kept out of `cli.main`)."""
+"""`sre-marathon orca ...`: the task distribution and agent evaluation (kept out of `cli.commands`)."""
 
 from __future__ import annotations
 

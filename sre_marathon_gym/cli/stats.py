@@ -1,4 +1,4 @@
-"""`sre-marathon stats`: SRE-Marathon's statistics beside the paper's (kept out of `cli.main`).
+"""`sre-marathon stats`: SRE-Marathon's statistics beside the paper's (kept out of `cli.commands`).
 
 Prints, per app, the leaderboard seed's no-action run and N further seeds (mean and range) with
 the paper's figure and the deviation, the single-fault severity distribution, ORCA's task

@@ -72,6 +72,23 @@ def moved_to(old: str, new: str) -> Callable[[str], Any]:
     return __getattr__
 
 
+def package_was_module(package: str, path: list[str], new: str) -> Callable[[str], Any]:
+    """The `__getattr__` of a package that replaced a module of the same name (`evaluation`, `cli`):
+    the old module's names still resolve, with a warning naming `new`; the package's own submodule
+    names are left to the import system."""
+    import pkgutil
+
+    submodules = frozenset(m.name for m in pkgutil.iter_modules(path))
+    forward = moved_to(package, new)
+
+    def __getattr__(name: str) -> Any:
+        if name in submodules:
+            raise AttributeError(name)
+        return forward(name)
+
+    return __getattr__
+
+
 class _AliasLoader(importlib.abc.Loader):
     def __init__(self, new: str):
         self.new = new
@@ -102,4 +119,4 @@ def install_aliases() -> None:
         sys.meta_path.insert(0, MovedModuleFinder())
 
 
-__all__ = ["MOVED_MODULES", "MovedModuleFinder", "install_aliases", "moved_to"]
+__all__ = ["MOVED_MODULES", "MovedModuleFinder", "install_aliases", "moved_to", "package_was_module"]

@@ -236,8 +236,8 @@ class LiveMarathonEnv(MarathonCore):
         and localization, but never credits repair (R) or degradation; `env_config["probes"]`
         says so, so a bundle of a live run is not mistaken for a simulated one.
         """
-        from .. import __version__
         from ..core.run_record import RunManifest
+        from ..core.version import __version__
 
         if self.runner is None:
             raise gym.error.ResetNeeded("call reset() before record()")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .. import __version__
 from ..catalog.apps import label_place
 from ..core.run_record import (
     ActionRecord,
@@ -18,6 +17,7 @@ from ..core.run_record import (
     RunManifest,
     RunRecord,
 )
+from ..core.version import __version__
 from ..schedule.change_stream import change_plane
 
 if TYPE_CHECKING:

@@ -8,18 +8,7 @@ May import: every layer but the command line.
 
 from __future__ import annotations
 
-import pkgutil
-from typing import Any
+from ..core.moved import package_was_module
 
-from ..core.moved import moved_to
-
-SUBMODULES = frozenset(m.name for m in pkgutil.iter_modules(__path__))
-_leaderboard_name = moved_to(__name__, "sre_marathon_gym.evaluation.leaderboard")
-
-
-def __getattr__(name: str) -> Any:
-    """`sre_marathon_gym.evaluation` was the leaderboard module before it became this package: its
-    names still resolve (with a DeprecationWarning); submodule names are left to the import system."""
-    if name in SUBMODULES:
-        raise AttributeError(name)
-    return _leaderboard_name(name)
+# `sre_marathon_gym.evaluation` was the leaderboard module before it became this package
+__getattr__ = package_was_module(__name__, __path__, "sre_marathon_gym.evaluation.leaderboard")

@@ -1,7 +1,7 @@
 """One run: one agent, one episode on one env, scored and sealed.
 
 Every way of running a Marathon agent goes through `run_scored_episode`: `sre-marathon run` and
-`export-prometheus --app` (`cli.main`), the leaderboard protocol (`leaderboard.run_one`, also inside
+`export-prometheus --app` (`cli.commands`), the leaderboard protocol (`leaderboard.run_one`, also inside
 `evaluate`'s worker processes) and RLlib evaluation (`rllib.evaluate_one`, also inside Ray tasks,
 for baselines and trained checkpoints alike). It builds the agent (a name for `agents.make_agent`,
 or any object with the `Agent` protocol, e.g. `rllib.CheckpointPolicy`), checks an LLM agent's

@@ -1,4 +1,5 @@
-"""`sre-marathon orca evaluate`: run an ORCA agent over the tasks and print the leaderboard columns.
+"""ORCA-bench evaluation (what `sre-marathon orca evaluate` runs): an ORCA agent over the tasks, and the
+leaderboard columns.
 
 Why beside the published numbers: the three columns (RCA Accuracy on medium and hard incidents,
 hallucination over all incidents) are computed with ORCA-bench's own aggregation, so a simulator

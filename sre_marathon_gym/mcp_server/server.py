@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from .. import __version__
+from ..core.version import __version__
 from .episode import McpEpisode
 
 

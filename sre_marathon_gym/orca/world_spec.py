@@ -21,7 +21,9 @@ class WorldSpec:
     seed: int | None = None  # None: the published schedule; else the fresh draw of this seed
 
     def __post_init__(self) -> None:
-        if self.seed is not None and not (isinstance(self.seed, int) and 0 <= self.seed < 2**63):
+        if self.seed is not None and (
+            isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed < 2**63
+        ):
             raise ConfigurationError(f"world_seed must be an integer in [0, 2**63), got {self.seed!r}")
 
     @property

@@ -35,11 +35,11 @@ key (``key=`` or ``SRE_MARATHON_BUNDLE_KEY``), which makes the seal an HMAC-SHA2
 holders can produce or check.
 
 Completeness: the manifest's ``completeness`` is ``{"complete": true}`` for a run that reached its
-end, or ``{"complete": false, "reached_s": T, "reason": "..."}`` for one that stopped early (written
-by `evaluation.save_incomplete` when a run crashes or is interrupted). It is sealed, so renaming
-``x.incomplete.bundle`` to ``x.bundle`` hides nothing; `bundle_scoring.score_bundles` refuses an
-incomplete bundle unless ``allow_incomplete=True``. A bundle sealed before the field existed counts
-as complete.
+end, or ``{"complete": false, "reached_s": T, "reason": "..."}`` for one that stopped early
+(written by `evaluation.episode_runner.save_incomplete` when a run crashes or is interrupted). It is
+sealed, so renaming ``x.incomplete.bundle`` to ``x.bundle`` hides nothing; `rescoring.score_bundles`
+refuses an incomplete bundle unless ``allow_incomplete=True``. A bundle sealed before the field
+existed counts as complete.
 
 Catalog: ``catalog_version`` (and ``run.catalog_schema_version``, the record's own copy) is the
 `catalog_digest` of the catalog the run used. Scoring under a catalog with another digest is refused
@@ -428,7 +428,7 @@ def build_bundle_bytes(
     incomplete: Incomplete | None = None,
 ) -> bytes:
     """The bundle's bytes (what `write_bundle` writes); pure, so equal inputs give equal bytes."""
-    from .. import __version__
+    from ..core.version import __version__
 
     if not isinstance(record, RunRecord):
         raise BundleError(f"record must be a RunRecord, got {type(record).__name__}")

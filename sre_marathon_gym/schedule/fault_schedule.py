@@ -15,8 +15,8 @@ Arrival process (stratified, increasing intensity)
 
 Durations
     Each arrival first gets a duration ``240 + 480 * x`` seconds (the paper's 4-12 minutes), where
-    ``x`` follows a Kumaraswamy(``DURATION_SHAPE``) law (Beta-like, closed-form inverse) skewed to
-    the short end, so that ~60 faults give the paper's mean concurrency of ~6 with a peak of 10-11.
+    ``x`` follows a Kumaraswamy(``timeline.DURATION_SHAPE``) law (Beta-like, closed-form inverse)
+    skewed to the short end, so that ~60 faults give the paper's mean concurrency of ~6 with a peak of 10-11.
     The quantiles are stratified (a random permutation of one draw per 1/N stratum), which keeps the
     total fault-time, hence the mean concurrency, steady across seeds. The fault is then drawn among
     the free faults whose catalog ``duration`` bounds contain that duration (if none does, among all
@@ -80,10 +80,13 @@ from .benign_edits import (
 )
 from .change_stream import CHANGE_FAILURE_RATE, CHANGE_STREAMS, change_plane, plan_production_changes
 from .timeline import (
+    COUNT_JITTER,
     DURATION_RANGE,
+    DURATION_SHAPE,
     FAULTS_PER_HOUR,
     RAMP,
     BenignChange,
+    EventKind,
     ScheduledFault,
     ScheduleEvent,
     arrival_times,
@@ -517,6 +520,9 @@ if __name__ == "__main__":
 
 __all__ = [
     "BENIGN_PER_HOUR",
+    "COUNT_JITTER",
+    "DURATION_SHAPE",
+    "EventKind",
     "DURATION_RANGE",
     "FAULTS_PER_HOUR",
     "RAMP",

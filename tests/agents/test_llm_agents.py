@@ -584,7 +584,7 @@ def test_configuration_from_environment_and_clear_errors(monkeypatch):
 
 
 def test_cli_refuses_an_llm_agent_without_a_model_before_any_run(capsys):
-    from sre_marathon_gym.cli.main import main
+    from sre_marathon_gym.cli.commands import main
 
     assert main(["evaluate", "--agent", "react", "--apps", "online_boutique"]) == 2
     assert "needs a model: pass --model NAME" in capsys.readouterr().err
@@ -593,7 +593,7 @@ def test_cli_refuses_an_llm_agent_without_a_model_before_any_run(capsys):
 
 
 def test_cli_pricing_override_file_is_validated(tmp_path, capsys):
-    from sre_marathon_gym.cli.main import main
+    from sre_marathon_gym.cli.commands import main
 
     bad = tmp_path / "prices.yaml"
     bad.write_text("schema_version: 1\nmodels:\n  - {name: m, input_per_mtok: 1, output_per_mtok: -2}\n")
@@ -622,7 +622,8 @@ def test_missing_openai_extra_names_the_install_command(monkeypatch):
     import sys
 
     code = (
-        "import sys, sre_marathon_gym.agents.llm, sre_marathon_gym.cli.main; print('openai' in sys.modules)"
+        "import sys, sre_marathon_gym.agents.llm, sre_marathon_gym.cli.commands;"
+        "print('openai' in sys.modules)"
     )
     lazy = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert lazy.stdout.strip() == "False"  # the package imports without the extra
@@ -664,7 +665,7 @@ def test_cli_evaluate_react_runs_the_leaderboard_protocol_and_prints_published_n
     tmp_path, capsys, monkeypatch
 ):
     from sre_marathon_gym.catalog import load_catalog
-    from sre_marathon_gym.cli.main import main
+    from sre_marathon_gym.cli.commands import main
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret")
     first = completion(tools=[("get_alerts", {"state": "firing"})], prompt=2000, out=30)
@@ -736,7 +737,7 @@ def test_a_crashing_agent_still_leaves_its_recording(tmp_path, monkeypatch):
 
 # ------------------------------------------------------------------ options validated at the boundary
 def test_cli_refuses_a_negative_price_before_any_run(tmp_path, capsys):
-    from sre_marathon_gym.cli.main import main
+    from sre_marathon_gym.cli.commands import main
 
     out = tmp_path / "runs"
     assert (
@@ -787,7 +788,7 @@ def test_bad_agent_options_fail_at_construction_naming_the_field(name, options, 
 
 
 def test_cli_refuses_a_base_url_without_scheme(capsys):
-    from sre_marathon_gym.cli.main import main
+    from sre_marathon_gym.cli.commands import main
 
     assert (
         main(["evaluate", "--agent", "rag", "--model", "m", "--base-url", "user:pw@localhost:8000/v1"]) == 2
@@ -936,7 +937,7 @@ def test_execute_plan_skips_every_call_once_the_deadline_has_passed():
 def test_cli_preflight_turns_a_refused_key_or_model_into_a_clear_error_before_any_run(
     tmp_path, capsys, status, says
 ):
-    from sre_marathon_gym.cli.main import main
+    from sre_marathon_gym.cli.commands import main
 
     with ScriptedServer([], preflight=("status", status)) as server:
         rc = main(
@@ -1089,7 +1090,7 @@ def test_retrieval_gives_each_pod_to_its_own_service():
 
 # ------------------------------------------------------------------ `run` takes the same LLM options
 def test_cli_run_takes_model_and_base_url_for_an_llm_agent(tmp_path, capsys):
-    from sre_marathon_gym.cli.main import main
+    from sre_marathon_gym.cli.commands import main
 
     with ScriptedServer([]) as server:
         rc = main(
@@ -1134,7 +1135,7 @@ def test_cli_run_takes_model_and_base_url_for_an_llm_agent(tmp_path, capsys):
 
 
 def test_cli_llm_accounting_reads_model_and_price_from_the_bundles(tmp_path, catalog):
-    from sre_marathon_gym.cli.main import _llm_accounting
+    from sre_marathon_gym.cli.commands import _llm_accounting
     from sre_marathon_gym.evaluation.leaderboard import RunSpec
 
     with ScriptedServer([]) as server:
@@ -1151,7 +1152,7 @@ def test_cli_llm_accounting_reads_model_and_price_from_the_bundles(tmp_path, cat
 
 
 def test_cli_run_stops_on_consecutive_refusals_and_keeps_the_recording(tmp_path, capsys):
-    from sre_marathon_gym.cli.main import main
+    from sre_marathon_gym.cli.commands import main
 
     # the key works for the preflight, then the endpoint starts refusing (a revoked key, say)
     with ScriptedServer([("status", 401)] * 10) as server:

@@ -105,7 +105,7 @@ def test_the_scored_episode_of_sre_marathon_run(spy, tmp_path):
 
 
 def test_the_cli_run_command(spy, tmp_path, capsys):
-    from sre_marathon_gym.cli.main import main
+    from sre_marathon_gym.cli.commands import main
 
     code = main(["run", "--app", "train_ticket", "--agent", "noop", "--out", str(tmp_path)])
     assert code == 0 and "Marathon-Score" in capsys.readouterr().out

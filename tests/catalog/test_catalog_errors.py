@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from sre_marathon_gym.catalog import read_catalog
-from sre_marathon_gym.cli.main import main
+from sre_marathon_gym.cli.commands import main
 from sre_marathon_gym.core.errors import CatalogError
 
 

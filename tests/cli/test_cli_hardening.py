@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from sre_marathon_gym.cli.main import main, seed_int
+from sre_marathon_gym.cli.commands import main, seed_int
 
 SHORT = [
     "--mode",

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sre_marathon_gym.cli.main import main
+from sre_marathon_gym.cli.commands import main
 
 SHORT = [
     "--mode",

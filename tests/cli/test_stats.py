@@ -8,7 +8,7 @@ import math
 import pytest
 
 from sre_marathon_gym.backends.fault_check import fault_severity
-from sre_marathon_gym.cli.main import main
+from sre_marathon_gym.cli.commands import main
 from sre_marathon_gym.evaluation.fidelity_stats import deviation, published, run_stats
 from sre_marathon_gym.schedule.fault_schedule import FaultSchedule
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from sre_marathon_gym.agents.orca_baselines import ORCA_AGENTS
-from sre_marathon_gym.cli.main import main
+from sre_marathon_gym.cli.commands import main
 from sre_marathon_gym.cli.orca import AGENT_NAMES
 from sre_marathon_gym.orca import world
 from sre_marathon_gym.orca.tools import tool_specs

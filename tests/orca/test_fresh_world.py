@@ -10,7 +10,7 @@ import pytest
 
 import sre_marathon_gym  # noqa: F401  (registers the env ids)
 from sre_marathon_gym.agents.orca_baselines import AreaPriorAgent, complaint_area
-from sre_marathon_gym.cli.main import main
+from sre_marathon_gym.cli.commands import main
 from sre_marathon_gym.core.errors import ConfigurationError
 from sre_marathon_gym.orca.data import load_questions, load_schedule_file
 from sre_marathon_gym.orca.fresh import draw_schedule

@@ -213,7 +213,7 @@ def test_promql_on_the_store_matches_prometheus(short_run, prom, expr):
 def test_cli_exports_a_bundle_and_checks_its_alerts(catalog, short_run, tmp_path, capsys):
     """`sre-marathon export-prometheus BUNDLE --rule-tests` backfills and passes promtool; a second
     export into the same directory is refused instead of duplicating blocks."""
-    from sre_marathon_gym.cli.main import main
+    from sre_marathon_gym.cli.commands import main
     from sre_marathon_gym.recording.bundle import write_bundle
 
     env, store = short_run

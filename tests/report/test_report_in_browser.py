@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sre_marathon_gym.cli.main import main
+from sre_marathon_gym.cli.commands import main
 from sre_marathon_gym.recording.rescoring import score_bundle
 from sre_marathon_gym.run_report import report_views, write_report
 from sre_marathon_gym.run_report.page import render_html

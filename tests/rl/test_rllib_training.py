@@ -103,7 +103,7 @@ def test_two_ppo_iterations_two_runners_disjoint_seeds(ray_local, tmp_path: Path
     assert all(math.isfinite(r.marathon_score) and r.steps == 3 for r in results)
 
     # and the CLI puts it on the leaderboard protocol (seed 30, 60+30 min, 120 s), bundle included
-    from sre_marathon_gym.cli.main import main
+    from sre_marathon_gym.cli.commands import main
 
     assert main(["evaluate", "--checkpoint", str(ckpt), "--out", str(tmp_path / "lb")]) == 0
     assert list((tmp_path / "lb").glob("online_boutique-*-30.bundle"))

@@ -193,7 +193,7 @@ def test_degenerate_rca_reports_on_a_spread_of_tasks():
 
 
 def test_cli_names_the_suite():
-    from sre_marathon_gym.cli.main import ADVERSARIAL_NAMES
+    from sre_marathon_gym.cli.commands import ADVERSARIAL_NAMES
     from sre_marathon_gym.cli.orca import ADVERSARIAL_NAMES as ORCA_NAMES
 
     assert ADVERSARIAL_NAMES == ADVERSARIAL_AGENT_NAMES
