@@ -83,13 +83,9 @@ class OrcaRcaEnv(gym.Env):
             )
         if not 1 <= max_calls <= MAX_CALLS:
             raise ConfigurationError(f"max_calls must be in 1..{MAX_CALLS}, got {max_calls}")
-        if world_seed is not None and (
-            isinstance(world_seed, (bool, np.bool_)) or not isinstance(world_seed, (int, np.integer))
-        ):
-            raise ConfigurationError(f"world_seed must be None or an integer, got {world_seed!r}")
         self.source_access = bool(source_access)
         self.max_calls = int(max_calls)
-        self.world = WorldSpec(None if world_seed is None else int(world_seed))
+        self.world = WorldSpec(world_seed)  # checks the seed
         tasks = orca_tasks(6, self.world)
         if task_ids is not None:
             if isinstance(task_ids, str) or not all(isinstance(i, str) for i in task_ids):

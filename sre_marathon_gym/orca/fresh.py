@@ -130,10 +130,10 @@ def draw_schedule(seed: int, attempt: int = 0, days: int = 6) -> OrcaSchedule:
             steps = steps[(lo + steps >= 0) & (hi + steps < DAY_MIN)]
             shift = int(steps[int(rng.integers(len(steps)))])
             rows = [_Row(r.minute + shift, r.flag, r.value, r.drift_s) for r in scen.rows]
+            held = {old: _held(rows, old, day0, run_end) for old in dict.fromkeys(r.flag for r in rows)}
             mapping: dict[str, str] = {}
-            for old in dict.fromkeys(r.flag for r in rows):
+            for old, (start, end) in held.items():
                 values = {r.value for r in rows if r.flag == old}
-                start, end = _held(rows, old, day0, run_end)
                 pool = [
                     f
                     for f in flags
@@ -152,7 +152,7 @@ def draw_schedule(seed: int, attempt: int = 0, days: int = 6) -> OrcaSchedule:
             letters[prefix] += 1
             code = f"{prefix}{letters[prefix]}"
             for old, new in mapping.items():
-                busy.hold(new, *_held(rows, old, day0, run_end))
+                busy.hold(new, *held[old])
             for j, r in enumerate(rows):
                 flag = mapping[r.flag]
                 entries.append(

@@ -387,25 +387,30 @@ def candidate_tasks(
     return out
 
 
-def prune(tasks: list[OrcaTask], targets: TaskTargets) -> list[OrcaTask]:
-    """Keep the published count per (difficulty, control) cell: the lowest keyed hashes of task ids."""
-    out: list[OrcaTask] = []
+def _cells(tasks: list[OrcaTask], targets: TaskTargets):
+    """Each (control, difficulty) cell of `tasks`, with the count the published targets ask of it."""
     for control, wanted in ((False, targets.incident), (True, targets.control)):
         for diff in ("easy", "medium", "hard"):
             cell = [t for t in tasks if t.is_control == control and t.difficulty == diff]
-            n = wanted[diff]  # type: ignore[index]
-            if len(cell) < n:
-                raise ConfigurationError(
-                    f"ORCA task pool has {len(cell)} {diff} {'control' if control else 'incident'} "
-                    f"tasks, fewer than the {n} the targets ask for"
-                )
-            cell.sort(
-                key=lambda t: (
-                    hashlib.sha256(f"{GENERATOR_KEY}:keep:{t.task_id}".encode()).hexdigest(),
-                    t.task_id,
-                )
+            yield control, diff, cell, wanted[diff]  # type: ignore[index]
+
+
+def prune(tasks: list[OrcaTask], targets: TaskTargets) -> list[OrcaTask]:
+    """Keep the published count per (difficulty, control) cell: the lowest keyed hashes of task ids."""
+    out: list[OrcaTask] = []
+    for control, diff, cell, n in _cells(tasks, targets):
+        if len(cell) < n:
+            raise ConfigurationError(
+                f"ORCA task pool has {len(cell)} {diff} {'control' if control else 'incident'} "
+                f"tasks, fewer than the {n} the targets ask for"
             )
-            out += cell[:n]
+        cell.sort(
+            key=lambda t: (
+                hashlib.sha256(f"{GENERATOR_KEY}:keep:{t.task_id}".encode()).hexdigest(),
+                t.task_id,
+            )
+        )
+        out += cell[:n]
     return sorted(out, key=lambda t: t.task_id)
 
 
@@ -413,12 +418,7 @@ MAX_FRESH_ATTEMPTS = 25  # a fresh draw whose task pool cannot fill the publishe
 
 
 def _fills(pool: list[OrcaTask], targets: TaskTargets) -> bool:
-    for control, wanted in ((False, targets.incident), (True, targets.control)):
-        for diff in ("easy", "medium", "hard"):
-            have = sum(1 for t in pool if t.is_control == control and t.difficulty == diff)
-            if have < wanted[diff]:  # type: ignore[index]
-                return False
-    return True
+    return all(len(cell) >= n for _, _, cell, n in _cells(pool, targets))
 
 
 def world_schedule(days: int = 6, world: WorldSpec = PUBLISHED) -> OrcaSchedule:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..core.errors import ConfigurationError
 
 WORLD_SEED_LIMIT = 2**31  # fresh world seeds are drawn below this (small ints print and type well)
@@ -21,10 +23,18 @@ class WorldSpec:
     seed: int | None = None  # None: the published schedule; else the fresh draw of this seed
 
     def __post_init__(self) -> None:
-        if self.seed is not None and (
-            isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed < 2**63
+        """The one check of a world seed, wherever it comes from (the CLI, the env, Python): an
+        integer in [0, 2**63), numpy's included (kept as a plain int); never a bool."""
+        seed = self.seed
+        if seed is None:
+            return
+        if (
+            isinstance(seed, (bool, np.bool_))
+            or not isinstance(seed, (int, np.integer))
+            or not 0 <= seed < 2**63
         ):
-            raise ConfigurationError(f"world_seed must be an integer in [0, 2**63), got {self.seed!r}")
+            raise ConfigurationError(f"world_seed must be None or an integer in [0, 2**63), got {seed!r}")
+        object.__setattr__(self, "seed", int(seed))
 
     @property
     def published(self) -> bool:
