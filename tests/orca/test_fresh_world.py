@@ -132,3 +132,14 @@ def test_a_fresh_world_seed_is_drawn_when_asked():
     drawn = {_world("fresh").seed for _ in range(3)}
     assert len(drawn) == 3 and all(0 <= s < WORLD_SEED_LIMIT for s in drawn)
     assert _world(None) == WorldSpec() and _world("42") == WorldSpec(42)
+
+
+def test_the_area_prior_fit_on_the_published_answers_stays_below_the_best_published_hard_row():
+    """The cheapest no-telemetry policy a fresh world must defeat: the published answers' prior."""
+    from sre_marathon_gym.evaluation.orca import area_prior_scores
+    from sre_marathon_gym.orca.data import load_leaderboard
+    from sre_marathon_gym.scoring.orca import published_metrics
+
+    best_hard = max(r.rca_accuracy_hard for r in load_leaderboard().rows)
+    sound = published_metrics(area_prior_scores(WorldSpec(1)), sound=True)
+    assert sound["rca_accuracy_incident_hard"].mean < best_hard, (sound, best_hard)
