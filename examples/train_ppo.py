@@ -50,21 +50,21 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--app", default="online_boutique")
     p.add_argument("--out", default="runs/ppo")
     p.add_argument("--address", default=None, help="Ray cluster address ('auto' to join a running cluster)")
-    p.add_argument("--iterations", type=int, default=60)
+    p.add_argument("--iterations", type=int, default=90)
     p.add_argument("--env-runners", type=int, default=2)
     p.add_argument("--envs-per-runner", type=int, default=1)
-    p.add_argument("--batch-episodes", type=int, default=40, help="episodes per PPO update")
-    p.add_argument("--intensity", type=float, default=0.5)
-    p.add_argument("--injection-minutes", type=int, default=15)
-    p.add_argument("--observation-minutes", type=int, default=5)
+    p.add_argument("--batch-episodes", type=int, default=4, help="episodes per PPO update")
+    p.add_argument("--intensity", type=float, default=1.0)
+    p.add_argument("--injection-minutes", type=int, default=60)
+    p.add_argument("--observation-minutes", type=int, default=30)
     p.add_argument("--action-slots", type=int, default=4)
     p.add_argument(
         "--action-encoding",
-        choices=("discrete", "flat"),
-        default="discrete",
-        help="discrete: one row per meaningful (verb, service, artifact) per slot, "
-        "masked (EncodeActionSlots); "
-        "flat: the factorised MultiDiscrete (FlattenActions)",
+        choices=("macro", "discrete", "flat"),
+        default="macro",
+        help="macro: moves on the changes ChangeObservation shows (MacroActions: group, claim, "
+        "fix, undo, resolve); discrete: one row per meaningful (verb, service, artifact) per slot, "
+        "masked (EncodeActionSlots); flat: the factorised MultiDiscrete (FlattenActions)",
     )
     p.add_argument(
         "--verbs",
@@ -81,38 +81,49 @@ def parse_args() -> argparse.Namespace:
     return p.parse_args()
 
 
-def plot_curve(
-    history: list[dict],
-    ppo_score: float,
-    random_score: float,
-    path: Path,
-    untrained_score: float | None = None,
-) -> None:
+def change_reader_scores(app: str, seeds: list[int], env_config: dict) -> list[float]:
+    """`benchmarks/change_reader.py`'s policy (every change it cannot rule out by form is a fault) on
+    the same seeds and protocol: the change-blaming shortcut a policy must not learn."""
+    import importlib.util
+
+    from sre_marathon_gym.evaluation.episode_runner import run_scored_episode
+    from sre_marathon_gym.rllib import make_base_env
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "change_reader.py"
+    spec = importlib.util.spec_from_file_location("change_reader_benchmark", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    cfg = {**env_config, "app": app}
+    out = []
+    for seed in seeds:
+        run = run_scored_episode(lambda: make_base_env(cfg), module.ChangeReader(), seed=seed)
+        out.append(float(run.card.marathon_score))
+    return out
+
+
+def plot_curve(history: list[dict], rows: dict[str, list[float]], path: Path) -> None:
+    """Held-out score (the checkpoints' evaluation is the flat lines at the end) against env steps:
+    the training return per iteration, and each evaluated row's mean as a level."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4))
+    from sre_marathon_gym.evaluation.reports import mean_ci95
+
+    fig, ax = plt.subplots(figsize=(7.5, 4.2))
     xs = [h["env_steps"] for h in history]
     ax.plot(
-        xs, [h["episode_return_mean"] for h in history], marker="o", label="PPO training return (train seeds)"
+        xs, [h["episode_return_mean"] for h in history], marker=".", label="PPO training return (train seeds)"
     )
-    ax.axhline(ppo_score, color="C0", linestyle="--", label=f"PPO, held-out test seeds: {ppo_score:.1f}")
-    ax.axhline(
-        random_score, color="C3", linestyle=":", label=f"random, held-out test seeds: {random_score:.1f}"
-    )
-    if untrained_score is not None:
-        ax.axhline(
-            untrained_score,
-            color="C7",
-            linestyle="-.",
-            label=f"PPO before training, held-out: {untrained_score:.1f}",
-        )
+    styles = ["--", "-.", ":", (0, (5, 1)), (0, (1, 1))]
+    for (name, scores), style, color in zip(rows.items(), styles, ["C0", "C7", "C3", "C2", "C1"]):
+        mean, half = mean_ci95(scores)
+        ax.axhline(mean, color=color, linestyle=style, label=f"{name}, held-out: {mean:.1f} ± {half:.1f}")
     ax.set_xlabel("env steps (invocations)")
-    ax.set_ylabel("Marathon-Score before clipping (episode return)")
-    ax.set_title("PPO on SRE-Marathon, short schedule")
-    ax.legend(loc="lower right", fontsize=8)
+    ax.set_ylabel("Marathon-Score (held-out) / return (training)")
+    ax.set_title("PPO on SRE-Marathon, macro actions, full protocol")
+    ax.legend(loc="lower right", fontsize=7)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -128,6 +139,7 @@ def main() -> None:
         NUM_ENV_STEPS_SAMPLED_LIFETIME,
     )
 
+    from sre_marathon_gym.evaluation.reports import mean_ci95
     from sre_marathon_gym.rllib import evaluate_policy, ppo_config, save_checkpoint, split_seeds, summarize
 
     out = Path(args.out).resolve()
@@ -142,6 +154,8 @@ def main() -> None:
         "action_encoding": args.action_encoding,
         "slots_per_step": args.action_slots,
     }
+    if args.action_encoding == "macro":
+        env_config["moves_per_step"] = args.action_slots
     if args.action_encoding == "discrete" and args.verbs != "all":
         env_config["verbs"] = [v.strip() for v in args.verbs.split(",") if v.strip()]
     steps_per_episode = (
@@ -189,39 +203,50 @@ def main() -> None:
         algo.stop()
 
     seeds = split_seeds("test", args.eval_seeds)
-    ppo = evaluate_policy(ckpt, args.app, seeds, num_workers=args.eval_workers, env_config=env_config)
-    before = evaluate_policy(untrained, args.app, seeds, num_workers=args.eval_workers, env_config=env_config)
-    rnd = evaluate_policy("random", args.app, seeds, num_workers=args.eval_workers, env_config=env_config)
-    s_ppo, s_before, s_rnd = summarize(ppo), summarize(before), summarize(rnd)
-    plot_curve(
-        history,
-        s_ppo["marathon_score_unclipped"],
-        s_rnd["marathon_score_unclipped"],
-        out / "learning_curve.png",
-        untrained_score=s_before["marathon_score_unclipped"],
-    )
+    # the full leaderboard protocol (intensity 1, 60 + 30 min, 120 s) on held-out test seeds
+    eval_config = {**env_config, "intensity": 1.0, "injection_minutes": 60, "observation_minutes": 30}
+    kw = dict(num_workers=args.eval_workers, env_config=eval_config)
+    ppo = evaluate_policy(ckpt, args.app, seeds, **kw)
+    before = evaluate_policy(untrained, args.app, seeds, **kw)
+    rnd = evaluate_policy("masked_random", args.app, seeds, **kw)
+    runbook = evaluate_policy("runbook", args.app, seeds, **kw)
+    reader = change_reader_scores(args.app, seeds, eval_config)
+    rows = {
+        "PPO": [r.marathon_score for r in ppo],
+        "same network untrained": [r.marathon_score for r in before],
+        "masked random (same encoding)": [r.marathon_score for r in rnd],
+        "Runbook": [r.marathon_score for r in runbook],
+        "change_reader (blames changes)": reader,
+    }
+    s_ppo = summarize(ppo)
+    plot_curve(history, rows, out / "learning_curve.png")
     results = {
         "env_config": env_config,
+        "eval_config": eval_config,
         "env_steps": history[-1]["env_steps"],
         "history": history,
         "checkpoint": str(ckpt),
         "test_seeds": seeds,
         "ppo": s_ppo,
-        "ppo_untrained": s_before,
-        "random": s_rnd,
-        "ppo_scores": [r.marathon_score for r in ppo],
-        "ppo_untrained_scores": [r.marathon_score for r in before],
-        "random_scores": [r.marathon_score for r in rnd],
+        "ppo_scores": rows["PPO"],
+        "untrained_scores": rows["same network untrained"],
+        "masked_random_scores": rows["masked random (same encoding)"],
+        "runbook_scores": rows["Runbook"],
+        "change_reader_scores": reader,
+        "ppo_localized": s_ppo["localized"],
+        "ppo_repaired": s_ppo["repaired"],
+        "ppo_correlated": s_ppo["correlated"],
     }
     (out / "results.json").write_text(json.dumps(results, indent=2))
     print(f"\ntrained on {history[-1]['env_steps']} env steps in {time.time() - t0:.0f} s; checkpoint {ckpt}")
-    for key, label in (("marathon_score", "Marathon-Score"), ("marathon_score_unclipped", "before clipping")):
-        half = "ci95" if key == "marathon_score" else "ci95_unclipped"
-        print(
-            f"held-out test seeds ({len(seeds)}), {label}: PPO {s_ppo[key]:.1f} ± {s_ppo[half]:.1f}   "
-            f"same network untrained {s_before[key]:.1f} ± {s_before[half]:.1f}   "
-            f"random {s_rnd[key]:.1f} ± {s_rnd[half]:.1f}"
-        )
+    print(f"held-out test seeds ({len(seeds)}), full protocol, Marathon-Score (mean ± 95% half-width):")
+    for name, scores in rows.items():
+        mean, half = mean_ci95(scores)
+        print(f"  {name:<32} {mean:6.1f} ± {half:4.1f}")
+    print(
+        f"  PPO stages: correlated {s_ppo['correlated']:.2f}, localized {s_ppo['localized']:.2f}, "
+        f"repaired {s_ppo['repaired']:.2f}"
+    )
     print(f"learning curve: {out / 'learning_curve.png'}")
     ray.shutdown()
 

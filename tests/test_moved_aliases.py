@@ -37,6 +37,8 @@ PROBES = {  # a public name of each new home, read through the old module
     "evaluation.alert_noise": "alert_compatibility",
     "evaluation.orca": "run_orca_task",
     "cli.stats": "add_stats_parser",
+    "tools.symptoms": "Telemetry",
+    "tools.change_planes": "PlaneReader",
 }
 
 

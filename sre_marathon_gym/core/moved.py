@@ -51,6 +51,8 @@ MOVED_MODULES: dict[str, str] = {
             "alert_noise": "evaluation.alert_noise",
             "stats_cli": "cli.stats",
             "orca.evaluate": "evaluation.orca",
+            "agents.symptoms": "tools.symptoms",
+            "agents.change_planes": "tools.change_planes",
         }.items()
     },
 }

@@ -23,12 +23,16 @@ LEGACY_ENV_IDS = {
 
 
 def register_envs() -> None:
+    # max_episode_steps=None: an episode's length depends on the kwargs (mode, injection_minutes,
+    # observation_minutes, interval_s), so no registry value fits all; `MarathonEnv` fills its own
+    # `episode_steps` into the spec `gym.make` gives it, and gym.make adds no TimeLimit.
     for env_id, app in ENV_IDS.items():
         if env_id not in registry:
             register(
                 id=env_id,
                 entry_point="sre_marathon_gym.envs.marathon:MarathonEnv",
                 kwargs={"app": app},
+                max_episode_steps=None,
                 disable_env_checker=False,
             )
     for env_id, app in LEGACY_ENV_IDS.items():
@@ -37,6 +41,7 @@ def register_envs() -> None:
                 id=env_id,
                 entry_point="sre_marathon_gym.envs.marathon:MarathonEnv",
                 kwargs={"app": app, "rules": LEGACY_RULES[env_id[-3:]], "changes": "curated"},
+                max_episode_steps=None,
                 disable_env_checker=False,
             )
 

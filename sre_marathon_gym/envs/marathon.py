@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from gymnasium.envs.registration import EnvSpec
 
 from ..backends.sim_run import SimulatedRun
 from ..catalog import Catalog, load_catalog
@@ -64,7 +66,20 @@ class MarathonEnv(MarathonCore):
     without it (`agents.base.run_episode` passes an evaluated agent neither reward nor score).
 
     ## Episode End
-    Terminates when the run (injection plus observation) is over. Never truncates by itself.
+    Terminates when the run (injection plus observation) is over, after exactly `episode_steps`
+    steps: `reset` advances one `interval_s` and each `step` one more (the last clamped to the
+    run's end), so ``episode_steps = ceil(run_s / interval_s) - 1`` (44 for the leaderboard
+    protocol, 90 min at 120 s). Every `info` carries it as ``info["episode_steps"]``. Never
+    truncates by itself.
+
+    ``gym.make(id, **kwargs).spec.max_episode_steps`` is `episode_steps` for those kwargs: the
+    length depends on `mode`, `injection_minutes`, `observation_minutes` and `interval_s`, so the
+    registered spec says None (``gym.spec(id)``, and a vector env's own spec, show None) and the env
+    fills its length into the spec `gym.make` gives it. `gym.make` therefore adds no `TimeLimit`
+    and truncated stays False to the end. A limit you ask for, ``gym.make(id, max_episode_steps=n)``,
+    truncates at step ``n`` if ``n < episode_steps``; otherwise the episode ends by termination as
+    usual, and when ``n == episode_steps`` (as for ``gym.make(env.spec)``, which re-applies the
+    spec's limit) `TimeLimit` also reports that last step truncated: terminated is what counts.
 
     ## Arguments
     `app` (online_boutique | astronomy_shop | train_ticket), `mode` ("train" | "eval"; eval fixes
@@ -204,6 +219,27 @@ class MarathonEnv(MarathonCore):
 
         self.catalog_version = catalog_digest(self.catalog)
 
+    # ------------------------------------------------------------ episode length
+    @property
+    def episode_steps(self) -> int:
+        """The number of `step` calls in an episode (see "Episode End"), known before running."""
+        return -(-self.run_s // self.interval_s) - 1
+
+    _spec: EnvSpec | None = None
+
+    @property
+    def spec(self) -> EnvSpec | None:  # type: ignore[override]
+        """The spec `gym.make` set, with ``max_episode_steps`` filled in from `episode_steps` (a
+        registered id cannot know it: it depends on the kwargs)."""
+        spec = self._spec
+        if spec is None or spec.max_episode_steps is not None:
+            return spec
+        return dataclasses.replace(spec, max_episode_steps=self.episode_steps)
+
+    @spec.setter
+    def spec(self, value: EnvSpec | None) -> None:
+        self._spec = value
+
     # ------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         check_reset_arguments(seed, options)
@@ -333,15 +369,20 @@ class MarathonEnv(MarathonCore):
 
     # ------------------------------------------------------------ pickling: rebuild by deterministic replay
     def __getstate__(self) -> dict:
+        spec = self._spec
+        if spec is not None and isinstance(spec.kwargs.get("catalog"), Catalog):  # its root, not the object
+            spec = dataclasses.replace(spec, kwargs={**spec.kwargs, "catalog": str(self.catalog.root)})
         return {
             "kwargs": self._init_kwargs,
             "catalog_root": str(self.catalog.root),
             "seed": getattr(self, "seed_used", None) if self.run is not None else None,
             "journal": list(self._journal),
+            "spec": spec,
         }
 
     def __setstate__(self, state: dict) -> None:
         self.__init__(catalog=load_catalog(state["catalog_root"]), **state["kwargs"])  # type: ignore[misc]
+        self._spec = state.get("spec")
         if state["seed"] is None:
             return
         self.reset(seed=state["seed"])
@@ -362,6 +403,11 @@ class MarathonEnv(MarathonCore):
         self.recorder.interval(run)
         self.alert_engine.evaluate_until(run.now)
         self.recorder.before_invocation(run)
+
+    def _extra_info(self) -> dict:
+        # Only here, not in `MarathonCore._info`: the live env skips the invocations an overrunning
+        # agent missed, so its number of steps is not known before the episode runs.
+        return {"episode_steps": self.episode_steps}
 
     def _service_features(self) -> np.ndarray:
         return self.run.service_features(self.interval_s, self._restarts_at_step)

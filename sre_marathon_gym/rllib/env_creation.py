@@ -1,12 +1,11 @@
 """RLlib env creators: the Marathon env with the RL wrappers, and disjoint seed splits per env copy
-(the scheme is described in `sre_marathon_gym.rllib`'s docstring)."""
+(the scheme and its names live in `sre_marathon_gym.wrappers.seeds`, which needs no Ray; they are
+re-exported here)."""
 
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -14,15 +13,18 @@ import gymnasium as gym
 from ..core.errors import ConfigurationError
 from ..envs import ENV_IDS
 from ..evaluation.episode_runner import ENV_BY_APP
+from ..wrappers.seeds import (
+    MAX_STREAMS,
+    MAX_VECTOR,
+    MAX_WORKERS,
+    SPLITS,
+    EpisodeSeeds,
+    seeds_used,
+    split_seed,
+    split_seeds,
+    which_split,
+)
 
-SPLITS: dict[str, tuple[int, int]] = {
-    "train": (1_000_000, 1_000_000_000),
-    "validation": (1_000_000_000, 1_500_000_000),
-    "test": (1_500_000_000, 2_000_000_000),
-}
-MAX_VECTOR = 64
-MAX_WORKERS = 1024
-MAX_STREAMS = MAX_WORKERS * MAX_VECTOR
 APP_ENV_IDS = ENV_BY_APP  # app -> Marathon env id (the one table, episode_runner.ENV_BY_APP)
 ENV_KWARGS = (
     "intensity",
@@ -48,86 +50,6 @@ DEFAULT_ENV_CONFIG: dict[str, Any] = {
 
 
 # ----------------------------------------------------------------------------------- seed splits
-def split_seed(split: str, stream: int, episode: int) -> int:
-    """The seed of episode `episode` of env copy `stream` in `split` (see the module docstring)."""
-    if split not in SPLITS:
-        raise ValueError(f"unknown split {split!r}; expected one of {sorted(SPLITS)}")
-    if not 0 <= stream < MAX_STREAMS or episode < 0:
-        raise ValueError(f"stream must be in [0, {MAX_STREAMS}) and episode >= 0")
-    lo, hi = SPLITS[split]
-    return lo + (episode * MAX_STREAMS + stream) % (hi - lo)
-
-
-def split_seeds(split: str, n: int) -> list[int]:
-    """`n` seeds of `split` for evaluation: the first episode of streams 0..n-1 (lo, lo+1, ...)."""
-    return [split_seed(split, i, 0) for i in range(n)]
-
-
-def which_split(seed: int) -> str | None:
-    """The split `seed` belongs to, or None."""
-    for name, (lo, hi) in SPLITS.items():
-        if lo <= seed < hi:
-            return name
-    return None
-
-
-class EpisodeSeeds(gym.Wrapper):
-    """Ignores the seed passed to `reset` and uses the split's next seed for this env copy.
-
-    Why: RLlib seeds a vector env once (or never); a fresh, disjoint schedule per episode and per
-    env copy is what makes "trained on these seeds, tested on those" true. ``info["episode_seed"]``
-    carries the seed; ``seeds_used`` lists them all.
-    """
-
-    def __init__(
-        self,
-        env: gym.Env,
-        split: str = "train",
-        worker_index: int = 0,
-        vector_index: int = 0,
-        log_dir: str | os.PathLike[str] | None = None,
-    ):
-        super().__init__(env)
-        if not 0 <= worker_index < MAX_WORKERS or not 0 <= vector_index < MAX_VECTOR:
-            raise ValueError(f"worker_index must be < {MAX_WORKERS} and vector_index < {MAX_VECTOR}")
-        split_seed(split, 0, 0)  # validates the split name
-        self.split, self.worker_index, self.vector_index = split, worker_index, vector_index
-        self.stream = worker_index * MAX_VECTOR + vector_index
-        self.seeds_used: list[int] = []
-        self.log_path = None
-        if log_dir is not None:
-            Path(log_dir).mkdir(parents=True, exist_ok=True)
-            self.log_path = Path(log_dir) / f"seeds-w{worker_index}-v{vector_index}-{os.getpid()}.txt"
-
-    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
-        episode_seed = split_seed(self.split, self.stream, len(self.seeds_used))
-        self.seeds_used.append(episode_seed)
-        if self.log_path is not None:
-            with open(self.log_path, "a") as fh:
-                fh.write(f"{self.split} {self.worker_index} {self.vector_index} {episode_seed}\n")
-        obs, info = self.env.reset(seed=episode_seed, options=options)
-        info = dict(info)
-        info["episode_seed"] = episode_seed
-        return obs, info
-
-
-def seeds_used(env: Any) -> list[tuple[int, int, int]]:
-    """(worker, vector, seed) of every episode started by the `EpisodeSeeds` inside `env`
-    (a single env or a Gymnasium vector env, possibly wrapped)."""
-    out: list[tuple[int, int, int]] = []
-    stack, seen = [env], set()
-    while stack:
-        e = stack.pop()
-        if e is None or id(e) in seen:
-            continue
-        seen.add(id(e))
-        if isinstance(e, EpisodeSeeds):
-            out += [(e.worker_index, e.vector_index, s) for s in e.seeds_used]
-        stack += list(getattr(e, "envs", []) or [])
-        stack.append(getattr(e, "env", None))
-    return out
-
-
 def collect_runner_seeds(algo: Any) -> list[tuple[int, int, int]]:
     """(worker, vector, seed) of every training episode started on the algorithm's env runners."""
     per_runner = algo.env_runner_group.foreach_env_runner(lambda r: seeds_used(r.env), local_env_runner=False)
@@ -140,16 +62,24 @@ def wrap_for_rl(env: gym.Env, config: Mapping[str, Any]) -> gym.Env:
 
     Keys: ``degradation_weight``, ``risk_weight`` (`ShapeMarathonReward`); ``curriculum`` (kwargs of
     `ScheduleCurriculum`); ``action_encoding`` = ``"flat"`` (`FlattenActions`, default) |
-    ``"discrete"`` (`EncodeActionSlots`, with ``slots_per_step`` and ``verbs``) | ``"none"``; ``flatten_obs``
+    ``"discrete"`` (`EncodeActionSlots`, with ``slots_per_step`` and ``verbs``) | ``"macro"``
+    (`ChangeObservation` + `MacroActions`, with ``changes_per_service`` and ``moves_per_step``) |
+    ``"none"``; ``flatten_obs``
     (default True: `FlattenMarathonObservation`, mask kept apart when an encoding added one).
     """
     from ..wrappers import (
+        ChangeObservation,
         EncodeActionSlots,
         FlattenActions,
         FlattenMarathonObservation,
+        MacroActions,
         ScheduleCurriculum,
         ShapeMarathonReward,
     )
+
+    encoding = config.get("action_encoding", "flat")
+    if encoding == "macro":  # its observation fields go right on the env
+        env = ChangeObservation(env, changes_per_service=config.get("changes_per_service", 3))
 
     if config.get("curriculum"):
         env = ScheduleCurriculum(env, **dict(config["curriculum"]))
@@ -158,16 +88,17 @@ def wrap_for_rl(env: gym.Env, config: Mapping[str, Any]) -> gym.Env:
         degradation_weight=config.get("degradation_weight", 0.0),  # checked (and typed) there
         risk_weight=config.get("risk_weight", 0.0),
     )
-    encoding = config.get("action_encoding", "flat")
     if encoding == "flat":
         env = FlattenActions(env)
     elif encoding == "discrete":
         env = EncodeActionSlots(
             env, slots_per_step=config.get("slots_per_step", 1), verbs=config.get("verbs")
         )
+    elif encoding == "macro":
+        env = MacroActions(env, moves_per_step=config.get("moves_per_step", 4))
     elif encoding != "none":
         raise ConfigurationError(
-            f"action_encoding must be 'flat', 'discrete' or 'none', got {encoding!r:.60}"
+            f"action_encoding must be 'flat', 'discrete', 'macro' or 'none', got {encoding!r:.60}"
         )
     if config.get("flatten_obs", True):
         env = FlattenMarathonObservation(env, keep_mask=True)
@@ -226,3 +157,24 @@ def register_envs() -> list[str]:
     for env_id in ENV_IDS:
         register_env(env_id, functools.partial(make_env, env_id=env_id))
     return list(ENV_IDS)
+
+
+__all__ = [  # with the seed splits of `wrappers.seeds`, re-exported for `rllib.env_creation` callers
+    "APP_ENV_IDS",
+    "DEFAULT_ENV_CONFIG",
+    "ENV_KWARGS",
+    "MAX_STREAMS",
+    "MAX_VECTOR",
+    "MAX_WORKERS",
+    "SPLITS",
+    "EpisodeSeeds",
+    "collect_runner_seeds",
+    "make_base_env",
+    "make_env",
+    "register_envs",
+    "seeds_used",
+    "split_seed",
+    "split_seeds",
+    "which_split",
+    "wrap_for_rl",
+]

@@ -12,6 +12,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from ..core.errors import ConfigurationError
 from ..core.run_record import Usage
 from .env_creation import DEFAULT_ENV_CONFIG, make_base_env, wrap_for_rl
 from .training import read_checkpoint_env_config
@@ -72,6 +73,29 @@ class CheckpointPolicy:
             return np.asarray(dist.sample()[0].numpy())
 
 
+class MaskedRandomPolicy:
+    """Uniform over the rows the action mask allows, move by move, in the wrapped env's own action
+    encoding: the baseline a trained policy in that encoding must beat (the mask alone is worth
+    something there)."""
+
+    name = "masked_random"
+
+    def __init__(self, moves: int = 1) -> None:
+        """`moves`: the index fields of one action (the encoding's moves or slots per step); the
+        mask is their masks concatenated, one per field, of equal length."""
+        self.moves = moves
+        self.usage = Usage()
+        self._rng = np.random.default_rng(0)
+
+    def reset(self, env: gym.Env, seed: int | None) -> None:
+        self._rng = np.random.default_rng([0x4D41, seed or 0])
+
+    def invoke(self, env: gym.Env, obs: Any, info: dict) -> Any:
+        mask = np.asarray(obs["action_mask"], dtype=bool).reshape(self.moves, -1)
+        out = [int(self._rng.choice(np.flatnonzero(m))) if m.any() else 0 for m in mask]
+        return out[0] if self.moves == 1 else np.array(out, dtype=np.int64)
+
+
 @dataclass
 class EvalResult:
     """One evaluation episode: its seed, score card and the (shaped) return the policy saw."""
@@ -113,13 +137,26 @@ def evaluate_one(
     cfg.update(env_config or {})
     cfg["app"] = app
     cfg.pop("env_id", None)
+    wrapped: Any = ckpt
+    if policy == "masked_random":
+        encoding = cfg.get("action_encoding", "flat")
+        if encoding not in ("macro", "discrete"):
+            raise ConfigurationError(
+                f"masked_random needs a joint mask: action_encoding 'macro' or 'discrete', not {encoding!r}"
+            )
+        moves = cfg.get("moves_per_step", 4) if encoding == "macro" else cfg.get("slots_per_step", 1)
+        wrapped = MaskedRandomPolicy(int(moves))
 
     def make() -> gym.Env:
         base = make_base_env(cfg)
-        return base if ckpt is None else wrap_for_rl(base, {**cfg, "curriculum": None})
+        return (
+            base
+            if wrapped is None
+            else wrap_for_rl(base, {**cfg, "curriculum": None, "flatten_obs": ckpt is not None})
+        )
 
-    run = run_scored_episode(make, policy if ckpt is None else ckpt, seed=seed, out=bundle_dir)
-    total = run.env_return if ckpt is None else run.episode_return
+    run = run_scored_episode(make, policy if wrapped is None else wrapped, seed=seed, out=bundle_dir)
+    total = run.env_return if wrapped is None else run.episode_return
     return EvalResult(
         seed=run.seed,
         policy=run.agent_name,
@@ -154,7 +191,8 @@ def evaluate_policy(
 ) -> list[EvalResult]:
     """Evaluate `policy` on every seed of `seeds`, `num_workers` episodes at a time as Ray tasks.
 
-    `policy` is a baseline name (``"random"``, ``"noop"``, ... from `agents.make_agent`) or a
+    `policy` is a baseline name (``"random"``, ``"noop"``, ... from `agents.make_agent`),
+    ``"masked_random"`` (`MaskedRandomPolicy`, in ``env_config``'s action encoding) or a
     checkpoint directory written by `save_checkpoint`. Results come back in `seeds` order. With
     ``num_workers <= 1`` it runs in this process without Ray. Uses the running Ray instance (a
     cluster after ``ray.init(address=...)``) or starts a local one.

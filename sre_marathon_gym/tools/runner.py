@@ -142,6 +142,25 @@ class ToolRunner:
         self._record(name, kind, args, result, "ok" if result.ok else "error", model, targets)
         return result
 
+    def read(self, raw: Any) -> ToolResult:
+        """Run a read-only call WITHOUT recording it: what an observation wrapper reads on the
+        agent's behalf is the same tool output an agent would get, but the agent did not spend a
+        call on it. Anything but a read (or a read the policy refuses) fails, unrecorded."""
+        model, error = parse_call(raw)
+        if model is None:
+            assert error is not None
+            return error
+        name = model.tool  # type: ignore[attr-defined]
+        if TOOL_KIND[name] != "read" or name == "workspace":  # the workspace is the agent's own notes
+            return ToolResult.fail(name, "forbidden", "read() runs read-only tools only")
+        verdict = check(model, "read", self.incidents.incidents)
+        if not verdict.allowed:
+            return ToolResult.fail(name, verdict.code or "forbidden", verdict.reason)
+        try:
+            return ToolResult(ok=True, tool=name, data=getattr(self, f"_{name}")(model))
+        except (SREMarathonError, ValueError, KeyError) as exc:
+            return ToolResult.fail(name, "invalid_arguments", str(exc))
+
     def _record(
         self,
         tool: str,

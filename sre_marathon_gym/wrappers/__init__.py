@@ -6,6 +6,8 @@
 - `FlattenMarathonObservation`: a flat `Box` (optionally next to the mask) that RLlib accepts.
 - `RecordBundle`: writes a sealed run bundle when an episode ends.
 - `ScheduleCurriculum`: ramps fault intensity and schedule length with the episode count.
+- `EpisodeSeeds` (with `SPLITS`, `split_seed`, `split_seeds`, `which_split`; module `seeds`): each
+  episode's seed from disjoint train / validation / test splits per env copy, without Ray.
 
 Typical RL stack (outermost last)::
 
@@ -21,16 +23,26 @@ the command line.
 from __future__ import annotations
 
 from .actions import EncodeActionSlots, FlattenActions
+from .changes import ChangeObservation
 from .curriculum import ScheduleCurriculum
+from .macro import MacroActions
 from .observation import FlattenMarathonObservation
 from .record import RecordBundle
 from .reward import ShapeMarathonReward
+from .seeds import SPLITS, EpisodeSeeds, split_seed, split_seeds, which_split
 
 __all__ = [
+    "SPLITS",
+    "ChangeObservation",
     "EncodeActionSlots",
+    "EpisodeSeeds",
     "FlattenActions",
     "FlattenMarathonObservation",
+    "MacroActions",
     "RecordBundle",
     "ScheduleCurriculum",
     "ShapeMarathonReward",
+    "split_seed",
+    "split_seeds",
+    "which_split",
 ]

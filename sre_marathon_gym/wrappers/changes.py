@@ -1,0 +1,249 @@
+"""What an SRE looks at to localize, as observation fields: each service's recent changes and what
+its telemetry (and its callers') did after each, which incident each alert sits in, and per
+incident whether its root cause names a recent change, when it was last acted on and whether its
+alerts have cleared.
+
+Why a wrapper and not the env's own fields: every value here is computed from tool outputs only
+(`get_deploy_history`, `get_k8s_state`, `read_config`, `query_metrics` through
+`tools.change_planes.PlaneReader` and `tools.symptoms.Telemetry`, and the incident store), read
+with `ToolRunner.read`, which spends none of the agent's calls and records nothing. So the fields
+can carry no ground truth, and an LLM agent could compute each of them itself. The changes are
+kept in `change_slots` for `MacroActions`, which acts on "change k of service s".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from ..tools.change_judge import AMBIGUOUS_S, OWN_SIGNALS, ChangeJudge
+from ..tools.change_planes import Change, PlaneReader
+from ..tools.symptoms import READ_BEFORE_S, Telemetry
+
+CHANGE_PLANES = ("code", "config", "flag", "image", "limits", "probe", "replicas", "netpol", "manifest")
+BLAMING_SIGNALS = (*OWN_SIGNALS, "request_rate_drop")
+CHANGE_FEATURES = (
+    "age_min",  # minutes since the change took effect
+    "error_ratio_before",  # the changed service's error ratio, median of the 90 s before the change
+    "error_ratio_now",  # ... and of the last minute
+    "latency_ms_before",  # mean server latency, the same two windows
+    "latency_ms_now",
+    "ambiguous",  # 1: another change of the service took effect up to 30 s before it
+    "telemetry_blames",  # 1: `tools.change_judge` blames it (the change correlator's verdict)
+    *(f"{s}_stepped" for s in BLAMING_SIGNALS),  # the signals of that verdict (quiet, then up)
+    "callers_error_stepped",  # 1: a direct caller's error ratio stepped up after the change
+    "callers_latency_stepped",
+    "alerts_after",  # firing alerts naming the service that fired after the change
+    "claimed",  # 1: an incident the agent opened since the change names its artifact as root cause
+    "undone",  # 1: the agent has undone it (a successful intervention citing that incident since)
+)
+INCIDENT_STATE = (
+    "names_recent_change",  # its root cause is the artifact of one of the changes shown
+    "minutes_since_intervention",  # since the last successful intervention citing it (0: none)
+    "intervened",
+    "alerts_cleared",  # every alert it holds has resolved
+)
+WINDOW_S = 900.0  # changes older than this are no longer shown
+
+
+def _before_now(tel: Telemetry, signal: str, service: str, at_s: float, now: float) -> tuple[float, float]:
+    points = tel.series(signal, service)
+    before = [v for t, v in points if at_s - 90 <= t < at_s - 10]
+    recent = [v for t, v in points if t >= now - 60]
+    return (float(np.median(before)) if before else 0.0, float(np.median(recent)) if recent else 0.0)
+
+
+class ChangeObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """Adds ``change_plane``, ``change_artifact``, ``change_features``, ``alert_incident`` and
+    ``incident_state`` to the env's `Dict` observation (put it right on the env, before any action
+    encoding or flattening).
+
+    - ``change_plane`` ``(services, K)``: 0 none, else 1 + the index in `CHANGE_PLANES`;
+    - ``change_artifact`` ``(services, K)``: 0 none, else 1 + the changed artifact's index among
+      the service's action rows (`ActionLayout.artifacts`);
+    - ``change_features`` ``(services, K, len(CHANGE_FEATURES))``: see `CHANGE_FEATURES`;
+    - ``alert_incident`` ``(max_alerts,)``: 0, or 1 + the slot of the open incident holding the
+      alert in the ``alert_*`` table (the same rows);
+    - ``incident_state`` ``(max_incidents, len(INCIDENT_STATE))``: rows as ``incidents``.
+
+    K (``changes_per_service``, default 3) most recent changes of the last `WINDOW_S` seconds per
+    service, newest first; a change a later one of the same artifact (or a revert) superseded is
+    not shown. Node changes name no service and are not shown.
+    """
+
+    def __init__(self, env: gym.Env, changes_per_service: int = 3):
+        gym.utils.RecordConstructorArgs.__init__(self, changes_per_service=changes_per_service)
+        gym.Wrapper.__init__(self, env)
+        base = env.unwrapped
+        if (
+            not isinstance(env.observation_space, spaces.Dict)
+            or "change_plane" in env.observation_space.spaces
+        ):
+            raise TypeError("ChangeObservation goes right on a Marathon env (its Dict observation), once")
+        if not isinstance(changes_per_service, int) or not 1 <= changes_per_service <= 16:
+            raise ValueError(f"changes_per_service must be an int in [1, 16], got {changes_per_service!r}")
+        self.k = changes_per_service
+        lay = base.layout
+        n_s, n_art = len(lay.services), max(len(a) for a in lay.artifacts)
+        self.artifact_index = [{a: i for i, a in enumerate(arts)} for arts in lay.artifacts]
+        self.observation_space = spaces.Dict(
+            {
+                **env.observation_space.spaces,
+                "change_plane": spaces.MultiDiscrete(np.full((n_s, self.k), len(CHANGE_PLANES) + 1)),
+                "change_artifact": spaces.MultiDiscrete(np.full((n_s, self.k), n_art + 1)),
+                "change_features": spaces.Box(0.0, 1e6, (n_s, self.k, len(CHANGE_FEATURES)), np.float32),
+                "alert_incident": spaces.MultiDiscrete(np.full(base.max_alerts, base.max_incidents + 1)),
+                "incident_state": spaces.Box(0.0, 1e4, (base.max_incidents, len(INCIDENT_STATE)), np.float32),
+            }
+        )
+        self.change_slots: list[list[Change | None]] = [[None] * self.k for _ in lay.services]
+        self.incident_slots: list[str | None] = []
+
+    # ------------------------------------------------------------ gymnasium API
+    def reset(self, **kwargs: Any) -> tuple[dict, dict]:
+        obs, info = self.env.reset(**kwargs)
+        base = self.env.unwrapped
+        self._planes = PlaneReader()
+        self._tel = Telemetry(WINDOW_S + READ_BEFORE_S)
+        self._known: dict[str, Change] = {}
+        self._actions_read = 0
+        self._callers: dict[str, set[str]] = {}
+        for e in base.app.edges:
+            self._callers.setdefault(e.target, set()).add(e.source)
+        self._owners: dict[str, str | None] = {}
+        edges = [{"from": e.source, "to": e.target} for e in base.app.edges]
+        self._judge = ChangeJudge(edges, base.app.entry_point)
+        return self._extend(obs), info
+
+    def step(self, action: Any) -> tuple[dict, float, bool, bool, dict]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return self._extend(obs), reward, terminated, truncated, info
+
+    # ------------------------------------------------------------ reading
+    def _owner(self, pod: str) -> str | None:
+        if pod not in self._owners:
+            found = self.env.unwrapped.app.label_services({"pod": pod})
+            self._owners[pod] = next(iter(found)) if len(found) == 1 else None
+        return self._owners[pod]
+
+    def _read_changes(self, now: float) -> None:
+        base = self.env.unwrapped
+        runner = base.runner
+        for a in runner.actions[self._actions_read :]:  # own interventions are not changes to suspect
+            if a.kind == "intervention" and a.ok:
+                self._planes.note_action(
+                    a.time_s, a.tool, a.args.get("service") or a.args.get("target") or ""
+                )
+        self._actions_read = len(runner.actions)
+        self._tel.update(runner.read, now, self._owner)
+        since = max(0.0, now - WINDOW_S)
+        for ch in self._planes.read(runner.read, base.app, self._tel, now, since, self._owner):
+            self._known.setdefault(ch.key, ch)
+        self._planes.snapshot(runner.read, list(base.app.service_names), 8)
+        self._known = {k: c for k, c in self._known.items() if c.at_s >= since}
+
+    def _current(self, service: str) -> list[Change]:
+        """The service's changes still in effect, newest first."""
+        mine = sorted((c for c in self._known.values() if c.service == service), key=lambda c: -c.at_s)
+        out = []
+        for i, ch in enumerate(mine):
+            later = mine[:i]
+            if not ch.artifact or ch.plane not in CHANGE_PLANES:
+                continue
+            if any(c.reverts or c.artifact == ch.artifact for c in later):
+                continue
+            out.append(ch)
+        return out
+
+    # ------------------------------------------------------------ the fields
+    def _extend(self, obs: dict) -> dict:
+        base = self.env.unwrapped
+        now = base.now
+        self._read_changes(now)
+        lay = base.layout
+        incidents = base.runner.incidents.incidents
+        all_incs = list(incidents.values())[-base.max_incidents :]  # the rows of obs["incidents"]
+        claimed = {i.artifact: i.id for i in incidents.values() if i.artifact}  # the newest naming each
+        acted: dict[str, float] = {}
+        for a in base.runner.actions:
+            if a.kind == "intervention" and a.ok and a.incident_id:
+                acted[a.incident_id] = a.time_s
+        history = base.alert_engine.history()
+        fired = {a.id: a for a in history}
+        n_s = len(lay.services)
+        plane = np.zeros((n_s, self.k), np.int64)
+        artifact = np.zeros((n_s, self.k), np.int64)
+        feats = np.zeros((n_s, self.k, len(CHANGE_FEATURES)), np.float32)
+        col = {f: i for i, f in enumerate(CHANGE_FEATURES)}
+        pod_service = base.backend.pod_services()
+        firing_by_service: dict[str, list[float]] = {}
+        for a in history:
+            if a.resolved_at is None:
+                for s in base.app.label_services(a.labels, pod_service):
+                    firing_by_service.setdefault(s, []).append(a.fired_at)
+        tel = self._tel
+        services = set(lay.services)
+        self.change_slots = [[None] * self.k for _ in lay.services]
+        for si, svc in enumerate(lay.services):
+            current = self._current(svc)
+            for k, ch in enumerate(current[: self.k]):
+                self.change_slots[si][k] = ch
+                plane[si, k] = CHANGE_PLANES.index(ch.plane) + 1
+                artifact[si, k] = self.artifact_index[si].get(ch.artifact, -1) + 1
+                f = feats[si, k]
+                f[col["age_min"]] = max(now - ch.at_s, 0.0) / 60.0
+                f[col["error_ratio_before"]], f[col["error_ratio_now"]] = _before_now(
+                    tel, "error_ratio", svc, ch.at_s, now
+                )
+                f[col["latency_ms_before"]], f[col["latency_ms_now"]] = _before_now(
+                    tel, "latency", svc, ch.at_s, now
+                )
+                until = current[k - 1].at_s if k > 0 else now  # the service's next change
+                f[col["ambiguous"]] = any(
+                    ch.at_s - AMBIGUOUS_S <= c.at_s <= ch.at_s for c in current[k + 1 :]
+                )
+                verdict = self._judge.judge(base.runner.read, tel, ch, now, services, until)
+                f[col["telemetry_blames"]] = verdict is not None
+                for step in verdict.steps if verdict is not None else ():
+                    f[col[f"{step.signal}_stepped"]] = 1.0
+                callers = self._callers.get(svc, set())
+                f[col["callers_error_stepped"]] = any(
+                    tel.step("error_ratio", c, ch.at_s, now) is not None for c in callers
+                )
+                f[col["callers_latency_stepped"]] = any(
+                    tel.step("latency", c, ch.at_s, now) is not None for c in callers
+                )
+                f[col["alerts_after"]] = sum(t >= ch.at_s for t in firing_by_service.get(svc, []))
+                inc_id = claimed.get(ch.artifact)
+                if inc_id is not None and incidents[inc_id].opened_s < ch.at_s:
+                    inc_id = None  # it named an earlier change of the same artifact
+                f[col["claimed"]] = inc_id is not None
+                f[col["undone"]] = inc_id is not None and inc_id in acted
+        slot_of = {inc.id: j for j, inc in enumerate(all_incs) if inc.resolved_s is None}
+        holder = {aid: slot_of[inc.id] for inc in all_incs if inc.id in slot_of for aid in inc.alert_ids}
+        alert_incident = np.zeros(base.max_alerts, np.int64)
+        for j, a in enumerate(history[-base.max_alerts :]):
+            alert_incident[j] = holder.get(a.id, -1) + 1
+        shown = {c.artifact for row in self.change_slots for c in row if c is not None}
+        state = np.zeros((base.max_incidents, len(INCIDENT_STATE)), np.float32)
+        for j, inc in enumerate(all_incs):
+            last = acted.get(inc.id)
+            alerts = [fired[a] for a in inc.alert_ids if a in fired]
+            state[j] = (
+                inc.artifact in shown,
+                0.0 if last is None else min(max(now - last, 0.0) / 60.0, 1e4),
+                last is not None,
+                bool(alerts) and all(a.resolved_at is not None for a in alerts),
+            )
+        self.incident_slots = [inc.id if inc.resolved_s is None else None for inc in all_incs]
+        return {
+            **obs,
+            "change_plane": plane,
+            "change_artifact": artifact,
+            "change_features": np.minimum(feats, 1e6),
+            "alert_incident": alert_incident,
+            "incident_state": state,
+        }
