@@ -58,6 +58,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--injection-minutes", type=int, default=60)
     p.add_argument("--observation-minutes", type=int, default=30)
     p.add_argument("--action-slots", type=int, default=4)
+    p.add_argument("--moves", type=int, default=2, help="with --action-encoding macro: moves per step")
     p.add_argument(
         "--action-encoding",
         choices=("macro", "discrete", "flat"),
@@ -72,7 +73,7 @@ def parse_args() -> argparse.Namespace:
         help="with --action-encoding discrete: the verbs the policy may use (comma-separated; "
         "'all' for every verb)",
     )
-    p.add_argument("--lr", type=float, default=3e-4)
+    p.add_argument("--lr", type=float, default=5e-4)
     p.add_argument("--entropy-coeff", type=float, default=0.003)
     p.add_argument("--eval-seeds", type=int, default=16, help="held-out seeds (test split)")
     p.add_argument("--eval-workers", type=int, default=2)
@@ -155,7 +156,7 @@ def main() -> None:
         "slots_per_step": args.action_slots,
     }
     if args.action_encoding == "macro":
-        env_config["moves_per_step"] = args.action_slots
+        env_config["moves_per_step"] = args.moves
     if args.action_encoding == "discrete" and args.verbs != "all":
         env_config["verbs"] = [v.strip() for v in args.verbs.split(",") if v.strip()]
     steps_per_episode = (

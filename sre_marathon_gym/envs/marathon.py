@@ -43,17 +43,47 @@ class MarathonEnv(MarathonCore):
     neither does the running score (its changes would tell which incidents matched a hidden fault).
 
     ## Action Space
-    `MultiDiscrete` of `action_slots` slots, each `(verb, service, artifact, incident, value)`
-    (see `envs/actions.py` for the verbs). `info["action_mask"]` holds per-dimension masks for one
-    slot (the same for every slot); `info["services_with_ungrouped_alerts"]` (bool per service) says
-    where `open_incident` has firing alerts to group, which a factorised mask cannot express. LLM
-    agents use `env.unwrapped.call_tool(call)` within an invocation instead, then `step(None)` (or a
-    noop action) to end it.
+    `MultiDiscrete` of shape ``(action_slots, 5)``; each slot is one tool call
+    ``(verb, service, artifact, incident, value)``:
+
+    - ``verb`` (12): `envs.actions.VERBS`: 0 noop, 1 open_incident, 2 set_root_cause,
+      3 resolve_incident, 4 rollback, 5 restart, 6 scale, 7 set_config, 8 patch_source,
+      9 failover, 10 uncordon, 11 delete_network_policy;
+    - ``service`` (services: 11 / 21 / 50 for Online Boutique / Astronomy Shop / Train Ticket):
+      `env.unwrapped.layout.services[i]`;
+    - ``artifact`` (41 / 47 / 136): `layout.artifact(service, i)`: the service's Deployment and
+      its fields, config keys, source files and deny policies, then the node and zone artifacts;
+    - ``incident`` (`max_incidents`, 16): the i-th open incident, oldest first;
+    - ``value`` (8): scale to `SCALE_CHOICES[i]`; failover to zone i; uncordon node i; delete
+      network policy i.
+
+    `info["action_mask"]` holds per-dimension masks for one slot (the same for every slot);
+    `info["services_with_ungrouped_alerts"]` (bool per service) says where `open_incident` has
+    firing alerts to group, which a factorised mask cannot express. The encodings in `wrappers`
+    are what RL libraries train: `MacroActions` (moves on recent changes, a joint mask,
+    ``action_masks()``), `EncodeActionSlots`, `FlattenActions`; `wrappers.for_sb3` for
+    Stable-Baselines3. LLM agents use `env.unwrapped.call_tool(call)` within an invocation
+    instead, then `step(None)` (or a noop action) to end it.
 
     ## Observation Space
-    `Dict`: the most recent `max_alerts` alerts (rule, service, state, age, grouped), a per-service
-    summary of the last interval (request rate, error ratio, latency, throttling, readiness,
-    restarts, pods not running, deploys), the agent's incidents and time features.
+    `Dict` (``A = max_alerts``, ``S`` services in `layout.services` order, ``I = max_incidents``):
+
+    | key                 | shape, dtype       | meaning                                                  |
+    |---------------------|--------------------|----------------------------------------------------------|
+    | `alert_rule`        | (A,) int           | 0 empty, else 1 + its rule's index (`rule_index`)     |
+    | `alert_service`     | (A,) int           | 0 none, else 1 + the first service its labels name       |
+    | `alert_state`       | (A,) int           | 0 empty, 1 firing, 2 resolved                            |
+    | `alert_age_min`     | (A,) float32       | minutes since it fired                                   |
+    | `alert_in_incident` | (A,) 0/1           | an open incident holds it                                |
+    | `services`          | (S, 8) float32     | last interval, `envs.observation.SERVICE_FEATURES`      |
+    | `incidents`         | (I, 5) float32     | open, alerts held, has a root cause, age (min), resolved |
+    | `time`              | (2,) float32       | share of the run elapsed, injections over (0/1)          |
+
+    `services` columns: requests/s, error ratio, log10(1 + mean latency in ms), CPU-throttled
+    share, ready ratio, restarts, pods not running, changes submitted. The alerts are the latest
+    ``A`` of the history, oldest first; the incidents the latest ``I`` the agent opened.
+    `wrappers.ChangeObservation` adds each service's recent changes and what its telemetry did
+    after each (from tool outputs only; see its docstring for the fields).
 
     ## Rewards
     Increments of the Marathon-Score (correlation, localization, repair per fault, all faults in

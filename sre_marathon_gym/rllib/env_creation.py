@@ -101,7 +101,10 @@ def wrap_for_rl(env: gym.Env, config: Mapping[str, Any]) -> gym.Env:
             f"action_encoding must be 'flat', 'discrete', 'macro' or 'none', got {encoding!r:.60}"
         )
     if config.get("flatten_obs", True):
-        env = FlattenMarathonObservation(env, keep_mask=True)
+        from ..wrappers.changes import UNUSED_BY_MACRO
+
+        exclude = UNUSED_BY_MACRO if encoding == "macro" else ()  # macro moves act on changes, services
+        env = FlattenMarathonObservation(env, keep_mask=True, exclude=exclude)
     return env
 
 

@@ -3,6 +3,9 @@
 - `ShapeMarathonReward`: Marathon-Score increments (return == score) plus optional dense terms.
 - `FlattenActions` / `EncodeActionSlots`: action encodings for policy-gradient methods, with the
   action mask moved INTO the observation (``obs["action_mask"]``) for masked policies.
+- `ChangeObservation` / `MacroActions`: each service's recent changes and what its telemetry did
+  after each (from tool outputs), and macro moves on them (group, claim, fix, undo, resolve) with
+  a joint mask and ``action_masks()``; `for_sb3` stacks them for Stable-Baselines3.
 - `FlattenMarathonObservation`: a flat `Box` (optionally next to the mask) that RLlib accepts.
 - `RecordBundle`: writes a sealed run bundle when an episode ends.
 - `ScheduleCurriculum`: ramps fault intensity and schedule length with the episode count.
@@ -29,6 +32,7 @@ from .macro import MacroActions
 from .observation import FlattenMarathonObservation
 from .record import RecordBundle
 from .reward import ShapeMarathonReward
+from .sb3 import for_sb3
 from .seeds import SPLITS, EpisodeSeeds, split_seed, split_seeds, which_split
 
 __all__ = [
@@ -42,6 +46,7 @@ __all__ = [
     "RecordBundle",
     "ScheduleCurriculum",
     "ShapeMarathonReward",
+    "for_sb3",
     "split_seed",
     "split_seeds",
     "which_split",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -19,6 +20,18 @@ def _slog(x: np.ndarray) -> np.ndarray:
     return np.sign(x) * np.where(finite, log(np.where(finite, a, 0.0) + 1.0), a)
 
 
+# the per-alert rows (the env's, and ChangeObservation's incident column): what an encoding that acts on
+# changes and services, not on single alerts, can leave out of the features
+ALERT_TABLE = (
+    "alert_rule",
+    "alert_service",
+    "alert_state",
+    "alert_age_min",
+    "alert_in_incident",
+    "alert_incident",
+)
+
+
 class FlattenMarathonObservation(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
     """One flat float32 `Box`; with ``keep_mask`` a `Dict` ``{"observations", "action_mask"}``.
 
@@ -33,7 +46,11 @@ class FlattenMarathonObservation(gym.ObservationWrapper, gym.utils.RecordConstru
       the number of firing alerts and of firing alerts not yet in an incident, computed from the
       observation's own alert table (no extra information; it only saves the network a sum);
     - ``action_mask`` (added by an action encoding) is kept apart when ``keep_mask``, or appended
-      to the features otherwise.
+      to the features otherwise;
+    - keys in ``exclude`` are left out (the per-service alert counts still come from the alert
+      table): for example the alert table itself, when the action encoding acts on changes and
+      services, not on single alerts (``wrap_for_rl``'s ``"macro"`` does), which cuts the input
+      from about 5,000 to about 1,500 numbers on Online Boutique.
 
     Example:
         >>> import gymnasium as gym, sre_marathon_gym
@@ -48,9 +65,16 @@ class FlattenMarathonObservation(gym.ObservationWrapper, gym.utils.RecordConstru
         ['action_mask', 'observations']
     """
 
-    def __init__(self, env: gym.Env, keep_mask: bool = True, scale: bool = True, alert_summary: bool = True):
+    def __init__(
+        self,
+        env: gym.Env,
+        keep_mask: bool = True,
+        scale: bool = True,
+        alert_summary: bool = True,
+        exclude: Sequence[str] = (),
+    ):
         gym.utils.RecordConstructorArgs.__init__(
-            self, keep_mask=keep_mask, scale=scale, alert_summary=alert_summary
+            self, keep_mask=keep_mask, scale=scale, alert_summary=alert_summary, exclude=list(exclude)
         )
         gym.ObservationWrapper.__init__(self, env)
         space = env.observation_space
@@ -59,11 +83,14 @@ class FlattenMarathonObservation(gym.ObservationWrapper, gym.utils.RecordConstru
         self.scale, self.alert_summary = scale, alert_summary
         self.has_mask = "action_mask" in space.spaces
         self.keep_mask = keep_mask and self.has_mask
+        unknown = sorted(set(exclude) - set(space.spaces))
+        if unknown:
+            raise ValueError(f"exclude names keys the observation lacks: {unknown}")
         self.feature_space = spaces.Dict(
             {
                 k: self._part_space(s)
                 for k, s in space.spaces.items()
-                if not (k == "action_mask" and self.keep_mask)
+                if not (k == "action_mask" and self.keep_mask) and k not in exclude
             }
         )
         flat = spaces.flatten_space(self.feature_space)
