@@ -186,16 +186,20 @@ def main() -> None:
                 NUM_ENV_STEPS_SAMPLED_LIFETIME, r[ENV_RUNNER_RESULTS].get(NUM_ENV_STEPS_SAMPLED_LIFETIME)
             )
             ret = r[ENV_RUNNER_RESULTS].get(EPISODE_RETURN_MEAN, float("nan"))
+            stats = r.get("learners", {}).get("default_policy", {})
+            entropy = float(stats.get("entropy", float("nan")))
             history.append(
                 {
                     "iteration": it,
                     "env_steps": int(steps),
                     "episode_return_mean": float(ret),
+                    "entropy": entropy,
                     "wall_s": round(time.time() - t0, 1),
                 }
             )
             print(
-                f"iter {it:3d}  env steps {int(steps):6d}  return {ret:6.2f}  ({time.time() - t0:.0f} s)",
+                f"iter {it:3d}  env steps {int(steps):6d}  return {ret:6.2f}  entropy {entropy:5.2f}  "
+                f"({time.time() - t0:.0f} s)",
                 flush=True,
             )
             if it % args.checkpoint_every == 0 or it == args.iterations:

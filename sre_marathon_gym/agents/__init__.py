@@ -47,8 +47,25 @@ def is_llm_agent(name: str) -> bool:
     return name in LLM_AGENT_NAMES
 
 
+# "<prefix>:<argument>" names: agents that live in a layer above this one, loaded by entry point
+# (a "module:attribute" string, as Gymnasium registers envs) so this layer never imports them
+AGENT_ENTRY_POINTS: dict[str, str] = {
+    "ppo": "sre_marathon_gym.rllib.evaluate:CheckpointPolicy",  # ppo:PATH, a checkpoint of train_ppo.py
+}
+
+
 def make_agent(name: str, **kwargs: Any) -> Agent:
-    """Build an agent by name (keyword arguments go to its constructor)."""
+    """Build an agent by name (keyword arguments go to its constructor); ``ppo:PATH`` loads a
+    trained RLlib checkpoint (the ``rllib`` extra), which acts through the wrappers it was trained
+    with (its ``wrap_env``)."""
+    prefix, sep, argument = name.partition(":")
+    if sep and prefix in AGENT_ENTRY_POINTS:
+        import importlib
+
+        module, _, attr = AGENT_ENTRY_POINTS[prefix].partition(":")
+        if not argument:
+            raise UnknownNameError("agent", name, [f"{p}:PATH" for p in AGENT_ENTRY_POINTS])
+        return getattr(importlib.import_module(module), attr)(argument, **kwargs)
     if name in LLM_AGENT_NAMES:
         from .llm import LLM_AGENTS
 

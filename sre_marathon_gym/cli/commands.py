@@ -418,6 +418,16 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
     llm_options = _llm_options(args, cat) if any(is_llm_agent(a) for a in agents) else {}
     for a in agents:
+        if a.startswith(
+            "ppo:"
+        ):  # read its description only: torch in this process would deadlock forked workers
+            from ..rllib.training import read_checkpoint_env_config
+
+            try:
+                read_checkpoint_env_config(a.removeprefix("ppo:"))
+            except FileNotFoundError as exc:
+                raise ConfigurationError(f"--agents {a}: {exc}") from None
+            continue
         make_agent(
             a, **(llm_options if is_llm_agent(a) else {})
         )  # unknown names, missing model/extra fail here
@@ -653,7 +663,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--agent",
         type=name_list,
         default=["noop", "random", "runbook", "oracle"],
-        help="comma-separated agent names; LLM methods: react, rag, keep; the adversarial suite "
+        help="comma-separated agent names; LLM methods: react, rag, keep; ppo:PATH, a checkpoint "
+        "examples/train_ppo.py wrote (rllib extra); the adversarial suite "
         "(benchmark-health checks): " + ", ".join(ADVERSARIAL_NAMES),
     )
     ev.add_argument("--apps", type=name_list, help="comma-separated apps (default: all three)")

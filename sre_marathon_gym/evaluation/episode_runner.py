@@ -72,7 +72,9 @@ def run_scored_episode(
     closed at the end either way. `agent`:
     a name for `agents.make_agent` (with `agent_options`; closed at the end) or an agent object
     (the caller's to close). `seed` goes to ``env.reset`` (None in eval mode: the leaderboard seed).
-    `preflight` checks an LLM agent's endpoint with one tiny request first.
+    `preflight` checks an LLM agent's endpoint with one tiny request first. An agent with a
+    ``wrap_env(env)`` method (a trained RL policy) gets the env it returns: the wrappers it was
+    trained with, over the same base env and protocol.
 
     With `out`, the bundle is ``<out>/<stem>.bundle``; `bundle_stem` defaults to
     ``<app>-<label>-<seed the env used>`` (`label`: the agent's name, ``/`` and ``:`` made safe).
@@ -96,6 +98,8 @@ def run_scored_episode(
             agent.preflight()
         if environment is None:
             environment = env()  # type: ignore[operator]
+        if callable(getattr(agent, "wrap_env", None)):  # a trained policy acts through its own wrappers
+            environment = agent.wrap_env(environment)
         u = environment.unwrapped
         rewards: list[float] = []
         with _progress_bar(bar, u) as shown:

@@ -63,7 +63,7 @@ def wrap_for_rl(env: gym.Env, config: Mapping[str, Any]) -> gym.Env:
     Keys: ``degradation_weight``, ``risk_weight`` (`ShapeMarathonReward`); ``curriculum`` (kwargs of
     `ScheduleCurriculum`); ``action_encoding`` = ``"flat"`` (`FlattenActions`, default) |
     ``"discrete"`` (`EncodeActionSlots`, with ``slots_per_step`` and ``verbs``) | ``"macro"``
-    (`ChangeObservation` + `MacroActions`, with ``changes_per_service`` and ``moves_per_step``) |
+    (`ChangeObservation` + `MacroActions`, with ``changes_shown`` and ``moves_per_step``) |
     ``"none"``; ``flatten_obs``
     (default True: `FlattenMarathonObservation`, mask kept apart when an encoding added one).
     """
@@ -79,7 +79,7 @@ def wrap_for_rl(env: gym.Env, config: Mapping[str, Any]) -> gym.Env:
 
     encoding = config.get("action_encoding", "flat")
     if encoding == "macro":  # its observation fields go right on the env
-        env = ChangeObservation(env, changes_per_service=config.get("changes_per_service", 3))
+        env = ChangeObservation(env, changes_shown=config.get("changes_shown", 8))
 
     if config.get("curriculum"):
         env = ScheduleCurriculum(env, **dict(config["curriculum"]))
@@ -95,7 +95,7 @@ def wrap_for_rl(env: gym.Env, config: Mapping[str, Any]) -> gym.Env:
             env, slots_per_step=config.get("slots_per_step", 1), verbs=config.get("verbs")
         )
     elif encoding == "macro":
-        env = MacroActions(env, moves_per_step=config.get("moves_per_step", 4))
+        env = MacroActions(env, moves_per_step=config.get("moves_per_step", 2))
     elif encoding != "none":
         raise ConfigurationError(
             f"action_encoding must be 'flat', 'discrete', 'macro' or 'none', got {encoding!r:.60}"

@@ -27,6 +27,10 @@ class CheckpointPolicy:
     """
 
     def __init__(self, path: str | os.PathLike[str], deterministic: bool = True):
+        if not os.path.isdir(os.fspath(path)):
+            raise ConfigurationError(
+                f"no checkpoint directory at {os.fspath(path)!r} (train_ppo.py writes OUT/checkpoint_NNNN)"
+            )
         import torch  # noqa: F401  (the rllib extra)
         from ray.rllib.core import (
             COMPONENT_LEARNER,
@@ -47,6 +51,10 @@ class CheckpointPolicy:
         self.name = f"ppo:{self.path.name}"
         self.usage = Usage()  # no model calls
         self._rng: np.random.Generator | None = None
+
+    def wrap_env(self, env: gym.Env) -> gym.Env:
+        """The wrappers the checkpoint was trained with, over `env` (its protocol stays)."""
+        return wrap_for_rl(env, {**self.env_config, "curriculum": None})
 
     # the `agents.base.Agent` protocol: `episode_runner.run_scored_episode` drives a checkpoint like any agent
     def reset(self, env: gym.Env, seed: int | None) -> None:
@@ -144,16 +152,14 @@ def evaluate_one(
             raise ConfigurationError(
                 f"masked_random needs a joint mask: action_encoding 'macro' or 'discrete', not {encoding!r}"
             )
-        moves = cfg.get("moves_per_step", 4) if encoding == "macro" else cfg.get("slots_per_step", 1)
+        moves = cfg.get("moves_per_step", 2) if encoding == "macro" else cfg.get("slots_per_step", 1)
         wrapped = MaskedRandomPolicy(int(moves))
 
     def make() -> gym.Env:
         base = make_base_env(cfg)
-        return (
-            base
-            if wrapped is None
-            else wrap_for_rl(base, {**cfg, "curriculum": None, "flatten_obs": ckpt is not None})
-        )
+        if wrapped is None or ckpt is not None:
+            return base  # a checkpoint's wrappers: run_scored_episode applies its wrap_env
+        return wrap_for_rl(base, {**cfg, "curriculum": None, "flatten_obs": False})
 
     run = run_scored_episode(make, policy if wrapped is None else wrapped, seed=seed, out=bundle_dir)
     total = run.env_return if wrapped is None else run.episode_return

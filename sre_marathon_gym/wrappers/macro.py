@@ -8,17 +8,18 @@ row is a whole move on a change the observation shows:
 =====================  ==========================================================================
 ``noop``               end the invocation without acting
 ``group s``            open an incident with the firing alerts of service ``s`` no incident holds
-``claim s k``          open an incident with the alerts on ``s`` and its direct callers that fired
-                       since change ``k`` of ``s`` (and no incident held), its root cause the
+``claim c``            open an incident with the alerts on the service of change ``c`` (of the
+                       ranked list `ChangeObservation` shows) and on its direct callers that
+                       fired since the change (and no incident held), its root cause the
                        artifact of that change; once per change
-``fix s k``            claim, then undo, in one move (what the change correlator does)
-``undo s k``           undo change ``k`` of ``s`` (roll back to the revision before it, restore the
+``fix c``              claim, then undo, in one move (what the change correlator does)
+``undo c``             undo change ``c`` (roll back to the revision before it, restore the
                        old config value or flag variant, delete the policy, set replicas back),
                        citing the incident that names it
 ``resolve``            resolve every open incident whose alerts have all cleared
 =====================  ==========================================================================
 
-Each step makes ``moves_per_step`` moves (default 4; a `Discrete` space for 1, else a
+Each step makes ``moves_per_step`` moves (default 2; a `Discrete` space for 1, else a
 `MultiDiscrete` of one row index per move), in order, then ends the invocation; a move the moves
 before it made invalid (the same change claimed twice) is skipped without a call. The rows act
 through `call_tool`, exactly as an LLM agent would (recorded and scored the same way).
@@ -56,7 +57,7 @@ class MacroActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         >>> _ = env.step(0)
     """
 
-    def __init__(self, env: gym.Env, moves_per_step: int = 4):
+    def __init__(self, env: gym.Env, moves_per_step: int = 2):
         gym.utils.RecordConstructorArgs.__init__(self, moves_per_step=moves_per_step)
         gym.Wrapper.__init__(self, env)
         inner = env
@@ -67,13 +68,11 @@ class MacroActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.changes = inner
         base = env.unwrapped
         self.services = base.layout.services
-        n_s, k = len(self.services), inner.k
-        rows: list[tuple[str, int, int]] = [("noop", 0, 0)]
-        rows += [("group", s, 0) for s in range(n_s)]
-        rows += [("claim", s, j) for s in range(n_s) for j in range(k)]
-        rows += [("fix", s, j) for s in range(n_s) for j in range(k)]
-        rows += [("undo", s, j) for s in range(n_s) for j in range(k)]
-        rows.append(("resolve", 0, 0))
+        n_s, n_c = len(self.services), inner.n
+        rows: list[tuple[str, int]] = [("noop", 0)]  # (verb, service) or (verb, change slot)
+        rows += [("group", s) for s in range(n_s)]
+        rows += [(verb, c) for verb in ("claim", "fix", "undo") for c in range(n_c)]
+        rows.append(("resolve", 0))
         self.rows = rows
         if not isinstance(moves_per_step, int) or not 1 <= moves_per_step <= 16:
             raise ValueError(f"moves_per_step must be an int in [1, 16], got {moves_per_step!r}")
@@ -90,14 +89,14 @@ class MacroActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
             self._callers.setdefault(e.target, set()).add(e.source)
 
     def describe(self, index: int) -> str:
-        verb, s, j = self.rows[int(index)]
+        verb, i = self.rows[int(index)]
         if verb in ("noop", "resolve"):
             return verb
         if verb == "group":
-            return f"group {self.services[s]}"
-        ch = self.changes.change_slots[s][j]
+            return f"group {self.services[i]}"
+        ch = self.changes.change_slots[i]
         what = f" ({ch.plane} {ch.artifact})" if ch is not None else ""
-        return f"{verb} {self.services[s]} change {j}{what}"
+        return f"{verb} change {i}{what}"
 
     def action_masks(self) -> np.ndarray:
         """The rows allowed now (bool, one per row; tiled once per move, as `MaskablePPO` expects
@@ -171,18 +170,18 @@ class MacroActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         st = self._state()
         slots = self.changes.change_slots
         mask = np.zeros(len(self.rows), dtype=bool)
-        for i, (verb, s, j) in enumerate(self.rows):
-            svc = self.services[s]
+        for i, (verb, a) in enumerate(self.rows):
             if verb == "noop":
                 mask[i] = True
             elif verb == "group":
-                mask[i] = bool(st["ungrouped"].get(svc))
+                mask[i] = bool(st["ungrouped"].get(self.services[a]))
             elif verb == "resolve":
                 mask[i] = bool(st["cleared"])
             else:
-                ch = slots[s][j]
+                ch = slots[a]
                 if ch is None:
                     continue
+                svc = self.services[self.changes.slot_service[a]]
                 inc = st["named"].get(ch.artifact)
                 if verb in ("claim", "fix"):  # once per change: an incident opened since names it
                     mask[i] = st["ever"].get(ch.artifact, -1.0) < ch.at_s and bool(
@@ -194,14 +193,15 @@ class MacroActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     # ------------------------------------------------------------ acting
     def _act(self, index: int) -> None:
-        verb, s, j = self.rows[index]
+        verb, a = self.rows[index]
         base = self.env.unwrapped
-        svc = self.services[s]
         st = self._state()
         if verb == "fix":
-            self._act(self.rows.index(("claim", s, j)))
-            self._act(self.rows.index(("undo", s, j)))
+            self._act(self.rows.index(("claim", a)))
+            self._act(self.rows.index(("undo", a)))
             return
+        ch = self.changes.change_slots[a] if verb in ("claim", "undo") else None
+        svc = self.services[a] if verb == "group" else self.services[self.changes.slot_service[a]]
         if verb == "group":
             base.call_tool(
                 {"tool": "open_incident", "alert_ids": st["ungrouped"][svc], "title": f"alerts on {svc}"}
@@ -210,7 +210,6 @@ class MacroActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
             for inc in st["cleared"]:
                 base.call_tool({"tool": "resolve_incident", "incident_id": inc})
         elif verb == "claim":
-            ch = self.changes.change_slots[s][j]
             opened = base.call_tool(
                 {
                     "tool": "open_incident",
@@ -231,7 +230,6 @@ class MacroActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 }
             )
         elif verb == "undo":
-            ch = self.changes.change_slots[s][j]
             call = self._undo_call(ch)
             if call is not None:
                 base.call_tool({**call, "incident_id": st["named"][ch.artifact]})

@@ -13,7 +13,7 @@ from .macro import MacroActions
 from .observation import FlattenMarathonObservation
 
 
-def for_sb3(env: gym.Env, changes_per_service: int = 3, moves_per_step: int = 4) -> gym.Env:
+def for_sb3(env: gym.Env, changes_shown: int = 8, moves_per_step: int = 2) -> gym.Env:
     """`ChangeObservation` + `MacroActions` + `FlattenMarathonObservation` (the mask appended to the
     features): a flat float32 `Box` observation, a 1-D action space (`Discrete` for one move,
     `MultiDiscrete` otherwise) and ``action_masks()``, reachable through SB3's `VecEnv`.
@@ -23,7 +23,7 @@ def for_sb3(env: gym.Env, changes_per_service: int = 3, moves_per_step: int = 4)
         >>> env = for_sb3(gym.make("SREMarathon/OnlineBoutique-v3", injection_minutes=4,
         ...                        observation_minutes=2))
         >>> env.action_space.shape, env.observation_space.dtype
-        ((4,), dtype('float32'))
+        ((2,), dtype('float32'))
     """
     space = env.action_space
     if not (isinstance(space, spaces.MultiDiscrete) and np.ndim(space.nvec) == 2):
@@ -31,5 +31,5 @@ def for_sb3(env: gym.Env, changes_per_service: int = 3, moves_per_step: int = 4)
             "for_sb3 wraps a Marathon env as gym.make returns it (its (slots, 5) MultiDiscrete "
             f"action space), got an action space {space}: apply for_sb3 first, and no action encoding"
         )
-    wrapped = MacroActions(ChangeObservation(env, changes_per_service), moves_per_step=moves_per_step)
+    wrapped = MacroActions(ChangeObservation(env, changes_shown), moves_per_step=moves_per_step)
     return FlattenMarathonObservation(wrapped, keep_mask=False, exclude=UNUSED_BY_MACRO)

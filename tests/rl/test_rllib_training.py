@@ -107,3 +107,45 @@ def test_two_ppo_iterations_two_runners_disjoint_seeds(ray_local, tmp_path: Path
 
     assert main(["evaluate", "--checkpoint", str(ckpt), "--out", str(tmp_path / "lb")]) == 0
     assert list((tmp_path / "lb").glob("online_boutique-*-30.bundle"))
+
+
+@pytest.mark.slow
+def test_a_macro_policy_trains_and_takes_its_place_in_evaluate(ray_local, tmp_path: Path, capsys) -> None:
+    """The macro encoding trains under RLlib's masked module; `evaluate --agents ppo:PATH` puts the
+    checkpoint in the same table as the baselines (it acts through the wrappers it trained with);
+    masked random runs in the same encoding."""
+    from sre_marathon_gym.cli.commands import main
+    from sre_marathon_gym.rllib import evaluate_policy, ppo_config, save_checkpoint, split_seeds
+
+    env_config = {
+        "intensity": 1.0,
+        "injection_minutes": 8,
+        "observation_minutes": 2,
+        "action_encoding": "macro",
+        "moves_per_step": 2,
+    }
+    config = ppo_config(
+        "online_boutique",
+        env_config,
+        num_env_runners=1,
+        hidden=(32,),
+        train_batch_size_per_learner=16,
+        minibatch_size=8,
+        num_epochs=1,
+    )
+    algo = config.build_algo()
+    try:
+        result = algo.train()
+        ckpt = save_checkpoint(algo, tmp_path / "macro")
+    finally:
+        algo.stop()
+    assert result is not None
+    rnd = evaluate_policy(
+        "masked_random", "online_boutique", split_seeds("test", 1), num_workers=1, env_config=env_config
+    )
+    assert rnd[0].steps == 4 and math.isfinite(rnd[0].marathon_score)
+    capsys.readouterr()
+    assert main(["evaluate", "--agents", f"runbook,ppo:{ckpt}", "--apps", "online_boutique"]) == 0
+    table = capsys.readouterr().out
+    rows = [line.split()[0] for line in table.splitlines() if "mean of apps" in line]
+    assert rows == ["runbook", f"ppo:{ckpt}"], table
