@@ -78,6 +78,9 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--eval-seeds", type=int, default=16, help="held-out seeds (test split)")
     p.add_argument("--eval-workers", type=int, default=2)
     p.add_argument("--checkpoint-every", type=int, default=5)
+    p.add_argument(
+        "--curve-every", type=int, default=30, help="evaluate every N-th iteration's checkpoint for the curve"
+    )
     p.add_argument("--seed", type=int, default=0)
     return p.parse_args()
 
@@ -102,9 +105,34 @@ def change_reader_scores(app: str, seeds: list[int], env_config: dict) -> list[f
     return out
 
 
-def plot_curve(history: list[dict], rows: dict[str, list[float]], path: Path) -> None:
-    """Held-out score (the checkpoints' evaluation is the flat lines at the end) against env steps:
-    the training return per iteration, and each evaluated row's mean as a level."""
+def held_out_curve(
+    out: Path, history: list[dict], every: int, app: str, seeds: list[int], kw: dict, known: dict
+) -> list[dict]:
+    """PPO's held-out score at every `every`-th iteration's checkpoint (and before training), on the
+    same test seeds and protocol as the final rows; `known` maps iterations already evaluated to
+    their scores."""
+    from sre_marathon_gym.evaluation.reports import mean_ci95
+    from sre_marathon_gym.rllib import evaluate_policy
+
+    steps = {h["iteration"]: h["env_steps"] for h in history}
+    steps[0] = 0
+    last = max(steps)
+    points = []
+    for it in sorted({0, last, *range(every, last, every)}):
+        scores = known.get(it)
+        if scores is None:
+            ckpt = out / f"checkpoint_{it:04d}"
+            if not ckpt.is_dir():
+                continue
+            scores = [r.marathon_score for r in evaluate_policy(ckpt, app, seeds, **kw)]
+        mean, half = mean_ci95(scores)
+        points.append({"iteration": it, "env_steps": steps[it], "mean": mean, "ci95": half, "scores": scores})
+    return points
+
+
+def plot_curve(history: list[dict], curve: list[dict], rows: dict[str, list[float]], path: Path) -> None:
+    """Held-out score against env steps: PPO's checkpoints on the test seeds (with 95% intervals),
+    the baselines' levels on the same seeds, and the training return (train seeds) for reference."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -112,18 +140,28 @@ def plot_curve(history: list[dict], rows: dict[str, list[float]], path: Path) ->
 
     from sre_marathon_gym.evaluation.reports import mean_ci95
 
-    fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    fig, ax = plt.subplots(figsize=(7.5, 4.4))
+    ax.errorbar(
+        [p["env_steps"] for p in curve],
+        [p["mean"] for p in curve],
+        yerr=[p["ci95"] for p in curve],
+        marker="o",
+        capsize=3,
+        color="C0",
+        label="PPO, held-out test seeds (mean, 95% interval)",
+    )
     xs = [h["env_steps"] for h in history]
     ax.plot(
-        xs, [h["episode_return_mean"] for h in history], marker=".", label="PPO training return (train seeds)"
+        xs, [h["episode_return_mean"] for h in history], color="0.75", lw=0.8, label="PPO training return"
     )
-    styles = ["--", "-.", ":", (0, (5, 1)), (0, (1, 1))]
-    for (name, scores), style, color in zip(rows.items(), styles, ["C0", "C7", "C3", "C2", "C1"]):
+    styles = ["-.", ":", (0, (5, 1)), (0, (1, 1))]
+    baselines = [(k, v) for k, v in rows.items() if k != "PPO"]
+    for (name, scores), style, color in zip(baselines, styles, ["C7", "C3", "C2", "C1"]):
         mean, half = mean_ci95(scores)
-        ax.axhline(mean, color=color, linestyle=style, label=f"{name}, held-out: {mean:.1f} ± {half:.1f}")
+        ax.axhline(mean, color=color, linestyle=style, label=f"{name}: {mean:.1f} ± {half:.1f}")
     ax.set_xlabel("env steps (invocations)")
-    ax.set_ylabel("Marathon-Score (held-out) / return (training)")
-    ax.set_title("PPO on SRE-Marathon, macro actions, full protocol")
+    ax.set_ylabel("Marathon-Score, held-out (return, training)")
+    ax.set_title("PPO on SRE-Marathon: macro actions, full protocol, 16 test seeds")
     ax.legend(loc="lower right", fontsize=7)
     ax.grid(alpha=0.3)
     fig.tight_layout()
@@ -224,7 +262,9 @@ def main() -> None:
         "change_reader (blames changes)": reader,
     }
     s_ppo = summarize(ppo)
-    plot_curve(history, rows, out / "learning_curve.png")
+    known = {0: rows["same network untrained"], history[-1]["iteration"]: rows["PPO"]}
+    curve = held_out_curve(out, history, args.curve_every, args.app, seeds, kw, known)
+    plot_curve(history, curve, rows, out / "learning_curve.png")
     results = {
         "env_config": env_config,
         "eval_config": eval_config,
@@ -238,6 +278,7 @@ def main() -> None:
         "masked_random_scores": rows["masked random (same encoding)"],
         "runbook_scores": rows["Runbook"],
         "change_reader_scores": reader,
+        "held_out_curve": curve,
         "ppo_localized": s_ppo["localized"],
         "ppo_repaired": s_ppo["repaired"],
         "ppo_correlated": s_ppo["correlated"],
