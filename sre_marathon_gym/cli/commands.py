@@ -418,19 +418,12 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
     llm_options = _llm_options(args, cat) if any(is_llm_agent(a) for a in agents) else {}
     for a in agents:
-        if a.startswith(
-            "ppo:"
-        ):  # read its description only: torch in this process would deadlock forked workers
+        if a.startswith("ppo:"):  # its description only: torch here would deadlock forked workers
             from ..rllib.training import read_checkpoint_env_config
 
-            try:
-                read_checkpoint_env_config(a.removeprefix("ppo:"))
-            except FileNotFoundError as exc:
-                raise ConfigurationError(f"--agents {a}: {exc}") from None
-            continue
-        make_agent(
-            a, **(llm_options if is_llm_agent(a) else {})
-        )  # unknown names, missing model/extra fail here
+            read_checkpoint_env_config(a.removeprefix("ppo:"))
+        else:  # unknown names, missing model/extra fail here
+            make_agent(a, **(llm_options if is_llm_agent(a) else {}))
     apps = args.apps
     for a in apps or []:
         cat.app(a)

@@ -30,7 +30,7 @@ def read_checkpoint_env_config(path: str | os.PathLike[str]) -> dict[str, Any]:
     malformed ``sre_marathon.json`` is a clear error, not a JSON or key error from inside."""
     meta = Path(path) / CHECKPOINT_META
     if not meta.is_file():
-        raise FileNotFoundError(
+        raise ConfigurationError(
             f"{Path(path)} is not a checkpoint written by "
             f"sre_marathon_gym.rllib.save_checkpoint ({CHECKPOINT_META} missing)"
         )

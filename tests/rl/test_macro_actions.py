@@ -189,3 +189,11 @@ def test_the_sb3_example_trains_maskable_ppo_for_a_few_thousand_steps(tmp_path):
     assert result["steps"] >= 2048
     assert (tmp_path / "maskable_ppo.zip").is_file()
     assert np.isfinite(result["trained"]) and np.isfinite(result["masked_random"])
+
+
+def test_evaluate_refuses_a_ppo_agent_that_is_no_checkpoint(tmp_path, capsys):
+    from sre_marathon_gym.cli.commands import main
+
+    assert main(["evaluate", "--agents", f"runbook,ppo:{tmp_path}", "--apps", "online_boutique"]) == 2
+    err = capsys.readouterr().err
+    assert "is not a checkpoint written by" in err and "Traceback" not in err
