@@ -197,3 +197,34 @@ def test_evaluate_refuses_a_ppo_agent_that_is_no_checkpoint(tmp_path, capsys):
     assert main(["evaluate", "--agents", f"runbook,ppo:{tmp_path}", "--apps", "online_boutique"]) == 2
     err = capsys.readouterr().err
     assert "is not a checkpoint written by" in err and "Traceback" not in err
+
+
+def test_the_change_fields_read_only_what_an_agent_can_see():
+    """No-leak check of the new fields: the wrappers reach the env only through its tools, the
+    incident store, the alert history and public app facts, never the schedule, the record or the
+    simulator (whatever the env object offers)."""
+    import ast
+    import inspect
+
+    from sre_marathon_gym.wrappers import changes, macro
+
+    public = {
+        "now", "layout", "runner", "alert_engine", "backend", "app", "max_alerts", "max_incidents",
+        "call_tool", "_view", "unwrapped",
+    }  # fmt: skip
+    reached = set()
+    for module in (changes, macro):
+        tree = ast.parse(inspect.getsource(module))
+        for node in ast.walk(tree):  # base.X, where base = self.env.unwrapped
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "base"
+            ):
+                reached.add(node.attr)
+            if isinstance(node, ast.Attribute) and node.attr == "unwrapped":
+                reached.add("unwrapped")
+    assert reached and reached <= public, sorted(reached - public)
+    source = inspect.getsource(changes) + inspect.getsource(macro)
+    for secret in ("schedule", "record(", "recorder", ".sim", "fault_id", "truth("):
+        assert secret not in source, secret
