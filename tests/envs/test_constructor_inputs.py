@@ -139,7 +139,7 @@ def test_a_malformed_checkpoint_description_is_a_clear_error(tmp_path, content, 
     assert says in str(exc.value)
     (tmp_path / CHECKPOINT_META).write_text(json.dumps({"env_config": {"app": "train_ticket"}}))
     assert read_checkpoint_env_config(tmp_path) == {"app": "train_ticket"}
-    with pytest.raises(FileNotFoundError, match="sre_marathon.json missing"):
+    with pytest.raises(ConfigurationError, match="sre_marathon.json missing"):  # a user's path: one line
         read_checkpoint_env_config(tmp_path / "nowhere")
 
 
