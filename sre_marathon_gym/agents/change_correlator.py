@@ -44,7 +44,7 @@ from ..catalog.apps import label_place
 from ..core.clock import METRIC_STEP_S
 from ..core.run_record import Usage
 from ..tools.change_judge import AMBIGUOUS_S, ChangeJudge, Verdict, names_peer
-from ..tools.change_planes import Change, PlaneReader
+from ..tools.change_planes import Change, PlaneReader, undo_call
 from ..tools.symptoms import READ_BEFORE_S, Telemetry
 from .base import zero_usage
 
@@ -172,29 +172,12 @@ class ChangeCorrelator:
                 "summary": why[:2000],
             }
         )
-        undo = self._undo_call(call, ch, verdict.service)
+        undo = undo_call(call, ch, verdict.service)
         if undo is None:
             return
         res = call({**undo, "incident_id": inc})
         if res.ok:
             self.planes.note_action(now, undo["tool"], undo.get("service") or undo.get("target", ""))
-
-    @staticmethod
-    def _undo_call(call: Callable, ch: Change, service: str) -> dict | None:
-        """The change's undo as a tool call: a rollback goes to the newest revision before the change
-        (None when the deployment is no longer on a revision made since)."""
-        undo = dict(ch.remedy)
-        if undo["tool"] == "restart":
-            return {"tool": "restart", "service": service}
-        if undo["tool"] != "rollback":
-            return undo
-        before = undo.pop("before_s")
-        dep = call({"tool": "get_k8s_state", "resource": "deployments", "service": undo["service"]})
-        hist = dep.data["items"][0]["history"] if dep.ok and dep.data["items"] else []
-        older = [h["revision"] for h in hist if h["time_s"] < before - 1]
-        if not older or not hist or hist[-1]["time_s"] < before - 1:
-            return None
-        return {**undo, "revision": max(older)}
 
 
 __all__ = ["ChangeCorrelator", "Verdict", "names_peer"]  # the last two from tools.change_judge

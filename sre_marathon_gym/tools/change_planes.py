@@ -247,6 +247,26 @@ class PlaneReader:
         return out
 
 
+def undo_call(call: Callable[[dict], Any], ch: Change, service: str) -> dict | None:
+    """The change's undo as a tool call (without incident_id): a rollback goes to the newest
+    revision before the change (None when the deployment is no longer on a revision made since, or
+    the change names nothing to undo); a node's undo restarts `service`, the one it blames."""
+    undo = dict(ch.remedy)
+    if not undo:
+        return None
+    if undo["tool"] == "restart":
+        return {"tool": "restart", "service": service}
+    if undo["tool"] != "rollback":
+        return undo
+    before = undo.pop("before_s")
+    dep = call({"tool": "get_k8s_state", "resource": "deployments", "service": undo["service"]})
+    hist = dep.data["items"][0]["history"] if dep.ok and dep.data["items"] else []
+    older = [h["revision"] for h in hist if h["time_s"] < before - 1]
+    if not older or not hist or hist[-1]["time_s"] < before - 1:
+        return None
+    return {**undo, "revision": max(older)}
+
+
 def _matched(revisions: list[dict], rollouts: list[float]) -> set[int]:
     """The revisions the pipeline's rollouts made: each rollout explains the one revision closest to
     it, so a hand-made change seconds from a commit is not taken for the commit's."""
@@ -336,4 +356,4 @@ def _unquote(v: str) -> str:
     return v[1:-1] if len(v) >= 2 and v[0] == v[-1] == '"' else v
 
 
-__all__ = ["Change", "PlaneReader"]
+__all__ = ["Change", "PlaneReader", "undo_call"]

@@ -112,6 +112,11 @@ class ChangeObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 "incident_state": spaces.Box(0.0, 1e4, (base.max_incidents, len(INCIDENT_STATE)), np.float32),
             }
         )
+        # the app's topology, which no episode changes: the judge's and `MacroActions`' callers
+        self._judge = ChangeJudge(
+            [{"from": e.source, "to": e.target} for e in base.app.edges], base.app.entry_point
+        )
+        self.callers = self._judge.callers  # service -> the services that call it directly
         self.change_slots: list[Change | None] = [None] * self.n
         self.slot_service: list[int] = [-1] * self.n  # the service index of each shown change
         self.incident_slots: list[str | None] = []
@@ -119,17 +124,11 @@ class ChangeObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
     # ------------------------------------------------------------ gymnasium API
     def reset(self, **kwargs: Any) -> tuple[dict, dict]:
         obs, info = self.env.reset(**kwargs)
-        base = self.env.unwrapped
         self._planes = PlaneReader()
         self._tel = Telemetry(WINDOW_S + READ_BEFORE_S)
         self._known: dict[str, Change] = {}
         self._actions_read = 0
-        self._callers: dict[str, set[str]] = {}
-        for e in base.app.edges:
-            self._callers.setdefault(e.target, set()).add(e.source)
         self._owners: dict[str, str | None] = {}
-        edges = [{"from": e.source, "to": e.target} for e in base.app.edges]
-        self._judge = ChangeJudge(edges, base.app.entry_point)
         return self._extend(obs), info
 
     def step(self, action: Any) -> tuple[dict, float, bool, bool, dict]:
@@ -216,7 +215,7 @@ class ChangeObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 f[col["telemetry_blames"]] = verdict is not None
                 for step in verdict.steps if verdict is not None else ():
                     f[col[f"{step.signal}_stepped"]] = 1.0
-                callers = self._callers.get(svc, set())
+                callers = self.callers.get(svc, set())
                 f[col["callers_error_stepped"]] = any(
                     tel.step("error_ratio", c, ch.at_s, now) is not None for c in callers
                 )

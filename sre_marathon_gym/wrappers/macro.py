@@ -38,19 +38,19 @@ import numpy as np
 from gymnasium import spaces
 
 from ..envs.inputs import InvalidAction
-from ..tools.change_planes import Change
+from ..tools.change_planes import Change, undo_call
 from .actions import checked
 from .changes import ChangeObservation
 
 
 class MacroActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
-    """`Discrete` macro rows over `ChangeObservation`'s changes (see the module docstring).
+    """Macro rows over `ChangeObservation`'s changes (see the module docstring).
 
     Example:
         >>> import gymnasium as gym, sre_marathon_gym
         >>> from sre_marathon_gym.wrappers import ChangeObservation
         >>> env = MacroActions(ChangeObservation(gym.make("SREMarathon/OnlineBoutique-v3",
-        ...     injection_minutes=4, observation_minutes=2)))
+        ...     injection_minutes=4, observation_minutes=2)), moves_per_step=1)
         >>> obs, info = env.reset(seed=1)
         >>> env.describe(0), bool(env.action_masks()[0])
         ('noop', True)
@@ -84,9 +84,6 @@ class MacroActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         )
         self._mask = np.zeros(len(rows), dtype=bool)
         self._mask[0] = True
-        self._callers: dict[str, set[str]] = {}
-        for e in base.app.edges:
-            self._callers.setdefault(e.target, set()).add(e.source)
 
     def describe(self, index: int) -> str:
         verb, i = self.rows[int(index)]
@@ -125,7 +122,7 @@ class MacroActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
             if a.id in used:
                 continue
             for s in base.app.label_services(a.labels, pod_service):
-                for t in {s} | self._callers.get(s, set()):
+                for t in {s} | self.changes.callers.get(s, set()):
                     loose.setdefault(t, []).append((a.fired_at, a.id))
         undone = {a.incident_id for a in base.runner.actions if a.kind == "intervention" and a.ok}
         cleared = [
@@ -151,20 +148,7 @@ class MacroActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     def _undo_call(self, ch: Change) -> dict | None:
         """The change's undo as a tool call (None when it cannot be undone from here)."""
-        undo = dict(ch.remedy)
-        if not undo or undo.get("tool") == "restart":
-            return None
-        if undo["tool"] != "rollback":
-            return undo
-        before = undo.pop("before_s")
-        dep = self.env.unwrapped.runner.read(
-            {"tool": "get_k8s_state", "resource": "deployments", "service": undo["service"]}
-        )
-        hist = dep.data["items"][0]["history"] if dep.ok and dep.data["items"] else []
-        older = [h["revision"] for h in hist if h["time_s"] < before - 1]
-        if not older or hist[-1]["time_s"] < before - 1:
-            return None
-        return {**undo, "revision": max(older)}
+        return undo_call(self.env.unwrapped.runner.read, ch, ch.service or "")
 
     def _compute_mask(self) -> np.ndarray:
         st = self._state()
