@@ -110,6 +110,7 @@ class _Episode:
         "value",
         "seen_at",
         "_snap",
+        "_snap_key",
     )
 
     def __init__(self, rule: CompiledRule, group: int, pending_id: str, t: float):
@@ -122,15 +123,17 @@ class _Episode:
         self.ended_at: float | None = None  # resolved (fired) or dropped (never fired)
         self.value = math.nan
         self.seen_at = t
-        self._snap: Alert | None = None  # final snapshot once ended
+        self._snap: Alert | None = None  # the latest snapshot (final once ended)
+        self._snap_key: tuple | None = None  # what that snapshot depends on besides the rule
 
     def snapshot(self, until: float | None = None) -> Alert:
         """The episode as it stood at `until` (default: now)."""
-        final = self.ended_at is not None and (until is None or until >= self.ended_at)
-        if final and self._snap is not None:
-            return self._snap
         fired = self.fired_at is not None and (until is None or self.fired_at <= until)
         ended = self.ended_at is not None and (until is None or self.ended_at <= until)
+        # a firing alert is read at every step: rebuild it only when what it shows has changed
+        key = (fired, ended, self.value, self.alert_id, self.fired_at, self.ended_at)
+        if key == self._snap_key and self._snap is not None:
+            return self._snap
         state: AlertState = "resolved" if ended else ("firing" if fired else "pending")
         r = self.rule
         snap = Alert(
@@ -146,8 +149,7 @@ class _Episode:
             resolved_at=self.ended_at if ended else None,
             value=self.value,
         )
-        if final:
-            self._snap = snap
+        self._snap, self._snap_key = snap, key
         return snap
 
 
@@ -373,8 +375,8 @@ class AlertEngine:
             o.les, o.lei = les, np.asarray(lei, dtype=np.intp).ravel()
         if o.join is not None:
             return  # group codes depend on the join partners: computed per evaluation
-        gb = r.group_by
-        codes = [r.group_index(tuple(labels[p].get(g, "") for g in gb)) for p in new]
+        keys, group_index = view.keys(r.group_by), r.group_index  # the view shares key tuples by labels
+        codes = [group_index(keys[p]) for p in new]
         o.gidx = np.concatenate([o.gidx, np.asarray(codes, dtype=np.intp)])
         o.identity = not quantile and np.unique(o.gidx).size == o.gidx.size
 

@@ -139,13 +139,11 @@ class MetricExporter(KubeSeries):
                 self.calls_ids[i, k] = st.series_id_normalised(calls, key)
                 self.sum_ids[i, k] = st.series_id_normalised(dsum, key)
                 self.count_ids[i, k] = st.series_id_normalised(dcount, key)
-                le_first = all(item[0] > "le" for item in key)  # then ("le", v) sorts first
-                for b, le in enumerate(LE):
-                    self.bucket_ids[i, k, b] = (
-                        st.series_id_normalised(bucket, (le_items[b], *key))
-                        if le_first
-                        else st.series_id(bucket, {**lab, "le": le})
-                    )
+                # ("le", v) goes where it sorts (no other label is named "le"): the key stays normalised
+                at = sum(1 for item in key if item[0] < "le")
+                head, tail = key[:at], key[at:]
+                for b in range(len(LE)):
+                    self.bucket_ids[i, k, b] = st.series_id_normalised(bucket, (*head, le_items[b], *tail))
         self.cum_calls = np.zeros((n, 2))
         self.cum_buckets = np.zeros((n, 2, len(LE)))
         self.cum_sum = np.zeros((n, 2))
