@@ -1,7 +1,7 @@
 """RLlib sampling throughput and where an env step's time goes.
 
 Prints
-    1. the cost of one env step (one invocation, 120 simulated seconds) split into the simulator's
+    1. per app, the cost of one env step (one invocation, 120 simulated seconds) split into the simulator's
        own advance (traffic, faults, telemetry) and the rest of the Gymnasium layer (alert engine,
        recorder, scoring reward, observation and mask building), for the raw env and for the full
        RL wrapper stack, as milliseconds and ratios;
@@ -52,7 +52,7 @@ def _instrument(base: Any, bucket: dict[str, float]) -> None:
     base._info = _timed(bucket, "info + action mask", base._info)
 
 
-def env_cost(steps: int, wrapped: bool) -> tuple[float, dict[str, float], float]:
+def env_cost(env_id: str, steps: int, wrapped: bool) -> tuple[float, dict[str, float], float]:
     """Seconds per step (outermost step call), per-part seconds per step, seconds per reset (which
     RLlib's sampling pays once per episode and the step figures leave out)."""
     import gymnasium as gym
@@ -62,9 +62,9 @@ def env_cost(steps: int, wrapped: bool) -> tuple[float, dict[str, float], float]
     from sre_marathon_gym.rllib import make_env
 
     if wrapped:
-        env = make_env(dict(ENV_CONFIG))
+        env = make_env(dict(ENV_CONFIG), env_id=env_id)
     else:
-        env = gym.make("SREMarathon/OnlineBoutique-v3", disable_env_checker=True, **ENV_CONFIG)
+        env = gym.make(env_id, disable_env_checker=True, **ENV_CONFIG)
     base = env.unwrapped
     agent = RandomAgent()
     bucket: dict[str, float] = defaultdict(float)
@@ -109,27 +109,19 @@ def sampling_rate(num_runners: int, sample_steps: int) -> float:
         algo.stop()
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description="RLlib sampling throughput and env overhead")
-    p.add_argument("--steps", type=int, default=200, help="env steps for the cost breakdown")
-    p.add_argument("--sample-steps", type=int, default=200, help="env steps per runner when sampling")
-    p.add_argument("--skip-ray", action="store_true")
-    args = p.parse_args()
-
-    print(
-        f"schedule: Online Boutique, {ENV_CONFIG}; one step = one 120 s invocation; random masked actions\n"
-    )
-    raw_step, parts, reset = env_cost(args.steps, wrapped=False)
-    wrapped_step, _, _ = env_cost(args.steps, wrapped=True)
+def _print_env_cost(env_id: str, steps: int) -> float:
+    """One app's step breakdown; returns its env-only ceiling in steps/s (resets included)."""
+    raw_step, parts, reset = env_cost(env_id, steps, wrapped=False)
+    wrapped_step, _, _ = env_cost(env_id, steps, wrapped=True)
     sim = parts.get("simulator advance", 0.0)
-    print(f"{'part of one env step':34s} {'ms/step':>9s} {'share':>7s}")
+    print(f"\n{env_id}\n{'part of one env step':34s} {'ms/step':>9s} {'share':>7s}")
     for k, v in sorted(parts.items(), key=lambda kv: -kv[1]):
         print(f"{k:34s} {1e3 * v:9.2f} {v / raw_step:7.1%}")
     print(
         f"{'other (decode, tool calls, ...)':34s} {1e3 * (raw_step - sum(parts.values())):9.2f} "
         f"{(raw_step - sum(parts.values())) / raw_step:7.1%}"
     )
-    print(f"\n{'simulator only':34s} {1e3 * sim:9.2f} ms/step")
+    print(f"{'simulator only':34s} {1e3 * sim:9.2f} ms/step")
     print(
         f"{'raw env step (MarathonEnv)':34s} {1e3 * raw_step:9.2f} ms/step   "
         f"= {raw_step / sim:.2f} x simulator"
@@ -147,7 +139,23 @@ def main() -> None:
     )
     ceiling = 1 / (raw_step + reset / per_episode)
     print(f"{'env-only ceiling, resets included':34s} {ceiling:9.1f} steps/s per core")
+    return ceiling
 
+
+def main() -> None:
+    p = argparse.ArgumentParser(description="RLlib sampling throughput and env overhead")
+    p.add_argument("--steps", type=int, default=200, help="env steps for the cost breakdown")
+    p.add_argument("--sample-steps", type=int, default=200, help="env steps per runner when sampling")
+    p.add_argument("--skip-ray", action="store_true")
+    args = p.parse_args()
+
+    print(f"schedule: {ENV_CONFIG}; one step = one 120 s invocation; random masked actions")
+    from sre_marathon_gym.envs import ENV_IDS
+
+    ceilings = {}
+    for env_id in ENV_IDS:
+        ceilings[env_id] = _print_env_cost(env_id, args.steps)
+    ceiling = ceilings["SREMarathon/OnlineBoutique-v3"]  # the sampling runs on Online Boutique
     if args.skip_ray:
         return
     import ray

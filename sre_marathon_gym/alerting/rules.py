@@ -232,25 +232,52 @@ def extrapolated_grid(
     stamps, v = store.range(ids, lo * store.step_s, hi * store.step_s)
     a, b = i0[live] - lo, i1[live] - lo
     present = ~np.isnan(v)
-    rows = np.arange(ids.size)[None, :]
-    if present.all():  # the store's fast path: every window full
-        first = np.broadcast_to(a[:, None], (a.size, ids.size))
-        last = np.broadcast_to(b[:, None], (a.size, ids.size))
-        cnt = np.broadcast_to((b - a + 1)[:, None], (a.size, ids.size))
-    else:
-        first, last, cnt = _present_spans(present, a, b)
-    fv = v[rows, first]
-    result = v[rows, last] - fv
+    sampled = present.any(axis=1)
+    if not sampled.all():  # series with no sample in any window (gone pods') have no result: skip them
+        keep = np.flatnonzero(sampled)
+        if keep.size:
+            out[np.ix_(live, keep)] = _extrapolated(
+                stamps, v[keep], present[keep], a, b, times[live], window_s, is_rate, store
+            )
+        return out
+    out[live] = _extrapolated(stamps, v, present, a, b, times[live], window_s, is_rate, store)
+    return out
+
+
+def _extrapolated(
+    stamps: np.ndarray,
+    v: np.ndarray,
+    present: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    times: np.ndarray,
+    window_s: float,
+    is_rate: bool,
+    store: MetricStore,
+) -> np.ndarray:
+    """`extrapolated_grid`'s windows a..b (sample columns) of the rows of `v`: [windows, rows]."""
+    n = v.shape[0]
+    if present.all():  # the store's fast path: every window full, the same columns for every series
+        fv = v[:, a].T
+        result = v[:, b].T - fv
+        cnt = np.broadcast_to((b - a + 1)[:, None], (a.size, n))
+        ft, lt = stamps[a][:, None], stamps[b][:, None]
+    else:  # rows without a gap span a..b as above; only the others need their spans found
+        rows = np.arange(n)[None, :]
+        first, last, cnt = (np.repeat(x[:, None], n, axis=1) for x in (a, b, b - a + 1))
+        gappy = np.flatnonzero(~present.all(axis=1))
+        first[:, gappy], last[:, gappy], cnt[:, gappy] = _present_spans(present[gappy], a, b)
+        fv = v[rows, first]
+        result = v[rows, last] - fv
+        ft, lt = stamps[first], stamps[last]
     sums, any_reset = _reset_sums(v, present, a, b)
     gaps = np.concatenate([[0], np.cumsum(~present.all(axis=0))])
     full = gaps[b + 1] == gaps[a]
     add = (b > a) & (~full | any_reset)  # the store adds the reset sums unless nothing to add
     result[add] = result[add] + sums[add]
-    ft, lt = stamps[first], stamps[last]
-    out[live] = extrapolated_tail(
-        result, fv, ft, lt, cnt, times[live][:, None], window_s, True, is_rate, store.prometheus_v2
+    return extrapolated_tail(
+        result, fv, ft, lt, cnt, times[:, None], window_s, True, is_rate, store.prometheus_v2
     )
-    return out
 
 
 def at_grid(store: MetricStore, ids: np.ndarray, times: np.ndarray) -> np.ndarray:
