@@ -61,26 +61,50 @@ def _normalise_labels(labels: Mapping[str, str] | None) -> LabelKey:
 
 
 class _NameIndex:
-    """Per-metric-name columnar view of label values, rebuilt only when that name gains series."""
+    """Per-metric-name columnar view of label values, extended by the series the name gains (pods
+    come and go every few minutes: rebuilding it for each new pod cost more than the queries)."""
 
-    __slots__ = ("ids", "columns", "n")
+    __slots__ = ("n", "_ids", "_values", "_codes", "_arrays")
 
-    def __init__(self, ids: list[int], label_keys: list[LabelKey]):
-        self.n = len(ids)
-        self.ids = np.asarray(ids, dtype=np.intp)
-        # label -> (distinct values, codes per series); code of "" (absent) is the value's index too
-        per_label: dict[str, list[str]] = {}
-        for row, key in enumerate(label_keys):
+    def __init__(self) -> None:
+        self.n = 0
+        self._ids: list[int] = []
+        self._values: dict[str, dict[str, int]] = {}  # label -> value -> code ("" = absent)
+        self._codes: dict[str, list[int]] = {}  # label -> code per series
+        self._arrays: tuple[np.ndarray, dict[str, tuple[list[str], np.ndarray]]] | None = None
+
+    def extend(self, ids: list[int], label_keys: list[LabelKey]) -> None:
+        """Add series (in id order) after those already indexed."""
+        values, codes = self._values, self._codes
+        for key in label_keys:
+            row = self.n
             for k, v in key:
-                col = per_label.get(k)
-                if col is None:
-                    col = per_label[k] = [""] * self.n
-                col[row] = v
-        self.columns: dict[str, tuple[list[str], np.ndarray]] = {}
-        for k, col in per_label.items():
-            distinct: dict[str, int] = {}
-            codes = np.fromiter((distinct.setdefault(v, len(distinct)) for v in col), np.intp, self.n)
-            self.columns[k] = (list(distinct), codes)
+                col = codes.get(k)
+                if col is None:  # a label new to this name: absent ("") in every earlier series
+                    values[k] = {"": 0}
+                    col = codes[k] = [0] * row
+                col.append(values[k].setdefault(v, len(values[k])))
+            self.n = row + 1
+            for k, col in codes.items():
+                if len(col) < self.n:  # not in this series' labels: absent
+                    col.append(values[k].setdefault("", len(values[k])))
+        self._ids.extend(ids)
+        self._arrays = None
+
+    @property
+    def ids(self) -> np.ndarray:
+        return self._built()[0]
+
+    @property
+    def columns(self) -> dict[str, tuple[list[str], np.ndarray]]:
+        """label -> (distinct values, code per series); the code of "" (absent) is its value's index."""
+        return self._built()[1]
+
+    def _built(self) -> tuple[np.ndarray, dict[str, tuple[list[str], np.ndarray]]]:
+        if self._arrays is None:
+            cols = {k: (list(self._values[k]), np.asarray(c, dtype=np.intp)) for k, c in self._codes.items()}
+            self._arrays = (np.asarray(self._ids, dtype=np.intp), cols)
+        return self._arrays
 
     def match(self, label: str, op: str, value: str) -> np.ndarray:
         """Boolean mask over this name's series; absent labels compare as "" like Prometheus."""
@@ -224,9 +248,11 @@ class MetricStore:
         if ids is None:
             return None
         idx = self._name_index.get(name)
-        if idx is None or idx.n != len(ids):
-            idx = _NameIndex(ids, [self._sid_labels[s] for s in ids])
-            self._name_index[name] = idx
+        if idx is None:
+            idx = self._name_index[name] = _NameIndex()
+        if idx.n != len(ids):
+            new = ids[idx.n :]
+            idx.extend(new, [self._sid_labels[s] for s in new])
         return idx
 
     def select(self, name: str, matchers: Mapping[str, Matcher] | None = None) -> np.ndarray:
