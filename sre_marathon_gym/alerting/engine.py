@@ -378,7 +378,8 @@ class AlertEngine:
         keys, group_index = view.keys(r.group_by), r.group_index  # the view shares key tuples by labels
         codes = [group_index(keys[p]) for p in new]
         o.gidx = np.concatenate([o.gidx, np.asarray(codes, dtype=np.intp)])
-        o.identity = not quantile and np.unique(o.gidx).size == o.gidx.size
+        o.groups_seen.update(codes)
+        o.identity = not quantile and len(o.groups_seen) == o.gidx.size
 
     def _join_groups(
         self, r: CompiledRule, o: Operand, vals: np.ndarray, right: np.ndarray

@@ -141,10 +141,12 @@ class OperandBatch:
         self.version: tuple[int, ...] = ()
 
     def refresh(self) -> None:
-        """Recompute the union and every operand's positions in it after an operand was rebuilt."""
+        """Recompute the unions and the operands' positions in them after an operand was rebuilt:
+        the stable union only when a stable operand was (new pods rebuild only the churning ones)."""
         version = tuple(o.built for o in self.operands)
         if version == self.version:
             return
+        old = dict(zip(map(id, self.operands), self.version))
         self.version = version
 
         def union(ops: list[Operand]) -> np.ndarray:
@@ -152,11 +154,15 @@ class OperandBatch:
 
         stable_ops = [o for o in self.operands if not o.view.churns]  # type: ignore[union-attr]
         churn_ops = [o for o in self.operands if o.view.churns]  # type: ignore[union-attr]
-        self.stable, self.churn = union(stable_ops), union(churn_ops)
-        for o in stable_ops:
-            o.idx = np.searchsorted(self.stable, o.sel)
-        for o in churn_ops:
-            o.idx = self.stable.size + np.searchsorted(self.churn, o.sel)
+        stable_before = self.stable.size
+        if any(old.get(id(o)) != o.built for o in stable_ops):
+            self.stable = union(stable_ops)
+            for o in stable_ops:
+                o.idx = np.searchsorted(self.stable, o.sel)
+        if self.stable.size != stable_before or any(old.get(id(o)) != o.built for o in churn_ops):
+            self.churn = union(churn_ops)
+            for o in churn_ops:
+                o.idx = self.stable.size + np.searchsorted(self.churn, o.sel)
 
     def values(self, store: MetricStore, times: np.ndarray) -> np.ndarray:
         """Function values [len(times), series] at every evaluation time (minus the offset)."""
@@ -200,13 +206,26 @@ def _present_spans(
     return np.minimum(first, m - 1), np.maximum(last, 0), cnt
 
 
+def _interior_gaps(present: np.ndarray) -> bool:
+    """Whether some row misses a sample between two it has (a series that started late or stopped
+    early has its gap at an end)."""
+    m = present.shape[1]
+    count = present.sum(axis=1)
+    first = present.argmax(axis=1)
+    last = m - 1 - present[:, ::-1].argmax(axis=1)
+    return bool(((count > 0) & (count < last - first + 1)).any())
+
+
 def _reset_sums(v: np.ndarray, present: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
     """Sum of the values before each counter reset inside each window [windows, series], and
     whether the window holds any reset. A reset is a present sample lower than the previous
     present sample of its row; the pair belongs to a window when both samples lie in it."""
     n = v.shape[0]
-    if present.all():
-        r, c = np.nonzero(v[:, 1:] < v[:, :-1])
+    if present.all() or not _interior_gaps(present):  # consecutive present samples are adjacent
+        lower = v[:, 1:] < v[:, :-1]  # NaN compares false: pairs with a missing sample drop out
+        if not lower.any():  # counters rarely reset: skip the search
+            return np.zeros((a.size, n)), np.zeros(a.size, dtype=bool)
+        r, c = np.nonzero(lower)
         p, q, w = c, c + 1, v[r, c]
     else:
         row_of, col_of = np.nonzero(present)
@@ -260,7 +279,7 @@ def _extrapolated(
     if present.all():  # the store's fast path: every window full, the same columns for every series
         fv = v[:, a].T
         result = v[:, b].T - fv
-        cnt = np.broadcast_to((b - a + 1)[:, None], (a.size, n))
+        cnt = (b - a + 1)[:, None]  # per window, like the sample times: the tail broadcasts them
         ft, lt = stamps[a][:, None], stamps[b][:, None]
     else:  # rows without a gap span a..b as above; only the others need their spans found
         rows = np.arange(n)[None, :]
@@ -325,6 +344,7 @@ class Operand:
         "idx",
         "pos",
         "identity",
+        "groups_seen",
         "gidx",
         "lei",
         "les",
@@ -378,6 +398,7 @@ class Operand:
         self.sel = np.empty(0, dtype=np.intp)  # selected series ids (ascending)
         self.idx = np.empty(0, dtype=np.intp)  # their positions in the batch's values
         self.identity = False
+        self.groups_seen: set[int] = set()  # distinct group codes of the selection (identity test)
         self.pos = np.empty(0, dtype=np.intp)
         self.gidx = np.empty(0, dtype=np.intp)
         self.lei = np.empty(0, dtype=np.intp)

@@ -681,7 +681,7 @@ def extrapolated_tail(
         if is_rate:
             factor = factor / window_s
         out = result * factor
-    out[cnt < 2] = np.nan
+    out[np.broadcast_to(cnt < 2, out.shape)] = np.nan  # `cnt` may be one column of windows
     return out
 
 
