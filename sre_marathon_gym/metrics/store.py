@@ -171,6 +171,7 @@ class MetricStore:
         self._by_name: dict[str, list[int]] = {}
         self._name_index: dict[str, _NameIndex] = {}
         self._select_cache: dict[tuple[str, tuple], tuple[int, np.ndarray]] = {}
+        self._named: list[LabelKey | None] = []  # per series: its labels with __name__ (`named_label_sets`)
         # storage
         self._capacity = max(1, int(initial_series_capacity))
         self._chunks: dict[int, np.ndarray] = {}
@@ -217,6 +218,20 @@ class MetricStore:
         self._sid_labels.append(key[1])
         self._by_name.setdefault(key[0], []).append(sid)
         return sid
+
+    def named_label_sets(self, ids: Sequence[int]) -> list[LabelKey]:
+        """Per id, its sorted (label, value) pairs with ``("__name__", metric)``: the label set a
+        PromQL selector returns, built once per series (a query reads the same series every step)."""
+        named = self._named
+        if len(named) < len(self._sid_name):
+            named.extend([None] * (len(self._sid_name) - len(named)))
+        out = []
+        for sid in ids:
+            key = named[self._check_sid(sid)]
+            if key is None:
+                key = named[sid] = tuple(sorted([("__name__", self._sid_name[sid]), *self._sid_labels[sid]]))
+            out.append(key)
+        return out
 
     def labels(self, sid: int) -> dict[str, str]:
         """Labels of a series as a fresh dict (without the metric name)."""

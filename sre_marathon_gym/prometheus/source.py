@@ -163,6 +163,10 @@ class PrometheusMetrics:
     def name(self, sid: int) -> str:
         return self._sid_name[self._check(sid)]
 
+    def named_label_sets(self, ids: Sequence[int]) -> list[tuple[tuple[str, str], ...]]:
+        """Per id, its sorted (label, value) pairs with ``("__name__", metric)`` (see `MetricStore`)."""
+        return [tuple(sorted([("__name__", self.name(s)), *self.labels(s).items()])) for s in ids]
+
     def _check(self, sid: int) -> int:
         sid = int(sid)
         if not 0 <= sid < len(self._sid_name):

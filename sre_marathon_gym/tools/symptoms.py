@@ -111,6 +111,7 @@ class Telemetry:
         self.start_s = self.end_s = 0.0
         self._data: dict[str, dict[str, dict[float, float]]] = {n: {} for n in (*QUERIES, "errors")}
         self._read = False
+        self._series: dict[tuple[str, str], Series] = {}  # `series` until the next update
 
     def update(self, call: Callable[[dict], Any], now: float, owner: Callable[[str], str | None]) -> None:
         """Read the samples from the last update (or `keep_s` back) to `now`; `owner` maps a pod to
@@ -127,6 +128,7 @@ class Telemetry:
                 for key, series in by.items():
                     by[key] = dict(sorted(series.items()))
         self._read, self.end_s = True, now
+        self._series = {}
         self.start_s = max(0.0, now - self.keep_s)
         self.start_s -= self.start_s % self.step_s
         for by in self._data.values():
@@ -164,7 +166,14 @@ class Telemetry:
         return list(self._data[name].get(key, {}).items())
 
     def series(self, signal: str, service: str) -> Series:
-        """One signal of one service; error ratio and latency only where it serves traffic."""
+        """One signal of one service; error ratio and latency only where it serves traffic. Kept
+        until the next update: every change of the service reads it again (do not modify it)."""
+        hit = self._series.get((signal, service))
+        if hit is None:
+            hit = self._series[(signal, service)] = self._build_series(signal, service)
+        return hit
+
+    def _build_series(self, signal: str, service: str) -> Series:
         if signal in ("error_ratio", "latency"):
             top = self._data["errors" if signal == "error_ratio" else "duration"].get(service, {})
             calls = self._data["calls"].get(service, {})

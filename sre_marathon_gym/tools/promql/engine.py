@@ -145,10 +145,7 @@ class _Evaluator:
                 f"{lim.cells} and {lim.samples_read}): narrow start_s/end_s, raise step_s, shorten "
                 "ranges, or add label matchers"
             )
-        labels = [
-            tuple(sorted([("__name__", store.name(int(s))), *store.labels(int(s)).items()]))  # type: ignore[attr-defined]
-            for s in ids.tolist()
-        ]
+        labels = store.named_label_sets(ids.tolist())  # type: ignore[attr-defined]
         return ids, labels
 
     def instant(self, sel: Selector) -> Vector:
