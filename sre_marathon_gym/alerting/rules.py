@@ -251,14 +251,6 @@ def extrapolated_grid(
     stamps, v = store.range(ids, lo * store.step_s, hi * store.step_s)
     a, b = i0[live] - lo, i1[live] - lo
     present = ~np.isnan(v)
-    sampled = present.any(axis=1)
-    if not sampled.all():  # series with no sample in any window (gone pods') have no result: skip them
-        keep = np.flatnonzero(sampled)
-        if keep.size:
-            out[np.ix_(live, keep)] = _extrapolated(
-                stamps, v[keep], present[keep], a, b, times[live], window_s, is_rate, store
-            )
-        return out
     out[live] = _extrapolated(stamps, v, present, a, b, times[live], window_s, is_rate, store)
     return out
 
@@ -274,29 +266,56 @@ def _extrapolated(
     is_rate: bool,
     store: MetricStore,
 ) -> np.ndarray:
-    """`extrapolated_grid`'s windows a..b (sample columns) of the rows of `v`: [windows, rows]."""
-    n = v.shape[0]
-    if present.all():  # the store's fast path: every window full, the same columns for every series
-        fv = v[:, a].T
-        result = v[:, b].T - fv
-        cnt = (b - a + 1)[:, None]  # per window, like the sample times: the tail broadcasts them
-        ft, lt = stamps[a][:, None], stamps[b][:, None]
-    else:  # rows without a gap span a..b as above; only the others need their spans found
-        rows = np.arange(n)[None, :]
-        first, last, cnt = (np.repeat(x[:, None], n, axis=1) for x in (a, b, b - a + 1))
-        gappy = np.flatnonzero(~present.all(axis=1))
-        first[:, gappy], last[:, gappy], cnt[:, gappy] = _present_spans(present[gappy], a, b)
-        fv = v[rows, first]
-        result = v[rows, last] - fv
-        ft, lt = stamps[first], stamps[last]
+    """`extrapolated_grid`'s windows a..b (sample columns) of the rows of `v`: [windows, rows].
+
+    Whether a window adds the reset sums is decided over all rows (as the store's one query of
+    them does); each row's value is then elementwise, so the rows with every sample (nearly all)
+    take the store's fast path and only the others have their sample spans found and their values
+    replaced."""
     sums, any_reset = _reset_sums(v, present, a, b)
     gaps = np.concatenate([[0], np.cumsum(~present.all(axis=0))])
     full = gaps[b + 1] == gaps[a]
     add = (b > a) & (~full | any_reset)  # the store adds the reset sums unless nothing to add
-    result[add] = result[add] + sums[add]
-    return extrapolated_tail(
-        result, fv, ft, lt, cnt, times[:, None], window_s, True, is_rate, store.prometheus_v2
+    t = times[:, None]
+    # every row as if it had every sample (cheap), then the rows with a gap done right over it
+    out = _tail_whole(stamps, v, a, b, t, window_s, is_rate, store, sums, add)
+    some, whole = present.any(axis=1), present.all(axis=1)
+    if not whole.all():
+        out[:, ~some] = np.nan  # no sample in any window (a gone pod's series): no result
+    g = np.flatnonzero(some & ~whole)
+    if not g.size:
+        return out
+    rows = np.arange(g.size)[None, :]
+    vg = v[g]
+    first, last, cnt = _present_spans(present[g], a, b)
+    fv = vg[rows, first]
+    result = vg[rows, last] - fv
+    result[add] = result[add] + sums[:, g][add]
+    out[:, g] = extrapolated_tail(
+        result, fv, stamps[first], stamps[last], cnt, t, window_s, True, is_rate, store.prometheus_v2
     )
+    return out
+
+
+def _tail_whole(
+    stamps: np.ndarray,
+    v: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    t: np.ndarray,
+    window_s: float,
+    is_rate: bool,
+    store: MetricStore,
+    sums: np.ndarray,
+    add: np.ndarray,
+) -> np.ndarray:
+    """The rows with every sample: the same sample columns, times and counts in every row."""
+    fv = v[:, a].T
+    result = v[:, b].T - fv
+    result[add] = result[add] + sums[add]
+    cnt = (b - a + 1)[:, None]  # per window, like the sample times: the tail broadcasts them
+    ft, lt = stamps[a][:, None], stamps[b][:, None]
+    return extrapolated_tail(result, fv, ft, lt, cnt, t, window_s, True, is_rate, store.prometheus_v2)
 
 
 def at_grid(store: MetricStore, ids: np.ndarray, times: np.ndarray) -> np.ndarray:
