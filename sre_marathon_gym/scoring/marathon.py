@@ -113,6 +113,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -421,6 +422,25 @@ def _outcome(c: bool, cl: bool, clr: bool, repaired_raw: bool, acted: bool) -> O
     return "missed"
 
 
+class _Interventions:
+    """The run's executed interventions in time order. Every fault asks which fell in its window,
+    at every step (the reward rescores the run): a bisection, not a scan of every action (an
+    agent that acts every step makes thousands)."""
+
+    def __init__(self, actions: list[ActionRecord]):
+        self.actions = [a for a in actions if a.kind == "intervention" and a.verdict == "ok"]
+        self.times = [a.time_s for a in self.actions]
+        self.ordered = all(x <= y for x, y in zip(self.times, self.times[1:]))
+
+    def acted_on(self, f: FaultTruth) -> bool:
+        """An executed intervention on one of the fault's services (or its node/zone) in its window."""
+        if self.ordered:
+            inside = self.actions[bisect_left(self.times, f.start_s) : bisect_right(self.times, f.deadline_s)]
+        else:
+            inside = [a for a in self.actions if f.start_s <= a.time_s <= f.deadline_s]
+        return any(_touches(a, f.touched) for a in inside)
+
+
 def _fault_score(
     f: FaultTruth,
     record: RunRecord,
@@ -428,13 +448,13 @@ def _fault_score(
     t_c: float | None,
     t_l: float | None,
     rep: _Repair | None,
+    interventions: _Interventions,
 ) -> FaultScore:
     w = scoring.stage_weights
     c, cl = t_c is not None, t_l is not None
     clr = cl and rep is not None
     raw = rep if scoring.rules_version == 1 else _repair(record, f, float(scoring.repair_stable_s))
-    touched = f.touched
-    acted = any(f.start_s <= a.time_s <= f.deadline_s and _touches(a, touched) for a in record.actions)
+    acted = interventions.acted_on(f)
     return FaultScore(
         fault_id=f.fault_id,
         start_s=f.start_s,
@@ -456,8 +476,9 @@ def _fault_score(
 def _v1_fault_scores(record: RunRecord, scoring: Scoring) -> list[FaultScore]:
     times = _stage_times(record)
     stable = float(scoring.repair_stable_s)
+    acts = _Interventions(record.actions)
     return [
-        _fault_score(f, record, scoring, *times[f.fault_id], _repair(record, f, stable))
+        _fault_score(f, record, scoring, *times[f.fault_id], _repair(record, f, stable), acts)
         for f in record.faults
     ]
 
@@ -473,6 +494,7 @@ def _v2_fault_scores(record: RunRecord, scoring: Scoring, m: Matching) -> list[F
     stable = float(scoring.repair_stable_s)
     assert scoring.matching is not None
     grace = scoring.matching.report_grace_s
+    acts = _Interventions(record.actions)
     out = []
     for f in record.faults:
         fid = f.fault_id
@@ -489,7 +511,7 @@ def _v2_fault_scores(record: RunRecord, scoring: Scoring, m: Matching) -> list[F
                 credits=lambda k, a, reach=reach: k in m.called_for and _touches(a, reach),
                 fix_window_s=REPAIR_ATTRIBUTION_S if v3 else math.inf,
             )
-        out.append(_fault_score(f, record, scoring, t_c, t_l, rep))
+        out.append(_fault_score(f, record, scoring, t_c, t_l, rep, acts))
     return out
 
 
