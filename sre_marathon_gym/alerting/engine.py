@@ -193,6 +193,7 @@ class AlertEngine:
         self._fired: list[_Episode] = []
         self._never_fired: list[_Episode] = []
         self._episodes: list[_Episode] = []  # every episode, in order of becoming pending
+        self._history: tuple[tuple, list[Alert]] = ((), [])  # (until, evaluations) -> `history`
 
     # ---------------------------------------------------------------- evaluation
     def evaluate_until(self, t: float) -> list[Alert]:
@@ -512,8 +513,14 @@ class AlertEngine:
 
     # ---------------------------------------------------------------- history
     def history(self, until: float | None = None) -> list[Alert]:
-        """Every alert that fired (by `until`), in firing order, with its state as of `until`."""
-        return [ep.snapshot(until) for ep in self._fired if until is None or ep.fired_at <= until]  # type: ignore[operator]
+        """Every alert that fired (by `until`), in firing order, with its state as of `until`.
+        Kept until the next evaluation: the tools, the observation and the recorder all read it
+        every step."""
+        key = (until, self.evaluations)
+        if self._history[0] != key:
+            fired = [ep.snapshot(until) for ep in self._fired if until is None or ep.fired_at <= until]  # type: ignore[operator]
+            self._history = (key, fired)
+        return list(self._history[1])
 
     def pending_history(self, until: float | None = None) -> list[Alert]:
         """Episodes that were pending and never fired (by `until`): dropped or still pending."""
