@@ -201,6 +201,7 @@ class ClusterState:
         self._images: set[tuple[str, str]] = set()  # (node, image) pulled onto the node
         self._pulls: dict[str, float] = {}  # pod -> seconds its image pull is taking
         self._request_cache: dict[str, int] = {}  # service -> CPU request (m) the scheduler counts
+        self._usage: tuple[tuple[int, int], dict[str | None, int]] | None = None  # see `_node_usage`
         self.deployments: dict[str, Deployment] = {}
         self.pods: dict[str, Pod] = {}
         self.network_policies: dict[str, NetworkPolicy] = {}
@@ -367,13 +368,27 @@ class ClusterState:
             m = self._request_cache[service] = self.app.service(service).scheduled_cpu_m
         return m
 
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_usage"] = None  # keyed by a per-process counter: recount after a copy
+        return state
+
+    def _node_usage(self) -> dict[str | None, int]:
+        """`_used_m` of every node, in one pass over the pods, kept while no pod changes (every
+        pending pod asks at every tick when a cluster is full)."""
+        key = (POD_MUTATIONS[0], len(self.pods))
+        if self._usage is None or self._usage[0] != key:
+            used: dict[str | None, int] = {}
+            for p in self.pods.values():
+                if not p.terminating:
+                    used[p.node] = used.get(p.node, 0) + self._request_m(p.service)
+            self._usage = (key, used)
+        return self._usage[1]
+
     def _place(self, pod: Pod, warm: bool = False) -> None:
         """Scheduler: the Ready, schedulable node of the pod's zone with the most free CPU requests."""
         best, best_free = None, -1
-        used: dict[str | None, int] = {}  # `_used_m` of every node, in one pass over the pods
-        for p in self.pods.values():
-            if not p.terminating:
-                used[p.node] = used.get(p.node, 0) + self._request_m(p.service)
+        used = self._node_usage()
         for node in self.nodes.values():
             if node.zone != pod.zone or not node.ready or node.unschedulable:
                 continue

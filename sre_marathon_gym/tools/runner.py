@@ -94,6 +94,7 @@ class ToolRunner:
             )
         self.backend = backend
         self.alerts = alert_engine
+        self._by_id: tuple[int | None, dict[str, Any]] = (None, {})  # `_alerts_by_id`
         self._metrics = metrics
         self.incidents = IncidentStore()
         self.workspace = Workspace()
@@ -238,7 +239,12 @@ class ToolRunner:
             return {}
 
     def _alerts_by_id(self) -> dict[str, Any]:
-        return {a.id: a for a in self.alerts.history()}
+        """Every fired alert by id; kept while the engine has not evaluated again (a source
+        without an evaluation count is read anew each time). Do not modify it."""
+        version = getattr(self.alerts, "evaluations", None)
+        if version is None or self._by_id[0] != version:
+            self._by_id = (version, {a.id: a for a in self.alerts.history()})
+        return self._by_id[1]
 
     @staticmethod
     def _alert_view(a: Any) -> dict:
