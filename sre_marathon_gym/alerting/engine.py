@@ -131,7 +131,8 @@ class _Episode:
         fired = self.fired_at is not None and (until is None or self.fired_at <= until)
         ended = self.ended_at is not None and (until is None or self.ended_at <= until)
         # a firing alert is read at every step: rebuild it only when what it shows has changed
-        key = (fired, ended, self.value, self.alert_id, self.fired_at, self.ended_at)
+        value = self.value  # its sign too: 0.0 == -0.0, but they render apart
+        key = (fired, ended, value, math.copysign(1.0, value), self.alert_id, self.fired_at, self.ended_at)
         if key == self._snap_key and self._snap is not None:
             return self._snap
         state: AlertState = "resolved" if ended else ("firing" if fired else "pending")

@@ -434,7 +434,7 @@ class _Interventions:
 
     def acted_on(self, f: FaultTruth) -> bool:
         """An executed intervention on one of the fault's services (or its node/zone) in its window."""
-        if self.ordered:
+        if self.ordered and not (math.isnan(f.start_s) or math.isnan(f.deadline_s)):
             inside = self.actions[bisect_left(self.times, f.start_s) : bisect_right(self.times, f.deadline_s)]
         else:
             inside = [a for a in self.actions if f.start_s <= a.time_s <= f.deadline_s]

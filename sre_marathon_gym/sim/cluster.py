@@ -396,7 +396,8 @@ class ClusterState:
             if free >= self._request_m(pod.service) and free > best_free:
                 best, best_free = node.name, free
         if best is None:
-            pod.phase, pod.waiting_reason = "Pending", None
+            if pod.phase != "Pending" or pod.waiting_reason is not None:  # a write marks the pod changed
+                pod.phase, pod.waiting_reason = "Pending", None
             reasons = [
                 ev.filter_reason(node.zone == pod.zone, node.ready, node.unschedulable)
                 for node in self.nodes.values()

@@ -116,6 +116,7 @@ class Telemetry:
     def update(self, call: Callable[[dict], Any], now: float, owner: Callable[[str], str | None]) -> None:
         """Read the samples from the last update (or `keep_s` back) to `now`; `owner` maps a pod to
         its service."""
+        self._series = {}  # first: a read that fails half-way must not leave stale series
         start = max(0.0, now - self.keep_s)
         if self._read:
             start = max(start, self.end_s + self.step_s)
