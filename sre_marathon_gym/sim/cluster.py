@@ -357,11 +357,6 @@ class ClusterState:
         self.dirty = True
         return pod
 
-    def _used_m(self, node: str) -> int:
-        return sum(
-            self._request_m(p.service) for p in self.pods.values() if p.node == node and not p.terminating
-        )
-
     def _request_m(self, service: str) -> int:
         m = self._request_cache.get(service)
         if m is None:
@@ -374,8 +369,8 @@ class ClusterState:
         return state
 
     def _node_usage(self) -> dict[str | None, int]:
-        """`_used_m` of every node, in one pass over the pods, kept while no pod changes (every
-        pending pod asks at every tick when a cluster is full)."""
+        """CPU requests (m) of the pods on each node, in one pass over the pods, kept while no pod
+        changes (every pending pod asks at every tick when a cluster is full). Do not modify it."""
         key = (POD_MUTATIONS[0], len(self.pods))
         if self._usage is None or self._usage[0] != key:
             used: dict[str | None, int] = {}
@@ -412,10 +407,7 @@ class ClusterState:
     def room_without(self, name: str) -> bool:
         """Whether the other Ready, schedulable nodes of each zone can take every pod on node `name`
         (their CPU requests, greedily, largest first): maintenance drains only such a node."""
-        used: dict[str | None, int] = {}
-        for p in self.pods.values():
-            if not p.terminating:
-                used[p.node] = used.get(p.node, 0) + self._request_m(p.service)
+        used = self._node_usage()
         free = {
             n.name: n.allocatable_m - used.get(n.name, 0)
             for n in self.nodes.values()

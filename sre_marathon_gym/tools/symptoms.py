@@ -129,7 +129,6 @@ class Telemetry:
                 for key, series in by.items():
                     by[key] = dict(sorted(series.items()))
         self._read, self.end_s = True, now
-        self._series = {}
         self.start_s = max(0.0, now - self.keep_s)
         self.start_s -= self.start_s % self.step_s
         for by in self._data.values():
