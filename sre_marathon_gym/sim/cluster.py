@@ -12,7 +12,7 @@ import heapq
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -233,15 +233,18 @@ class ClusterState:
         self._recount()
 
     # ---------------------------------------------------------------- time
-    def schedule(self, at: float, fn: Callable[[], None]) -> None:
+    def schedule(self, at: float, fn: Callable[..., None], *args: Any) -> None:
+        """Call ``fn(*args)`` at simulated time `at`. `fn` is a method of a simulator part, never a
+        closure: a copy of the simulator (`copy.deepcopy`) must call its own parts, and a closure
+        would keep calling the original's."""
         self._seq += 1
-        heapq.heappush(self._heap, (at, self._seq, fn))
+        heapq.heappush(self._heap, (at, self._seq, fn, args))
 
     def advance(self, t: float) -> None:
         while self._heap and self._heap[0][0] <= t:
-            at, _, fn = heapq.heappop(self._heap)
+            at, _, fn, args = heapq.heappop(self._heap)
             self.now = max(self.now, at)
-            fn()
+            fn(*args)
         self.now = t
         if self.dirty:
             self._recount()
@@ -463,7 +466,7 @@ class ClusterState:
             self._pulls[pod.name] = ev.pull_seconds(pod.name)
             self.event("Pulling", obj, ev.pulling(image))
         pod.waiting_reason = "ContainerCreating" if not pod.started else pod.waiting_reason
-        self.schedule(self.now + STARTUP_S, lambda: self._container_up(pod, gen))
+        self.schedule(self.now + STARTUP_S, self._container_up, pod, gen)
 
     def _container_up(self, pod: Pod, gen: int) -> None:
         if pod.generation != gen or pod.terminating or pod.name not in self.pods:
@@ -489,7 +492,7 @@ class ClusterState:
             delay = min(delay, 30)
             pod.generation += 1
             g2 = pod.generation
-            self.schedule(self.now + delay, lambda: self._mark_ready(pod, g2))
+            self.schedule(self.now + delay, self._mark_ready, pod, g2)
         else:
             self.event("Unhealthy", obj, self._readiness_failure(pod), "Warning")
         self._arm_oom(pod)
@@ -521,7 +524,7 @@ class ClusterState:
         )
         if math.isfinite(wait):
             gen = pod.generation
-            self.schedule(self.now + max(wait, 1.0), lambda: self._oom(pod, gen, reason))
+            self.schedule(self.now + max(wait, 1.0), self._oom, pod, gen, reason)
 
     def _oom(self, pod: Pod, gen: int, reason: str = "OOMKilled") -> None:
         if pod.generation != gen or pod.terminating or pod.name not in self.pods:
@@ -543,7 +546,7 @@ class ClusterState:
         )
         backoff = BACKOFF_S[min(pod.restarts - 1, len(BACKOFF_S) - 1)]
         gen = pod.generation
-        self.schedule(self.now + backoff, lambda: self._restart_after_backoff(pod, gen))
+        self.schedule(self.now + backoff, self._restart_after_backoff, pod, gen)
         self.reconcile(pod.service)
 
     def _restart_after_backoff(self, pod: Pod, gen: int) -> None:
@@ -560,11 +563,13 @@ class ClusterState:
                 g = pod.generation
                 ok = self.runtime.readiness_ok(pod.service, self.spec_of(pod))
                 if not pod.ready and ok and pod.node:
-                    self.schedule(self.now + 2, lambda p=pod, g=g: self._mark_ready(p, g))
+                    self.schedule(self.now + 2, self._mark_ready, pod, g)
                 elif pod.ready and not ok and probe is not None:
                     self.schedule(
                         self.now + probe.period_s * probe.failure_threshold,
-                        lambda p=pod, g=g: self._mark_unready(p, g),
+                        self._mark_unready,
+                        pod,
+                        g,
                     )
                 self._arm_oom(pod)
 
@@ -587,7 +592,7 @@ class ClusterState:
         self.event("SuccessfulDelete", f"replicaset/{rs}", ev.deleted_pod(pod.name))
         if pod.node is not None:  # a pod never scheduled has no kubelet to stop it
             self.event("Killing", f"pod/{pod.name}", ev.stopping_container(pod.service))
-        self.schedule(self.now + TERMINATION_GRACE_S, lambda: self._remove(pod))
+        self.schedule(self.now + TERMINATION_GRACE_S, self._remove, pod)
 
     def _remove(self, pod: Pod) -> None:
         self._pulls.pop(pod.name, None)
@@ -603,8 +608,8 @@ class ClusterState:
         node.ready = ready
         if not ready:
             node.not_ready_since = self.now
-            self.schedule(self.now + NODE_MONITOR_GRACE_S, lambda: self._node_pods_unready(name))
-            self.schedule(self.now + EVICTION_TIMEOUT_S, lambda: self._evict_node(name))
+            self.schedule(self.now + NODE_MONITOR_GRACE_S, self._node_pods_unready, name)
+            self.schedule(self.now + EVICTION_TIMEOUT_S, self._evict_node, name)
         else:
             node.not_ready_since = None
             self.event("NodeReady", f"node/{name}", ev.node_status(name, "NodeReady"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from .cluster import ClusterState
 
@@ -47,9 +48,11 @@ class Pipeline:
         message: str,
         diff: str,
         author: str,
-        apply: Callable[[], int | None],
+        apply: Callable[..., int | None],
+        *args: Any,
     ) -> DeployRecord:
-        """Queue a change; `apply` runs when the tests pass and returns the new deployment revision."""
+        """Queue a change; ``apply(*args)`` runs when the tests pass and returns the new deployment
+        revision (a method, not a closure: see `ClusterState.schedule`)."""
         now = self.cluster.now
         rec = DeployRecord(
             f"d{len(self.history) + 1:04d}", service, kind, artifact, message, diff, author, now
@@ -60,16 +63,16 @@ class Pipeline:
             t += seconds
             rec.stages[stage] = t
 
-        def deploy() -> None:
-            rec.revision = apply()
-            rec.stages["rollout-started"] = self.cluster.now
-            rec.status = "deployed"
-
         if t <= now:
-            deploy()
+            self._deploy(rec, apply, args)
         else:
-            self.cluster.schedule(t, deploy)
+            self.cluster.schedule(t, self._deploy, rec, apply, args)
         return rec
+
+    def _deploy(self, rec: DeployRecord, apply: Callable[..., int | None], args: tuple) -> None:
+        rec.revision = apply(*args)
+        rec.stages["rollout-started"] = self.cluster.now
+        rec.status = "deployed"
 
     def visible(self, now: float) -> list[DeployRecord]:
         """What `deploy history` shows at `now`: changes submitted so far, with stages reached."""

@@ -328,40 +328,67 @@ class Simulator:
 
     # ------------------------------------------------------------ changes through the pipeline
     def ship_code(self, service: str, path: str, revision: str, message: str, diff: str, author: str):
-        cl = self.cluster
-
-        def apply() -> int:
-            spec = cl.deployments[service].spec.with_code(path, revision)
-            return cl.new_revision(service, spec, message).number
-
         return self.pipeline.submit(
-            service, "code", f"{service}:{path}@{revision}", message, diff, author, apply
+            service,
+            "code",
+            f"{service}:{path}@{revision}",
+            message,
+            diff,
+            author,
+            self._deploy_code,
+            service,
+            path,
+            revision,
+            message,
         )
+
+    def _deploy_code(self, service: str, path: str, revision: str, message: str) -> int:
+        cl = self.cluster
+        spec = cl.deployments[service].spec.with_code(path, revision)
+        return cl.new_revision(service, spec, message).number
 
     def ship_config(self, service: str, key: str, value: str | None, message: str, diff: str, author: str):
+        return self.pipeline.submit(
+            service,
+            "config",
+            f"{service}:env/{key}",
+            message,
+            diff,
+            author,
+            self._deploy_config,
+            service,
+            key,
+            value,
+            message,
+        )
+
+    def _deploy_config(self, service: str, key: str, value: str | None, message: str) -> int:
         cl = self.cluster
-
-        def apply() -> int:
-            spec = cl.deployments[service].spec.with_env(key, value)
-            return cl.new_revision(service, spec, message).number
-
-        return self.pipeline.submit(service, "config", f"{service}:env/{key}", message, diff, author, apply)
+        spec = cl.deployments[service].spec.with_env(key, value)
+        return cl.new_revision(service, spec, message).number
 
     def ship_flag(self, flag: str, variant: str, message: str, diff: str, author: str):
-        cl = self.cluster
-
-        def apply() -> None:
-            # no event for a ConfigMap update; flagd logs the reload of its mounted file (`log_context`)
-            cl.configmaps.setdefault("flagd-config", {})[flag] = variant
-            self.effects.invalidate()
-            for svc in {b[0] for b in FLAG_BEHAVIOUR.get(flag, [])}:
-                if svc in cl.deployments:
-                    cl.recheck_pods(svc)
-            return None
-
         return self.pipeline.submit(
-            "flagd", "flag", f"flagd:configmap/flagd-config/{flag}", message, diff, author, apply
+            "flagd",
+            "flag",
+            f"flagd:configmap/flagd-config/{flag}",
+            message,
+            diff,
+            author,
+            self._deploy_flag,
+            flag,
+            variant,
         )
+
+    def _deploy_flag(self, flag: str, variant: str) -> None:
+        # no event for a ConfigMap update; flagd logs the reload of its mounted file (`log_context`)
+        cl = self.cluster
+        cl.configmaps.setdefault("flagd-config", {})[flag] = variant
+        self.effects.invalidate()
+        for svc in {b[0] for b in FLAG_BEHAVIOUR.get(flag, [])}:
+            if svc in cl.deployments:
+                cl.recheck_pods(svc)
+        return None
 
     def drop_in_flight(self, service: str) -> None:
         """A restart kills requests in flight on the old pods: they fail in the next tick."""
