@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from typing import Any
 
@@ -29,6 +30,7 @@ from .inputs import (
     whole,
 )
 from .recorder import RunRecorder
+from .shared_world import SharedWorld, advance_world
 
 
 class MarathonEnv(MarathonCore):
@@ -215,6 +217,7 @@ class MarathonEnv(MarathonCore):
         self.run_s = self.injection_s + self.observation_s
         self._init_spaces(max_alerts, max_incidents, action_slots)
         self.run: SimulatedRun | None = None
+        self._world: SharedWorld | None = None  # see `share_world`
         self._actions_seen = 0
         self._init_kwargs = dict(
             app=app,
@@ -281,24 +284,24 @@ class MarathonEnv(MarathonCore):
             seed = lb_seed
         if seed is None:
             seed = int(self.np_random.integers(0, 2**31 - 1))
-        from ..alerting.engine import AlertEngine
-
         self.seed_used = seed
         self._journal = []
-        self.schedule = FaultSchedule.generate(
-            self.catalog,
-            self.app.app,
-            seed,
-            injection_minutes=self.injection_s // 60,
-            observation_minutes=self.observation_s // 60,
-            intensity=self.intensity,
-            changes=self.changes,
-            change_failure_rate=self.change_failure_rate,
-        )
-        self.run = SimulatedRun(self.catalog, self.app.app, seed, self.schedule)
+        if self._world is not None and self._world.parts is not None and self.run is not None:
+            self._leave_world()  # a shared world serves one episode: the next one is this env's own
+        if self._world is not None:
+            try:
+                self.schedule, self.run, self.alert_engine = self._world.parts_for(
+                    self._world_key(seed), lambda: self._build_world(seed)
+                )
+            except BaseException:
+                self._leave_world()  # the others must not wait for an env that will not come
+                raise
+        else:
+            self.schedule, self.run, self.alert_engine = self._build_world(seed)
         self.backend = self.run.backend
-        self.alert_engine = AlertEngine(self.catalog.rules, self.app, self.run.metric_store)
         self.runner = ToolRunner(self.backend, self.alert_engine, metrics=self.metrics_source)
+        if self._world is not None:
+            self.runner.before_change = self._own_world
         self.recorder = RunRecorder(self)
         self._actions_seen = 0
         self.reward_fn = MarathonReward(self.scoring)
@@ -424,15 +427,72 @@ class MarathonEnv(MarathonCore):
 
     # ------------------------------------------------------------ internals
     def _advance(self, t: float) -> None:
-        """Advance on the metric grid (probe samples for scoring), then evaluate alerts up to now."""
-        run = self.run
-        run.start_interval()
-        while run.now + 1e-9 < t:
-            run.advance_to(min(run.now + METRIC_STEP_S, t))
-            self.recorder.sample(run)
-        self.recorder.interval(run)
-        self.alert_engine.evaluate_until(run.now)
-        self.recorder.before_invocation(run)
+        """Advance on the metric grid (probe samples for scoring), then evaluate alerts up to now
+        (on a shared world: once every env on it asks for `t`)."""
+        if self._world is not None:
+            self._world.advance(self, t)
+        else:
+            advance_world(self.run, self.alert_engine, (self.recorder,), t)
+
+    # ------------------------------------------------------------ a world shared by several envs
+    def share_world(self, world: SharedWorld) -> None:
+        """Read `world` (`envs.shared_world`) with the other envs attached to it, until this env's
+        first intervention (then it continues on a copy). Attach every env before any of them
+        resets; each runs the same episode (seed, protocol, catalog), its agent in its own thread
+        (`shared_world.run_together`). Observations, tool results and scores are those of a run
+        alone; the simulation is done once for all."""
+        if self.metrics_source is not None:
+            raise ConfigurationError("an env that reads Prometheus cannot share a simulated world")
+        if self.run is not None:
+            raise ConfigurationError("share_world comes before the env's first reset")
+        world.attach(self)
+        self._world = world
+
+    def _world_key(self, seed: int) -> tuple:
+        """What envs on one shared world must agree on: everything the schedule, the simulation and
+        the alert rules depend on."""
+        return (
+            id(self.catalog), self.app.app, seed, self.mode, self.intensity, self.injection_s,
+            self.observation_s, self.interval_s, self.changes, self.change_failure_rate,
+        )  # fmt: skip
+
+    def _build_world(self, seed: int) -> tuple:
+        """(schedule, simulated run, alert engine) of the episode of `seed`."""
+        from ..alerting.engine import AlertEngine
+
+        schedule = FaultSchedule.generate(
+            self.catalog,
+            self.app.app,
+            seed,
+            injection_minutes=self.injection_s // 60,
+            observation_minutes=self.observation_s // 60,
+            intensity=self.intensity,
+            changes=self.changes,
+            change_failure_rate=self.change_failure_rate,
+        )
+        run = SimulatedRun(self.catalog, self.app.app, seed, schedule)
+        return schedule, run, AlertEngine(self.catalog.rules, self.app, run.metric_store)
+
+    def _own_world(self) -> None:
+        """Leave the shared world for a copy of it, as it is now: this env is about to change it."""
+        if self._world is None:
+            return
+        shared = {id(o): o for o in (self.catalog, self.app)}  # read-only: not copied
+        self.run, self.alert_engine = copy.deepcopy((self.run, self.alert_engine), shared)
+        self.backend = self.run.backend
+        self.runner.rebind(self.backend, self.alert_engine)
+        self._leave_world()
+
+    def _leave_world(self) -> None:
+        world, self._world = self._world, None
+        if getattr(self, "runner", None) is not None:
+            self.runner.before_change = None
+        world.leave(self)
+
+    def close(self) -> None:
+        if self._world is not None:
+            self._leave_world()
+        super().close()
 
     def _extra_info(self) -> dict:
         # Only here, not in `MarathonCore._info`: the live env skips the invocations an overrunning

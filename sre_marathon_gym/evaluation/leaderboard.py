@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from functools import partial
 from typing import Any
 
 from ..catalog import APPS, Catalog, load_catalog
@@ -39,10 +40,10 @@ def fresh_seed_base() -> int:
 
 
 def run_one(
-    spec: RunSpec, progress: Callable[[], None] | None = None
+    spec: RunSpec, progress: Callable[[], None] | None = None, env: Any = None
 ) -> tuple[RunSpec, ScoreCard, str | None]:
-    """One episode: make the env and agent, run, score, write the bundle
-    (`episode_runner.run_scored_episode`).
+    """One episode: make the env (unless given: `run_group`'s) and agent, run, score, write the
+    bundle (`episode_runner.run_scored_episode`).
 
     The bundle is ``<out>/<app>-<agent>-<spec.seed>.bundle``; a failed run leaves
     ``<out>/<app>-<agent>-<spec.seed>.incomplete.bundle`` and re-raises."""
@@ -50,7 +51,7 @@ def run_one(
 
     catalog = load_catalog(spec.catalog)
     run = run_scored_episode(
-        lambda: make_marathon_env(spec.app, spec.mode, catalog),
+        env if env is not None else (lambda: make_marathon_env(spec.app, spec.mode, catalog)),
         spec.agent,
         agent_options=spec.agent_options,
         seed=spec.seed if spec.mode == "train" else None,
@@ -61,8 +62,43 @@ def run_one(
     return spec, run.card, run.bundle
 
 
-def _run_quiet(spec: RunSpec) -> tuple[RunSpec, ScoreCard, str | None]:
-    return run_one(spec)
+def run_group(specs: list[RunSpec]) -> list[tuple[RunSpec, ScoreCard, str | None]]:
+    """The runs of one episode (app, seed, protocol), each agent on the same simulated world until
+    its first intervention (`envs.shared_world`): the results and bundles of `run_one` for each,
+    for the cost of simulating the world about once per agent that intervenes."""
+    from ..envs.shared_world import SharedWorld, run_together
+    from .episode_runner import make_marathon_env
+
+    if len(specs) == 1:
+        return [run_one(specs[0])]
+    catalog = load_catalog(specs[0].catalog)
+    world = SharedWorld()
+    envs = []
+    try:
+        for spec in specs:
+            envs.append(make_marathon_env(spec.app, spec.mode, catalog))
+            envs[-1].unwrapped.share_world(world)
+    except BaseException:
+        for env in envs:
+            env.close()
+        raise
+    return run_together([partial(run_one, spec, env=env) for spec, env in zip(specs, envs)], world)
+
+
+def episode_groups(specs: list[RunSpec]) -> list[list[RunSpec]]:
+    """`specs` by episode (app, seed, protocol, catalog), in order: one `run_group` each. An LLM
+    agent, or one loaded from a path, runs alone (it waits on a model, and on a shared world
+    every agent waits for the slowest)."""
+    from ..agents import is_llm_agent
+
+    groups: dict[tuple, list[RunSpec]] = {}
+    alone: list[list[RunSpec]] = []
+    for spec in specs:
+        if is_llm_agent(spec.agent) or ":" in spec.agent:
+            alone.append([spec])
+        else:
+            groups.setdefault((spec.app, spec.seed, spec.mode, spec.catalog), []).append(spec)
+    return [*groups.values(), *alone]
 
 
 def evaluate(
@@ -112,27 +148,30 @@ def evaluate(
     workers = workers or min(len(specs), os.cpu_count() or 1)
     results = []
     with tqdm(total=len(specs), desc="leaderboard runs", unit="run", disable=not progress) as bar:
+        # the largest apps first: on fewer workers than groups, the longest must not start last
+        groups = sorted(episode_groups(specs), key=lambda g: -len(catalog.app(g[0].app).services))
         if ray_address is not None:
-            results = _run_on_ray(specs, ray_address, bar.update)
+            results = _run_on_ray(groups, ray_address, bar.update)
         elif workers <= 1:
-            for spec in specs:
-                results.append(run_one(spec))
-                bar.update()
+            for group in groups:
+                results += run_group(group)
+                bar.update(len(group))
         else:
             with ProcessPoolExecutor(max_workers=workers) as pool:
-                futures = [pool.submit(_run_quiet, s) for s in specs]
+                futures = [pool.submit(run_group, g) for g in groups]
                 for fut in as_completed(futures):
-                    results.append(fut.result())
-                    bar.update()
+                    results += fut.result()
+                    bar.update(len(results) - bar.n)
     order = {(s.app, s.agent, s.seed): i for i, s in enumerate(specs)}
     return sorted(results, key=lambda r: order[(r[0].app, r[0].agent, r[0].seed)])
 
 
 def _run_on_ray(
-    specs: list[RunSpec], address: str, done: Callable[[], object]
+    groups: list[list[RunSpec]], address: str, done: Callable[[int], object]
 ) -> list[tuple[RunSpec, ScoreCard, str | None]]:
-    """Each spec as one Ray task (one CPU each); a failed run re-raises its own exception, as the
-    process pool does. A Ray started here is shut down at the end; one already running is kept."""
+    """Each episode group as one Ray task (one CPU each, `run_group`); a failed run re-raises its
+    own exception, as the process pool does. A Ray started here is shut down at the end; one
+    already running is kept."""
     try:
         import ray
     except ImportError:
@@ -146,16 +185,17 @@ def _run_on_ray(
             configure_logging=False,
         )
     try:
-        task = ray.remote(num_cpus=1, max_retries=0)(_run_quiet)
-        pending = [task.remote(spec) for spec in specs]
+        task = ray.remote(num_cpus=1, max_retries=0)(run_group)
+        pending = [task.remote(group) for group in groups]
         results = []
         while pending:
             ready, pending = ray.wait(pending, num_returns=1)
             try:
-                results.append(ray.get(ready[0]))
+                finished = ray.get(ready[0])
             except ray.exceptions.RayTaskError as exc:
                 raise exc.as_instanceof_cause() from None
-            done()
+            results += finished
+            done(len(finished))
         return results
     finally:
         if started:
@@ -178,6 +218,7 @@ __all__ = [
     "outcome_table",
     "preflight_agent",
     "reached_time",
+    "run_group",
     "run_one",
     "save_incomplete",
 ]

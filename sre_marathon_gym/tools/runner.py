@@ -9,6 +9,7 @@ all come back as `ToolResult` errors and are recorded. Everything cluster-specif
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -102,6 +103,13 @@ class ToolRunner:
         self.invocation = 0
         self.max_points = MAX_POINTS_PER_SERIES  # points per series of one query_metrics call
         self.max_query_points = MAX_POINTS_PER_QUERY
+        # called before an intervention runs (an env on a shared world takes its own copy then)
+        self.before_change: Callable[[], None] | None = None
+
+    def rebind(self, backend: Backend, alert_engine: Any) -> None:
+        """Read and act on another copy of the same world from now on (see `envs.shared_world`)."""
+        self.backend, self.alerts = backend, alert_engine
+        self._by_id = (None, {})
 
     # ------------------------------------------------------------ entry point
     def call(self, raw: Any) -> ToolResult:
@@ -119,6 +127,8 @@ class ToolRunner:
             result = ToolResult.fail(name, verdict.code or "forbidden", verdict.reason)
             self._record(name, kind, args, result, verdict.code or "forbidden", model)
             return result
+        if kind == "intervention" and self.before_change is not None:
+            self.before_change()
         # what an intervention acts on, read BEFORE it runs (deleting a NetworkPolicy removes what names
         # its source)
         targets = sorted(self._targets(model)) if kind == "intervention" else None
