@@ -15,6 +15,7 @@ with them and their thresholds were tuned against real Prometheus.
 
 from __future__ import annotations
 
+import copy
 import math
 import sys
 from collections.abc import Iterator, Mapping, Sequence
@@ -218,6 +219,27 @@ class MetricStore:
         self._sid_labels.append(key[1])
         self._by_name.setdefault(key[0], []).append(sid)
         return sid
+
+    def __deepcopy__(self, memo: dict) -> MetricStore:
+        """A copy whose samples and registry are its own; the label keys (tuples of interned
+        strings, never modified) are shared instead of rebuilt one by one (`envs.shared_world`
+        copies a store of tens of thousands of series when an env leaves a shared world)."""
+        new = object.__new__(type(self))
+        memo[id(self)] = new
+        shallow = ("_key_to_id", "_sid_name", "_sid_labels", "_named")  # immutable items
+        for k, v in self.__dict__.items():
+            if k in shallow:
+                v2 = type(v)(v)
+                memo[id(v)] = v2
+            elif k in ("_by_name", "_chunks"):  # name -> ids, chunk -> samples
+                v2 = {}
+                for key, part in v.items():
+                    v2[key] = memo[id(part)] = part.copy()
+                memo[id(v)] = v2
+            else:
+                v2 = copy.deepcopy(v, memo)
+            new.__dict__[k] = v2
+        return new
 
     def named_label_sets(self, ids: Sequence[int]) -> list[LabelKey]:
         """Per id, its sorted (label, value) pairs with ``("__name__", metric)``: the label set a
