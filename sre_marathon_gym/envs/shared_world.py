@@ -59,12 +59,23 @@ class SharedWorld:
 
     def leave(self, env: Any) -> None:
         """`env` no longer reads this world (it took a copy, or its episode is over); the others
-        go on without waiting for it."""
+        go on without waiting for it. Never raises: if the world then fails to advance for the
+        others, they get the error, not the env leaving (its run may be over and sealed)."""
         with self.lock:
             if env in self.members:
                 self.members.remove(env)
                 self._asking.pop(id(env), None)
-                self._advance_if_all_asked()
+                try:
+                    self._advance_if_all_asked()
+                except BaseException:  # noqa: BLE001 - kept in `_failed`: every waiting member raises it
+                    pass
+
+    def abort(self, exc: BaseException) -> None:
+        """Fail every member at its next advance (e.g. Ctrl-C while `run_together` waits)."""
+        with self.lock:
+            if self._failed is None:
+                self._failed = exc
+            self.lock.notify_all()
 
     def parts_for(self, key: tuple, build: Callable[[], tuple]) -> tuple:
         """The world's parts, built by the first member to reset (`build`); every member must
@@ -107,6 +118,8 @@ class SharedWorld:
             self.lock.notify_all()
 
     def _check(self) -> None:
+        if isinstance(self._failed, KeyboardInterrupt):
+            raise KeyboardInterrupt
         if self._failed is not None:
             raise RuntimeError("the shared world failed to advance") from self._failed
 
@@ -128,8 +141,15 @@ def run_together(jobs: Sequence[Callable[[], Any]], world: SharedWorld) -> list[
     threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(len(jobs))]
     for th in threads:
         th.start()
-    for th in threads:
-        th.join()
+    try:
+        for th in threads:
+            while th.is_alive():
+                th.join(0.2)  # a timeout, so Ctrl-C reaches this thread
+    except KeyboardInterrupt as exc:
+        world.abort(exc)  # every run stops at its next step and keeps its recording, as one alone does
+        for th in threads:
+            th.join()
+        raise
     for exc in errors:
         if exc is not None:
             raise exc

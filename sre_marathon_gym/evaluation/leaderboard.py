@@ -85,10 +85,12 @@ def run_group(specs: list[RunSpec]) -> list[tuple[RunSpec, ScoreCard, str | None
     return run_together([partial(run_one, spec, env=env) for spec, env in zip(specs, envs)], world)
 
 
-def episode_groups(specs: list[RunSpec]) -> list[list[RunSpec]]:
+def episode_groups(specs: list[RunSpec], workers: int = 1) -> list[list[RunSpec]]:
     """`specs` by episode (app, seed, protocol, catalog), in order: one `run_group` each. An LLM
     agent, or one loaded from a path, runs alone (it waits on a model, and on a shared world
-    every agent waits for the slowest)."""
+    every agent waits for the slowest). With fewer groups than `workers`, the largest groups are
+    split in halves until every worker has one (a shared world runs in one process: sharing must
+    not leave cores idle)."""
     from ..agents import is_llm_agent
 
     groups: dict[tuple, list[RunSpec]] = {}
@@ -98,7 +100,12 @@ def episode_groups(specs: list[RunSpec]) -> list[list[RunSpec]]:
             alone.append([spec])
         else:
             groups.setdefault((spec.app, spec.seed, spec.mode, spec.catalog), []).append(spec)
-    return [*groups.values(), *alone]
+    out = list(groups.values())
+    while len(out) + len(alone) < workers and max(map(len, out), default=1) > 1:
+        big = max(out, key=len)
+        i = out.index(big)
+        out[i : i + 1] = [big[: len(big) // 2], big[len(big) // 2 :]]
+    return [*out, *alone]
 
 
 def evaluate(
@@ -149,7 +156,8 @@ def evaluate(
     results = []
     with tqdm(total=len(specs), desc="leaderboard runs", unit="run", disable=not progress) as bar:
         # the largest apps first: on fewer workers than groups, the longest must not start last
-        groups = sorted(episode_groups(specs), key=lambda g: -len(catalog.app(g[0].app).services))
+        parallel = 1 if ray_address is not None else workers  # Ray's cluster size is not known here
+        groups = sorted(episode_groups(specs, parallel), key=lambda g: -len(catalog.app(g[0].app).services))
         if ray_address is not None:
             results = _run_on_ray(groups, ray_address, bar.update)
         elif workers <= 1:

@@ -187,14 +187,17 @@ def edge_components(rec: LogState, p: int, e: int) -> list[tuple[int, float]]:
 
 # ---------------------------------------------------------------- attribution
 def root_cause(rec: LogState, p: int, d: int, depth: int = 0) -> tuple[int, int, int, str, str]:
-    """Why calls to service d fail in sample p, followed to the origin: (forced kind, index, cause,
-    text, code). Cached per (sample, service) on the recorder, whatever the depth it was first asked
-    at (`record` drops a sample's entries when it rewrites the sample)."""
-    hit = rec._cause_cache.get((p, d))
+    """Why calls to service d fail in sample p, followed to the origin (at most 4 calls deep from
+    `depth`): (forced kind, index, cause, text, code). Cached per (sample, service, depth) on the
+    recorder, so an answer never depends on which queries came before it: on a shared world
+    (`envs.shared_world`) other agents' queries fill the same cache (`record` drops a sample's
+    entries when it rewrites the sample)."""
+    key = (p, d, depth)
+    hit = rec._cause_cache.get(key)
     if hit is None:
         if len(rec._cause_cache) > 100_000:
             rec._cause_cache.clear()
-        hit = rec._cause_cache[(p, d)] = _root_cause(rec, p, d, depth)
+        hit = rec._cause_cache[key] = _root_cause(rec, p, d, depth)
     return hit
 
 

@@ -158,3 +158,58 @@ def test_a_copied_simulator_acts_only_on_itself():
             e.step(None)
     assert env.unwrapped.record().degradation == ref.unwrapped.record().degradation
     assert run.now == u.run_s
+
+
+def test_log_causes_do_not_depend_on_the_order_of_queries():
+    """Other agents' log and trace queries fill the shared world's cause cache: an answer must be
+    the same whatever was asked before (Train Ticket's call chains are deeper than the search)."""
+    env = make_marathon_env("train_ticket", "train", load_catalog(), **PROTOCOL)
+    env.reset(seed=SEED)
+    while env.unwrapped.now < env.unwrapped.run_s:
+        env.step(None)
+    rec = env.unwrapped.run.sim.logctx
+    pairs = [(p, d) for p in range(rec.n) for d in range(rec.S) if float(rec.svc_fail[p, d]) > 0.01]
+    assert len(pairs) > 50
+    deep_first = copy.deepcopy(rec)
+    for p, d in pairs:  # the callees first, at every depth, as a query near the entry point does
+        for depth in (4, 3, 2, 1):
+            deep_first.root_cause(p, d, depth)
+    fresh = copy.deepcopy(rec)
+    assert [deep_first.root_cause(p, d) for p, d in pairs] == [fresh.root_cause(p, d) for p, d in pairs]
+
+
+def test_evaluate_splits_a_seed_s_agents_when_workers_would_idle():
+    from sre_marathon_gym.evaluation.leaderboard import episode_groups
+
+    specs = [RunSpec(APP, a, SEED, "train", None, None, {}) for a in ("noop", "random", "runbook", "oracle")]
+    assert [len(g) for g in episode_groups(specs)] == [4]
+    assert sorted(len(g) for g in episode_groups(specs, workers=2)) == [2, 2]
+    assert sorted(len(g) for g in episode_groups(specs, workers=16)) == [1, 1, 1, 1]
+    assert [s for g in episode_groups(specs, workers=3) for s in g] == specs  # nothing lost or repeated
+
+
+def test_an_aborted_world_stops_every_run_and_keeps_its_recording(tmp_path):
+    """`SharedWorld.abort` (what Ctrl-C in `run_together` calls) fails every run at its next step;
+    each keeps what it recorded, as a run alone does."""
+    world = SharedWorld()
+
+    class Aborter:
+        name, usage = "aborter", zero_usage()
+
+        def reset(self, env, seed) -> None:
+            pass
+
+        def invoke(self, env, obs, info):
+            if env.unwrapped.now >= 480:
+                world.abort(RuntimeError("stop"))
+
+    envs = [_env(), _env()]
+    for env in envs:
+        env.unwrapped.share_world(world)
+    jobs = [
+        lambda: run_scored_episode(envs[0], "noop", seed=SEED, out=tmp_path, label="noop"),
+        lambda: run_scored_episode(envs[1], Aborter(), seed=SEED, out=tmp_path, label="aborter"),
+    ]
+    with pytest.raises(RuntimeError, match="shared world failed"):
+        run_together(jobs, world)
+    assert sorted(p.name.split("-")[1] for p in tmp_path.glob("*.incomplete.bundle")) == ["aborter", "noop"]
