@@ -49,6 +49,30 @@ class LateRestarter:
         return None
 
 
+class At:
+    """Does nothing, then calls `act()` at every invocation from `at_s` on."""
+
+    name, usage = "at", zero_usage()
+
+    def __init__(self, at_s: float, act):
+        self.at_s, self.act = at_s, act
+
+    def reset(self, env, seed) -> None:
+        pass
+
+    def invoke(self, env, obs, info):
+        if env.unwrapped.now >= self.at_s:
+            self.act()
+
+
+def _two_envs() -> tuple[SharedWorld, list]:
+    world = SharedWorld()
+    envs = [_env(), _env()]
+    for env in envs:
+        env.unwrapped.share_world(world)
+    return world, envs
+
+
 def _env():
     return make_marathon_env(APP, "train", load_catalog(), **PROTOCOL)
 
@@ -100,24 +124,14 @@ def test_run_group_gives_the_leaderboard_results_of_run_one(tmp_path):
 
 
 def test_a_failing_agent_leaves_the_world_and_the_others_finish():
-    class Broken:
-        name, usage = "broken", zero_usage()
+    def broken():
+        raise RuntimeError("agent bug")
 
-        def reset(self, env, seed) -> None:
-            pass
-
-        def invoke(self, env, obs, info):
-            if env.unwrapped.now >= 480:
-                raise RuntimeError("agent bug")
-
-    world = SharedWorld()
-    envs = [_env(), _env()]
-    for env in envs:
-        env.unwrapped.share_world(world)
+    world, envs = _two_envs()
     finished = []
     jobs = [
         lambda: finished.append(run_scored_episode(envs[0], "noop", seed=SEED)),
-        lambda: run_scored_episode(envs[1], Broken(), seed=SEED),
+        lambda: run_scored_episode(envs[1], At(480, broken), seed=SEED),
     ]
     with pytest.raises(RuntimeError, match="agent bug"):
         run_together(jobs, world)
@@ -191,24 +205,11 @@ def test_evaluate_splits_a_seed_s_agents_when_workers_would_idle():
 def test_an_aborted_world_stops_every_run_and_keeps_its_recording(tmp_path):
     """`SharedWorld.abort` (what Ctrl-C in `run_together` calls) fails every run at its next step;
     each keeps what it recorded, as a run alone does."""
-    world = SharedWorld()
-
-    class Aborter:
-        name, usage = "aborter", zero_usage()
-
-        def reset(self, env, seed) -> None:
-            pass
-
-        def invoke(self, env, obs, info):
-            if env.unwrapped.now >= 480:
-                world.abort(RuntimeError("stop"))
-
-    envs = [_env(), _env()]
-    for env in envs:
-        env.unwrapped.share_world(world)
+    world, envs = _two_envs()
+    aborter = At(480, lambda: world.abort(RuntimeError("stop")))
     jobs = [
         lambda: run_scored_episode(envs[0], "noop", seed=SEED, out=tmp_path, label="noop"),
-        lambda: run_scored_episode(envs[1], Aborter(), seed=SEED, out=tmp_path, label="aborter"),
+        lambda: run_scored_episode(envs[1], aborter, seed=SEED, out=tmp_path, label="aborter"),
     ]
     with pytest.raises(RuntimeError, match="shared world failed"):
         run_together(jobs, world)
