@@ -193,7 +193,7 @@ class ClusterState:
         self.index = service_index
         self.zones = zones
         self.now = 0.0
-        self._heap: list[tuple[float, int, Callable[[], None]]] = []
+        self._heap: list[tuple[float, int, Callable[..., None], tuple]] = []  # (at, order, method, args)
         self._seq = 0
         self._pod_counter = 0
         self.events: list[ClusterEvent] = []  # what `kubectl get events` lists (`k8s_events`)
