@@ -22,6 +22,7 @@ from sre_marathon_gym.backends.fault_check import MAX_SEVERITY, check_fault, fau
 from sre_marathon_gym.catalog.apps import App
 from sre_marathon_gym.catalog.faults import Fault, SymptomProbe
 from sre_marathon_gym.sim.simulator import TICK_S, Simulator
+from sre_marathon_gym.sim.warm_start import healthy_at
 
 WARMUP_S = 120.0
 HOLD_S = 60.0  # the probe must stay failing this long (noise robustness, alert holds-for)
@@ -115,8 +116,7 @@ class Observer:
 
     def trace(self, fault: Fault, probes: list[SymptomProbe]) -> tuple[list[list[float]], list[float], float]:
         """Expected probe values per tick during the fault's shortest window; baseline values; min served."""
-        sim = Simulator(None, self.app, 0, telemetry=False)
-        sim.advance_to(WARMUP_S)
+        sim = healthy_at(self.app, 0, WARMUP_S)
         base = [sim.probes.value(p, expected=True) for p in probes]
         sim.inject(fault)
         values: list[list[float]] = [[] for _ in probes]

@@ -20,6 +20,7 @@ from ..catalog import App, Catalog
 from ..catalog.faults import Fault
 from ..core.clock import TICK_S
 from ..sim.simulator import Simulator, SimulatorError
+from ..sim.warm_start import healthy_at
 
 WARMUP_S = 120.0
 RECOVERY_S = 600.0
@@ -75,8 +76,7 @@ def _healthy_for(sim: Simulator, fault: Fault, seconds: float, deadline: float) 
 
 def _injected_alone(app: App, fault: Fault, seed: int) -> Simulator:
     """A simulator warmed up for `WARMUP_S`, with `fault` just injected (no other fault, no telemetry)."""
-    sim = Simulator(None, app, seed, telemetry=False)
-    sim.advance_to(WARMUP_S)
+    sim = healthy_at(app, seed, WARMUP_S)
     sim.inject(fault)
     return sim
 

@@ -26,6 +26,12 @@ from .topology import compile_app
 from .traffic import TickResult, TrafficModel
 
 
+def steady_load(t: float) -> float:
+    """The default load profile: the app's nominal rate at every time (a module-level function, so a
+    simulator pickles: `warm_start`)."""
+    return 1.0
+
+
 class IntervalWindow:
     """Per-service sums since the last `reset()`: what an observation summarises per invocation."""
 
@@ -91,7 +97,7 @@ class Simulator:
 
         self.act = Interventions(self)
         self._dropped = np.zeros(len(self.compiled.services))
-        self.load_profile = load_profile or (lambda t: 1.0)
+        self.load_profile = load_profile or steady_load
         self.load_mult = np.ones(len(self.compiled.request_types))
         self.schedule = schedule
         self.applied: dict[str, AppliedFault] = {}

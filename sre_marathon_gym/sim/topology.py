@@ -62,7 +62,7 @@ def compile_app(app: App) -> CompiledApp:
     svc_params = [app.service(n).sim for n in names]
     reached = visits.sum(axis=0) > 0
     background = np.where(reached, 0.0, 0.5)
-    return CompiledApp(
+    compiled = CompiledApp(
         app=app,
         services=names,
         index=index,
@@ -84,3 +84,7 @@ def compile_app(app: App) -> CompiledApp:
         background_rps=background,
         depth=min(S, max(len(r.services) for r in app.request_types) + 2),
     )
+    for value in vars(compiled).values():
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False  # shared by copies of a simulator (`warm_start`, shared worlds)
+    return compiled
