@@ -260,7 +260,7 @@ def _with_probe(obs: Observer, doc: dict) -> dict | None:
         candidate = {**doc, "probe": probe}  # `full_outage` stays as designed (the builder's)
         for remedies in remedy_variants(obs, candidate):
             candidate = {**candidate, "remedies": remedies}
-            if check_fault(obs.app, as_fault(candidate)).passed:
+            if check_fault(obs.app, as_fault(candidate), stop_early=True).passed:
                 return candidate
     return None
 
