@@ -178,6 +178,7 @@ class MetricStore:
         self._chunks: dict[int, np.ndarray] = {}
         self._last_index = -1  # sample index of the latest write
         self._retained_from = 0  # first sample index still stored
+        self.revision = 0  # bumps on every write and every new series: a key for what reads it all
 
     # ------------------------------------------------------------------ registry
     @property
@@ -213,6 +214,7 @@ class MetricStore:
         return out
 
     def _add(self, key: tuple[str, LabelKey]) -> int:
+        self.revision += 1
         sid = len(self._sid_name)
         self._key_to_id[key] = sid
         self._sid_name.append(key[0])
@@ -345,6 +347,7 @@ class MetricStore:
         return chunk
 
     def _prepare_write(self, t: float, ids: np.ndarray) -> tuple[np.ndarray, int, np.ndarray]:
+        self.revision += 1
         i = self._time_index(t)
         if i < self._last_index:
             raise TelemetryError(

@@ -72,7 +72,9 @@ import re
 import stat
 import struct
 import tempfile
+import threading
 import time
+import weakref
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -418,6 +420,30 @@ def _checked_catalog_digest(record: RunRecord, catalog: Catalog | None) -> str |
     return digest
 
 
+_encoded_stores: weakref.WeakKeyDictionary[Any, tuple[int, tuple[bytes, bytes, dict]]] = (
+    weakref.WeakKeyDictionary()
+)
+_encoded_lock = threading.Lock()
+
+
+def _telemetry_members(store: MetricStore | RecordedMetrics) -> tuple[bytes, bytes, dict]:
+    """(index, values, manifest summary) of the telemetry. A store sealed again at the same revision
+    (the agents of a shared world that never left it, `envs.shared_world`) is encoded once."""
+    revision = getattr(store, "revision", None)
+    if revision is not None:
+        with _encoded_lock:
+            hit = _encoded_stores.get(store)
+        if hit is not None and hit[0] == revision:
+            return hit[1]
+    tel = store if isinstance(store, RecordedMetrics) else RecordedMetrics.from_store(store)
+    index, values = tel.encode()
+    out = index, values, {"series": len(tel), "samples": int(np.count_nonzero(~np.isnan(tel.values)))}
+    if revision is not None:
+        with _encoded_lock:
+            _encoded_stores[store] = (revision, out)
+    return out
+
+
 def build_bundle_bytes(
     record: RunRecord,
     store: MetricStore | RecordedMetrics | None = None,
@@ -440,10 +466,8 @@ def build_bundle_bytes(
         members.append((SCORING, canonical_json(catalog.scoring.model_dump(mode="json"), "scoring")))
     telemetry_summary = None
     if store is not None:
-        tel = store if isinstance(store, RecordedMetrics) else RecordedMetrics.from_store(store)
-        index, values = tel.encode()
+        index, values, telemetry_summary = _telemetry_members(store)
         members += [(TELEMETRY_INDEX, index), (TELEMETRY_VALUES, values)]
-        telemetry_summary = {"series": len(tel), "samples": int(np.count_nonzero(~np.isnan(tel.values)))}
     resolved = _resolve_key(key)
     m = record.manifest
     manifest = {
