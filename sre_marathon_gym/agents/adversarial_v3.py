@@ -77,7 +77,8 @@ def class_name(env: Any, service: str) -> str:
     """The accepted name most of `service`'s catalog rows share (its class), or its deployment."""
     rows = [f for f in env.catalog.faults[env.app.app] if f.target == service]
     names = Counter(n for f in rows for n in {f.artifact, *f.aliases})
-    return names.most_common(1)[0][0] if names else f"deployment/{service}"
+    # ties go to the first name in sorted order: a set's order changes with the process's hash seed
+    return min(names, key=lambda n: (-names[n], n)) if names else f"deployment/{service}"
 
 
 class ClassClaimerAgent(_Guesser):
