@@ -658,6 +658,26 @@ class MetricStore:
         return bucket_quantile(float(q), rates, les)
 
     # ------------------------------------------------------------------ export
+    def dense_samples(self) -> tuple[float, list[int], np.ndarray]:
+        """The retained samples as one matrix: (time of its first column, the ids of the series with
+        a sample, their values [series, samples] in the native dtype, NaN (canonical) where a series
+        has no sample or a staleness marker). The columns span the first to the last sample of any
+        series; what `iter_samples` yields, densified in one read."""
+        if self._last_index < 0 or not self._sid_name:
+            return 0.0, [], np.empty((0, 0), dtype=self.dtype)
+        i0 = max(0, math.ceil(self.retained_from / self.step_s - _EPS))
+        ids = np.arange(len(self._sid_name), dtype=np.intp)
+        values = self._gather(ids, i0, self._last_index, "dense_samples()")
+        missing = np.isnan(values)
+        kept = np.flatnonzero(~missing.all(axis=1))
+        if not kept.size:
+            return 0.0, [], np.empty((0, 0), dtype=self.dtype)
+        columns = np.flatnonzero(~missing[kept].all(axis=0))
+        first, last = int(columns[0]), int(columns[-1])
+        values = values[kept, first : last + 1]
+        values[missing[kept, first : last + 1]] = np.nan  # staleness markers as plain NaN
+        return (i0 + first) * float(self.step_s), kept.tolist(), values
+
     def iter_samples(
         self, start_s: float | None = None, end_s: float | None = None
     ) -> Iterator[tuple[str, dict[str, str], np.ndarray, np.ndarray]]:

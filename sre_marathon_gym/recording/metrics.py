@@ -64,19 +64,14 @@ class RecordedMetrics:
 
     @classmethod
     def from_store(cls, store: MetricStore) -> RecordedMetrics:
-        """Densify `store.iter_samples()` (its retained range) onto the grid."""
+        """The store's retained range on the grid (`MetricStore.dense_samples`)."""
         step = int(store.step_s)
         dtype = np.dtype(store.dtype).newbyteorder("<")
-        rows = list(store.iter_samples())
-        if not rows:
+        start, ids, values = store.dense_samples()
+        if not ids:
             return cls(step, 0.0, [], [], np.empty((0, 0), dtype=dtype))
-        start = min(float(r[2][0]) for r in rows)
-        end = max(float(r[2][-1]) for r in rows)
-        n_times = int(round((end - start) / step)) + 1
-        values = np.full((len(rows), n_times), np.nan, dtype=dtype)
-        for i, (_, _, times, vals) in enumerate(rows):
-            values[i, np.rint((times - start) / step).astype(np.intp)] = vals
-        return cls(step, start, [r[0] for r in rows], [dict(r[1]) for r in rows], values)
+        names, labels = [store.name(i) for i in ids], [store.labels(i) for i in ids]
+        return cls(step, start, names, labels, values.astype(dtype))
 
     def encode(self) -> tuple[bytes, bytes]:
         """(index JSON, values bytes): canonical, so equal telemetry gives equal bytes."""

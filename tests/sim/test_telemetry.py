@@ -378,6 +378,36 @@ def test_iter_samples_drops_nans_and_skips_empty_series():
     assert list(MetricStore().iter_samples()) == []
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_dense_samples_are_iter_samples_on_one_grid(dtype):
+    """What a bundle stores (`RecordedMetrics.from_store` reads `dense_samples` in one pass) is what
+    `iter_samples` yields: the same series in id order, each sample in its column, a staleness
+    marker, a NaN sample, a gap and a chunk retention dropped as plain NaN."""
+    store = MetricStore(chunk_samples=4, dtype=dtype, retention_s=100)
+    a, b, c, d = store.register("g", [{"p": "a"}, {"p": "b"}, {"p": "c"}, {"p": "d"}])
+    store.record(0, [a], [9.0])  # dropped by retention
+    store.record(90, [a, c], [1.5, -0.0])
+    store.record(105, [a, b], [2.0, np.nan])
+    store.mark_stale(120, [a])
+    store.record(195, [c], [3.25])  # a new chunk: the first one is dropped
+    store.series_id("late")  # registered, never written
+    start, ids, values = store.dense_samples()
+    rows = list(store.iter_samples())
+    assert ids == [a, c] and [(n, lab) for n, lab, _, _ in rows] == [("g", {"p": "a"}), ("g", {"p": "c"})]
+    assert values.dtype == np.dtype(dtype) and start == min(r[2][0] for r in rows) == 90.0
+    assert values.shape == (2, (195 - 90) // 15 + 1)
+    for row, (_, _, times, vals) in zip(values, rows):
+        cols = ((times - start) / 15).astype(int)
+        np.testing.assert_array_equal(row[cols], vals.astype(dtype))
+        others = np.delete(row, cols)
+        assert np.isnan(others).all()
+        # a plain NaN, bit for bit: staleness markers are not copied into the matrix
+        assert set(others.view(np.uint32 if dtype == np.float32 else np.uint64).tolist()) <= {
+            np.array(np.nan, dtype=dtype).view(np.uint32 if dtype == np.float32 else np.uint64).item()
+        }
+    assert MetricStore().dense_samples()[1] == []
+
+
 def test_same_input_gives_same_arrays():
     def build() -> MetricStore:
         store = MetricStore(chunk_samples=16)
