@@ -152,7 +152,7 @@ class SimBackend:
     def service_config(self, service: str) -> dict:
         dep = self.sim.cluster.deployments[service]
         s = self.sim.app.service(service)
-        cms = {c.configmap for c in s.config if c.source == "configmap" and c.configmap}
+        cms = sorted({c.configmap for c in s.config if c.source == "configmap" and c.configmap})
         return {
             "service": service,
             "revision": dep.current.number,

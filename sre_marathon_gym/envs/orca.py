@@ -19,7 +19,10 @@ from ..orca.tools import MAX_ACTION_CHARS, parse_orca_call, tool_names, tool_spe
 from ..orca.world_spec import WorldSpec
 from ..tools.models import ToolResult
 
-CHARSET = frozenset(string.printable + "±–—→’“”é")
+# a sorted string, not a set: `spaces.Text` indexes its characters in the order given, and a set's order
+# changes with the process's hash seed (seeded samples and flattened observations would too)
+CHARSET = "".join(sorted(set(string.printable + "±–—→’“”é")))
+_IN_CHARSET = frozenset(CHARSET)  # for membership tests
 MAX_ISSUE_CHARS = 4096
 MAX_TIME_S = float(MAX_DAYS * DAY_S)
 MAX_CALLS = 1000  # the budget Box's fixed upper bound (spaces are fixed per env id, whatever max_calls is)
@@ -116,7 +119,7 @@ class OrcaRcaEnv(gym.Env):
 
     def _obs(self) -> dict:
         assert self.episode is not None
-        text = "".join(ch if ch in CHARSET else "?" for ch in self.episode.issue)[:MAX_ISSUE_CHARS]
+        text = "".join(ch if ch in _IN_CHARSET else "?" for ch in self.episode.issue)[:MAX_ISSUE_CHARS]
         return {
             "issue": text,
             "time_s": np.array([float(self.episode.task.current_s)]),

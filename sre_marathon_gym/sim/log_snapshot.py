@@ -108,7 +108,7 @@ def snapshot(rec: LogState, sim: SimState) -> Context:
     if len(pod_memo) > 2 * len(cl.pods) + 64:  # forget pods that are gone
         for name in [n for n in pod_memo if n not in cl.pods]:
             del pod_memo[name]
-    for flag in flags_on:
+    for flag in sorted(flags_on):
         for svc_name, mech, params in FLAG_BEHAVIOUR.get(flag, []):
             si = c.index.get(svc_name)
             if si is None:

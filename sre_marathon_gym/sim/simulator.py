@@ -391,7 +391,9 @@ class Simulator:
         cl = self.cluster
         cl.configmaps.setdefault("flagd-config", {})[flag] = variant
         self.effects.invalidate()
-        for svc in {b[0] for b in FLAG_BEHAVIOUR.get(flag, [])}:
+        # the flag table's order, not a set's: rechecks queue pod callbacks, whose order must not
+        # depend on the process's hash seed
+        for svc in dict.fromkeys(b[0] for b in FLAG_BEHAVIOUR.get(flag, [])):
             if svc in cl.deployments:
                 cl.recheck_pods(svc)
         return None
