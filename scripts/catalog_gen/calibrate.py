@@ -18,11 +18,10 @@ import json
 import math
 import re
 
-from sre_marathon_gym.backends.fault_check import MAX_SEVERITY, check_fault, fault_severity
+from sre_marathon_gym.backends.fault_check import MAX_SEVERITY, AloneRun, check_fault, fault_severity
 from sre_marathon_gym.catalog.apps import App
 from sre_marathon_gym.catalog.faults import Fault, SymptomProbe
 from sre_marathon_gym.sim.simulator import TICK_S, Simulator
-from sre_marathon_gym.sim.warm_start import healthy_at
 
 WARMUP_S = 120.0
 HOLD_S = 60.0  # the probe must stay failing this long (noise robustness, alert holds-for)
@@ -114,21 +113,13 @@ class Observer:
                 unique.append(p)
         return unique
 
-    def trace(self, fault: Fault, probes: list[SymptomProbe]) -> tuple[list[list[float]], list[float], float]:
-        """Expected probe values per tick during the fault's shortest window; baseline values; min served."""
-        sim = healthy_at(self.app, 0, WARMUP_S)
-        base = [sim.probes.value(p, expected=True) for p in probes]
-        sim.inject(fault)
-        values: list[list[float]] = [[] for _ in probes]
-        served = 1.0
-        end = WARMUP_S + fault.duration.min_s
-        while sim.now + TICK_S <= end:
-            sim.advance_to(sim.now + TICK_S)
-            for i, p in enumerate(probes):
-                values[i].append(sim.probes.value(p, expected=True))
-            r = sim.last
-            served = min(served, float(((1 - r.rt_fail) * r.rt_rate).sum() / max(r.rt_rate.sum(), 1e-9)))
-        return values, base, served
+    @staticmethod
+    def trace(run: AloneRun, probes: list[SymptomProbe]) -> tuple[list[list[float]], list[float]]:
+        """Expected probe values per tick of the fault's shortest window (its run alone); the values
+        just before the injection."""
+        base = [run.healthy.value(p, expected=True) for p in probes]
+        window = run.windows[: run.in_window]
+        return [[w.value(p, expected=True) for w in window] for p in probes], base
 
 
 def threshold_for(kind: str, base: float, series: list[float]) -> float | None:
@@ -236,17 +227,19 @@ def _at_value(obs: Observer, fault_doc: dict, param: str, value: float, tried: d
     value = float(doc["params"][param])
     if value in tried:
         return None
-    tried[value] = sev = _severity(obs, doc)
+    run = AloneRun(obs.app, as_fault(doc))  # its severity, then its probes, from one run
+    tried[value] = sev = 0.0 if doc.get("full_outage") else run.severity
     if sev > MAX_SEVERITY:
         return None  # too severe whatever its probe (the harness would reject it)
-    return _with_probe(obs, doc)
+    return _with_probe(obs, doc, run)
 
 
-def _with_probe(obs: Observer, doc: dict) -> dict | None:
+def _with_probe(obs: Observer, doc: dict, run: AloneRun | None = None) -> dict | None:
     """`doc` with the first candidate probe that fails and passes the validation harness, or None."""
     fault = as_fault(doc)
+    run = run or AloneRun(obs.app, fault)
     probes = obs.candidates(fault, fault.probe)
-    values, base, _ = obs.trace(fault, probes)
+    values, base = obs.trace(run, probes)
     for p, series, b in zip(probes, values, base):
         thr = threshold_for(p.kind, b, series)
         if thr is None:
@@ -260,7 +253,7 @@ def _with_probe(obs: Observer, doc: dict) -> dict | None:
         candidate = {**doc, "probe": probe}  # `full_outage` stays as designed (the builder's)
         for remedies in remedy_variants(obs, candidate):
             candidate = {**candidate, "remedies": remedies}
-            if check_fault(obs.app, as_fault(candidate), stop_early=True).passed:
+            if check_fault(obs.app, as_fault(candidate), stop_early=True, alone=run).passed:
                 return candidate
     return None
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..catalog import App, Catalog
-from ..catalog.faults import Fault
+from ..catalog.faults import Fault, SymptomProbe
 from ..core.clock import TICK_S
+from ..sim.probes import ProbeWindow
 from ..sim.simulator import Simulator, SimulatorError
 from ..sim.warm_start import healthy_at
 
@@ -49,18 +50,11 @@ class FaultCheck:
         return shows and self.entry_serves and self.recovers and self.repaired_by is not None
 
 
-def _watch(sim: Simulator, fault: Fault, until: float) -> tuple[float | None, float]:
-    """Advance to `until`; return the first time the probe failed and the lowest entry throughput seen."""
-    first = None
-    served = 1.0
-    while sim.now + TICK_S <= until:
-        sim.advance_to(sim.now + TICK_S)
-        if first is None and sim.probes.failing(fault.probe):
-            first = sim.now
-        res = sim.last
-        total = res.rt_rate.sum()
-        served = min(served, float(((1 - res.rt_fail) * res.rt_rate).sum() / total) if total else 0.0)
-    return first, served
+def _served(sim: Simulator) -> float:
+    """Share of the entry point's requests served in the last tick."""
+    res = sim.last
+    total = res.rt_rate.sum()
+    return float(((1 - res.rt_fail) * res.rt_rate).sum() / total) if total else 0.0
 
 
 def _healthy_for(sim: Simulator, fault: Fault, seconds: float, deadline: float) -> bool:
@@ -81,6 +75,58 @@ def _injected_alone(app: App, fault: Fault, seed: int) -> Simulator:
     return sim
 
 
+class AloneRun:
+    """`fault` injected alone into the warmed-up system and reverted at the end of its shortest
+    window: the one run its severity, every probe's values and the harness's window and recovery
+    are read from. A probe only reads, so the run is the same whichever probe is judged (the fault
+    generator judges several probes and remedies of one fault on it); the ticks after the revert
+    are simulated as far as a reader asks."""
+
+    def __init__(self, app: App, fault: Fault, seed: int = 0):
+        self.fault = fault
+        sim = self._sim = _injected_alone(app, fault, seed)
+        self.healthy = sim.probes.snapshot()  # the probe window just before the injection
+        self.times: list[float] = []  # each tick's time
+        self.windows: list[ProbeWindow] = []  # the probe window after each tick
+        self.served = 1.0  # the lowest share of entry requests served in a tick of the window
+        before = sim.degraded.copy()
+        while sim.now + TICK_S <= WARMUP_S + float(fault.duration.min_s):
+            self._tick()
+            self.served = min(self.served, _served(sim))
+        self.severity = _degraded_share(sim, before)
+        self.in_window = len(self.times)  # ticks of the window; the ones after follow the revert
+        self.reverted_at = sim.now
+        self._reverted = False
+
+    def _tick(self) -> None:
+        self._sim.advance_to(self._sim.now + TICK_S)
+        self.times.append(self._sim.now)
+        self.windows.append(self._sim.probes.snapshot())
+
+    def window(self, i: int) -> ProbeWindow:
+        """The probe window after tick `i` (a tick after the fault's window is simulated on demand)."""
+        while len(self.windows) <= i:
+            if not self._reverted:
+                self._sim.revert(self.fault.id)
+                self._reverted = True
+            self._tick()
+        return self.windows[i]
+
+    def first_fail(self, probe: SymptomProbe) -> float | None:
+        """When `probe` first failed within the window (None: it never did)."""
+        return next((t for t, w in zip(self.times[: self.in_window], self.windows) if w.failing(probe)), None)
+
+    def recovers(self, probe: SymptomProbe, seconds: float = STABLE_S) -> bool:
+        """Whether `probe` was healthy for `seconds` in a row within `RECOVERY_S` of the revert."""
+        streak, t, i = 0.0, self.reverted_at, self.in_window
+        while t + TICK_S <= self.reverted_at + RECOVERY_S:
+            streak = 0.0 if self.window(i).failing(probe) else streak + TICK_S
+            if streak >= seconds:
+                return True
+            t, i = self.times[i], i + 1
+        return False
+
+
 def _degraded_share(sim: Simulator, before) -> float:
     n, bad = (sim.degraded - before).tolist()
     return float(bad / n) if n else 0.0
@@ -89,23 +135,27 @@ def _degraded_share(sim: Simulator, before) -> float:
 def fault_severity(app: App, fault: Fault, seed: int = 0) -> float:
     """Share of entry-point requests degraded (failed, or slower than 2.5 s) while `fault` runs
     alone for its shortest window: how far from "requests continue to be served" it is."""
-    sim = _injected_alone(app, fault, seed)
-    before = sim.degraded.copy()
-    sim.advance_to(WARMUP_S + float(fault.duration.min_s))
-    return _degraded_share(sim, before)
+    return AloneRun(app, fault, seed).severity
 
 
-def check_fault(app: App, fault: Fault, seed: int = 0, *, stop_early: bool = False) -> FaultCheck:
+_SAME_RUN_EXCLUDES = {"probe", "remedies"}  # what `check_fault` judges, not what is injected
+
+
+def check_fault(
+    app: App, fault: Fault, seed: int = 0, *, stop_early: bool = False, alone: AloneRun | None = None
+) -> FaultCheck:
     """Run the harness on `fault`. With `stop_early` a check returns as soon as it cannot pass (the
     fault generator asks only `passed`): the steps not run are reported as failed, and the note
-    says so."""
+    says so. `alone`: the fault's run (`AloneRun`, of the same injection at `seed`), when several
+    probes or remedies of one fault are checked."""
+    if alone is None:
+        alone = AloneRun(app, fault, seed)
+    elif alone.fault.model_dump(exclude=_SAME_RUN_EXCLUDES) != fault.model_dump(exclude=_SAME_RUN_EXCLUDES):
+        raise ValueError(f"the run given is of another fault than {fault.id}")
     window = float(fault.duration.min_s)
-    # (1) + (2): inject alone, watch for the window, revert, watch recovery
-    sim = _injected_alone(app, fault, seed)
-    before = sim.degraded.copy()
-    first, served = _watch(sim, fault, WARMUP_S + window)
-    severity = _degraded_share(sim, before)
-    entry_serves = fault.full_outage or (served > 0.05 and severity <= MAX_SEVERITY)
+    # (1) + (2): injected alone, watched for the window, reverted, watched to recovery
+    first, severity = alone.first_fail(fault.probe), alone.severity
+    entry_serves = fault.full_outage or (alone.served > 0.05 and severity <= MAX_SEVERITY)
 
     def result(recovers: bool, repaired_by: str | None, note: str) -> FaultCheck:
         if not entry_serves:
@@ -127,8 +177,7 @@ def check_fault(app: App, fault: Fault, seed: int = 0, *, stop_early: bool = Fal
     shows = (first is not None) == fault.observable
     if stop_early and not (shows and entry_serves):
         return result(False, None, "stopped early: recovery and remedies not checked")
-    sim.revert(fault.id)
-    recovers = _healthy_for(sim, fault, STABLE_S, sim.now + RECOVERY_S)
+    recovers = alone.recovers(fault.probe)
     if stop_early and not recovers:
         return result(False, None, "stopped early: remedies not checked")
     # (3): inject again, wait for the symptom, apply each remedy until one repairs

@@ -31,6 +31,17 @@ class ProbeWindow:
         self.ready_ratio = ready_ratio
         self.kafka_lag = kafka_lag
 
+    def snapshot(self) -> ProbeWindow:
+        """This window as it is now, kept apart from later ticks: probes can be read at this tick
+        afterwards (`backends.fault_check.AloneRun` judges many probes on one run)."""
+        snap = object.__new__(ProbeWindow)
+        snap.c, snap.rt_index = self.c, self.rt_index
+        snap.ticks = tuple(self.ticks)  # type: ignore[assignment]  # read-only: iterated and indexed
+        snap.restarts = tuple(self.restarts)  # type: ignore[assignment]
+        snap.ready_ratio = self.ready_ratio.copy()
+        snap.kafka_lag = self.kafka_lag.copy()  # updated in place by the simulator
+        return snap
+
     def value(self, probe: SymptomProbe, expected: bool = False) -> float:
         """The probe's value over the window: from sampled counts, or noise-free when `expected`."""
         s = self.c.index[probe.service]

@@ -74,3 +74,63 @@ def test_flags_left_out_of_the_catalog_really_stop_the_shop(catalog):
         fault = template.model_copy(update={"params": {"flag": name, "variant": flag.on_variant}})
         assert fault_severity(app, fault) > MAX_SEVERITY, name
         assert not any(f.params.get("flag") == name for f in catalog.faults["astronomy_shop"])
+
+
+def _live(app, fault, probe):
+    """The harness's window and recovery on a live simulator, tick by tick: (first failure, lowest
+    share served, severity, recovered)."""
+    from sre_marathon_gym.backends.fault_check import RECOVERY_S, STABLE_S, WARMUP_S
+    from sre_marathon_gym.core.clock import TICK_S
+    from sre_marathon_gym.sim.simulator import Simulator
+
+    sim = Simulator(None, app, 0, telemetry=False)
+    sim.advance_to(WARMUP_S)
+    sim.inject(fault)
+    before, first, served = sim.degraded.copy(), None, 1.0
+    while sim.now + TICK_S <= WARMUP_S + fault.duration.min_s:
+        sim.advance_to(sim.now + TICK_S)
+        if first is None and sim.probes.failing(probe):
+            first = sim.now
+        total = sim.last.rt_rate.sum()
+        served = min(served, float(((1 - sim.last.rt_fail) * sim.last.rt_rate).sum() / total))
+    n, bad = (sim.degraded - before).tolist()
+    sim.revert(fault.id)
+    streak, recovered, deadline = 0.0, False, sim.now + RECOVERY_S
+    while sim.now + TICK_S <= deadline and not recovered:
+        sim.advance_to(sim.now + TICK_S)
+        streak = 0.0 if sim.probes.failing(probe) else streak + TICK_S
+        recovered = streak >= STABLE_S
+    return first, served, bad / n, recovered
+
+
+def test_one_alone_run_judges_every_probe_as_a_live_run_does(catalog):
+    """`AloneRun` records the run once and judges any probe on it (the fault generator checks many
+    probes and remedies of a fault): each probe's first failure, recovery and the run's severity are
+    those of a live simulator watched tick by tick, for probes that fail, that never fail and that
+    stay failing after the revert; a run of another fault is refused."""
+    from sre_marathon_gym.backends.fault_check import AloneRun
+    from sre_marathon_gym.catalog.faults import SymptomProbe
+
+    app = catalog.app("online_boutique")
+    faults = {f.mechanism: f for f in catalog.faults["online_boutique"]}
+    outcomes = set()
+    for mechanism in ("code_error", "network_delay", "memory_limit_cut", "scale_to_zero"):
+        fault = faults[mechanism]
+        run = AloneRun(app, fault)
+        probes = [
+            fault.probe,
+            SymptomProbe(kind="restarts_per_5m", service=fault.target, threshold=0),
+            SymptomProbe(kind="ready_replicas_ratio", service=fault.target, threshold=1.0),
+            SymptomProbe(kind="service_latency_p95_ms", service=fault.target, threshold=100),
+        ]
+        for probe in probes:
+            first, served, severity, recovered = _live(app, fault, probe)
+            assert run.first_fail(probe) == first, (mechanism, probe.kind)
+            assert run.recovers(probe) == recovered, (mechanism, probe.kind)
+            assert run.served == served and run.severity == severity, mechanism
+            outcomes.add((first is not None, recovered))
+            judged = fault.model_copy(update={"probe": probe})
+            assert check_fault(app, judged, alone=run) == check_fault(app, judged), (mechanism, probe.kind)
+    assert {(True, True), (False, True)} <= outcomes  # both kinds of probe were judged
+    with pytest.raises(ValueError, match="another fault"):
+        check_fault(app, faults["code_error"], alone=AloneRun(app, faults["network_delay"]))
