@@ -66,19 +66,32 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--eval-seeds", type=int, default=4)
     p.add_argument("--out", default="runs/sb3")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--torch-threads",
+        type=int,
+        default=1,
+        help="PyTorch CPU threads: the policy is a small MLP, which more threads only slow down when "
+        "anything else runs (SB3's maintainers suggest one; DLR-RM/stable-baselines3#90)",
+    )
     args = p.parse_args(argv)
+    import torch
     from sb3_contrib import MaskablePPO
 
     from sre_marathon_gym.wrappers import split_seeds
 
     minutes = (args.injection_minutes, args.observation_minutes)
-    env = make_env(args.env_id, minutes)
-    model = MaskablePPO("MlpPolicy", env, n_steps=args.n_steps, batch_size=64, seed=args.seed, verbose=0)
-    model.learn(total_timesteps=args.steps)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    model.save(out / "maskable_ppo")
-    trained, rnd = evaluate(model, args.env_id, minutes, split_seeds("test", args.eval_seeds))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(args.torch_threads)
+    try:
+        env = make_env(args.env_id, minutes)
+        model = MaskablePPO("MlpPolicy", env, n_steps=args.n_steps, batch_size=64, seed=args.seed, verbose=0)
+        model.learn(total_timesteps=args.steps)
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        model.save(out / "maskable_ppo")
+        trained, rnd = evaluate(model, args.env_id, minutes, split_seeds("test", args.eval_seeds))
+    finally:
+        torch.set_num_threads(threads)  # the caller's setting back (the example also runs in-process)
     print(f"held-out test seeds ({args.eval_seeds}): MaskablePPO {trained:.1f}   masked random {rnd:.1f}")
     return {"trained": trained, "masked_random": rnd, "steps": model.num_timesteps}
 
