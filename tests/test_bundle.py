@@ -997,3 +997,24 @@ def test_file_system_errors_on_write_are_bundle_errors(run, tmp_path):
     with pytest.raises(BundleWriteError, match="cannot write bundle") as err:
         write_bundle(tmp_path / "run.bundle", run[0])
     assert isinstance(err.value, OSError)
+
+
+def test_a_store_written_after_a_seal_is_encoded_again():
+    """Sealing one store twice at one revision encodes it once (a shared world's agents); a write
+    in between, or a new series, makes the next seal read the store again."""
+    import copy
+
+    from sre_marathon_gym.recording.bundle import build_bundle_bytes
+
+    record, store, catalog = _short_run(seed=3)
+    store = copy.deepcopy(store)  # this test's own, written below
+    members = bundle_mod._telemetry_members
+    first = members(store)
+    assert members(store) is first  # the same revision: not encoded again
+    t = store.last_time + store.step_s
+    store.record(t, [0], [123.0])
+    second = members(store)
+    assert second is not first and second[1] != first[1]
+    store.series_id("a_new_series_total", {"pod": "x"})
+    assert members(store) is not second  # a new series bumps the revision too (it is not written yet)
+    assert build_bundle_bytes(record, store, catalog) == build_bundle_bytes(record, store, catalog)

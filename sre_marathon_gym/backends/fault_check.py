@@ -83,7 +83,7 @@ class AloneRun:
     are simulated as far as a reader asks."""
 
     def __init__(self, app: App, fault: Fault, seed: int = 0):
-        self.fault = fault
+        self.app, self.fault, self.seed = app, fault, seed
         sim = self._sim = _injected_alone(app, fault, seed)
         self.healthy = sim.probes.snapshot()  # the probe window just before the injection
         self.times: list[float] = []  # each tick's time
@@ -152,6 +152,10 @@ def check_fault(
         alone = AloneRun(app, fault, seed)
     elif alone.fault.model_dump(exclude=_SAME_RUN_EXCLUDES) != fault.model_dump(exclude=_SAME_RUN_EXCLUDES):
         raise ValueError(f"the run given is of another fault than {fault.id}")
+    elif alone.app is not app or alone.seed != seed:
+        raise ValueError(
+            f"the run given of {fault.id} is of another app or seed (seed {alone.seed}, not {seed})"
+        )
     window = float(fault.duration.min_s)
     # (1) + (2): injected alone, watched for the window, reverted, watched to recovery
     first, severity = alone.first_fail(fault.probe), alone.severity

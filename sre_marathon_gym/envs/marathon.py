@@ -477,7 +477,8 @@ class MarathonEnv(MarathonCore):
         """Leave the shared world for a copy of it, as it is now: this env is about to change it."""
         if self._world is None:
             return
-        shared = {id(o): o for o in (self.catalog, self.app)}  # read-only: not copied
+        # read-only (the compiled app's arrays refuse writes): not copied
+        shared = {id(o): o for o in (self.catalog, self.app, self.run.sim.compiled)}
         self.run, self.alert_engine = copy.deepcopy((self.run, self.alert_engine), shared)
         self.backend = self.run.backend
         self.runner.rebind(self.backend, self.alert_engine)

@@ -420,27 +420,32 @@ def _checked_catalog_digest(record: RunRecord, catalog: Catalog | None) -> str |
     return digest
 
 
-_encoded_stores: weakref.WeakKeyDictionary[Any, tuple[int, tuple[bytes, bytes, dict]]] = (
-    weakref.WeakKeyDictionary()
-)
+_last_encoded: list = [None, -1, None]  # [weak reference to a store, its revision, its members]
 _encoded_lock = threading.Lock()
+
+
+def _forget_encoded(ref: weakref.ref) -> None:
+    with _encoded_lock:
+        if _last_encoded[0] is ref:
+            _last_encoded[:] = [None, -1, None]
 
 
 def _telemetry_members(store: MetricStore | RecordedMetrics) -> tuple[bytes, bytes, dict]:
     """(index, values, manifest summary) of the telemetry. A store sealed again at the same revision
-    (the agents of a shared world that never left it, `envs.shared_world`) is encoded once."""
+    right after (the agents of a shared world that never left it, `envs.shared_world`, seal one
+    after another) is encoded once; only the last store's encoding is kept, and only while it lives."""
     revision = getattr(store, "revision", None)
     if revision is not None:
         with _encoded_lock:
-            hit = _encoded_stores.get(store)
-        if hit is not None and hit[0] == revision:
-            return hit[1]
+            ref, rev, members = _last_encoded
+            if ref is not None and ref() is store and rev == revision:
+                return members
     tel = store if isinstance(store, RecordedMetrics) else RecordedMetrics.from_store(store)
     index, values = tel.encode()
     out = index, values, {"series": len(tel), "samples": int(np.count_nonzero(~np.isnan(tel.values)))}
     if revision is not None:
         with _encoded_lock:
-            _encoded_stores[store] = (revision, out)
+            _last_encoded[:] = [weakref.ref(store, _forget_encoded), revision, out]
     return out
 
 

@@ -84,7 +84,7 @@ def compile_app(app: App) -> CompiledApp:
         background_rps=background,
         depth=min(S, max(len(r.services) for r in app.request_types) + 2),
     )
-    for value in vars(compiled).values():
+    for value in vars(compiled).values():  # shared by simulator copies (`warm_start`, shared worlds)
         if isinstance(value, np.ndarray):
-            value.flags.writeable = False  # shared by copies of a simulator (`warm_start`, shared worlds)
+            value.flags.writeable = False
     return compiled

@@ -122,6 +122,7 @@ def test_one_alone_run_judges_every_probe_as_a_live_run_does(catalog):
             SymptomProbe(kind="restarts_per_5m", service=fault.target, threshold=0),
             SymptomProbe(kind="ready_replicas_ratio", service=fault.target, threshold=1.0),
             SymptomProbe(kind="service_latency_p95_ms", service=fault.target, threshold=100),
+            SymptomProbe(kind="service_latency_p95_ms", service=fault.target, threshold=0.001),  # never heals
         ]
         for probe in probes:
             first, served, severity, recovered = _live(app, fault, probe)
@@ -131,6 +132,8 @@ def test_one_alone_run_judges_every_probe_as_a_live_run_does(catalog):
             outcomes.add((first is not None, recovered))
             judged = fault.model_copy(update={"probe": probe})
             assert check_fault(app, judged, alone=run) == check_fault(app, judged), (mechanism, probe.kind)
-    assert {(True, True), (False, True)} <= outcomes  # both kinds of probe were judged
+    assert {(True, True), (False, True), (True, False)} <= outcomes  # every kind of probe was judged
     with pytest.raises(ValueError, match="another fault"):
         check_fault(app, faults["code_error"], alone=AloneRun(app, faults["network_delay"]))
+    with pytest.raises(ValueError, match="another app or seed"):
+        check_fault(app, faults["code_error"], seed=1, alone=AloneRun(app, faults["code_error"]))
