@@ -14,6 +14,7 @@ It lives with the backends because it drives its own simulators, which only `sim
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from ..catalog import App, Catalog
@@ -57,15 +58,22 @@ def _served(sim: Simulator) -> float:
     return float(((1 - res.rt_fail) * res.rt_rate).sum() / total) if total else 0.0
 
 
-def _healthy_for(sim: Simulator, fault: Fault, seconds: float, deadline: float) -> bool:
-    """True once the probe has been healthy for `seconds` in a row before `deadline`."""
+def _heals(windows: Iterable[ProbeWindow], probe: SymptomProbe, seconds: float = STABLE_S) -> bool:
+    """True once `probe` has been healthy for `seconds` in a row over `windows` (one per tick); the
+    windows are read lazily, so nothing is simulated past that point."""
     streak = 0.0
-    while sim.now + TICK_S <= deadline:
-        sim.advance_to(sim.now + TICK_S)
-        streak = 0.0 if sim.probes.failing(fault.probe) else streak + TICK_S
+    for window in windows:
+        streak = 0.0 if window.failing(probe) else streak + TICK_S
         if streak >= seconds:
             return True
     return False
+
+
+def _live_windows(sim: Simulator, deadline: float) -> Iterator[ProbeWindow]:
+    """The simulator's probe window after each tick it is advanced, up to `deadline`."""
+    while sim.now + TICK_S <= deadline:
+        sim.advance_to(sim.now + TICK_S)
+        yield sim.probes
 
 
 def _injected_alone(app: App, fault: Fault, seed: int) -> Simulator:
@@ -118,13 +126,13 @@ class AloneRun:
 
     def recovers(self, probe: SymptomProbe, seconds: float = STABLE_S) -> bool:
         """Whether `probe` was healthy for `seconds` in a row within `RECOVERY_S` of the revert."""
-        streak, t, i = 0.0, self.reverted_at, self.in_window
+        return _heals(self._recovery_windows(), probe, seconds)
+
+    def _recovery_windows(self) -> Iterator[ProbeWindow]:
+        t, i = self.reverted_at, self.in_window
         while t + TICK_S <= self.reverted_at + RECOVERY_S:
-            streak = 0.0 if self.window(i).failing(probe) else streak + TICK_S
-            if streak >= seconds:
-                return True
+            yield self.window(i)
             t, i = self.times[i], i + 1
-        return False
 
 
 def _degraded_share(sim: Simulator, before) -> float:
@@ -202,7 +210,7 @@ def check_fault(
                 break
             note = f"{remedy.action} did not restore {fault.artifact}"
             continue
-        if _healthy_for(sim2, fault, STABLE_S, deadline):
+        if _heals(_live_windows(sim2, deadline), fault.probe):
             repaired_by = remedy.action
             break
         note = (
