@@ -33,6 +33,19 @@ def _h(*parts: object) -> str:
     return m.hexdigest()[:16]
 
 
+def _chunks(st) -> str:
+    """Every stored chunk as [series_count, samples]: a chunk's rows past the series it held when
+    last written read as missing (NaN), however many rows the store happened to allocate."""
+    n = st.series_count
+    parts = []
+    for k in sorted(st._chunks):
+        c = st._chunks[k][:n]
+        if c.shape[0] < n:
+            c = np.concatenate([c, np.full((n - c.shape[0], c.shape[1]), np.nan, dtype=c.dtype)])
+        parts.append(c)
+    return _h(*parts)
+
+
 def sim_fingerprint(cat, app: str) -> dict[str, str]:
     run_s = (cat.leaderboard.injection_minutes + cat.leaderboard.observation_minutes) * 60
     seed = cat.leaderboard.seed_for(app)
@@ -42,7 +55,7 @@ def sim_fingerprint(cat, app: str) -> dict[str, str]:
     st = sim.store
     out = {
         "series": _h(st._sid_name, st._sid_labels),
-        "chunks": _h(*[st._chunks[k] for k in sorted(st._chunks)]),
+        "chunks": _chunks(st),
     }
     lc = sim.logctx
     n = lc.n
@@ -94,7 +107,7 @@ def episode_fingerprint(cat, app: str) -> dict[str, str]:
         "alerts": _h(record.model_dump_json(include={"alerts", "incident_events"})),
         "actions": _h(record.model_dump_json(include={"actions"})),
         "probes": _h(record.model_dump_json(include={"probes", "degradation", "faults"})),
-        "chunks": _h(*[st._chunks[k] for k in sorted(st._chunks)]),
+        "chunks": _chunks(st),
         "score": f"{card.marathon_score!r}",
         "card": _h(card.model_dump_json() if hasattr(card, "model_dump_json") else repr(card)),
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -137,15 +138,16 @@ def test_record_rejects_bad_times_and_ids():
 
 
 def test_chunk_boundary_crossing_and_capacity_growth():
-    """chunk_samples=4 -> 60 s per chunk; 3 series grow to 70 later (capacity doubles past 64).
+    """chunk_samples=4 -> 60 s per chunk; 3 series grow to 70 later (past the 4 rows reserved).
 
-    Old chunks keep their smaller row count, so a late series reads NaN there without copying.
+    Old chunks keep their smaller row count, so a late series reads NaN there without copying; a
+    chunk holds (and `nbytes` counts) one row per series registered when it was last written.
     """
     store = MetricStore(chunk_samples=4, initial_series_capacity=4)
     ids = store.register("g", [{"i": str(i)} for i in range(3)])
     for k in range(10):  # t = 0..135, value = 100*id + k
         store.record(15 * k, ids, 100.0 * ids + k)
-    assert store.nbytes == 3 * 4 * 4 * 4  # 3 chunks x 4 rows x 4 samples x float32
+    assert store.nbytes == 3 * 3 * 4 * 4  # 3 chunks x 3 series x 4 samples x float32
     more = store.register("g", [{"i": str(i)} for i in range(3, 70)])
     for k in range(10, 14):  # t = 150..195
         store.record(15 * k, np.concatenate([ids, more]), np.full(70, float(k)))
@@ -154,8 +156,34 @@ def test_chunk_boundary_crossing_and_capacity_growth():
     np.testing.assert_array_equal(vals[1], [103, 104, 105, 106, 107, 108, 109, 10, 11])
     _, late = store.range(more[-1:], 0, 195)
     assert np.isnan(late[0, :10]).all() and late[0, 10:].tolist() == [10, 11, 12, 13]
-    # chunk 2 grew from 4 to 128 rows (4 -> 8 -> ... -> 128 >= 70); chunk 3 was born with 128
-    assert store.nbytes == (2 * 4 + 2 * 128) * 4 * 4
+    # chunk 2 grew from 3 to 70 rows; chunk 3 was born with 70
+    assert store.nbytes == (2 * 3 + 2 * 70) * 4 * 4
+    assert [store._chunks[k].shape[0] for k in range(4)] == [3, 3, 70, 70]
+
+
+def test_rows_past_the_registered_series_are_never_read_and_copies_grow_on_their_own():
+    """A chunk is a view of a reserved buffer whose rows past the registered series hold whatever
+    the allocator gave: a series registered after the last write reads NaN until written, and a
+    copy or a pickled store (compact, without the reservation) takes new series and writes as the
+    original does, without touching it."""
+    import pickle
+
+    store = MetricStore(chunk_samples=8, initial_series_capacity=2)
+    ids = store.register("g", [{"i": str(i)} for i in range(5)])
+    store.record(0, ids, np.arange(5.0))
+    store._reserved[0][5:] = 7.0  # what an unused reserved row may hold
+    late = store.register("g", [{"i": "late"}])
+    assert np.isnan(store.range(late, 0, 0)[1]).all() and np.isnan(store.at(late, 0)).all()
+    copies = [copy.deepcopy(store), pickle.loads(pickle.dumps(store))]
+    assert all(c._reserved == {} for c in copies)
+    assert len(pickle.dumps(store)) < 5_000  # the reservation is not pickled
+    for s in [store, *copies]:
+        more = s.register("g", [{"i": str(i)} for i in range(6, 40)])
+        s.record(15, np.concatenate([ids, late, more]), np.arange(40.0))
+    for c in copies:
+        np.testing.assert_array_equal(c.range(np.arange(40), 0, 15)[1], store.range(np.arange(40), 0, 15)[1])
+    vals = store.range(np.arange(40), 0, 15)[1]
+    assert np.isnan(vals[5:, 0]).all() and vals[:, 1].tolist() == list(range(40))
 
 
 def test_storage_dtype_and_large_time_gap_allocates_nothing_between():
@@ -354,7 +382,7 @@ def test_retention_drops_whole_old_chunks_and_refuses_old_queries():
         store.record(15 * k, np.array([sid]), np.array([float(k)]))
     assert store.retained_from == 480.0
     assert sorted(store._chunks) == [8, 9, 10]
-    assert store.nbytes == 3 * 64 * 4 * 4
+    assert store.nbytes == 3 * 1 * 4 * 4
     times, vals = store.range([sid], 480, 600)
     assert times[0] == 480 and vals[0, 0] == 32.0
     with pytest.raises(RetentionError, match="retention"):
