@@ -325,11 +325,51 @@ def _touching(fault: FaultTruth) -> Credits:
     return lambda _k, a: _touches(a, touched)
 
 
+class _RepairEvidence:
+    """What the repair checks read, prepared once per score card: each probe as arrays, by fault,
+    and the actions' times. Why: the reward rescores the run at every step and each fault asks
+    twice (any repair, and a credited one); the lists grow with the run."""
+
+    def __init__(self, record: RunRecord):
+        self.record = record
+        self.actions = record.actions
+        self.times = [a.time_s for a in self.actions]
+        self.ordered = all(x <= y for x, y in zip(self.times, self.times[1:]))
+        self._probes: dict[str, ProbeSeries] = {}
+        for p in reversed(record.probes):  # the first of a fault's probes wins, as `probe_for`
+            self._probes[p.fault_id] = p
+        self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+    def probe(self, fault_id: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """(times, failing) of the fault's probe, or None without one."""
+        hit = self._arrays.get(fault_id)
+        if hit is None:
+            p = self._probes.get(fault_id)
+            if p is None:
+                return None
+            hit = self._arrays[fault_id] = (
+                np.asarray(p.times, dtype=float),
+                np.asarray(p.failing, dtype=bool),
+            )
+        return hit
+
+    def candidates(self, lo_s: float, hi_s: float) -> range:
+        """Indices of the actions that may lie in [lo_s, hi_s] (all of them if not in time order);
+        callers still apply their exact condition to each."""
+        if not self.ordered or math.isnan(lo_s) or math.isnan(hi_s):
+            return range(len(self.actions))
+        return range(bisect_left(self.times, lo_s - 1.0), bisect_right(self.times, hi_s + 1.0))
+
+
 def _probe_repair(
-    fault: FaultTruth, probe: ProbeSeries, actions: list[ActionRecord], stable_s: float, credits: Credits
+    fault: FaultTruth,
+    probe: tuple[np.ndarray, np.ndarray],
+    ev: _RepairEvidence,
+    stable_s: float,
+    credits: Credits,
 ) -> _Repair | None:
-    times = np.asarray(probe.times, dtype=float)
-    failing = np.asarray(probe.failing, dtype=bool)
+    times, failing = probe
+    actions = ev.actions
     if times.size < 2:
         return None
     # recoveries: healthy sample i right after a failing sample i-1, both within the fault
@@ -341,7 +381,8 @@ def _probe_repair(
         if j >= times.size or failing[i : j + 1].any():
             continue  # not (yet) confirmed stable, or relapsed
         credited = None
-        for k, a in enumerate(actions):
+        for k in ev.candidates(max(fault.start_s, t_r - REPAIR_ATTRIBUTION_S), t_r):
+            a = actions[k]
             in_time = fault.start_s <= a.time_s < t_r and t_r - a.time_s <= REPAIR_ATTRIBUTION_S
             if in_time and credits(k, a):
                 if credited is None or a.time_s >= actions[credited].time_s:
@@ -353,21 +394,23 @@ def _probe_repair(
 
 def _artifact_repair(
     fault: FaultTruth,
-    probe: ProbeSeries | None,
+    probe: tuple[np.ndarray, np.ndarray] | None,
     fixed_s: float | None,
-    actions: list[ActionRecord],
+    ev: _RepairEvidence,
     credits: Credits,
     need_action: bool,
     window_s: float = math.inf,
 ) -> _Repair | None:
     if fixed_s is None or not (fault.start_s <= fixed_s < fault.deadline_s):
         return None
-    if probe is not None and any(
-        x and fault.start_s <= t <= fixed_s for t, x in zip(probe.times, probe.failing)
-    ):
-        return None  # the symptom did show: only a probe recovery can prove this repair
+    if probe is not None:
+        times, failing = probe
+        if (failing & (fault.start_s <= times) & (times <= fixed_s)).any():
+            return None  # the symptom did show: only a probe recovery can prove this repair
+    actions = ev.actions
     credited = None
-    for k, a in enumerate(actions):
+    for k in ev.candidates(max(fault.start_s, fixed_s - window_s), fixed_s):
+        a = actions[k]
         if fault.start_s <= a.time_s <= fixed_s and fixed_s - a.time_s <= window_s and credits(k, a):
             credited = k
     if need_action and credited is None:
@@ -376,7 +419,7 @@ def _artifact_repair(
 
 
 def _repair(
-    record: RunRecord,
+    ev: _RepairEvidence,
     fault: FaultTruth,
     stable_s: float,
     credits: Credits | None = None,
@@ -386,18 +429,18 @@ def _repair(
     artifact fix needs none), else only the interventions `credits` accepts (an artifact fix too).
     `fix_window_s`: how long before an artifact fix the credited action may be (v3: the action that
     restored it, as for a probe recovery; v2: any since the fault's start)."""
-    probe = record.probe_for(fault.fault_id)
+    probe = ev.probe(fault.fault_id)
     need_action = credits is not None
     credits = credits or _touching(fault)
     found = [
         r
         for r in (
-            _probe_repair(fault, probe, record.actions, stable_s, credits) if probe is not None else None,
+            _probe_repair(fault, probe, ev, stable_s, credits) if probe is not None else None,
             _artifact_repair(
                 fault,
                 probe,
-                record.artifact_fixed.get(fault.fault_id),
-                record.actions,
+                ev.record.artifact_fixed.get(fault.fault_id),
+                ev,
                 credits,
                 need_action,
                 fix_window_s,
@@ -443,7 +486,7 @@ class _Interventions:
 
 def _fault_score(
     f: FaultTruth,
-    record: RunRecord,
+    ev: _RepairEvidence,
     scoring: Scoring,
     t_c: float | None,
     t_l: float | None,
@@ -453,7 +496,7 @@ def _fault_score(
     w = scoring.stage_weights
     c, cl = t_c is not None, t_l is not None
     clr = cl and rep is not None
-    raw = rep if scoring.rules_version == 1 else _repair(record, f, float(scoring.repair_stable_s))
+    raw = rep if scoring.rules_version == 1 else _repair(ev, f, float(scoring.repair_stable_s))
     acted = interventions.acted_on(f)
     return FaultScore(
         fault_id=f.fault_id,
@@ -477,9 +520,9 @@ def _v1_fault_scores(record: RunRecord, scoring: Scoring) -> list[FaultScore]:
     times = _stage_times(record)
     stable = float(scoring.repair_stable_s)
     acts = _Interventions(record.actions)
+    ev = _RepairEvidence(record)
     return [
-        _fault_score(f, record, scoring, *times[f.fault_id], _repair(record, f, stable), acts)
-        for f in record.faults
+        _fault_score(f, ev, scoring, *times[f.fault_id], _repair(ev, f, stable), acts) for f in record.faults
     ]
 
 
@@ -495,6 +538,7 @@ def _v2_fault_scores(record: RunRecord, scoring: Scoring, m: Matching) -> list[F
     assert scoring.matching is not None
     grace = scoring.matching.report_grace_s
     acts = _Interventions(record.actions)
+    ev = _RepairEvidence(record)
     out = []
     for f in record.faults:
         fid = f.fault_id
@@ -505,13 +549,13 @@ def _v2_fault_scores(record: RunRecord, scoring: Scoring, m: Matching) -> list[F
             v3 = scoring.rules_version >= 3
             reach = f.culprits if v3 else f.actionable
             rep = _repair(
-                record,
+                ev,
                 f,
                 stable,
                 credits=lambda k, a, reach=reach: k in m.called_for and _touches(a, reach),
                 fix_window_s=REPAIR_ATTRIBUTION_S if v3 else math.inf,
             )
-        out.append(_fault_score(f, record, scoring, t_c, t_l, rep, acts))
+        out.append(_fault_score(f, ev, scoring, t_c, t_l, rep, acts))
     return out
 
 
