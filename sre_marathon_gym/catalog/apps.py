@@ -140,7 +140,14 @@ def pod_owner(pod: str, services: Iterable[str]) -> str | None:
     One definition for every place that maps pod labels to services (alert engine, runbook,
     LLM agents, live backend), so they never disagree.
     """
-    return max((s for s in services if pod.startswith(s + "-")), key=len, default=None)
+    names = services if isinstance(services, (set, frozenset, dict)) else set(services)
+    # the owner ends where one of the pod name's dashes starts: try them from the right (longest first)
+    i = pod.rfind("-")
+    while i >= 0:
+        if pod[:i] in names:
+            return pod[:i]
+        i = pod.rfind("-", 0, i)
+    return None
 
 
 def config_artifact_id(service: str, entry: ConfigEntry) -> str:

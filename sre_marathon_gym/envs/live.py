@@ -21,7 +21,7 @@ from ..backends.base import ALREADY_REPAIRED
 from ..catalog import Catalog, load_catalog
 from ..core.clock import DEFAULT_INVOCATION_S, METRIC_STEP_S
 from ..core.errors import SREMarathonError
-from ..core.run_record import RunRecord
+from ..core.run_record import AlertRecord, RunRecord
 from ..tools.models import ToolResult
 from ..tools.runner import ToolRunner
 from .actions import baseline_values
@@ -160,7 +160,7 @@ class LiveMarathonEnv(MarathonCore):
         check_reset_arguments(seed, options)
         super().reset(seed=seed)
         self._seed = seed
-        self._alert_services: dict[str, list[str]] = {}
+        self._alert_services: dict[str, AlertRecord] = {}
         from ..alerting.engine import AlertEngine
 
         self._revert_outstanding()  # a previous episode's faults must not leak into this one

@@ -32,7 +32,7 @@ class RunRecorder:
         self.degradation = Degradation(
             times=[], requests=[], degraded=[], baseline_requests=[], baseline_degraded=[]
         )
-        self._alert_services: dict[str, list[str]] = {}
+        self._alert_services: dict[str, AlertRecord] = {}
         self._seen_bad: set[str] = set()
         self.faults = [self._truth(sf) for sf in env.schedule.faults]
         self.scope_share = env.catalog.scope_share(env.app.app)
@@ -181,30 +181,34 @@ def fault_truth(
 
 
 def alert_records(
-    history: Any, app: Any, pod_service: dict[str, str], cache: dict[str, list[str]]
+    history: Any, app: Any, pod_service: dict[str, str], cache: dict[str, AlertRecord]
 ) -> list[AlertRecord]:
     """The alert history as recorded: each alert with the services (and node or zone) it names.
 
-    `cache` keeps an alert's services from the first time it was seen, since pods (and so the
-    pod -> service map) come and go after the alert fired.
+    `cache` keeps each alert's record from the first time it was seen (rebuilt only when it
+    resolves), and so its services, since pods (and so the pod -> service map) come and go after
+    the alert fired; the recorder asks at every step for the whole history.
     """
     out = []
     for a in history:
-        if a.id not in cache:
-            svcs = app.label_services(a.labels, pod_service)
-            place = label_place(a.labels)
-            cache[a.id] = sorted(svcs | ({place[1]} if place else set()))
-        out.append(
-            AlertRecord(
+        rec = cache.get(a.id)
+        if rec is None or rec.fired_at != a.fired_at or rec.resolved_at != a.resolved_at:
+            if rec is None:
+                svcs = app.label_services(a.labels, pod_service)
+                place = label_place(a.labels)
+                services = sorted(svcs | ({place[1]} if place else set()))
+            else:
+                services = rec.services
+            rec = cache[a.id] = AlertRecord(
                 id=a.id,
                 rule=a.rule,
                 severity=a.severity,
                 labels=dict(a.labels),
                 fired_at=a.fired_at,
                 resolved_at=a.resolved_at,
-                services=cache[a.id],
+                services=services,
             )
-        )
+        out.append(rec)
     return out
 
 

@@ -155,6 +155,8 @@ class Replay:
         self.m = Matching()
         self.seen = (0, 0, 0)  # alerts, incident events, actions fed so far
         self.freed: list[str] = []  # faults an event left unmatched, to re-offer
+        self._shares_key: tuple[float, int] | None = None  # (now, alerts known) of `_shares_memo`
+        self._shares_memo: dict[int, tuple[IncidentEvent, dict[str, float]]] = {}
 
     def add_alerts(self, alerts: list[AlertRecord]) -> None:
         for a in alerts:
@@ -194,7 +196,21 @@ class Replay:
 
         v3: an alert that is weak for a fault (non-specific, not naming its target) counts for it
         only beside a strong one or under a claim that localizes the fault, and the share must
-        exceed `min_share` strictly."""
+        exceed `min_share` strictly.
+
+        Memoised per incident state while `now` and the known alerts stay the same (they only ever
+        gain entries): re-offering a freed fault asks every open incident again."""
+        key = (now, len(self.fired_at))
+        if self._shares_key != key:
+            self._shares_key, self._shares_memo = key, {}
+        hit = self._shares_memo.get(id(ev))
+        if hit is not None and hit[0] is ev:
+            return hit[1]
+        out = self._compute_shares(ev, now)
+        self._shares_memo[id(ev)] = (ev, out)
+        return out
+
+    def _compute_shares(self, ev: IncidentEvent, now: float) -> dict[str, float]:
         counts: dict[str, int] = {}
         weak: dict[str, int] = {}
         fired = 0

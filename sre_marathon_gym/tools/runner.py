@@ -278,8 +278,12 @@ class ToolRunner:
                 continue
             if m.state == "resolved" and a.resolved_at is None:
                 continue
-            out.append(self._alert_view(a))
-        return {"now": self.backend.now(), "count": len(out), "alerts": out[-m.limit :]}
+            out.append(a)
+        return {
+            "now": self.backend.now(),
+            "count": len(out),
+            "alerts": [self._alert_view(a) for a in out[-m.limit :]],
+        }
 
     @property
     def metrics(self) -> Any:
