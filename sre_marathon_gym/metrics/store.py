@@ -66,6 +66,16 @@ def _normalise_labels(labels: Mapping[str, str] | None) -> LabelKey:
     return tuple(out)
 
 
+def extend_labels(base: LabelKey, extra: Mapping[str, str]) -> LabelKey:
+    """`_normalise_labels({**dict(base), **extra})` for a normalised `base` and string keys, without
+    normalising `base` again (a pod's series share its labels and add one or two)."""
+    keys = extra.keys()
+    out = [item for item in base if item[0] not in keys]
+    out.extend(_normalise_labels(extra))
+    out.sort()
+    return tuple(out)
+
+
 class _NameIndex:
     """Per-metric-name columnar view of label values, extended by the series the name gains (pods
     come and go every few minutes: rebuilding it for each new pod cost more than the queries)."""
@@ -240,16 +250,28 @@ class MetricStore:
             if k in shallow:
                 v2 = type(v)(v)
                 memo[id(v)] = v2
-            elif k in ("_by_name", "_chunks"):  # name -> ids, chunk -> samples
-                v2 = {}
-                for key, part in v.items():
-                    v2[key] = memo[id(part)] = part.copy()
-                memo[id(v)] = v2
-            elif k == "_reserved":  # the copies' chunks are compact: a write reserves anew
-                v2 = memo[id(v)] = {}
+            elif k == "_by_name":  # name -> ids
+                v2 = memo[id(v)] = {key: list(ids) for key, ids in v.items()}
+            elif k in ("_chunks", "_reserved"):
+                continue  # below: they go together
             else:
                 v2 = copy.deepcopy(v, memo)
             new.__dict__[k] = v2
+        # chunk -> samples: old chunks as compact copies; the current one keeps its room to grow
+        # (only its rows are copied: the copy touches no more memory than a compact one)
+        chunks: dict[int, np.ndarray] = {}
+        reserved: dict[int, np.ndarray] = {}
+        for key, part in self._chunks.items():
+            buf = self._reserved.get(key)
+            if buf is None:
+                chunks[key] = part.copy()
+            else:
+                reserved[key] = np.empty_like(buf)
+                reserved[key][: part.shape[0]] = part
+                chunks[key] = reserved[key][: part.shape[0]]
+            memo[id(part)] = chunks[key]
+        new._chunks = memo[id(self._chunks)] = chunks
+        new._reserved = memo[id(self._reserved)] = reserved
         return new
 
     def __getstate__(self) -> dict:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..core.clock import METRIC_STEP_S
-from ..metrics.store import _normalise_labels
+from ..metrics.store import LabelKey, _normalise_labels, extend_labels
 from . import pod_signals as ps
 from .cluster import NODE_MONITOR_GRACE_S, POD_MUTATIONS
 from .k8s_events import pod_uid
@@ -100,27 +100,40 @@ class KubeSeries:
         # looked up once (labels are built only then; new series are created in this order)
         sids = self._pod_sids.setdefault(pod.name, {})
 
-        def put(name: str, variant: object, labels, value: float) -> None:
+        def put(name: str, variant: object, extra, value: float) -> None:
+            """`extra()`: the labels this series adds to the pod's (a normalised key if it has
+            labels of its own, see `container_spec_memory_limit_bytes`)."""
             key = (name, variant)
             sid = sids.get(key)
             if sid is None:
-                sid = sids[key] = st.series_id(name, labels())
+                more = extra()
+                labels = more if isinstance(more, tuple) else extend_labels(base(), more)
+                sid = sids[key] = st.series_id_normalised(name, labels)
             ids.append(sid)
             vals.append(value)
 
         uid = self._pod_uid(pod)
-        base = {**scrape_labels(KSM_JOB), "namespace": ns, "pod": pod.name, "uid": uid}
+        base_key: list[LabelKey] = []
+
+        def base() -> LabelKey:  # normalised once per call, only if a series is new
+            if not base_key:
+                base_key.append(
+                    _normalise_labels(
+                        {**scrape_labels(KSM_JOB), "namespace": ns, "pod": pod.name, "uid": uid}
+                    )
+                )
+            return base_key[0]
+
         phase = "Unknown" if status == "Unknown" else pod.phase
         for ph in PHASES:
-            put("kube_pod_status_phase", ph, lambda ph=ph: {**base, "phase": ph}, float(ph == phase))
+            put("kube_pod_status_phase", ph, lambda ph=ph: {"phase": ph}, float(ph == phase))
         for cond, v in (("true", pod.ready), ("false", not pod.ready), ("unknown", False)):
-            put("kube_pod_status_ready", cond, lambda cond=cond: {**base, "condition": cond}, float(v))
+            put("kube_pod_status_ready", cond, lambda cond=cond: {"condition": cond}, float(v))
         node = pod.node or ""
         put(
             "kube_pod_info",
             node,
             lambda: {
-                **base,
                 "node": node,
                 "host_ip": "",
                 "pod_ip": "",
@@ -132,55 +145,56 @@ class KubeSeries:
             1.0,
         )
         if pod.node is None:
-            put("kube_pod_status_unschedulable", None, lambda: base, 1.0)
-        cbase = {**base, "container": svc}
+            put("kube_pod_status_unschedulable", None, lambda: {}, 1.0)
         if pod.waiting_reason and pod.node is not None:
             put(
                 "kube_pod_container_status_waiting_reason",
                 pod.waiting_reason,
-                lambda: {**cbase, "reason": pod.waiting_reason},
+                lambda: {"container": svc, "reason": pod.waiting_reason},
                 1.0,
             )
         if pod.last_terminated_reason:
             put(
                 "kube_pod_container_status_last_terminated_reason",
                 pod.last_terminated_reason,
-                lambda: {**cbase, "reason": pod.last_terminated_reason},
+                lambda: {"container": svc, "reason": pod.last_terminated_reason},
                 1.0,
             )
         if spec.cpu_limit_m:
             put(
                 "kube_pod_container_resource_limits",
                 ("cpu", node),
-                lambda: {**cbase, "node": node, "resource": "cpu", "unit": "core"},
+                lambda: {"container": svc, "node": node, "resource": "cpu", "unit": "core"},
                 spec.cpu_limit_m / 1000,
             )
         if spec.mem_limit_mi:
             put(
                 "kube_pod_container_resource_limits",
                 ("memory", node),
-                lambda: {**cbase, "node": node, "resource": "memory", "unit": "byte"},
+                lambda: {"container": svc, "node": node, "resource": "memory", "unit": "byte"},
                 spec.mem_limit_mi * MI,
             )
         req = self.sim.app.service(svc).resources
         put(
             "kube_pod_container_resource_requests",
             node,
-            lambda: {**cbase, "node": node, "resource": "cpu", "unit": "core"},
+            lambda: {"container": svc, "node": node, "resource": "cpu", "unit": "core"},
             req.cpu_request_m / 1000,
         )
         if pod.node is not None and pod.started and spec.mem_limit_mi:
             put(
                 "container_spec_memory_limit_bytes",
                 (spec.image, node),
-                lambda: {
-                    **scrape_labels(CADVISOR_JOB, node),
-                    "namespace": ns,
-                    "pod": pod.name,
-                    "container": svc,
-                    "image": spec.image,
-                    "node": node,
-                },
+                lambda: _normalise_labels(
+                    {
+                        **scrape_labels(CADVISOR_JOB, node),
+                        "namespace": ns,
+                        "pod": pod.name,
+                        "container": svc,
+                        "image": spec.image,
+                        "node": node,
+                    }
+                ),
                 spec.mem_limit_mi * MI,
             )
         id_arr = np.asarray(ids, dtype=np.int64)
