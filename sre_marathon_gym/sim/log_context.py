@@ -61,6 +61,9 @@ if TYPE_CHECKING:
     from .sim_state import SimState
 
 
+LINES_CACHE = 20_000  # (sample, service, rank) entries of rendered lines kept per recorder
+
+
 class LogContextRecorder(LogState):
     """Per-15 s aggregates the log and trace synthesisers read; `record(sim, t)` is the simulator hook."""
 
@@ -72,6 +75,7 @@ class LogContextRecorder(LogState):
             return
         k = int(round(t / self.step_s))
         p = self._k_index.get(k)
+        again = p is not None  # the sample is recorded again: what was read of it is stale
         if p is None:
             p = self.n
             if p >= len(self.times):
@@ -79,8 +83,9 @@ class LogContextRecorder(LogState):
             self.n += 1
             self._k_index[k] = p
         self.times[p] = k * self.step_s
-        if self._cause_cache:
+        if again:
             self._cause_cache = {key: v for key, v in self._cause_cache.items() if key[0] != p}
+            self._lines_cache = {key: v for key, v in self._lines_cache.items() if key[0] != p}
         arrays = getattr(sim, "_arrays", None) or sim.effects.arrays()
         c = self.compiled
         sv, ed, rt = self._svc, self._edge, self._rt
@@ -238,7 +243,16 @@ class LogContextRecorder(LogState):
 
     # ------------------------------------------------ log synthesis (`log_lines`)
     def lines(self, p: int, s: int, min_rank: int = 0) -> list[LogRecord]:
-        return log_lines.lines(self, p, s, min_rank)
+        """`log_lines.lines`, kept for the last `LINES_CACHE` (sample, service, rank) asked (a
+        recorded sample's lines never change, and a log search walks back over the same samples at
+        every invocation). The list and its records are shared: callers must not modify them."""
+        key = (p, s, min_rank)
+        hit = self._lines_cache.get(key)
+        if hit is None:
+            if len(self._lines_cache) >= LINES_CACHE:
+                del self._lines_cache[next(iter(self._lines_cache))]
+            hit = self._lines_cache[key] = log_lines.lines(self, p, s, min_rank)
+        return hit
 
 
 __all__ = ["STEP_S", "LogContextRecorder"]

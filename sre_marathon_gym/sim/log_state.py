@@ -136,6 +136,7 @@ class LogState:
         self._restarts_seen: dict[str, int] = {}
         self._k_index: dict[int, int] = {}
         self._cause_cache: dict[tuple[int, int, int], tuple[int, int, int, str, str]] = {}  # see `log_causes`
+        self._lines_cache: dict[tuple[int, int, int], list] = {}  # see `LogContextRecorder.lines`
         self._spec_memo_key: object = None  # memos of `log_snapshot.snapshot`
         self._pods_key: tuple | None = None
         self._pod_memo: dict[str, tuple] = {}  # pod -> (key, its part of a context)

@@ -266,3 +266,23 @@ def test_logs_and_traces_never_leak_fault_identity(catalog, app):
     leaked = [s for s in secret if s in blob]
     assert not leaked, leaked[:5]
     assert sum("ERROR" in t for t in texts) > 0
+
+
+def test_rendered_lines_are_kept_until_their_sample_is_recorded_again(catalog):
+    """A recorded sample's lines are rendered once and served again; recording that sample again
+    (the same time, a changed world) drops them, so what is served is what would be rendered."""
+    from sre_marathon_gym.sim import log_lines
+
+    fault = next(f for f in catalog.faults["online_boutique"] if f.mechanism == "dependency_unavailable")
+    sim = Simulator(catalog, "online_boutique", 5)
+    rec = LogContextRecorder(sim)
+    drive(sim, rec, 300)
+    p, s = rec.n - 1, rec.service_index(fault.target)
+    before = rec.lines(p, s)
+    assert rec.lines(p, s) is before and _as_tuples(before) == _as_tuples(log_lines.lines(rec, p, s))
+    sim.inject(fault)
+    sim.advance_to(sim.now + 60)  # the world with the fault, recorded as the same 15 s sample again
+    rec.record(sim, float(rec.times[p]))
+    after = rec.lines(p, s)
+    assert after is not before and _as_tuples(after) == _as_tuples(log_lines.lines(rec, p, s))
+    assert any(r.level == "ERROR" for r in after) and not any(r.level == "ERROR" for r in before)
