@@ -30,7 +30,8 @@ import numpy as np
 
 from sre_marathon_gym.core.clock import METRIC_STEP_S
 from sre_marathon_gym.core.errors import RetentionError, TelemetryError
-from sre_marathon_gym.core.patterns import compile_label_regex
+
+from .labels import LabelIndex, LabelKey, normalise_labels
 
 __all__ = ["MetricStore", "TelemetryError", "RetentionError", "LOOKBACK_S"]
 
@@ -47,95 +48,7 @@ _STALE_BITS = {
     np.dtype(np.float64): (np.uint64, np.uint64(0x7FF8000000000001)),
 }
 
-LabelKey = tuple[tuple[str, str], ...]
 Matcher = str | tuple[str, str]
-
-
-def _normalise_labels(labels: Mapping[str, str] | None) -> LabelKey:
-    """Sorted, interned (key, value) tuple; empty values are dropped (Prometheus: empty == absent)."""
-    if not labels:
-        return ()
-    intern = sys.intern
-    out = []
-    for k, v in labels.items():
-        if type(v) is not str:
-            v = str(v)
-        if v != "":
-            out.append((intern(k if type(k) is str else str(k)), intern(v)))
-    out.sort()
-    return tuple(out)
-
-
-def extend_labels(base: LabelKey, extra: Mapping[str, str]) -> LabelKey:
-    """`_normalise_labels({**dict(base), **extra})` for a normalised `base` and string keys, without
-    normalising `base` again (a pod's series share its labels and add one or two)."""
-    keys = extra.keys()
-    out = [item for item in base if item[0] not in keys]
-    out.extend(_normalise_labels(extra))
-    out.sort()
-    return tuple(out)
-
-
-class _NameIndex:
-    """Per-metric-name columnar view of label values, extended by the series the name gains (pods
-    come and go every few minutes: rebuilding it for each new pod cost more than the queries)."""
-
-    __slots__ = ("n", "_ids", "_values", "_codes", "_arrays")
-
-    def __init__(self) -> None:
-        self.n = 0
-        self._ids: list[int] = []
-        self._values: dict[str, dict[str, int]] = {}  # label -> value -> code ("" = absent)
-        self._codes: dict[str, list[int]] = {}  # label -> code per series
-        self._arrays: tuple[np.ndarray, dict[str, tuple[list[str], np.ndarray]]] | None = None
-
-    def extend(self, ids: list[int], label_keys: list[LabelKey]) -> None:
-        """Add series (in id order) after those already indexed."""
-        values, codes = self._values, self._codes
-        for key in label_keys:
-            row = self.n
-            for k, v in key:
-                col = codes.get(k)
-                if col is None:  # a label new to this name: absent ("") in every earlier series
-                    values[k] = {"": 0}
-                    col = codes[k] = [0] * row
-                col.append(values[k].setdefault(v, len(values[k])))
-            self.n = row + 1
-            for k, col in codes.items():
-                if len(col) < self.n:  # not in this series' labels: absent
-                    col.append(values[k].setdefault("", len(values[k])))
-        self._ids.extend(ids)
-        self._arrays = None
-
-    @property
-    def ids(self) -> np.ndarray:
-        return self._built()[0]
-
-    @property
-    def columns(self) -> dict[str, tuple[list[str], np.ndarray]]:
-        """label -> (distinct values, code per series); the code of "" (absent) is its value's index."""
-        return self._built()[1]
-
-    def _built(self) -> tuple[np.ndarray, dict[str, tuple[list[str], np.ndarray]]]:
-        if self._arrays is None:
-            cols = {k: (list(self._values[k]), np.asarray(c, dtype=np.intp)) for k, c in self._codes.items()}
-            self._arrays = (np.asarray(self._ids, dtype=np.intp), cols)
-        return self._arrays
-
-    def match(self, label: str, op: str, value: str) -> np.ndarray:
-        """Boolean mask over this name's series; absent labels compare as "" like Prometheus."""
-        if label not in self.columns:
-            distinct, codes = [""], np.zeros(self.n, dtype=np.intp)
-        else:
-            distinct, codes = self.columns[label]
-        if op in ("=~", "!~"):
-            rx = compile_label_regex(value, f"label {label!r}")  # RE2: linear time, PromQL syntax
-            hit = np.fromiter((rx.fullmatch(v) is not None for v in distinct), bool, len(distinct))
-        else:
-            hit = np.fromiter((v == value for v in distinct), bool, len(distinct))
-        if op in ("!=", "!~"):
-            hit = ~hit
-        return hit[codes]
 
 
 class MetricStore:
@@ -186,7 +99,7 @@ class MetricStore:
         self._sid_name: list[str] = []
         self._sid_labels: list[LabelKey] = []
         self._by_name: dict[str, list[int]] = {}
-        self._name_index: dict[str, _NameIndex] = {}
+        self._name_index: dict[str, LabelIndex] = {}
         self._select_cache: dict[tuple[str, tuple], tuple[int, np.ndarray]] = {}
         self._named: list[LabelKey | None] = []  # per series: its labels with __name__ (`named_label_sets`)
         # storage
@@ -205,14 +118,14 @@ class MetricStore:
 
     def series_id(self, name: str, labels: Mapping[str, str] | None = None) -> int:
         """Return the id of (name, labels), creating the series on first use."""
-        key = (sys.intern(name), _normalise_labels(labels))
+        key = (sys.intern(name), normalise_labels(labels))
         sid = self._key_to_id.get(key)
         if sid is None:
             sid = self._add(key)
         return sid
 
     def series_id_normalised(self, name: str, key: LabelKey) -> int:
-        """`series_id` for labels already in `_normalise_labels` form (sorted, interned, no empty value)."""
+        """`series_id` for labels already in `normalise_labels` form (sorted, interned, no empty value)."""
         k = (sys.intern(name), key)
         sid = self._key_to_id.get(k)
         if sid is None:
@@ -225,7 +138,7 @@ class MetricStore:
         out = np.empty(len(label_dicts), dtype=np.intp)
         get = self._key_to_id.get
         for i, labels in enumerate(label_dicts):
-            key = (name, _normalise_labels(labels))
+            key = (name, normalise_labels(labels))
             sid = get(key)
             out[i] = self._add(key) if sid is None else sid
         return out
@@ -319,13 +232,13 @@ class MetricStore:
             raise TelemetryError(f"unknown series id {sid} (series_count={len(self._sid_name)})")
         return sid
 
-    def _index(self, name: str) -> _NameIndex | None:
+    def _index(self, name: str) -> LabelIndex | None:
         ids = self._by_name.get(name)
         if ids is None:
             return None
         idx = self._name_index.get(name)
         if idx is None:
-            idx = self._name_index[name] = _NameIndex()
+            idx = self._name_index[name] = LabelIndex()
         if idx.n != len(ids):
             new = ids[idx.n :]
             idx.extend(new, [self._sid_labels[s] for s in new])

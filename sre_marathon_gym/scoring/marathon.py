@@ -114,20 +114,17 @@ from __future__ import annotations
 import math
 import statistics
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..catalog.settings import Scoring
-from ..core.run_record import ActionRecord, AlertRecord, FaultTruth, ProbeSeries, RunRecord
+from ..core.run_record import ActionRecord, AlertRecord, FaultTruth, RunRecord
 from ..core.table import format_table
 from .matching import Matching, Replay, Rules3, is_attributable, match_incidents, rules3
-
-REPAIR_ATTRIBUTION_S = 480.0
-"""An intervention may be credited for a probe recovery at most this long after it was made."""
+from .repair import REPAIR_ATTRIBUTION_S, Repair, RepairEvidence, repair, touches
 
 Outcome = Literal[
     "handled",
@@ -270,14 +267,6 @@ class ScoreCard(BaseModel):
 
 
 # --------------------------------------------------------------------------- per-fault evidence
-@dataclass(frozen=True)
-class _Repair:
-    time_s: float
-    confirmed_s: float
-    evidence: Literal["probe", "artifact"]
-    action: int | None
-
-
 def attributable(alert: AlertRecord, fault: FaultTruth, interval_s: float) -> bool:
     """Whether `alert` may be evidence of `fault` (fired while active, points at its scope or target)."""
     return bool(_attributable_ids([alert], fault, interval_s))
@@ -310,147 +299,6 @@ def _stage_times(record: RunRecord) -> dict[str, tuple[float | None, float | Non
     return {fid: (first_c[fid], first_l[fid]) for fid in first_c}
 
 
-def _touches(action: ActionRecord, touched: frozenset[str]) -> bool:
-    """An executed (ok) intervention acting on one of the fault's services (or its node/zone)."""
-    return action.kind == "intervention" and action.verdict == "ok" and not touched.isdisjoint(action.targets)
-
-
-Credits = Callable[[int, ActionRecord], bool]
-"""Which interventions may be credited with a fault's repair (index into `actions`, the action)."""
-
-
-def _touching(fault: FaultTruth) -> Credits:
-    """Rules v1: any executed intervention on one of the fault's services (or its node/zone)."""
-    touched = fault.touched
-    return lambda _k, a: _touches(a, touched)
-
-
-class _RepairEvidence:
-    """What the repair checks read, prepared once per score card: each probe as arrays, by fault,
-    and the actions' times. Why: the reward rescores the run at every step and each fault asks
-    twice (any repair, and a credited one); the lists grow with the run."""
-
-    def __init__(self, record: RunRecord):
-        self.record = record
-        self.actions = record.actions
-        self.times = [a.time_s for a in self.actions]
-        self.ordered = all(x <= y for x, y in zip(self.times, self.times[1:]))
-        self._probes: dict[str, ProbeSeries] = {}
-        for p in reversed(record.probes):  # the first of a fault's probes wins, as `probe_for`
-            self._probes[p.fault_id] = p
-        self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-
-    def probe(self, fault_id: str) -> tuple[np.ndarray, np.ndarray] | None:
-        """(times, failing) of the fault's probe, or None without one."""
-        hit = self._arrays.get(fault_id)
-        if hit is None:
-            p = self._probes.get(fault_id)
-            if p is None:
-                return None
-            hit = self._arrays[fault_id] = (
-                np.asarray(p.times, dtype=float),
-                np.asarray(p.failing, dtype=bool),
-            )
-        return hit
-
-    def candidates(self, lo_s: float, hi_s: float) -> range:
-        """Indices of the actions that may lie in [lo_s, hi_s] (all of them if not in time order);
-        callers still apply their exact condition to each."""
-        if not self.ordered or math.isnan(lo_s) or math.isnan(hi_s):
-            return range(len(self.actions))
-        return range(bisect_left(self.times, lo_s - 1.0), bisect_right(self.times, hi_s + 1.0))
-
-
-def _probe_repair(
-    fault: FaultTruth,
-    probe: tuple[np.ndarray, np.ndarray],
-    ev: _RepairEvidence,
-    stable_s: float,
-    credits: Credits,
-) -> _Repair | None:
-    times, failing = probe
-    actions = ev.actions
-    if times.size < 2:
-        return None
-    # recoveries: healthy sample i right after a failing sample i-1, both within the fault
-    idx = np.flatnonzero(~failing[1:] & failing[:-1]) + 1
-    idx = idx[(times[idx - 1] >= fault.start_s - _EPS) & (times[idx] < fault.deadline_s)]
-    for i in idx:
-        t_r = float(times[i])
-        j = int(np.searchsorted(times, t_r + stable_s - _EPS, side="left"))
-        if j >= times.size or failing[i : j + 1].any():
-            continue  # not (yet) confirmed stable, or relapsed
-        credited = None
-        for k in ev.candidates(max(fault.start_s, t_r - REPAIR_ATTRIBUTION_S), t_r):
-            a = actions[k]
-            in_time = fault.start_s <= a.time_s < t_r and t_r - a.time_s <= REPAIR_ATTRIBUTION_S
-            if in_time and credits(k, a):
-                if credited is None or a.time_s >= actions[credited].time_s:
-                    credited = k
-        if credited is not None:
-            return _Repair(t_r, float(times[j]), "probe", credited)
-    return None
-
-
-def _artifact_repair(
-    fault: FaultTruth,
-    probe: tuple[np.ndarray, np.ndarray] | None,
-    fixed_s: float | None,
-    ev: _RepairEvidence,
-    credits: Credits,
-    need_action: bool,
-    window_s: float = math.inf,
-) -> _Repair | None:
-    if fixed_s is None or not (fault.start_s <= fixed_s < fault.deadline_s):
-        return None
-    if probe is not None:
-        times, failing = probe
-        if (failing & (fault.start_s <= times) & (times <= fixed_s)).any():
-            return None  # the symptom did show: only a probe recovery can prove this repair
-    actions = ev.actions
-    credited = None
-    for k in ev.candidates(max(fault.start_s, fixed_s - window_s), fixed_s):
-        a = actions[k]
-        if fault.start_s <= a.time_s <= fixed_s and fixed_s - a.time_s <= window_s and credits(k, a):
-            credited = k
-    if need_action and credited is None:
-        return None
-    return _Repair(fixed_s, fixed_s, "artifact", credited)
-
-
-def _repair(
-    ev: _RepairEvidence,
-    fault: FaultTruth,
-    stable_s: float,
-    credits: Credits | None = None,
-    fix_window_s: float = math.inf,
-) -> _Repair | None:
-    """The first confirmed repair evidence; `credits` None: rules v1 (any touching intervention, and an
-    artifact fix needs none), else only the interventions `credits` accepts (an artifact fix too).
-    `fix_window_s`: how long before an artifact fix the credited action may be (v3: the action that
-    restored it, as for a probe recovery; v2: any since the fault's start)."""
-    probe = ev.probe(fault.fault_id)
-    need_action = credits is not None
-    credits = credits or _touching(fault)
-    found = [
-        r
-        for r in (
-            _probe_repair(fault, probe, ev, stable_s, credits) if probe is not None else None,
-            _artifact_repair(
-                fault,
-                probe,
-                ev.record.artifact_fixed.get(fault.fault_id),
-                ev,
-                credits,
-                need_action,
-                fix_window_s,
-            ),
-        )
-        if r is not None
-    ]
-    return min(found, key=lambda r: (r.confirmed_s, r.time_s)) if found else None
-
-
 def _outcome(c: bool, cl: bool, clr: bool, repaired_raw: bool, acted: bool) -> Outcome:
     if clr:
         return "handled"
@@ -481,22 +329,22 @@ class _Interventions:
             inside = self.actions[bisect_left(self.times, f.start_s) : bisect_right(self.times, f.deadline_s)]
         else:
             inside = [a for a in self.actions if f.start_s <= a.time_s <= f.deadline_s]
-        return any(_touches(a, f.touched) for a in inside)
+        return any(touches(a, f.touched) for a in inside)
 
 
 def _fault_score(
     f: FaultTruth,
-    ev: _RepairEvidence,
+    ev: RepairEvidence,
     scoring: Scoring,
     t_c: float | None,
     t_l: float | None,
-    rep: _Repair | None,
+    rep: Repair | None,
     interventions: _Interventions,
 ) -> FaultScore:
     w = scoring.stage_weights
     c, cl = t_c is not None, t_l is not None
     clr = cl and rep is not None
-    raw = rep if scoring.rules_version == 1 else _repair(ev, f, float(scoring.repair_stable_s))
+    raw = rep if scoring.rules_version == 1 else repair(ev, f, float(scoring.repair_stable_s))
     acted = interventions.acted_on(f)
     return FaultScore(
         fault_id=f.fault_id,
@@ -520,9 +368,9 @@ def _v1_fault_scores(record: RunRecord, scoring: Scoring) -> list[FaultScore]:
     times = _stage_times(record)
     stable = float(scoring.repair_stable_s)
     acts = _Interventions(record.actions)
-    ev = _RepairEvidence(record)
+    ev = RepairEvidence(record)
     return [
-        _fault_score(f, ev, scoring, *times[f.fault_id], _repair(ev, f, stable), acts) for f in record.faults
+        _fault_score(f, ev, scoring, *times[f.fault_id], repair(ev, f, stable), acts) for f in record.faults
     ]
 
 
@@ -538,7 +386,7 @@ def _v2_fault_scores(record: RunRecord, scoring: Scoring, m: Matching) -> list[F
     assert scoring.matching is not None
     grace = scoring.matching.report_grace_s
     acts = _Interventions(record.actions)
-    ev = _RepairEvidence(record)
+    ev = RepairEvidence(record)
     out = []
     for f in record.faults:
         fid = f.fault_id
@@ -548,11 +396,11 @@ def _v2_fault_scores(record: RunRecord, scoring: Scoring, m: Matching) -> list[F
         if t_l is not None:
             v3 = scoring.rules_version >= 3
             reach = f.culprits if v3 else f.actionable
-            rep = _repair(
+            rep = repair(
                 ev,
                 f,
                 stable,
-                credits=lambda k, a, reach=reach: k in m.called_for and _touches(a, reach),
+                credits=lambda k, a, reach=reach: k in m.called_for and touches(a, reach),
                 fix_window_s=REPAIR_ATTRIBUTION_S if v3 else math.inf,
             )
         out.append(_fault_score(f, ev, scoring, t_c, t_l, rep, acts))

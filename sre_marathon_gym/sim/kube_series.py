@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..core.clock import METRIC_STEP_S
-from ..metrics.store import LabelKey, _normalise_labels, extend_labels
+from ..metrics.labels import LabelKey, extend_labels, normalise_labels
 from . import pod_signals as ps
 from .cluster import NODE_MONITOR_GRACE_S, POD_MUTATIONS
 from .k8s_events import pod_uid
@@ -118,9 +118,7 @@ class KubeSeries:
         def base() -> LabelKey:  # normalised once per call, only if a series is new
             if not base_key:
                 base_key.append(
-                    _normalise_labels(
-                        {**scrape_labels(KSM_JOB), "namespace": ns, "pod": pod.name, "uid": uid}
-                    )
+                    normalise_labels({**scrape_labels(KSM_JOB), "namespace": ns, "pod": pod.name, "uid": uid})
                 )
             return base_key[0]
 
@@ -185,7 +183,7 @@ class KubeSeries:
             put(
                 "container_spec_memory_limit_bytes",
                 (spec.image, node),
-                lambda: _normalise_labels(
+                lambda: normalise_labels(
                     {
                         **scrape_labels(CADVISOR_JOB, node),
                         "namespace": ns,
@@ -231,7 +229,7 @@ class KubeSeries:
                 "image": spec.image,
                 "node": pod.node or "",
             }
-            adv_key = _normalise_labels(adv)  # once for the five cAdvisor series
+            adv_key = normalise_labels(adv)  # once for the five cAdvisor series
             hit = np.array(
                 [
                     st.series_id("kube_pod_container_status_restarts_total", cbase),

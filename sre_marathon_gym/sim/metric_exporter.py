@@ -18,7 +18,7 @@ import numpy as np
 from ..core import detmath
 from ..core.clock import TICK_S
 from ..core.detmath import OrderedSums
-from ..metrics.store import _normalise_labels
+from ..metrics.labels import normalise_labels
 from .kube_series import KubeSeries
 from .scrape import OTEL_JOB, scrape_labels
 from .span_tree import build_shapes
@@ -135,7 +135,7 @@ class MetricExporter(KubeSeries):
                     "span_kind": f"SPAN_KIND_{kind}",
                     "status_code": status,
                 }
-                key = _normalise_labels(lab)
+                key = normalise_labels(lab)
                 self.calls_ids[i, k] = st.series_id_normalised(calls, key)
                 self.sum_ids[i, k] = st.series_id_normalised(dsum, key)
                 self.count_ids[i, k] = st.series_id_normalised(dcount, key)
