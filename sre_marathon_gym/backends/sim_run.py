@@ -129,6 +129,10 @@ class SimulatedRun:
         """Whether a fault's symptom probe fails now."""
         return bool(self.sim.probes.failing(probe))
 
+    def probes_failing(self, probes: list[SymptomProbe]) -> list[bool]:
+        """`probe_failing` of each of many probes at once (shared values computed once)."""
+        return self.sim.probes.failing_many(probes)
+
     def applied_faults(self) -> list[str]:
         """Faults injected so far, in order of injection."""
         return list(self.sim.applied)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -91,3 +92,18 @@ class ProbeWindow:
 
     def failing(self, probe: SymptomProbe) -> bool:
         return probe.is_failing(self.value(probe)) if self.ticks else False
+
+    def failing_many(self, probes: Iterable[SymptomProbe]) -> list[bool]:
+        """`failing` of each probe, each distinct value (kind, service, request type) computed once:
+        a catalog's probes differ mostly in their thresholds (the change harness reads them all)."""
+        if not self.ticks:
+            return [False for _ in probes]
+        values: dict[tuple[str, str, str | None], float] = {}
+        out = []
+        for p in probes:
+            key = (p.kind, p.service, p.request_type)
+            v = values.get(key)
+            if v is None:
+                v = values[key] = self.value(p)
+            out.append(p.is_failing(v))
+        return out

@@ -48,3 +48,25 @@ def test_the_harness_catches_a_harmful_change(catalog):
     )
     result = check_change(catalog, "online_boutique", blocking)
     assert result.failing_probes or result.extra_alerts
+
+
+def test_many_probes_read_at_once_are_each_probe_read_alone(catalog):
+    """The harness reads every catalog probe at each tick through `probes_failing`, which computes
+    each distinct value once: the verdicts are those of `probe_failing`, healthy and under a fault."""
+    from sre_marathon_gym.backends.sim_run import SimulatedRun
+    from sre_marathon_gym.schedule.fault_schedule import FaultSchedule
+
+    app = "astronomy_shop"
+    probes = list({f.probe.model_dump_json(): f.probe for f in catalog.faults[app]}.values())
+    run = SimulatedRun(catalog, app, 0, FaultSchedule(app, 0, 600, 0, faults=()), telemetry=False)
+    assert run.probes_failing(probes) == [False] * len(probes)  # no tick yet: nothing fails
+    fault = next(f for f in catalog.faults[app] if f.mechanism == "dependency_unavailable")
+    seen = set()
+    for t in (120, 300):
+        run.advance_to(t)
+        if t == 120:
+            run.sim.inject(fault)
+        many = run.probes_failing(probes)
+        assert many == [run.probe_failing(p) for p in probes]
+        seen.add(any(many))
+    assert seen == {False, True}
