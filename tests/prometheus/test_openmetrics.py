@@ -54,3 +54,14 @@ def test_promtool_series_notation_is_run_length_encoded():
     stale = np.zeros(vals.size, dtype=bool)
     stale[6] = True
     assert encode_values(vals, stale) == "1.0+0x2 _x2 2.5 stale 3.0+0x1"
+
+
+def test_series_notation_edge_cases_read_back_as_the_samples():
+    """Infinities, signed zeros (equal, so one run written as its first), a marker right after a
+    gap and inside a repeat, a lone gap, tiny and huge numbers: each token is `format_value`'s."""
+    nan, inf = np.nan, np.inf
+    vals = np.array([inf, -inf, -0.0, 0.0, nan, nan, nan, 5e-324, 1e300, 1.0, 1.0, nan, 1.0, 0.1])
+    stale = np.zeros(vals.size, dtype=bool)
+    stale[[6, 10]] = True
+    assert encode_values(vals, stale) == "+Inf -Inf -0.0+0x1 _x2 stale 5e-324 1e+300 1.0 stale _ 1.0 0.1"
+    assert encode_values(np.array([]), np.array([], dtype=bool)) == ""
