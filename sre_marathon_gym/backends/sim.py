@@ -7,7 +7,6 @@ they were before the protocol existed.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -16,6 +15,7 @@ from ..catalog import load_catalog
 from ..catalog.faults import Fault
 from ..core.clock import Epoch
 from ..core.errors import did_you_mean
+from ..core.plain import record_dict
 from ..sim.simulator import Simulator
 
 
@@ -110,7 +110,7 @@ class SimBackend:
                 )
             return rows
         if resource == "events":
-            return [dataclasses.asdict(e) for e in cl.events if svc is None or svc in e.object][-limit:]
+            return [record_dict(e) for e in cl.events if svc is None or svc in e.object][-limit:]
         if resource == "nodes":
             return [
                 {
@@ -226,9 +226,9 @@ class SimBackend:
                 limit,
                 with_positions=True,
             )
-            return [{"id": _log_id(k, s, i, r), **dataclasses.asdict(r)} for r, (k, s, i) in pairs]
+            return [{"id": _log_id(k, s, i, r), **record_dict(r)} for r, (k, s, i) in pairs]
         recs = search_logs(self.sim.logctx, self.sim.app, service, start_s, end_s, query, level, limit)
-        return [dataclasses.asdict(r) for r in recs]
+        return [record_dict(r) for r in recs]
 
     def log_line(self, log_id: str) -> dict | None:
         """The log line a citable id names (`search_logs(..., with_ids=True)`), or None when the id is
@@ -250,7 +250,7 @@ class SimBackend:
         lines = rec.lines(p, s, 0)
         if not 0 <= i < len(lines) or _log_id(k, s, i, lines[i]) != log_id.strip():
             return None
-        return dataclasses.asdict(lines[i])
+        return record_dict(lines[i])
 
     def traces(
         self,
@@ -267,11 +267,11 @@ class SimBackend:
         if self.sim.logctx is None:
             raise ValueError("traces are disabled in this environment")
         if trace_id:
-            return [dataclasses.asdict(get_trace(self.sim.logctx, trace_id))]
+            return [record_dict(get_trace(self.sim.logctx, trace_id))]
         found = find_traces(
             self.sim.logctx, self.sim.app, start_s, end_s, service, min_duration_ms, status, limit
         )
-        return [dataclasses.asdict(t) for t in found]
+        return [record_dict(t) for t in found]
 
     # ------------------------------------------------------------ interventions
     def rollback(self, service: str, revision: int | None) -> dict:
