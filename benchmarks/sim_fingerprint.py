@@ -34,16 +34,13 @@ def _h(*parts: object) -> str:
 
 
 def _chunks(st) -> str:
-    """Every stored chunk as [series_count, samples]: a chunk's rows past the series it held when
-    last written read as missing (NaN), however many rows the store happened to allocate."""
-    n = st.series_count
-    parts = []
-    for k in sorted(st._chunks):
-        c = st._chunks[k][:n]
-        if c.shape[0] < n:
-            c = np.concatenate([c, np.full((n - c.shape[0], c.shape[1]), np.nan, dtype=c.dtype)])
-        parts.append(c)
-    return _h(*parts)
+    """Every stored sample as one [series_count, samples] matrix of the store's native values (the
+    bits, staleness markers included), however the store splits and sizes its chunks."""
+    if st.last_time is None:
+        return _h(np.zeros((0, 0), dtype=st.dtype))
+    i0 = int(round(st.retained_from / st.step_s))
+    i1 = int(round(st.last_time / st.step_s))
+    return _h(st._gather(np.arange(st.series_count), i0, i1, "fingerprint"))
 
 
 def sim_fingerprint(cat, app: str) -> dict[str, str]:

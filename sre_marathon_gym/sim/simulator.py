@@ -25,6 +25,11 @@ from .probes import ProbeWindow
 from .topology import compile_app
 from .traffic import TickResult, TrafficModel
 
+CHUNK_SAMPLES = 120
+"""Samples per metric-store chunk (30 simulated minutes): a chunk's rows span all its columns, so
+a short episode (an RL curriculum's 20 minutes) touches no more than half an hour of memory per
+series, and a 90-minute run exactly three chunks (fresh pages are slow to touch on a microVM)."""
+
 
 def steady_load(t: float) -> float:
     """The default load profile: the app's nominal rate at every time (a module-level function, so a
@@ -120,7 +125,11 @@ class Simulator:
         self.last: TickResult | None = None
         self.degraded = np.zeros(2)  # [requests, degraded requests] at the entry point, cumulative
         self.window = IntervalWindow(len(self.compiled.services))
-        self.store = MetricStore(step_s=METRIC_STEP_S, retention_s=retention_s) if telemetry else None
+        self.store = (
+            MetricStore(step_s=METRIC_STEP_S, chunk_samples=CHUNK_SAMPLES, retention_s=retention_s)
+            if telemetry
+            else None
+        )
         from .metric_exporter import MetricExporter
 
         self.exporter = MetricExporter(self) if telemetry else None
