@@ -174,8 +174,9 @@ class MetricStore:
         # (only its rows are copied: the copy touches no more memory than a compact one)
         chunks: dict[int, np.ndarray] = {}
         reserved: dict[int, np.ndarray] = {}
+        current = max(self._chunks, default=None)
         for key, part in self._chunks.items():
-            buf = self._reserved.get(key)
+            buf = self._reserved.get(key) if key == current else None
             if buf is None:
                 chunks[key] = part.copy()
             else:

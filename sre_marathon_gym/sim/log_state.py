@@ -150,6 +150,7 @@ class LogState:
         state = dict(self.__dict__)
         state["_pods_key"] = None  # keyed by a per-process counter: rescan after a copy
         state["_pod_memo"] = {}
+        state["_lines_cache"] = {}  # rendered again on demand: a copy (a shared world's) stays small
         return state
 
     def _grow(self) -> None:

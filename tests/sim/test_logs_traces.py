@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import re
 
 import pytest
@@ -280,6 +281,7 @@ def test_rendered_lines_are_kept_until_their_sample_is_recorded_again(catalog):
     p, s = rec.n - 1, rec.service_index(fault.target)
     before = rec.lines(p, s)
     assert rec.lines(p, s) is before and _as_tuples(before) == _as_tuples(log_lines.lines(rec, p, s))
+    assert copy.deepcopy(rec)._lines_cache == {}  # a copy (a shared world's) renders again on demand
     sim.inject(fault)
     sim.advance_to(sim.now + 60)  # the world with the fault, recorded as the same 15 s sample again
     rec.record(sim, float(rec.times[p]))
