@@ -160,7 +160,7 @@ class LiveMarathonEnv(MarathonCore):
         check_reset_arguments(seed, options)
         super().reset(seed=seed)
         self._seed = seed
-        self._alert_services: dict[str, AlertRecord] = {}
+        self._alert_records: dict[str, AlertRecord] = {}
         from ..alerting.engine import AlertEngine
 
         self._revert_outstanding()  # a previous episode's faults must not leak into this one
@@ -252,7 +252,7 @@ class LiveMarathonEnv(MarathonCore):
             pod_service = self.backend.pod_services()
         except SREMarathonError:
             pod_service = {}
-        alerts = alert_records(self.alert_engine.history(), self.app, pod_service, self._alert_services)
+        alerts = alert_records(self.alert_engine.history(), self.app, pod_service, self._alert_records)
         events, actions = incident_events(runner), action_records(runner)
         config = {
             "backend": type(self.backend).__name__,

@@ -32,7 +32,7 @@ class RunRecorder:
         self.degradation = Degradation(
             times=[], requests=[], degraded=[], baseline_requests=[], baseline_degraded=[]
         )
-        self._alert_services: dict[str, AlertRecord] = {}
+        self._alert_records: dict[str, AlertRecord] = {}
         self._seen_bad: set[str] = set()
         self.faults = [self._truth(sf) for sf in env.schedule.faults]
         self.scope_share = env.catalog.scope_share(env.app.app)
@@ -96,7 +96,7 @@ class RunRecorder:
         if full and run.now >= env.run_s and not self.degradation.baseline_requests:
             self.fill_baseline()
         alerts = alert_records(
-            env.alert_engine.history(), env.app, env.backend.pod_services(), self._alert_services
+            env.alert_engine.history(), env.app, env.backend.pod_services(), self._alert_records
         )
         for truth in self.faults:
             truth.reverted_s = run.reverted_s(truth.fault_id)

@@ -7,9 +7,10 @@ in time chunks, each a 2-D array ``[series, chunk_samples]`` prefilled with NaN 
 adding series grows the *current* chunk only, so history is never copied. A chunk is a view of the
 first rows of a larger reserved buffer, and only the rows of registered series are ever written
 (NaN-filled when the series is added): the pages behind the rest are never touched, which matters
-where a fresh page costs a fault of microseconds (a microVM: tens of MB of NaN prefill of rows no
-series used took about 12% of a Train Ticket run), and a growing chunk is copied only when it
-outgrows its reservation.
+where a fresh page costs a fault of microseconds (a microVM: in a fresh process, tens of MB of NaN
+prefill of rows no series used took about 12% of a Train Ticket run; a process whose allocator
+reuses freed memory pays little of it), and a growing chunk is copied only when it outgrows its
+reservation.
 
 The query functions (``rate``, ``increase``, ``delta``, ``*_over_time``, ``histogram_quantile``,
 instant ``at``) follow Prometheus 3 semantics (left-open range ``(t - window, t]``, left-open 5 min
