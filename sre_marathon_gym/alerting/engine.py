@@ -269,10 +269,17 @@ class AlertEngine:
         n = self.store.series_count
         if n != self._seen:
             views = self._views
-            for sid in range(self._seen, n):
-                v = views.get(self.store.name(sid))
-                if v is not None:
-                    v.add(sid, self.store.labels(sid))
+            routed: dict[str, tuple[list[int], list]] = {}
+            names, keys = self.store.series_since(self._seen)
+            for sid, name, key in zip(range(self._seen, n), names, keys):
+                if name in views:
+                    part = routed.get(name)
+                    if part is None:
+                        part = routed[name] = ([], [])
+                    part[0].append(sid)
+                    part[1].append(key)
+            for name, (ids, ks) in routed.items():
+                views[name].add_many(ids, ks)
             self._seen = n
             for v in views.values():
                 v.sync()
@@ -359,29 +366,47 @@ class AlertEngine:
         """Match the series the operand's metric gained and extend its selection and group codes."""
         view = o.view
         assert view is not None
-        labels = view.labels
         new = o.matching(view, o.seen)
         o.seen = view.ids.size
         quantile = r.kind == "quantile" and o is r.a
         if quantile:  # series without a parsable `le` are ignored, as Prometheus does
-            new = [p for p in new if not math.isnan(_parse_le(labels[p].get("le", "")))]
+            kc = view.key_codes(("le",))
+            bounds = [_parse_le(k[0]) for k in kc.distinct]
+            le = [bounds[kc.codes[p]] for p in new]
+            new = [p for p, b in zip(new, le) if b == b]
+            le = [b for b in le if b == b]
         if not new:
             return
         o.built += 1
-        pos = np.asarray(new, dtype=np.intp)
-        o.pos = np.concatenate([o.pos, pos])
+        o.pos = np.concatenate([o.pos, np.asarray(new, dtype=np.intp)])
         o.sel = view.ids[o.pos]
         if quantile:
-            le = np.array([_parse_le(labels[p].get("le", "")) for p in o.pos.tolist()], dtype=np.float64)
-            les, lei = np.unique(le, return_inverse=True)
+            o.le = np.concatenate([o.le, np.asarray(le, dtype=np.float64)])
+            les, lei = np.unique(o.le, return_inverse=True)
             o.les, o.lei = les, np.asarray(lei, dtype=np.intp).ravel()
         if o.join is not None:
             return  # group codes depend on the join partners: computed per evaluation
-        keys, group_index = view.keys(r.group_by), r.group_index  # the view shares key tuples by labels
-        codes = [group_index(keys[p]) for p in new]
+        codes = self._group_codes(r, o, new)
         o.gidx = np.concatenate([o.gidx, np.asarray(codes, dtype=np.intp)])
         o.groups_seen.update(codes)
         o.identity = not quantile and len(o.groups_seen) == o.gidx.size
+
+    @staticmethod
+    def _group_codes(r: CompiledRule, o: Operand, new: list[int]) -> list[int]:
+        """The rule's group code of each series at view positions `new`, through the operand's map
+        from the view's group-key codes (`group_index` only for keys the operand has not seen, in
+        the series' order, so groups are numbered as asking series by series numbers them)."""
+        kc = o.view.key_codes(r.group_by)  # type: ignore[union-attr]
+        gmap, codes, distinct, group_index = o.gmap, kc.codes, kc.distinct, r.group_index
+        gmap.extend([-1] * (len(distinct) - len(gmap)))
+        out = []
+        for p in new:
+            c = codes[p]
+            g = gmap[c]
+            if g < 0:
+                g = gmap[c] = group_index(distinct[c])
+            out.append(g)
+        return out
 
     def _join_groups(
         self, r: CompiledRule, o: Operand, vals: np.ndarray, right: np.ndarray

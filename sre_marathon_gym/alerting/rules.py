@@ -52,41 +52,77 @@ _RULE_FIELDS = {"kind", "group_by", "op", "threshold", "quantile"}
 # compiled rules
 
 
+class KeyCodes:
+    """The values of some labels (a key tuple) of each series of a view, numbered by first
+    appearance: code per series position, and the distinct keys by code.
+
+    Why: a matcher or a grouping reads only these values, and they repeat (new pods bring new
+    series whose service, namespace or ``le`` recur), so it is decided once per distinct key and
+    looked up by code (a list index) instead of by hashing the values again per series and operand."""
+
+    __slots__ = ("index", "distinct", "codes")
+
+    def __init__(self) -> None:
+        self.index: dict[tuple[str, ...], int] = {}
+        self.distinct: list[tuple[str, ...]] = []
+        self.codes: list[int] = []
+
+
 class SeriesView:
     """All series of one metric name (ascending ids) and their labels, grown incrementally.
 
     Why incremental: the engine learns about new series by walking the ids created since its last
-    evaluation (`MetricStore.series_count`, `name`, `labels`), so pod churn costs O(new series)
-    instead of re-selecting (and re-indexing) whole metrics.
+    evaluation (`MetricStore.series_since`), so pod churn costs O(new series) instead of
+    re-selecting (and re-indexing) whole metrics.
     """
 
-    __slots__ = ("metric", "_ids", "ids", "labels", "churns", "_keys")
+    __slots__ = ("metric", "_ids", "ids", "_keys", "_labels", "churns", "_coded")
 
     def __init__(self, metric: str):
         self.metric = metric
         self._ids: list[int] = []
         self.ids = np.empty(0, dtype=np.intp)
-        self.labels: list[dict[str, str]] = []
+        self._keys: list[tuple[tuple[str, str], ...]] = []  # normalised label keys, by position
+        self._labels: list[dict[str, str]] = []  # their dicts, built when first asked
         self.churns = False  # per-pod series (they start and stop with pods)
-        self._keys: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
+        self._coded: dict[tuple[str, ...], KeyCodes] = {}
 
-    def keys(self, names: tuple[str, ...]) -> list[tuple[str, ...]]:
-        """Per series (by position), the values of the labels `names` ("" if absent): built once per
-        view for all the operands that match on the same labels, not once per operand."""
-        keys = self._keys.setdefault(names, [])
-        for lab in self.labels[len(keys) :]:
-            keys.append(tuple([lab.get(n, "") for n in names]))
-        return keys
+    @property
+    def labels(self) -> list[dict[str, str]]:
+        """Labels of each series (by position), as dicts."""
+        built = self._labels
+        if len(built) < len(self._keys):
+            built.extend(dict(k) for k in self._keys[len(built) :])
+        return built
 
-    def add(self, sid: int, labels: dict[str, str]) -> None:
-        if not self._ids:
-            self.churns = "pod" in labels
-        self._ids.append(sid)
-        self.labels.append(labels)
+    def key_codes(self, names: tuple[str, ...]) -> KeyCodes:
+        """Per series (by position), the code of its values of the labels `names` ("" if absent):
+        built once per view for all the operands that read the same labels, not once per operand."""
+        kc = self._coded.get(names)
+        if kc is None:
+            kc = self._coded[names] = KeyCodes()
+        start = len(kc.codes)
+        if start < len(self._keys):
+            index, distinct, codes = kc.index, kc.distinct, kc.codes
+            for lab in self.labels[start:]:
+                key = tuple([lab.get(n, "") for n in names])
+                c = index.get(key)
+                if c is None:
+                    c = index[key] = len(distinct)
+                    distinct.append(key)
+                codes.append(c)
+        return kc
+
+    def add_many(self, ids: list[int], keys: list[tuple[tuple[str, str], ...]]) -> None:
+        """Append series (ascending ids) with their normalised label keys."""
+        if not self._ids and keys:
+            self.churns = any(k == "pod" for k, _ in keys[0])
+        self._ids.extend(ids)
+        self._keys.extend(keys)
 
     def sync(self) -> None:
         if len(self._ids) != self.ids.size:
-            self.ids = np.asarray(self._ids, dtype=np.intp)
+            self.ids = np.concatenate([self.ids, np.asarray(self._ids[self.ids.size :], dtype=np.intp)])
 
 
 _Matcher = tuple[str, str, str, "Any"]  # (label, op, value, compiled RE2 regex or None)
@@ -365,6 +401,8 @@ class Operand:
         "identity",
         "groups_seen",
         "gidx",
+        "gmap",
+        "le",
         "lei",
         "les",
         "join_view",
@@ -411,7 +449,7 @@ class Operand:
         self.join_view: SeriesView | None = None
         self.compiled = _compile_matchers(matchers, where.rstrip("_"))
         self.names = tuple(m[0] for m in self.compiled)
-        self._memo: dict[tuple[str, ...], bool] = {}  # matched labels' values -> labels_match
+        self._memo: list[bool] = []  # labels_match per distinct value of the matched labels (by code)
         self.seen = 0  # series of the view already matched
         self.built = 0  # bumped when the selection changes (tells the batch to re-index)
         self.sel = np.empty(0, dtype=np.intp)  # selected series ids (ascending)
@@ -420,23 +458,20 @@ class Operand:
         self.groups_seen: set[int] = set()  # distinct group codes of the selection (identity test)
         self.pos = np.empty(0, dtype=np.intp)
         self.gidx = np.empty(0, dtype=np.intp)
+        self.gmap: list[int] = []  # view's group-key code -> rule group (-1: not yet)
+        self.le = np.empty(0)  # bucket bound of each selected series (quantile operands)
         self.lei = np.empty(0, dtype=np.intp)
         self.les = np.empty(0)
 
     def matching(self, view: SeriesView, start: int) -> list[int]:
         """Positions from `start` on of the view's series that the selection matches (`labels_match`),
-        memoised on the matched labels' values: new pods bring new series whose matched labels
-        (service, namespace, ...) repeat, and RE2 calls add up."""
-        keys, labels, memo, compiled = view.keys(self.names), view.labels, self._memo, self.compiled
-        out = []
-        for p in range(start, len(labels)):
-            k = keys[p]
-            hit = memo.get(k)
-            if hit is None:
-                hit = memo[k] = labels_match(labels[p], compiled)
-            if hit:
-                out.append(p)
-        return out
+        decided once per distinct value of the matched labels (`SeriesView.key_codes`)."""
+        kc = view.key_codes(self.names)
+        hits = self._memo
+        names, compiled = self.names, self.compiled
+        hits.extend(labels_match(dict(zip(names, key)), compiled) for key in kc.distinct[len(hits) :])
+        codes = kc.codes
+        return [p for p in range(start, len(codes)) if hits[codes[p]]]
 
 
 class CompiledRule:

@@ -213,6 +213,11 @@ class MetricStore:
         """Labels of a series as a fresh dict (without the metric name)."""
         return dict(self._sid_labels[self._check_sid(sid)])
 
+    def series_since(self, start: int) -> tuple[list[str], list[LabelKey]]:
+        """Metric names and normalised label keys of the series with ids from `start` on, in id
+        order (what a consumer that follows the registry, like the alert engine, has not seen)."""
+        return self._sid_name[start:], self._sid_labels[start:]
+
     def name(self, sid: int) -> str:
         """Metric name of a series."""
         return self._sid_name[self._check_sid(sid)]
