@@ -33,6 +33,7 @@ from sre_marathon_gym.core.clock import METRIC_STEP_S
 from sre_marathon_gym.core.errors import RetentionError, TelemetryError
 
 from .labels import LabelIndex, LabelKey, normalise_labels
+from .series_block import SeriesBlock
 
 __all__ = ["MetricStore", "TelemetryError", "RetentionError", "LOOKBACK_S"]
 
@@ -143,6 +144,19 @@ class MetricStore:
             sid = get(key)
             out[i] = self._add(key) if sid is None else sid
         return out
+
+    def register_block(self, block: SeriesBlock) -> np.ndarray:
+        """Get-or-create the series of `block`; returns their ids in block order. Into a store with
+        no series yet the block's registry is copied (ids are the block's positions)."""
+        if self._sid_name:
+            get = self.series_id_normalised
+            return np.array([get(n, k) for n, k in zip(block.names, block.keys)], dtype=np.intp)
+        self.revision += len(block)
+        self._key_to_id = block.key_to_id.copy()
+        self._sid_name = list(block.names)
+        self._sid_labels = list(block.keys)
+        self._by_name = {name: list(ids) for name, ids in block.by_name.items()}
+        return np.arange(len(block), dtype=np.intp)
 
     def _add(self, key: tuple[str, LabelKey]) -> int:
         self.revision += 1

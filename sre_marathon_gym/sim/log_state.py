@@ -84,7 +84,7 @@ class LogState:
         self.server_attrs = [
             {"service.name": n, "telemetry.sdk.language": svc[n].language.lower()} for n in c.services
         ]
-        self.shapes = build_shapes(sim.app, c)  # the spans of each root (`span_tree`)
+        self.shapes = c.derive("span_shapes", lambda: build_shapes(sim.app, c))  # the spans of each root
         self.shape_visits = np.zeros((R + S, S))  # [root, S] calls to each service per request, as traced
         self.shape_edges = np.zeros((R + S, E))  # [root, E] calls over each edge per request, as traced
         for r, shape in enumerate(self.shapes):

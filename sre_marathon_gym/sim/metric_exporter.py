@@ -19,6 +19,7 @@ from ..core import detmath
 from ..core.clock import TICK_S
 from ..core.detmath import OrderedSums
 from ..metrics.labels import normalise_labels
+from ..metrics.series_block import SeriesBlock
 from .kube_series import KubeSeries
 from .scrape import OTEL_JOB, scrape_labels
 from .span_tree import build_shapes
@@ -60,7 +61,7 @@ def span_rows(sim: SimState) -> _SpanRows:
     rows: dict[tuple[str, str, str], int] = {}
     E = len(c.edge_src)
     row, root, rt_root, own, hops, edges = [], [], [], [], [], []
-    for r, shape in enumerate(build_shapes(sim.app, c)):
+    for r, shape in enumerate(c.derive("span_shapes", lambda: build_shapes(sim.app, c))):
         if r >= R and (not shape.nodes or c.background_rps[r - R] <= 0):
             continue
         below = np.zeros((len(shape.nodes), E))  # the calls inside each node's span
@@ -101,6 +102,67 @@ def span_rows(sim: SimState) -> _SpanRows:
     )
 
 
+@dataclass(frozen=True)
+class _SpanSeries:
+    """The span metrics' series of an app as one block, and where each sits in it."""
+
+    block: SeriesBlock
+    calls: np.ndarray  # [rows, 2 statuses] position in the block
+    sums: np.ndarray
+    counts: np.ndarray
+    buckets: np.ndarray  # [rows, 2, len(LE)]
+
+
+def span_series(sim: SimState) -> tuple[_SpanRows, _SpanSeries]:
+    """The span rows of the app and their series (calls, sum, count, buckets per row and status),
+    in the order the exporter has always registered them (series ids stay what they were)."""
+    spans = span_rows(sim)
+    n = len(spans.rows)
+    calls = np.zeros((n, 2), dtype=np.intp)
+    sums, counts = np.zeros_like(calls), np.zeros_like(calls)
+    buckets = np.zeros((n, 2, len(LE)), dtype=np.intp)
+    names: list[str] = []
+    keys: list[tuple] = []
+
+    def add(name: str, key: tuple) -> int:
+        names.append(name)
+        keys.append(key)
+        return len(names) - 1
+
+    calls_m, dsum, dcount, bucket = (
+        f"{SPAN}_calls_total",
+        f"{SPAN}_duration_milliseconds_sum",
+        f"{SPAN}_duration_milliseconds_count",
+        f"{SPAN}_duration_milliseconds_bucket",
+    )
+    le_items = [(sys.intern("le"), sys.intern(le)) for le in LE]
+    otel = scrape_labels(OTEL_JOB)  # the collector's exporter is the scrape target of these series
+    ns = sim.app.namespace
+    for i, (svc, name, kind) in enumerate(spans.rows):
+        for k, status in enumerate(STATUS):
+            lab = {
+                **otel,
+                "namespace": ns,
+                "service_name": svc,
+                "span_name": name,
+                "span_kind": f"SPAN_KIND_{kind}",
+                "status_code": status,
+            }
+            key = normalise_labels(lab)
+            calls[i, k] = add(calls_m, key)
+            sums[i, k] = add(dsum, key)
+            counts[i, k] = add(dcount, key)
+            # ("le", v) goes where it sorts (no other label is named "le"): the key stays normalised
+            at = sum(1 for item in key if item[0] < "le")
+            head, tail = key[:at], key[at:]
+            for b in range(len(LE)):
+                buckets[i, k, b] = add(bucket, (*head, le_items[b], *tail))
+    for a in (calls, sums, counts, buckets, *vars(spans).values()):
+        if isinstance(a, np.ndarray):
+            a.flags.writeable = False  # shared by every simulator of the app
+    return spans, _SpanSeries(SeriesBlock(names, keys), calls, sums, counts, buckets)
+
+
 class MetricExporter(KubeSeries):
     def __init__(self, sim: SimState):
         self.sim = sim
@@ -109,41 +171,12 @@ class MetricExporter(KubeSeries):
         ns = sim.app.namespace
         self.ns = ns
         # span series: one row per (service, span name, kind) of the shapes, two statuses each
-        self.spans = span_rows(sim)
+        self.spans, series = c.derive("span_series", lambda: span_series(sim))
         self.span_rows = self.spans.rows
         n = len(self.span_rows)
-        self.calls_ids = np.zeros((n, 2), dtype=np.int64)
-        self.bucket_ids = np.zeros((n, 2, len(LE)), dtype=np.int64)
-        self.sum_ids = np.zeros((n, 2), dtype=np.int64)
-        self.count_ids = np.zeros((n, 2), dtype=np.int64)
-        st = self.store
-        calls, dsum, dcount, bucket = (
-            f"{SPAN}_calls_total",
-            f"{SPAN}_duration_milliseconds_sum",
-            f"{SPAN}_duration_milliseconds_count",
-            f"{SPAN}_duration_milliseconds_bucket",
-        )
-        le_items = [(sys.intern("le"), sys.intern(le)) for le in LE]
-        otel = scrape_labels(OTEL_JOB)  # the collector's exporter is the scrape target of these series
-        for i, (svc, name, kind) in enumerate(self.span_rows):
-            for k, status in enumerate(STATUS):
-                lab = {
-                    **otel,
-                    "namespace": ns,
-                    "service_name": svc,
-                    "span_name": name,
-                    "span_kind": f"SPAN_KIND_{kind}",
-                    "status_code": status,
-                }
-                key = normalise_labels(lab)
-                self.calls_ids[i, k] = st.series_id_normalised(calls, key)
-                self.sum_ids[i, k] = st.series_id_normalised(dsum, key)
-                self.count_ids[i, k] = st.series_id_normalised(dcount, key)
-                # ("le", v) goes where it sorts (no other label is named "le"): the key stays normalised
-                at = sum(1 for item in key if item[0] < "le")
-                head, tail = key[:at], key[at:]
-                for b in range(len(LE)):
-                    self.bucket_ids[i, k, b] = st.series_id_normalised(bucket, (*head, le_items[b], *tail))
+        ids = self.store.register_block(series.block)
+        self.calls_ids, self.sum_ids = ids[series.calls], ids[series.sums]
+        self.count_ids, self.bucket_ids = ids[series.counts], ids[series.buckets]
         self.cum_calls = np.zeros((n, 2))
         self.cum_buckets = np.zeros((n, 2, len(LE)))
         self.cum_sum = np.zeros((n, 2))

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -37,9 +39,35 @@ class CompiledApp:
     threads: np.ndarray  # [S]
     background_rps: np.ndarray  # [S] health checks / consumers when no request type reaches a service
     depth: int  # longest call chain, bounds the fixed-point iterations
+    derived: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def derive(self, name: str, build: Callable[[], Any]) -> Any:
+        """What `build` computes from the app alone (its span shapes, the exporter's span series),
+        built once per compiled app and shared, read-only, by every simulator of the app."""
+        value = self.derived.get(name)
+        if value is None:
+            value = self.derived[name] = build()
+        return value
+
+
+_COMPILED: dict[int, CompiledApp] = {}  # id(app) -> its compiled form (which holds the app alive)
+_COMPILED_KEPT = 16
 
 
 def compile_app(app: App) -> CompiledApp:
+    """The app compiled, once per app object (catalog models are frozen; the arrays are read-only):
+    every reset of an env compiles the same app, and what is derived from it is kept with it."""
+    hit = _COMPILED.get(id(app))
+    if hit is not None and hit.app is app:
+        return hit
+    compiled = _compile(app)
+    while len(_COMPILED) >= _COMPILED_KEPT:
+        _COMPILED.pop(next(iter(_COMPILED)))
+    _COMPILED[id(app)] = compiled
+    return compiled
+
+
+def _compile(app: App) -> CompiledApp:
     names = tuple(app.service_names)
     index = {n: i for i, n in enumerate(names)}
     S, R = len(names), len(app.request_types)
