@@ -547,6 +547,37 @@ def test_same_seed_same_alert_history(ob_run):
     assert [a.model_dump() for a in e1.pending_history()] == [a.model_dump() for a in e2.pending_history()]
 
 
+def test_an_engine_adopting_the_stores_leading_block_routes_as_one_series_at_a_time(ob_run, catalog):
+    """The simulator's span series are one block; engines copy views routed with it once (the second
+    engine of `ob_run` already did). An engine on a copy of the store without the block routes every
+    series itself: views, selections, group codes and alerts must be the same."""
+    import copy
+
+    (sim, adopted, _), (sim2, _, _) = ob_run
+    assert sim.store.leading_block is not None and sim.store.leading_block is sim2.store.leading_block
+    plain_store = copy.deepcopy(sim.store)
+    plain_store.leading_block = None
+    plain = AlertEngine(catalog.rules, sim.app, plain_store)
+    again = AlertEngine(catalog.rules, sim.app, sim.store)
+    for t in range(120, 1201, 120):
+        plain.evaluate_until(t)
+        again.evaluate_until(t)
+    for eng in (adopted, again):
+        assert [a.model_dump() for a in eng.history()] == [a.model_dump() for a in plain.history()]
+        assert [a.model_dump() for a in eng.pending_history()] == [
+            a.model_dump() for a in plain.pending_history()
+        ]
+    # `again` and `plain` met the same series at once (`adopted` met them as the run made them)
+    assert again._views.keys() == plain._views.keys()
+    for metric, view in again._views.items():
+        assert view.ids.tolist() == plain._views[metric].ids.tolist(), metric
+        assert view.labels == plain._views[metric].labels, metric
+    for r, pr in zip(again.rules, plain.rules):
+        assert r.groups == pr.groups, r.name
+        for o, po in zip(r.operands, pr.operands):
+            assert o.sel.tolist() == po.sel.tolist() and o.gidx.tolist() == po.gidx.tolist(), r.name
+
+
 def test_vectorised_engine_agrees_with_a_naive_promql_evaluator(ob_run, catalog):
     """Every rule of the pack, at several times, against a per-series Python evaluation."""
     (sim, eng, _), _ = ob_run

@@ -38,6 +38,7 @@ The noise figures of a run (alert ambiguity, flapping) are `evaluation.alert_noi
 from __future__ import annotations
 
 import math
+import weakref
 from collections import defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal
@@ -47,6 +48,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..core.clock import METRIC_STEP_S
 from ..core.errors import AlertEvaluationError, AlertRuleError, UnknownNameError
+from ..metrics.series_block import SeriesBlock
 from ..metrics.store import MetricStore, bucket_quantile
 from .rules import COMPARISONS, CompiledRule, Operand, OperandBatch, SeriesView, at_grid
 from .templates import render_template
@@ -67,6 +69,8 @@ AlertState = Literal["pending", "firing", "resolved"]
 
 _ID_WIDTH = 4
 _MAX_TIMES = 32  # grid points evaluated together at most (bounds the times x series matrices)
+# series block -> metric -> a view routed with the block's series of that metric (`_adopt_leading_block`)
+_BLOCK_VIEWS: weakref.WeakKeyDictionary[SeriesBlock, dict[str, SeriesView]] = weakref.WeakKeyDictionary()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -187,6 +191,13 @@ class AlertEngine:
                 if o.join is not None:
                     o.join_view = self._views.setdefault(o.join[0], SeriesView(o.join[0]))
         self._quantile_rules = [r for r in self.rules if r.kind == "quantile"]
+        # per metric, the label names whose values the operands read (`SeriesView.key_codes`)
+        self._key_names: dict[str, set[tuple[str, ...]]] = defaultdict(set)
+        for r in self.rules:
+            for o in r.operands:
+                self._key_names[o.metric].update([o.names, r.group_by])
+            if r.kind == "quantile":
+                self._key_names[r.a.metric].add(("le",))
         self._active: list[dict[int, _Episode]] = [{} for _ in self.rules]  # per rule: group -> episode
         self._seen = 0  # store series ids already routed to the views
         self.last_eval: float | None = None
@@ -269,6 +280,8 @@ class AlertEngine:
         n = self.store.series_count
         if n != self._seen:
             views = self._views
+            if self._seen == 0:
+                self._seen = self._adopt_leading_block()
             routed: dict[str, tuple[list[int], list]] = {}
             names, keys = self.store.series_since(self._seen)
             for sid, name, key in zip(range(self._seen, n), names, keys):
@@ -293,6 +306,27 @@ class AlertEngine:
             b.refresh()
             cache[b] = b.values(self.store, times_a)
         return cache
+
+    def _adopt_leading_block(self) -> int:
+        """Route the series block the store starts with (an app's span metrics: the same ~14,000
+        series at every reset) by copying views routed with it once per block, not series by
+        series; returns how many series that routed. The views end as routing them one by one
+        leaves them, and operands match them afterwards as usual."""
+        block = self.store.leading_block
+        if block is None:
+            return 0
+        routed = _BLOCK_VIEWS.setdefault(block, {})
+        for metric, view in self._views.items():
+            src = routed.get(metric)
+            if src is None:
+                src = routed[metric] = SeriesView(metric)
+                ids = block.by_name.get(metric, [])
+                src.add_many(ids, [block.keys[i] for i in ids])
+                src.sync()
+            for names in self._key_names.get(metric, ()):
+                src.key_codes(names)  # computed once per block; copied below
+            view.adopt(src)
+        return len(block)
 
     def _evaluate(self, times: list[float]) -> list[_Episode]:
         """Evaluate the ascending grid points `times` together; the alert changes in time order."""

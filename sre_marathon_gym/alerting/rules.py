@@ -67,6 +67,11 @@ class KeyCodes:
         self.distinct: list[tuple[str, ...]] = []
         self.codes: list[int] = []
 
+    def copy(self) -> KeyCodes:
+        new = KeyCodes()
+        new.index, new.distinct, new.codes = dict(self.index), list(self.distinct), list(self.codes)
+        return new
+
 
 class SeriesView:
     """All series of one metric name (ascending ids) and their labels, grown incrementally.
@@ -112,6 +117,13 @@ class SeriesView:
                     distinct.append(key)
                 codes.append(c)
         return kc
+
+    def adopt(self, src: SeriesView) -> None:
+        """Become a copy of `src` (an empty view taking the series another view was routed); the
+        label dicts are shared (nothing modifies them)."""
+        self._ids, self.ids, self._keys = list(src._ids), src.ids, list(src._keys)
+        self._labels, self.churns = list(src.labels), src.churns
+        self._coded = {names: kc.copy() for names, kc in src._coded.items()}
 
     def add_many(self, ids: list[int], keys: list[tuple[tuple[str, str], ...]]) -> None:
         """Append series (ascending ids) with their normalised label keys."""

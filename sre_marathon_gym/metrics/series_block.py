@@ -20,7 +20,7 @@ class SeriesBlock:
     """Distinct series (metric name, normalised labels) in registration order, with the registry
     (key -> position, name -> positions) a store holding exactly these series has."""
 
-    __slots__ = ("names", "keys", "key_to_id", "by_name")
+    __slots__ = ("names", "keys", "key_to_id", "by_name", "__weakref__")
 
     def __init__(self, names: Sequence[str], keys: Sequence[LabelKey]):
         if len(names) != len(keys):
@@ -36,3 +36,6 @@ class SeriesBlock:
 
     def __len__(self) -> int:
         return len(self.names)
+
+    def __deepcopy__(self, memo: dict) -> SeriesBlock:
+        return self  # never modified: copies of a store share it

@@ -72,6 +72,8 @@ class MetricStore:
             shared 15 s grid that is every evaluation: use True to compare with promtool 2.x.
     """
 
+    leading_block: SeriesBlock | None = None  # (stores pickled before there was one have none)
+
     def __init__(
         self,
         step_s: int = METRIC_STEP_S,
@@ -104,6 +106,9 @@ class MetricStore:
         self._name_index: dict[str, LabelIndex] = {}
         self._select_cache: dict[tuple[str, tuple], tuple[int, np.ndarray]] = {}
         self._named: list[LabelKey | None] = []  # per series: its labels with __name__ (`named_label_sets`)
+        # the block the series start with (ids 0..len-1), if one was registered into the empty store:
+        # what follows the registry (the alert engine) can start from what it derived from the block
+        self.leading_block: SeriesBlock | None = None
         # storage
         self._capacity = max(1, int(initial_series_capacity))
         self._chunks: dict[int, np.ndarray] = {}  # chunk -> its rows of registered series (a view)
@@ -156,6 +161,7 @@ class MetricStore:
         self._sid_name = list(block.names)
         self._sid_labels = list(block.keys)
         self._by_name = {name: list(ids) for name, ids in block.by_name.items()}
+        self.leading_block = block
         return np.arange(len(block), dtype=np.intp)
 
     def _add(self, key: tuple[str, LabelKey]) -> int:
@@ -207,6 +213,7 @@ class MetricStore:
         """Pickled without the reserved buffers: each chunk pickles as its own rows."""
         state = dict(self.__dict__)
         state["_reserved"] = {}
+        state["leading_block"] = None  # a pickle carries the registry once (readers route it again)
         return state
 
     def named_label_sets(self, ids: Sequence[int]) -> list[LabelKey]:

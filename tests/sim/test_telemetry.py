@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -47,6 +48,36 @@ def test_register_bulk_returns_ids_in_order_and_reuses_existing():
     assert store.names() == ["m"]
     assert store.label_values("m", "pod") == ["p0", "p1", "p2"]
     assert store.label_values("m", "nope") == [] and store.label_values("absent", "pod") == []
+
+
+def test_a_series_block_registers_as_its_series_one_by_one():
+    from sre_marathon_gym.metrics.labels import normalise_labels
+    from sre_marathon_gym.metrics.series_block import SeriesBlock
+
+    series = [("m", {"pod": "p1"}), ("n", {"pod": "p1"}), ("m", {"pod": "p0", "zone": "a"}), ("m", {})]
+    block = SeriesBlock([name for name, _ in series], [normalise_labels(lab) for _, lab in series])
+    one_by_one = MetricStore()
+    want = [one_by_one.series_id(name, lab) for name, lab in series]
+    fresh = MetricStore()
+    assert fresh.register_block(block).tolist() == want and fresh.leading_block is block
+    for st in (fresh, one_by_one):
+        st.record(0.0, np.arange(4), np.arange(4.0))
+    assert fresh.series_count == 4 and fresh.names() == one_by_one.names()
+    assert [fresh.labels(i) for i in range(4)] == [one_by_one.labels(i) for i in range(4)]
+    assert fresh.select("m", {}).tolist() == one_by_one.select("m", {}).tolist()
+    assert fresh.series_id("m", {"pod": "p1"}) == 0 and fresh.series_id("m", {"pod": "p9"}) == 4
+    assert block.key_to_id == SeriesBlock(block.names, block.keys).key_to_id, (
+        "the store's growth left the block alone"
+    )
+    # into a store that has series: get-or-create one by one, no leading block
+    used = MetricStore()
+    used.series_id("n", {"pod": "p1"})
+    assert used.register_block(block).tolist() == [1, 0, 2, 3] and used.leading_block is None
+    # copies share the block; pickles leave it out (a reader routes the registry again)
+    assert copy.deepcopy(fresh).leading_block is block
+    assert pickle.loads(pickle.dumps(fresh)).leading_block is None
+    with pytest.raises(TelemetryError, match="twice"):
+        SeriesBlock(["m", "m"], [(("pod", "p"),), (("pod", "p"),)])
 
 
 @pytest.fixture
