@@ -146,7 +146,7 @@ class _Episode:
             rule=r.name,
             template=r.template,
             severity=r.severity,
-            labels=dict(r.alert_labels[self.group]),
+            labels=dict(r.alert_labels(self.group)),
             annotations=r.annotations_for(self.group, self.value),
             state=state,
             pending_at=self.pending_at,
@@ -244,7 +244,7 @@ class AlertEngine:
             q = self._quantiles(cache, [r], 1) if r.kind == "quantile" else {}
             cond, val = self._condition(r, times, cache, q.get(r.name))
         return {
-            tuple(sorted(r.series_labels[g].items())): float(val[0, g])
+            tuple(sorted(r.series_labels(g).items())): float(val[0, g])
             for g in np.flatnonzero(cond[0]).tolist()
         }
 
@@ -267,11 +267,11 @@ class AlertEngine:
                 continue
             values = self.vector(r.name, t)
             for ep in eps:
-                value = values[tuple(sorted(r.series_labels[ep.group].items()))]
+                value = values[tuple(sorted(r.series_labels(ep.group).items()))]
                 ann: dict[str, str] | None = r.annotations_for(ep.group, value)
                 if any(r.annotations_for(ep.group, value * f) != ann for f in (1 - 1e-9, 1 + 1e-9)):
                     ann = None
-                out.append((dict(r.alert_labels[ep.group]), ann))
+                out.append((dict(r.alert_labels(ep.group)), ann))
         return out
 
     def _prepare(self, times: list[float], batches: Iterable[OperandBatch]) -> dict[OperandBatch, np.ndarray]:
@@ -384,7 +384,7 @@ class AlertEngine:
                     changed.append(ep)
             elif ep.fired_at is None and t - ep.pending_at >= r.for_s:
                 to_fire.append(ep)
-        to_fire.sort(key=lambda e: r.sort_keys[e.group])
+        to_fire.sort(key=lambda e: r.sort_key(e.group))
         for ep in to_fire:
             ep.fired_at = t
             self._fired.append(ep)

@@ -545,24 +545,39 @@ class CompiledRule:
         self.annotation_parts = {
             k: compile_template(rend(v), f"{where}: annotation {k}") for k, v in rule.annotations.items()
         }
-        # group space shared by the operands: key tuple -> index
+        # group space shared by the operands: key tuple -> index; a group's labels are built when
+        # first asked (most groups never hold: a new pod brings groups to several rules every step)
         self.groups: dict[tuple[str, ...], int] = {}
-        self.series_labels: list[dict[str, str]] = []
-        self.alert_labels: list[dict[str, str]] = []
-        self.sort_keys: list[tuple[tuple[str, str], ...]] = []
+        self._group_keys: list[tuple[str, ...]] = []
+        self._labels: dict[int, tuple[dict[str, str], dict[str, str], tuple[tuple[str, str], ...]]] = {}
 
     def group_index(self, key: tuple[str, ...]) -> int:
         g = self.groups.get(key)
         if g is None:
-            g = self.groups[key] = len(self.groups)
-            series = {k: v for k, v in zip(self.group_by, key) if v != ""}
-            labels = {**series, **{k: v for k, v in self.rule_labels.items()}, "alertname": self.name}
-            labels = {k: v for k, v in sorted(labels.items()) if v != ""}
-            self.series_labels.append(series)
-            self.alert_labels.append(labels)
-            self.sort_keys.append(tuple(labels.items()))
+            g = self.groups[key] = len(self._group_keys)
+            self._group_keys.append(key)
         return g
 
+    def _group_labels(self, group: int) -> tuple[dict[str, str], dict[str, str], tuple[tuple[str, str], ...]]:
+        built = self._labels.get(group)
+        if built is None:
+            series = {k: v for k, v in zip(self.group_by, self._group_keys[group]) if v != ""}
+            labels = {**series, **{k: v for k, v in self.rule_labels.items()}, "alertname": self.name}
+            labels = {k: v for k, v in sorted(labels.items()) if v != ""}
+            built = self._labels[group] = (series, labels, tuple(labels.items()))
+        return built
+
+    def series_labels(self, group: int) -> dict[str, str]:
+        """The group's labels as the expression's result carries them (the `by` labels present)."""
+        return self._group_labels(group)[0]
+
+    def alert_labels(self, group: int) -> dict[str, str]:
+        """The group's alert labels (series labels, the rule's labels, alertname), sorted."""
+        return self._group_labels(group)[1]
+
+    def sort_key(self, group: int) -> tuple[tuple[str, str], ...]:
+        return self._group_labels(group)[2]
+
     def annotations_for(self, group: int, value: float) -> dict[str, str]:
-        labels = self.series_labels[group]
+        labels = self.series_labels(group)
         return {k: render_parts(parts, labels, value) for k, parts in self.annotation_parts.items()}
