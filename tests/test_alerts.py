@@ -578,6 +578,36 @@ def test_an_engine_adopting_the_stores_leading_block_routes_as_one_series_at_a_t
             assert o.sel.tolist() == po.sel.tolist() and o.gidx.tolist() == po.gidx.tolist(), r.name
 
 
+def test_a_copied_engine_goes_on_like_the_original(catalog):
+    """An env leaving a shared world deep-copies its run and engine; the engine's views share their
+    label sets with the original's (`SeriesView.__deepcopy__`), so both must go on independently."""
+    import copy
+
+    from sre_marathon_gym.schedule.fault_schedule import FaultSchedule
+    from sre_marathon_gym.sim.simulator import Simulator
+
+    app = "online_boutique"
+    seed = catalog.leaderboard.seed_for(app)
+    sim = Simulator(catalog, app, seed, schedule=FaultSchedule.generate(catalog, app, seed))
+    eng = AlertEngine(catalog.rules, sim.app, sim.store)
+    sim.advance_to(600)
+    eng.evaluate_until(600)
+    sim2, eng2 = copy.deepcopy((sim, eng))
+    assert eng2.store is sim2.store and eng2.rules[0].operands[0].view is not eng.rules[0].operands[0].view
+    for t in range(720, 2401, 120):
+        for s, e in ((sim, eng), (sim2, eng2)):
+            s.advance_to(t)
+            e.evaluate_until(t)
+    assert [a.model_dump() for a in eng2.history()] == [a.model_dump() for a in eng.history()]
+    assert eng.history() and sim.store.series_count > len(sim.store.leading_block) + 1000  # pods came, went
+    for metric, view in eng._views.items():
+        copied = eng2._views[metric]
+        assert copied.ids.tolist() == view.ids.tolist() and copied.labels == view.labels, metric
+        assert view.ids.size == sum(sim.store.name(i) == metric for i in range(sim.store.series_count)), (
+            metric
+        )
+
+
 def test_vectorised_engine_agrees_with_a_naive_promql_evaluator(ob_run, catalog):
     """Every rule of the pack, at several times, against a per-series Python evaluation."""
     (sim, eng, _), _ = ob_run

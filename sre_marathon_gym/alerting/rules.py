@@ -125,6 +125,13 @@ class SeriesView:
         self._labels, self.churns = list(src.labels), src.churns
         self._coded = {names: kc.copy() for names, kc in src._coded.items()}
 
+    def __deepcopy__(self, memo: dict) -> SeriesView:
+        """Copies share the label keys and dicts (never modified): an env leaving a shared world
+        copies every view, and walking ~14,000 label sets cost more than the rest of the engine."""
+        new = memo[id(self)] = SeriesView(self.metric)
+        new.adopt(self)
+        return new
+
     def add_many(self, ids: list[int], keys: list[tuple[tuple[str, str], ...]]) -> None:
         """Append series (ascending ids) with their normalised label keys."""
         if not self._ids and keys:
