@@ -345,7 +345,7 @@ def _extrapolated(
     first, last, cnt = _present_spans(present[g], a, b)
     fv = vg[rows, first]
     result = vg[rows, last] - fv
-    result[add] = result[add] + sums[:, g][add]
+    np.add(result, sums[:, g], out=result, where=add[:, None])  # the windows that add the reset sums
     out[:, g] = extrapolated_tail(
         result, fv, stamps[first], stamps[last], cnt, t, window_s, True, is_rate, store.prometheus_v2
     )
@@ -367,7 +367,7 @@ def _tail_whole(
     """The rows with every sample: the same sample columns, times and counts in every row."""
     fv = v[:, a].T
     result = v[:, b].T - fv
-    result[add] = result[add] + sums[add]
+    np.add(result, sums, out=result, where=add[:, None])
     cnt = (b - a + 1)[:, None]  # per window, like the sample times: the tail broadcasts them
     ft, lt = stamps[a][:, None], stamps[b][:, None]
     return extrapolated_tail(result, fv, ft, lt, cnt, t, window_s, True, is_rate, store.prometheus_v2)

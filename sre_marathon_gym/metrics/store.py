@@ -726,7 +726,7 @@ def extrapolated_tail(
         if is_rate:
             factor = factor / window_s
         out = result * factor
-    out[np.broadcast_to(cnt < 2, out.shape)] = np.nan  # `cnt` may be one column of windows
+    np.copyto(out, np.nan, where=cnt < 2)  # `cnt` may be one column of windows
     return out
 
 
