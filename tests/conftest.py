@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
@@ -18,16 +17,6 @@ os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 # issue 18: CPU throttling delays requests and OOM kills come at the limit, which widen Train
 # Ticket's overlaps; the fault severity calibration of issue 19 narrows them again).
 ORACLE_FLOOR = 80.0
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The longest test files first, by the durations measured in tests/durations.json
-    (`scripts/test_durations.py`): a file's tests run on one worker (`--dist loadfile`), and a long
-    file started last keeps one core busy after the other has finished. Files it does not list
-    count as short; a file's own tests keep their order."""
-    measured = REPO / "tests" / "durations.json"
-    seconds = json.loads(measured.read_text()) if measured.exists() else {}
-    items.sort(key=lambda item: -seconds.get(item.nodeid.split("::", 1)[0], 0.0))
 
 
 @pytest.fixture(scope="session")
