@@ -578,6 +578,52 @@ def test_an_engine_adopting_the_stores_leading_block_routes_as_one_series_at_a_t
             assert o.sel.tolist() == po.sel.tolist() and o.gidx.tolist() == po.gidx.tolist(), r.name
 
 
+def test_an_interrupted_block_adoption_leaves_no_half_built_view(catalog, monkeypatch):
+    """The views routed with a block are shared by every later engine of the app: one interrupted
+    while building them (Ctrl-C in a reset) must publish nothing half built, and the next engine
+    must route as an engine that never saw the block."""
+    import copy
+
+    from sre_marathon_gym.alerting import engine as engine_module
+    from sre_marathon_gym.alerting.rules import SeriesView
+    from sre_marathon_gym.sim.simulator import Simulator
+
+    sim = Simulator(catalog, "online_boutique", 11)
+    sim.advance_to(600)
+    block = sim.store.leading_block
+    engine_module._BLOCK_VIEWS.pop(block, None)  # as in a fresh process
+    real, calls = SeriesView.key_codes, []
+
+    def interrupted(self, names):
+        calls.append(names)
+        if len(calls) == 5:
+            raise KeyboardInterrupt
+        return real(self, names)
+
+    monkeypatch.setattr(SeriesView, "key_codes", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        AlertEngine(catalog.rules, sim.app, sim.store).evaluate_until(600)
+    monkeypatch.undo()
+    after = AlertEngine(catalog.rules, sim.app, sim.store)
+    published = engine_module._BLOCK_VIEWS[block]
+    assert 0 < len(published) < len(after._views), "the interrupt came in the middle of the views"
+    for metric, view in published.items():
+        assert view.ids.tolist() == block.by_name.get(metric, []) and view.has_codes(after._key_names[metric])
+    plain_store = copy.deepcopy(sim.store)
+    plain_store.leading_block = None
+    plain = AlertEngine(catalog.rules, sim.app, plain_store)
+    for t in (120, 360, 600):
+        after.evaluate_until(t)
+        plain.evaluate_until(t)
+    assert [a.model_dump() for a in after.pending_history()] == [
+        a.model_dump() for a in plain.pending_history()
+    ]
+    for r, pr in zip(after.rules, plain.rules):
+        assert r.groups == pr.groups, r.name
+        for o, po in zip(r.operands, pr.operands):
+            assert o.sel.tolist() == po.sel.tolist() and o.gidx.tolist() == po.gidx.tolist(), r.name
+
+
 def test_a_copied_engine_goes_on_like_the_original(catalog):
     """An env leaving a shared world deep-copies its run and engine; the engine's views share their
     label sets with the original's (`SeriesView.__deepcopy__`), so both must go on independently."""

@@ -318,13 +318,21 @@ class AlertEngine:
         routed = _BLOCK_VIEWS.setdefault(block, {})
         for metric, view in self._views.items():
             src = routed.get(metric)
-            if src is None:
-                src = routed[metric] = SeriesView(metric)
-                ids = block.by_name.get(metric, [])
-                src.add_many(ids, [block.keys[i] for i in ids])
-                src.sync()
-            for names in self._key_names.get(metric, ()):
-                src.key_codes(names)  # computed once per block; copied below
+            names = self._key_names.get(metric, ())
+            if src is None or not src.has_codes(names):
+                # built apart and published complete: a published view is never changed again (an
+                # interrupt or another thread must never see half of one)
+                fresh = SeriesView(metric)
+                if src is None:
+                    ids = block.by_name.get(metric, [])
+                    fresh.add_many(ids, [block.keys[i] for i in ids])
+                    fresh.sync()
+                else:
+                    fresh.adopt(src)
+                for n in names:
+                    fresh.key_codes(n)
+                _ = fresh.labels  # the label dicts built now, not lazily on the published view
+                routed[metric] = src = fresh
             view.adopt(src)
         return len(block)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -117,6 +117,10 @@ class SeriesView:
                     distinct.append(key)
                 codes.append(c)
         return kc
+
+    def has_codes(self, names: Iterable[tuple[str, ...]]) -> bool:
+        """Whether `key_codes` of every label-name tuple of `names` is built for every series."""
+        return all(n in self._coded and len(self._coded[n].codes) == len(self._keys) for n in names)
 
     def adopt(self, src: SeriesView) -> None:
         """Become a copy of `src` (an empty view taking the series another view was routed); the

@@ -18,7 +18,7 @@ from ..core.errors import UnknownNameError
 from .log_symptoms import SYMPTOM_BIT_NAMES, Context
 from .log_text import FAMILY
 from .op_names import client_op, edge_path, route_name, server_op
-from .span_tree import build_shapes
+from .span_tree import shared_shapes
 
 if TYPE_CHECKING:
     from .sim_state import SimState
@@ -84,7 +84,7 @@ class LogState:
         self.server_attrs = [
             {"service.name": n, "telemetry.sdk.language": svc[n].language.lower()} for n in c.services
         ]
-        self.shapes = c.derive("span_shapes", lambda: build_shapes(sim.app, c))  # the spans of each root
+        self.shapes = shared_shapes(sim.app, c)  # the spans of each root (`span_tree`)
         self.shape_visits = np.zeros((R + S, S))  # [root, S] calls to each service per request, as traced
         self.shape_edges = np.zeros((R + S, E))  # [root, E] calls over each edge per request, as traced
         for r, shape in enumerate(self.shapes):

@@ -22,7 +22,7 @@ from ..metrics.labels import normalise_labels
 from ..metrics.series_block import SeriesBlock
 from .kube_series import KubeSeries
 from .scrape import OTEL_JOB, scrape_labels
-from .span_tree import build_shapes
+from .span_tree import shared_shapes
 from .traffic import TickResult, lognormal_cdf
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ def span_rows(sim: SimState) -> _SpanRows:
     rows: dict[tuple[str, str, str], int] = {}
     E = len(c.edge_src)
     row, root, rt_root, own, hops, edges = [], [], [], [], [], []
-    for r, shape in enumerate(c.derive("span_shapes", lambda: build_shapes(sim.app, c))):
+    for r, shape in enumerate(shared_shapes(sim.app, c)):
         if r >= R and (not shape.nodes or c.background_rps[r - R] <= 0):
             continue
         below = np.zeros((len(shape.nodes), E))  # the calls inside each node's span

@@ -210,4 +210,18 @@ def build_shapes(app, compiled) -> list[Shape]:
     return shapes
 
 
-__all__ = ["INSTRUMENTED", "Node", "Shape", "build_shapes", "call_structure"]
+def shared_shapes(app, compiled) -> list[Shape]:
+    """`build_shapes` once per compiled app, read-only: the span metrics and the log recorder of
+    every simulator of the app share them (`CompiledApp.derive`)."""
+
+    def build() -> list[Shape]:
+        shapes = build_shapes(app, compiled)
+        for shape in shapes:
+            for a in (shape.own, shape.hops, shape.start_own, shape.start_hops):
+                a.flags.writeable = False
+        return shapes
+
+    return compiled.derive("span_shapes", build)
+
+
+__all__ = ["INSTRUMENTED", "Node", "Shape", "build_shapes", "call_structure", "shared_shapes"]
