@@ -27,6 +27,7 @@ from .traffic import TickResult, lognormal_cdf
 
 if TYPE_CHECKING:
     from .sim_state import SimState
+    from .topology import CompiledApp
 
 # about 1.45x apart from 1 ms to 13 s, so that linear interpolation inside a bucket (histogram_quantile)
 # stays within a few % of the log-normal's quantiles, and few enough that a
@@ -55,13 +56,12 @@ class _SpanRows:
     edges: np.ndarray  # [N, E] log success = own @ log own_ok + edges @ log route_ok (see `accumulate`)
 
 
-def span_rows(sim: SimState) -> _SpanRows:
-    c = sim.compiled
+def span_rows(c: CompiledApp) -> _SpanRows:
     R, S = len(c.request_types), len(c.services)
     rows: dict[tuple[str, str, str], int] = {}
     E = len(c.edge_src)
     row, root, rt_root, own, hops, edges = [], [], [], [], [], []
-    for r, shape in enumerate(shared_shapes(sim.app, c)):
+    for r, shape in enumerate(shared_shapes(c.app, c)):
         if r >= R and (not shape.nodes or c.background_rps[r - R] <= 0):
             continue
         below = np.zeros((len(shape.nodes), E))  # the calls inside each node's span
@@ -113,10 +113,11 @@ class _SpanSeries:
     buckets: np.ndarray  # [rows, 2, len(LE)]
 
 
-def span_series(sim: SimState) -> tuple[_SpanRows, _SpanSeries]:
+def span_series(c: CompiledApp) -> tuple[_SpanRows, _SpanSeries]:
     """The span rows of the app and their series (calls, sum, count, buckets per row and status),
-    in the order the exporter has always registered them (series ids stay what they were)."""
-    spans = span_rows(sim)
+    in the order the exporter has always registered them (series ids stay what they were). A
+    function of the compiled app alone: every simulator of the app shares it (`CompiledApp.derive`)."""
+    spans = span_rows(c)
     n = len(spans.rows)
     calls = np.zeros((n, 2), dtype=np.intp)
     sums, counts = np.zeros_like(calls), np.zeros_like(calls)
@@ -137,7 +138,7 @@ def span_series(sim: SimState) -> tuple[_SpanRows, _SpanSeries]:
     )
     le_items = [(sys.intern("le"), sys.intern(le)) for le in LE]
     otel = scrape_labels(OTEL_JOB)  # the collector's exporter is the scrape target of these series
-    ns = sim.app.namespace
+    ns = c.app.namespace
     for i, (svc, name, kind) in enumerate(spans.rows):
         for k, status in enumerate(STATUS):
             lab = {
@@ -171,7 +172,7 @@ class MetricExporter(KubeSeries):
         ns = sim.app.namespace
         self.ns = ns
         # span series: one row per (service, span name, kind) of the shapes, two statuses each
-        self.spans, series = c.derive("span_series", lambda: span_series(sim))
+        self.spans, series = c.derive("span_series", lambda: span_series(c))
         self.span_rows = self.spans.rows
         n = len(self.span_rows)
         ids = self.store.register_block(series.block)
