@@ -68,6 +68,7 @@ __all__ = [
 AlertState = Literal["pending", "firing", "resolved"]
 
 _ID_WIDTH = 4
+_LE = ("le",)  # the label a quantile rule's buckets are read by (`SeriesView.key_codes` names)
 _MAX_TIMES = 32  # grid points evaluated together at most (bounds the times x series matrices)
 # series block -> metric -> a view routed with the block's series of that metric (`_adopt_leading_block`)
 _BLOCK_VIEWS: weakref.WeakKeyDictionary[SeriesBlock, dict[str, SeriesView]] = weakref.WeakKeyDictionary()
@@ -197,7 +198,7 @@ class AlertEngine:
             for o in r.operands:
                 self._key_names[o.metric].update([o.names, r.group_by])
             if r.kind == "quantile":
-                self._key_names[r.a.metric].add(("le",))
+                self._key_names[r.a.metric].add(_LE)
         self._active: list[dict[int, _Episode]] = [{} for _ in self.rules]  # per rule: group -> episode
         self._seen = 0  # store series ids already routed to the views
         self.last_eval: float | None = None
@@ -412,7 +413,7 @@ class AlertEngine:
         o.seen = view.ids.size
         quantile = r.kind == "quantile" and o is r.a
         if quantile:  # series without a parsable `le` are ignored, as Prometheus does
-            kc = view.key_codes(("le",))
+            kc = view.key_codes(_LE)
             bounds = [_parse_le(k[0]) for k in kc.distinct]
             le = [bounds[kc.codes[p]] for p in new]
             new = [p for p, b in zip(new, le) if b == b]
