@@ -253,10 +253,20 @@ class App(CatalogModel):
 
     @cached_property
     def node_allocatable_m(self) -> int:
-        """CPU millicores each node can allocate: the pods' requests plus 25% spread evenly over
-        the nodes, at least 1000 (the simulated cluster's nodes are sized this way)."""
+        """CPU millicores each node can allocate: enough that every zone keeps room for its pods'
+        requests, plus 25%, with any one of its nodes gone (N-1 capacity), at least 1000.
+
+        Why N-1: the paper's venue is a Kind cluster on one 16-vCPU host, where every node
+        advertises the host's CPUs, so its scheduler never runs out of room when a node fails.
+        Sized tighter (the pods' requests plus 25% spread over all nodes, as before), a change
+        had to be frozen around every node fault on Astronomy Shop and Train Ticket, and that
+        freeze told faults from harmless changes (issue 32)."""
         requests = sum(s.scheduled_cpu_m * s.replicas for s in self.services)
-        return max(int(math.ceil(1.25 * requests / max(len(self.nodes), 1))), 1000)
+        per_node = [1.25 * requests / max(len(self.nodes), 1)]
+        for z in self.zones:
+            need = sum(s.scheduled_cpu_m * s.replicas for s in self.services if z.name in s.zones)
+            per_node.append(1.25 * need / max(len(z.nodes) - 1, 1))
+        return max(int(math.ceil(max(per_node))), 1000)
 
     @cached_property
     def survives_node_loss(self) -> bool:

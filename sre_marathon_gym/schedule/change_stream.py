@@ -27,9 +27,10 @@ Twin of a row, by the row's plane:
   limit is no sign of a fault and its size means something only next to the usage), else raised
   1.25-2x (set at 3-6x the CPU need and 4-8x the resident memory where none is set); the readiness
   probe's timeout tuned; one replica added, or the count set back (what an HPA does), on clusters
-  that keep room for their pods with a node gone (`App.survives_node_loss`: Online Boutique). No
-  pod is added to a full cluster: on Train Ticket's leaderboard seed that left the pods a node
-  fault evicts Pending and saturated the entry point.
+  that keep room for their pods with a node gone (`App.survives_node_loss`: every catalog app, whose
+  nodes are sized for it, `App.node_allocatable_m`). No pod is added to a cluster without that room:
+  when Train Ticket's nodes were sized tighter, extra pods left the pods a node fault evicts
+  Pending and saturated the entry point.
 - NetworkPolicy: a ``deny-<target>-to-<service>`` policy in the faults' naming for a service the
   target never calls (blocks nothing used).
 - node: maintenance: a cordon of a node the catalog's node rows name (another one if a fault of
@@ -45,8 +46,9 @@ the run ships. Manifest twins may change a deployment field a fault changes at a
 No twin changes a deployment while an active fault holds its rollout slot (a rollback must
 revert the fault), nor cordons a node for a window that overlaps an infrastructure fault's. Arrival times
 follow the faults' own ramped process over the injection window (`timeline.arrival_times`),
-so timing does not separate them either, except the change freeze on clusters without N-1
-capacity: no twin ships within `SETTLE_S` of an infrastructure fault's start (`_unfrozen_times`).
+so timing does not separate them either. On a cluster without N-1 capacity (none of the
+catalog's apps now) no twin would ship within `SETTLE_S` of an infrastructure fault's start
+(`_unfrozen_times`), and that freeze would be a tell.
 """
 
 from __future__ import annotations
@@ -355,8 +357,8 @@ class _Planner:
                 value = self.images[svc] = forms[int(rng.integers(len(forms)))]
             elif field == "replicas":
                 # up by one, or back to the catalog's count, and only on a cluster with N-1 capacity:
-                # on Train Ticket's leaderboard seed, extra pods (or a scale-down) left the pods a node
-                # fault evicts Pending and saturated the entry point
+                # on Train Ticket's leaderboard seed, when its nodes had none, extra pods (or a
+                # scale-down) left the pods a node fault evicts Pending and saturated the entry point
                 if not self.app.survives_node_loss:
                     return None
                 delta = 0 if self.scaled.get(svc, 0) else 1
@@ -447,12 +449,13 @@ def _unfrozen_times(
     infrastructure fault's start (the time a commit takes to build and roll out, and the
     eviction's): on Train Ticket's leaderboard seed, rollouts' surge pods took the room a drained
     node's pods needed and saturated the entry point. A freeze over the faults' whole windows
-    would cover three quarters of some runs' injection time, itself a tell. This one is a tell too
-    (open, issue 32): every change within it is a fault, and an adversarial review scored 19.7 on
-    Astronomy Shop's leaderboard seed with that rule alone. Freezing faulty changes the same way
-    removed nearly every infrastructure fault (the change faults are one every 90 s, and the
-    windows cover 45% of Astronomy Shop's and Train Ticket's injection time on average); what
-    would remove the freeze is N-1 capacity on those clusters. Drawn as 3n times with the frozen
+    would cover three quarters of some runs' injection time, itself a tell. This one is a tell too:
+    every change within it is a fault, and an adversarial review scored 19.7 on Astronomy Shop's
+    leaderboard seed with that rule alone when its nodes were sized without N-1 capacity. Freezing
+    faulty changes the same way removed nearly every infrastructure fault (the change faults are
+    one every 90 s, and the windows covered 45% of Astronomy Shop's and Train Ticket's injection
+    time on average), so the catalog's nodes are now sized for N-1 capacity and nothing is frozen
+    on its apps; the freeze stays for an app that cannot be. Drawn as 3n times with the frozen
     ones removed and n kept at random, so the density elsewhere keeps its shape."""
     frozen = [] if spare else [sf for sf in scheduled if sf.category == "infrastructure"]
     times = [
