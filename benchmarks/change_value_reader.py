@@ -10,9 +10,9 @@ row's remedy is applied.
 Tells (each can be switched on alone with ``ChangeValueReader(tells={...})``):
 - ``config_value``: a pipeline config diff whose new value is extreme relative to the old one
   (numbers, with or without a unit, incl. ``-Xmx``: new <= 0, ratio < 0.45 or > 2.5; twins move
-  within 0.7-0.9x or 1.25-2x; a client timeout below 14 ms), an address whose host or port changed
-  or that names another namespace
-  (twins only write the same service's short or fully qualified name in the app's namespace), or
+  within 0.7-0.9x or 1.25-2x; a client timeout below 14 ms), an address whose host changed (twins
+  write the faults' other address forms since `change_stream.address_forms`: the next port,
+  another namespace; before, any port or namespace change was a fault's), or
   any other string value changed (twins only change numbers, addresses, log levels and toggles).
   Dropped keys are not claimed (twins drop the same keys).
 - ``flag``: every flagd ``defaultVariant`` flip to a non-"off" variant (flags have no twins).
@@ -123,10 +123,9 @@ def config_is_faulty(
         return r < 0.45 or r > 2.5
     ma, mb = _ADDR.match(old), _ADDR.match(new)
     if ma and mb:
-        suffix = mb.group(2) or ""
-        if mb.group(1) != ma.group(1) or mb.group(3) != ma.group(3):
-            return True
-        return suffix not in ("", f".{namespace}.svc.cluster.local")
+        # twins write the faults' address forms (the next port, another namespace) but never a
+        # misspelled host: only a changed host is still a fault's
+        return True if mb.group(1) != ma.group(1) else None
     return old != new
 
 

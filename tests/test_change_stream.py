@@ -13,6 +13,7 @@ from sre_marathon_gym.core.errors import ConfigurationError, UnknownNameError
 from sre_marathon_gym.schedule.change_stream import (
     CHANGE_FAILURE_RATE,
     SETTLE_S,
+    _diff_value,
     _unfrozen_times,
     change_plane,
 )
@@ -149,6 +150,30 @@ def test_twins_read_like_their_rows(catalog, many):
                 assert (b.service, b.new_value) not in calls  # blocks nothing the service uses
             else:
                 assert b.kind == "cordon" and b.new_value in app.nodes and b.until_s > b.time_s
+
+
+def test_address_twins_take_the_faults_forms_but_never_their_values(catalog, many):
+    """Wrong-address faults write the next port, another namespace, or a host with a letter
+    missing; twins write the first two (and the same service by its other name), never an
+    address a fault ships, so only the misspelled host is a fault's by its spelling."""
+    forms = Counter()
+    for s in many:
+        app, rows = catalog.app(s.app), catalog.faults[s.app]
+        bad = {_diff_value(f.change.diff) for f in rows if f.mechanism == "config_wrong_address" and f.change}
+        by_artifact = {f.artifact: f for f in rows if f.mechanism == "config_wrong_address"}
+        for b in s.benign:
+            row = by_artifact.get(b.artifact)
+            if row is None or b.new_value is None:
+                continue
+            old = next(c.value for c in app.service(b.service).config if c.key == row.params["key"])
+            host, port = old.rsplit(":", 1)
+            new_host, new_port = b.new_value.rsplit(":", 1)
+            assert b.new_value not in bad and new_host.split(".")[0] == host, (b.new_value, old)
+            if new_port != port:
+                forms["next port"] += 1
+            else:
+                forms["staging" if ".staging." in new_host else "its own name"] += 1
+    assert min(forms["next port"], forms["staging"], forms["its own name"]) > 10, forms
 
 
 def test_production_schedule_round_trips_and_orders_uncordons(many):

@@ -32,21 +32,7 @@ def test_leaderboard_schedule_matches_the_paper(catalog, leaderboard_stats, app)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "app",
-    [
-        "online_boutique",
-        "astronomy_shop",
-        pytest.param(
-            "train_ticket",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="open (issue 32): since the production change stream's freeze and capacity rules, "
-                "every one of Train Ticket's 58 leaderboard faults has a compatible alert (0.95 before)",
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("app", APPS)
 def test_leaderboard_rules_miss_a_few_faults(leaderboard_stats, app):
     """ "The frozen rules can miss faults", but few."""
     assert 0.85 <= leaderboard_stats[app].faults_with_alert_share < 1.0
@@ -63,23 +49,8 @@ def test_leaderboard_rules_miss_a_few_faults(leaderboard_stats, app):
                 reason="open (issue 19): Online Boutique's alerts are 0.52 ambiguous, the paper's 0.76",
             ),
         ),
-        pytest.param(
-            "astronomy_shop",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="open (issue 32): 0.32 ambiguous under the production change stream's leaderboard "
-                "run since its freeze and capacity rules, the paper's 0.39 (-16.8%, tolerance 15%)",
-            ),
-        ),
-        pytest.param(
-            "train_ticket",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="open (issue 32): 0.36 ambiguous on the leaderboard run since the twins take the "
-                "faults' forms (0.42 before), the paper's 0.47 (-23%); the mean of the leaderboard seed "
-                "and seeds 10001-10005 is 0.46 (0.47 before): one run's figure is chaotic under the stream",
-            ),
-        ),
+        "astronomy_shop",
+        "train_ticket",
     ],
 )
 def test_leaderboard_alert_ambiguity_matches_the_paper(catalog, leaderboard_stats, app):

@@ -18,7 +18,8 @@ Twin of a row, by the row's plane:
 - pipeline config: the row's own message, with a value the simulator tolerates: "tighten" and
   "lower" change the value within safe bounds (a client timeout to 8-20x its callee's healthy
   latency, so tight values on fast callees look like the faults' values on slow ones), "move"
-  writes the same service's fully qualified name, "drop" removes a key whose default is the value.
+  writes the same service by another name or in the faults' address forms (`address_forms`),
+  "drop" removes a key whose default is the value.
 - manifest (``kubectl set``/``scale``, through the same rollout history as the manifest faults):
   an image in one of the forms the app's bad-image faults use (a patch bump, a four-part hotfix
   tag, a release candidate, the registry a fault pulls from) that exists (`image_forms`); CPU and
@@ -162,21 +163,20 @@ def twin_config_value(
     service: str,
     rng: np.random.Generator,
     current: str | None = None,
+    pool: Sequence[Fault] = (),
 ) -> str | None:
     """A harmless value for `entry` (now `current`) that fits the row's commit message; "" means:
-    drop the key. Numbers move relative to the catalog's value, so repeated twins stay in bounds,
+    drop the key. An address moves to one of `address_forms` (`pool`: the faults it must not
+    copy). Numbers move relative to the catalog's value, so repeated twins stay in bounds,
     except a lowered client timeout: it goes to 8-20x the callee's healthy latency, so a tight
     timeout is harmless on a fast callee and fatal on a slow one (the faults write 1-50 ms), and
     which one it is shows in the callee's latency, i.e. telemetry."""
     old, verb = entry.value, row.change.message.split(": ", 1)[-1].split(" ", 1)[0]  # type: ignore[union-attr]
     if row.mechanism == "config_missing_env":
         return ""  # the service's default equals the value: dropping it changes nothing
-    if row.mechanism == "config_wrong_address":  # the same service, by its short or its full name
-        full = _FQDN.match(current or "")
-        if full:
-            return f"{full.group(1)}:{full.group(2)}"
-        m = _ADDRESS.match(old)
-        return f"{m.group(1)}.{app.namespace}.svc.cluster.local:{m.group(2)}" if m else None
+    if row.mechanism == "config_wrong_address":
+        forms = [f for f in address_forms(app, pool, old) if f != current]
+        return forms[int(rng.integers(len(forms)))] if forms else None
     heap = _HEAP.search(old)
     if heap:  # a tenth less heap, still above the working set the simulator models
         mb = int(heap.group(1)) * (1024 if heap.group(2) in "gG" else 1)
@@ -193,6 +193,23 @@ def twin_config_value(
         return _within(old, 0.7, 0.9, rng) if lowers else _within(old, 1.25, 2.0, rng)
     made = benign_config_value(entry, rng)
     return None if made is None else made[0]
+
+
+def address_forms(app: App, faults: Sequence[Fault], address: str) -> list[str]:
+    """The addresses a harmless move of the catalog's `address` may ship: the same service by its
+    other name (short or fully qualified in the app's namespace), and the forms the app's
+    wrong-address faults use (the next port; the service's name in another namespace) but never an
+    address any fault of the catalog ships. Whether an address answers shows only in the calls made
+    to it (errors, traces), never in its spelling; the faults' one form no twin takes is a host
+    with a letter missing, which a careful reviewer reads as a typo."""
+    m = _ADDRESS.match(address) or _FQDN.match(address)
+    if m is None:
+        return []
+    host, port = m.group(1), m.group(2)
+    forms = [f"{host}:{port}", f"{host}.{app.namespace}.svc.cluster.local:{port}", f"{host}:{int(port) + 1}"]
+    forms.append(f"{host}.staging.svc.cluster.local:{port}")
+    bad = {_diff_value(f.change.diff) for f in faults if f.mechanism == "config_wrong_address" and f.change}
+    return sorted({f for f in forms if f not in bad and f != address})
 
 
 def cpu_need_m(app: App, service: str) -> float:
@@ -335,7 +352,7 @@ class _Planner:
             if current is None:  # dropped earlier: put it back (the default, written out again)
                 new, shown = entry.value, entry.model_copy(update={"value": ""})
             else:
-                new = twin_config_value(entry, row, self.app, svc, rng, current)
+                new = twin_config_value(entry, row, self.app, svc, rng, current, self.pool)
                 shown = entry.model_copy(update={"value": current})
             if new is None or new == current:
                 return None
