@@ -13,9 +13,9 @@ from sre_marathon_gym.core.errors import ConfigurationError, UnknownNameError
 from sre_marathon_gym.schedule.change_stream import (
     CHANGE_FAILURE_RATE,
     SETTLE_S,
-    _diff_value,
     _unfrozen_times,
     change_plane,
+    fault_values,
 )
 from sre_marathon_gym.schedule.fault_schedule import (
     FaultSchedule,
@@ -152,28 +152,38 @@ def test_twins_read_like_their_rows(catalog, many):
                 assert b.kind == "cordon" and b.new_value in app.nodes and b.until_s > b.time_s
 
 
-def test_address_twins_take_the_faults_forms_but_never_their_values(catalog, many):
+def test_address_and_image_twins_take_the_faults_forms_and_values_but_not_their_runs(catalog, many):
     """Wrong-address faults write the next port, another namespace, or a host with a letter
-    missing; twins write the first two (and the same service by its other name), never an
-    address a fault ships, so only the misspelled host is a fault's by its spelling."""
-    forms = Counter()
+    missing; twins write the first two (and the same service by its other name). A twin never
+    ships what a fault of its own run ships (an address or a tag means one thing for the whole
+    run), but it does ship other runs' fault values: no value is a fault's in every run, so none
+    can be learned as one across runs."""
+    forms, reused = Counter(), Counter()
     for s in many:
         app, rows = catalog.app(s.app), catalog.faults[s.app]
-        bad = {_diff_value(f.change.diff) for f in rows if f.mechanism == "config_wrong_address" and f.change}
+        by_id = {f.id: f for f in rows}
+        own = fault_values(by_id[sf.fault_id] for sf in s.faults)
+        anywhere = fault_values(rows)
         by_artifact = {f.artifact: f for f in rows if f.mechanism == "config_wrong_address"}
         for b in s.benign:
+            if b.kind == "image":
+                assert b.new_value not in own, b
+                reused["image"] += b.new_value in anywhere
             row = by_artifact.get(b.artifact)
             if row is None or b.new_value is None:
                 continue
+            assert b.new_value not in own, b
+            reused["address"] += b.new_value in anywhere
             old = next(c.value for c in app.service(b.service).config if c.key == row.params["key"])
             host, port = old.rsplit(":", 1)
             new_host, new_port = b.new_value.rsplit(":", 1)
-            assert b.new_value not in bad and new_host.split(".")[0] == host, (b.new_value, old)
+            assert new_host.split(".")[0] == host, (b.new_value, old)
             if new_port != port:
                 forms["next port"] += 1
             else:
                 forms["staging" if ".staging." in new_host else "its own name"] += 1
     assert min(forms["next port"], forms["staging"], forms["its own name"]) > 10, forms
+    assert min(reused.values()) > 10 and len(reused) == 2, reused
 
 
 def test_production_schedule_round_trips_and_orders_uncordons(many):

@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -163,11 +163,11 @@ def twin_config_value(
     service: str,
     rng: np.random.Generator,
     current: str | None = None,
-    pool: Sequence[Fault] = (),
+    excluded: Collection[str] = (),
 ) -> str | None:
     """A harmless value for `entry` (now `current`) that fits the row's commit message; "" means:
-    drop the key. An address moves to one of `address_forms` (`pool`: the faults it must not
-    copy). Numbers move relative to the catalog's value, so repeated twins stay in bounds,
+    drop the key. An address moves to one of `address_forms` (never one in `excluded`). Numbers
+    move relative to the catalog's value, so repeated twins stay in bounds,
     except a lowered client timeout: it goes to 8-20x the callee's healthy latency, so a tight
     timeout is harmless on a fast callee and fatal on a slow one (the faults write 1-50 ms), and
     which one it is shows in the callee's latency, i.e. telemetry."""
@@ -175,7 +175,7 @@ def twin_config_value(
     if row.mechanism == "config_missing_env":
         return ""  # the service's default equals the value: dropping it changes nothing
     if row.mechanism == "config_wrong_address":
-        forms = [f for f in address_forms(app, pool, old) if f != current]
+        forms = [f for f in address_forms(app, old, excluded) if f != current]
         return forms[int(rng.integers(len(forms)))] if forms else None
     heap = _HEAP.search(old)
     if heap:  # a tenth less heap, still above the working set the simulator models
@@ -195,21 +195,37 @@ def twin_config_value(
     return None if made is None else made[0]
 
 
-def address_forms(app: App, faults: Sequence[Fault], address: str) -> list[str]:
+def address_forms(app: App, address: str, excluded: Collection[str] = ()) -> list[str]:
     """The addresses a harmless move of the catalog's `address` may ship: the same service by its
     other name (short or fully qualified in the app's namespace), and the forms the app's
-    wrong-address faults use (the next port; the service's name in another namespace) but never an
-    address any fault of the catalog ships. Whether an address answers shows only in the calls made
-    to it (errors, traces), never in its spelling; the faults' one form no twin takes is a host
-    with a letter missing, which a careful reviewer reads as a typo."""
+    wrong-address faults use (the next port; the service's name in another namespace), but never
+    an address in `excluded` (what the run's faults ship, `fault_values`). Whether an address
+    answers shows only in the calls made to it (errors, traces), never in its spelling, and a
+    fault's address is no fixed bad value: in a run without that fault a twin may ship it. The
+    faults' one form no twin takes is a host with a letter missing, which a careful reviewer
+    reads as a typo."""
     m = _ADDRESS.match(address) or _FQDN.match(address)
     if m is None:
         return []
     host, port = m.group(1), m.group(2)
     forms = [f"{host}:{port}", f"{host}.{app.namespace}.svc.cluster.local:{port}", f"{host}:{int(port) + 1}"]
     forms.append(f"{host}.staging.svc.cluster.local:{port}")
-    bad = {_diff_value(f.change.diff) for f in faults if f.mechanism == "config_wrong_address" and f.change}
-    return sorted({f for f in forms if f not in bad and f != address})
+    return sorted({f for f in forms if f not in excluded and f != address})
+
+
+def fault_values(faults: Iterable[Fault]) -> set[str]:
+    """The images and addresses `faults` ship: a run's twins never ship one of them, so that an
+    address or a tag means the same to every service for the whole run (a fault's behaviour is
+    keyed by the value it ships)."""
+    out = set()
+    for f in faults:
+        if f.mechanism == "bad_image_tag":
+            out.add(str(f.params.get("image")))
+        elif f.mechanism == "config_wrong_address" and f.change is not None:
+            value = _diff_value(f.change.diff)
+            if value is not None:
+                out.add(value)
+    return out
 
 
 def cpu_need_m(app: App, service: str) -> float:
@@ -245,14 +261,16 @@ def _insertion(base: str, other: str) -> tuple[str, str] | None:
     return (base[:i], piece) if piece and other == base[:i] + piece + base[i:] else None
 
 
-def image_forms(app: App, faults: Sequence[Fault], service: str) -> list[str]:
+def image_forms(app: App, faults: Sequence[Fault], service: str, excluded: Collection[str] = ()) -> list[str]:
     """The images a harmless bump of `service` may ship, in the forms the app's bad-image faults
-    use (a patch bump, a four-part hotfix tag, a release candidate, the same tag from the
-    registry a fault pulls from) but never an image any fault of the catalog ships: whether a tag
-    exists shows only when a pod pulls it (`ImagePullBackOff`), never in its spelling."""
+    (`faults`, the catalog's) use (a patch bump, a four-part hotfix tag, a release candidate, the
+    same tag from the registry a fault pulls from) but never an image in `excluded` (what the
+    run's faults ship, `fault_values`): whether a tag exists shows only when a pod pulls it
+    (`ImagePullBackOff`), never in its spelling, and in a run without a bad-image fault its tag
+    may be one that exists."""
     image = app.service(service).image
     repo, _, tag = image.rpartition(":")
-    bad = {str(f.params.get("image")) for f in faults if f.mechanism == "bad_image_tag"}
+    bad = set(excluded)
     forms = [f"{repo}:{_bumped_tag(tag)}"]
     forms += [f"{repo}:{tag}.{k}" for k in (1, 2, 3)] + [f"{repo}:{tag}-rc{k}" for k in (0, 1, 2)]
     for f in faults:  # a registry form (e.g. `staging-` before the org), moved onto this service
@@ -292,10 +310,13 @@ class _Planner:
         held: dict[str, list[int]],
         fault_revs: dict[str, set[int]],
         base_rev: int,
+        excluded: Collection[str] = (),
     ) -> None:
         from ..catalog.apps import config_artifact_id
 
         self.app, self.pool, self.held, self.fault_revs, self.next_rev = app, pool, held, fault_revs, base_rev
+        self.excluded = excluded  # the images and addresses the run's faults ship (`fault_values`)
+        self.bad_images = {str(f.params.get("image")) for f in pool if f.mechanism == "bad_image_tag"}
         self.code_rev: dict[str, int] = {}  # source file -> the last revision shipped
         self.values: dict[str, str | None] = {}  # config key -> its value now (None: dropped)
         self.images: dict[str, str] = {}  # service -> the image its last twin shipped
@@ -352,7 +373,7 @@ class _Planner:
             if current is None:  # dropped earlier: put it back (the default, written out again)
                 new, shown = entry.value, entry.model_copy(update={"value": ""})
             else:
-                new = twin_config_value(entry, row, self.app, svc, rng, current, self.pool)
+                new = twin_config_value(entry, row, self.app, svc, rng, current, self.excluded)
                 shown = entry.model_copy(update={"value": current})
             if new is None or new == current:
                 return None
@@ -368,9 +389,16 @@ class _Planner:
                 return None
             s = self.app.service(svc)
             if field == "image":
-                forms = [f for f in image_forms(self.app, self.pool, svc) if f != self.images.get(svc)]
+                forms = image_forms(self.app, self.pool, svc, self.excluded)
+                forms = [f for f in forms if f != self.images.get(svc)]
                 if not forms:
                     return None
+                # half the time one of the tags the catalog's bad-image faults ship (in this run it
+                # exists): drawn uniformly, 62-72% of the twins' and faults' uses of those tags were
+                # faults', so tags remembered from training runs named faults
+                known = [f for f in forms if f in self.bad_images]
+                if known and rng.random() < 0.5:
+                    forms = known
                 value = self.images[svc] = forms[int(rng.integers(len(forms)))]
             elif field == "replicas":
                 # up by one, or back to the catalog's count, and only on a cluster with N-1 capacity:
@@ -508,7 +536,8 @@ def plan_production_changes(
             held.setdefault(key, []).append(sf.planned_end_s)
         if fault.change is not None and re.fullmatch(r"r\d+", fault.change.to_revision):
             fault_revs.setdefault(artifact_key(fault.artifact), set()).add(int(fault.change.to_revision[1:]))
-    planner = _Planner(app, pool, held, fault_revs, benign_revision_base(app, pool))
+    excluded = fault_values(by_id[sf.fault_id] for sf in scheduled)
+    planner = _Planner(app, pool, held, fault_revs, benign_revision_base(app, pool), excluded)
     infra = [(sf.start_s, sf.planned_end_s) for sf in scheduled if sf.category == "infrastructure"]
     out: list[BenignChange] = []
     # the plane of each twin, in the proportions of the run's faulty changes, in random order
