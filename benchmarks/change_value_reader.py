@@ -33,6 +33,14 @@ Tells (each can be switched on alone with ``ChangeValueReader(tells={...})``):
   whose target had a pod killed.
 - ``revert`` (off by default): a pipeline change the pipeline later reverts (`Revert "<message>"`,
   faults only, at their planned end); measured: every such claim is false (the fault has ended).
+- ``addr_rows`` (off by default): an address moved to the next port or another namespace on a host
+  at least `ADDR_ROWS` wrong-address rows name (found by a review when twins avoided every catalog
+  fault's address: such hosts got no port or namespace twins; since twins avoid only their own
+  run's faults' values, 8-25% of such moves are faults').
+- ``addr_memo``, ``image_memo`` (off by default): an address or image the faults of training seeds
+  (`MEMO_SEEDS`, from their schedules: what training runs' `Revert` commits show) shipped on that
+  service; before twins could ship other runs' fault values, 100% of such values were faults',
+  now 25-43%.
 - ``freeze``: on apps without N-1 capacity, any change (any plane, incl. code) within 300 s of an
   infrastructure fault's start (a node first seen NotReady): twins are frozen there.
 
@@ -65,12 +73,19 @@ TELLS = (
     "freeze",
     "drain",
     "revert",
+    "addr_rows",
+    "addr_memo",
+    "image_memo",
 )
 # off by default, measured harmful: revert (claims come after the fault ended), drain (the drain is
 # found, but the node's rows name different target services and the guess is mostly wrong), and
 # since the stream's fixes image_tag (twins ship the faults' tag forms: 18-33 false claims a run)
 # and freeze (faulty changes keep the twins' freeze: nothing to claim)
-DEFAULT_TELLS = tuple(t for t in TELLS if t not in ("revert", "drain", "image_tag", "freeze"))
+DEFAULT_TELLS = tuple(
+    t
+    for t in TELLS
+    if t not in ("revert", "drain", "image_tag", "freeze", "addr_rows", "addr_memo", "image_memo")
+)
 FREEZE_S = 300
 # a limit cut below this share of the catalog's is a fault's: twins right-size CPU down to 6-10x
 # the pod's need where there is room (as low as 0.09 of the limit) and memory to 1.9-2.2x resident
@@ -127,6 +142,53 @@ def config_is_faulty(
         # misspelled host: only a changed host is still a fault's
         return True if mb.group(1) != ma.group(1) else None
     return old != new
+
+
+ADDR_ROWS = 3  # `addr_rows`: a host at least this many wrong-address rows name
+MEMO_SEEDS = range(20001, 20101)  # `addr_memo`, `image_memo`: training seeds whose faults are remembered
+
+
+def _addr_moved(old: str | None, new: str | None) -> bool:
+    """Same host, and the next port or another namespace than before (the forms twins share)."""
+    b, n = _ADDR.match(old or ""), _ADDR.match(new or "")
+    if not (b and n) or b.group(1) != n.group(1):
+        return False
+    return n.group(3) != b.group(3) or ".staging." in (new or "")
+
+
+def _rows_per_host(cat, app: str) -> Counter:
+    """Public: wrong-address rows per downstream host, read from the rows' titles."""
+    c: Counter = Counter()
+    for f in cat.faults[app]:
+        if f.mechanism == "config_wrong_address" and " a wrong " in f.title:
+            c[f.title.split(" a wrong ")[1].split(" address")[0]] += 1
+    return c
+
+
+_MEMO: dict[str, tuple[set, set]] = {}
+
+
+def _memo(app: str) -> tuple[set, set]:
+    """(service, key, address) and (service, image) of the faults of training seeds `MEMO_SEEDS`,
+    read off their schedules: what a policy could remember from training runs' deploy histories
+    (the pipeline's `Revert "..."` commits mark every faulty commit)."""
+    if app not in _MEMO:
+        from sre_marathon_gym.schedule.change_stream import fault_values
+        from sre_marathon_gym.schedule.fault_schedule import FaultSchedule
+
+        cat = load_catalog()  # the whole catalog: the agent's view has no fault row's literal commit
+        rows = {f.id: f for f in cat.faults[app]}
+        addresses, images = set(), set()
+        for seed in MEMO_SEEDS:
+            for sf in FaultSchedule.generate(cat, app, seed).faults:
+                f = rows[sf.fault_id]
+                for v in fault_values([f]):
+                    if f.mechanism == "bad_image_tag":
+                        images.add((f.target, v))
+                    else:
+                        addresses.add((f.target, str(f.params["key"]), v))
+        _MEMO[app] = (addresses, images)
+    return _MEMO[app]
 
 
 def _diff_kv(diff: str) -> tuple[str | None, str | None, str | None]:
@@ -262,6 +324,15 @@ class ChangeValueReader:
                 verdict = config_is_faulty(old, new, u.app.namespace, base, key)
                 if verdict and "config_value" in self.tells:
                     tell = "config_value"
+                elif (
+                    verdict is None
+                    and "addr_rows" in self.tells
+                    and _addr_moved(base or old, new)
+                    and _rows_per_host(u.catalog, u.app.app)[_ADDR.match(new or "").group(1)] >= ADDR_ROWS
+                ):
+                    tell = "addr_rows"
+                elif verdict is None and "addr_memo" in self.tells and (svc, key, new) in _memo(u.app.app)[0]:
+                    tell = "addr_memo"
                 elif frozen:
                     tell = ftell
                 if tell is None:
@@ -334,6 +405,8 @@ class ChangeValueReader:
             if cur.get("image") != prev.get("image") and cur.get("image") != s.image:
                 bad = image_is_faulty(s.image, cur["image"])
                 tell = "image_tag" if bad and "image_tag" in self.tells else ("freeze" if frozen else None)
+                if tell is None and "image_memo" in self.tells:
+                    tell = "image_memo" if (s.name, cur["image"]) in _memo(u.app.app)[1] else None
                 if tell:
                     add(
                         "bad_image_tag",
