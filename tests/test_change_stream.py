@@ -8,14 +8,14 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from sre_marathon_gym.catalog import APPS
+from sre_marathon_gym.catalog import APPS, App
 from sre_marathon_gym.core.errors import ConfigurationError, UnknownNameError
 from sre_marathon_gym.schedule.change_stream import (
     CHANGE_FAILURE_RATE,
     SETTLE_S,
-    _unfrozen_times,
     change_plane,
     fault_values,
+    plan_production_changes,
 )
 from sre_marathon_gym.schedule.fault_schedule import (
     FaultSchedule,
@@ -78,16 +78,53 @@ def test_changes_ship_beside_infrastructure_faults(many):
 
 
 def test_the_freeze_keeps_changes_off_a_cluster_without_room(catalog):
-    """An app without N-1 capacity (none in the catalog) gets no harmless change within SETTLE_S of
-    an infrastructure fault's start, and still gets as many changes."""
+    """An app without N-1 capacity (none in the catalog: here Train Ticket on one node) gets no
+    harmless change within SETTLE_S of an infrastructure fault's start and no replica twin, and
+    still as many changes."""
+    tt = catalog.app("train_ticket")
+    zones = [z.model_copy(update={"nodes": z.nodes[:1]}) for z in tt.zones]
+    cramped = App.model_validate({**tt.model_dump(), "zones": [z.model_dump() for z in zones]})
+    assert not cramped.survives_node_loss and tt.survives_node_loss
     s = FaultSchedule.generate(catalog, "train_ticket", 3)
     starts = [f.start_s for f in s.faults if f.category == "infrastructure"]
     assert starts
-    times = _unfrozen_times(200, 3600, s.faults, False, np.random.default_rng(0))
-    assert len(times) == 200 and times == sorted(times)
-    assert all(abs(t - t0) >= SETTLE_S for t in times for t0 in starts)
-    spare = _unfrozen_times(200, 3600, s.faults, True, np.random.default_rng(0))
-    assert any(abs(t - t0) < SETTLE_S for t in spare for t0 in starts)
+    pool = catalog.faults["train_ticket"]
+    args = (pool, pool, s.faults, s.injection_s, CHANGE_FAILURE_RATE)
+    frozen = plan_production_changes(cramped, *args, np.random.default_rng(0))
+    spare = plan_production_changes(tt, *args, np.random.default_rng(0))
+    assert len(frozen) == len(spare) == len(s.benign)
+    assert all(abs(b.time_s - t0) >= SETTLE_S for b in frozen for t0 in starts)
+    assert any(abs(b.time_s - t0) < SETTLE_S for b in spare for t0 in starts)
+    assert not any(b.kind == "replicas" for b in frozen) and any(b.kind == "replicas" for b in spare)
+
+
+def test_replica_twins_stay_within_the_room_a_lost_node_leaves(catalog, many):
+    """The pods replica twins add, all together at any time, fit in each zone's spare CPU with a
+    node gone (`App.spare_with_node_lost_m`), so a node fault never leaves pods Pending for them."""
+    for s in many:
+        app = catalog.app(s.app)
+        spare, added, base = app.spare_with_node_lost_m, Counter(), {}
+        for b in sorted((b for b in s.benign if b.kind == "replicas"), key=lambda b: b.time_s):
+            svc = app.service(b.service)
+            step = int(b.new_value) - base.get(b.service, svc.replicas)
+            base[b.service] = int(b.new_value)
+            for z in svc.zones:
+                added[z] += step * svc.scheduled_cpu_m
+                assert 0 <= added[z] <= spare[z], (s.app, s.seed, z, added[z], spare[z])
+
+
+def test_no_twin_drops_a_key_a_missing_env_fault_of_its_run_drops(catalog, many):
+    """Dropping such a key again breaks the service again (the fault's behaviour is keyed by the
+    key's absence), so it would be no harmless change."""
+    drops = 0
+    for s in many:
+        rows = {f.id: f for f in catalog.faults[s.app]}
+        kept = {rows[sf.fault_id].artifact for sf in s.faults if sf.mechanism == "config_missing_env"}
+        for b in s.benign:
+            if b.kind == "config" and b.new_value is None:
+                drops += 1
+                assert b.artifact not in kept, (s.app, s.seed, b)
+    assert drops > 50
 
 
 def test_the_knob_sets_the_mix(catalog):
@@ -184,6 +221,10 @@ def test_address_and_image_twins_take_the_faults_forms_and_values_but_not_their_
                 forms["staging" if ".staging." in new_host else "its own name"] += 1
     assert min(forms["next port"], forms["staging"], forms["its own name"]) > 10, forms
     assert min(reused.values()) > 10 and len(reused) == 2, reused
+    # image twins draw the catalog's bad-image tags half the time where a service has one
+    images = [b for s in many for b in s.benign if b.kind == "image"]
+    bad = fault_values(f for app in APPS for f in catalog.faults[app] if f.mechanism == "bad_image_tag")
+    assert sum(b.new_value in bad for b in images) >= 0.25 * len(images), (reused, len(images))
 
 
 def test_production_schedule_round_trips_and_orders_uncordons(many):

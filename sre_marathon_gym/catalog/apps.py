@@ -269,15 +269,22 @@ class App(CatalogModel):
         return max(int(math.ceil(max(per_node))), 1000)
 
     @cached_property
+    def spare_with_node_lost_m(self) -> dict[str, int]:
+        """Per zone, the CPU requests (m) its other nodes could still take beyond all of its pods'
+        with one node gone: what changes that add pods may use without risking Pending pods when a
+        fault takes a node (negative: the zone has no N-1 capacity)."""
+        return {
+            z.name: self.node_allocatable_m * (len(z.nodes) - 1)
+            - sum(s.scheduled_cpu_m * s.replicas for s in self.services if z.name in s.zones)
+            for z in self.zones
+        }
+
+    @cached_property
     def survives_node_loss(self) -> bool:
         """Whether every zone keeps room for all of its pods' requests with its largest node gone
         (N-1 capacity): only then can a change add pods or drain a node without risking Pending
         pods when a fault takes a node."""
-        for z in self.zones:
-            need = sum(s.scheduled_cpu_m * s.replicas for s in self.services if z.name in s.zones)
-            if self.node_allocatable_m * (len(z.nodes) - 1) < need:
-                return False
-        return True
+        return all(spare >= 0 for spare in self.spare_with_node_lost_m.values())
 
     def artifact_ids(self) -> set[str]:
         ids = {a for s in self.services for a in s.artifact_ids()}

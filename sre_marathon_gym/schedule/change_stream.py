@@ -29,9 +29,10 @@ Twin of a row, by the row's plane:
   1.25-2x (set at 3-6x the CPU need and 4-8x the resident memory where none is set); the readiness
   probe's timeout tuned; one replica added, or the count set back (what an HPA does), on clusters
   that keep room for their pods with a node gone (`App.survives_node_loss`: every catalog app, whose
-  nodes are sized for it, `App.node_allocatable_m`). No pod is added to a cluster without that room:
-  when Train Ticket's nodes were sized tighter, extra pods left the pods a node fault evicts
-  Pending and saturated the entry point.
+  nodes are sized for it, `App.node_allocatable_m`), and only while the pods all replica twins add
+  fit in each zone's spare room with a node gone (`App.spare_with_node_lost_m`): when Train
+  Ticket's nodes were sized tighter, extra pods left the pods a node fault evicts Pending and
+  saturated the entry point.
 - NetworkPolicy: a ``deny-<target>-to-<service>`` policy in the faults' naming for a service the
   target never calls (blocks nothing used).
 - node: maintenance: a cordon of a node the catalog's node rows name (another one if a fault of
@@ -45,7 +46,8 @@ end (and `SETTLE_S`), so every diff a fault ships is against the text it expects
 that changes again is no sign of a harmless change; code twins never ship a revision a fault of
 the run ships. Manifest twins may change a deployment field a fault changes at any other time.
 No twin changes a deployment while an active fault holds its rollout slot (a rollback must
-revert the fault), nor cordons a node for a window that overlaps an infrastructure fault's. Arrival times
+revert the fault), nor cordons a node for a window that overlaps an infrastructure fault's, nor
+drops a key a missing-env fault of the run drops (its absence breaks the service again). Arrival times
 follow the faults' own ramped process over the injection window (`timeline.arrival_times`),
 so timing does not separate them either. On a cluster without N-1 capacity (none of the
 catalog's apps now) no twin would ship within `SETTLE_S` of an infrastructure fault's start
@@ -311,12 +313,17 @@ class _Planner:
         fault_revs: dict[str, set[int]],
         base_rev: int,
         excluded: Collection[str] = (),
+        kept_keys: Collection[tuple[str, str]] = (),
     ) -> None:
         from ..catalog.apps import config_artifact_id
 
         self.app, self.pool, self.held, self.fault_revs, self.next_rev = app, pool, held, fault_revs, base_rev
         self.excluded = excluded  # the images and addresses the run's faults ship (`fault_values`)
         self.bad_images = {str(f.params.get("image")) for f in pool if f.mechanism == "bad_image_tag"}
+        # (service, key) a missing-env fault of the run drops: dropping it again breaks the service
+        # again (its behaviour is keyed by the key's absence), so no twin drops it
+        self.kept_keys = kept_keys
+        self.added_m: dict[str, int] = {}  # zone -> CPU requests (m) the replica twins add now
         self.code_rev: dict[str, int] = {}  # source file -> the last revision shipped
         self.values: dict[str, str | None] = {}  # config key -> its value now (None: dropped)
         self.images: dict[str, str] = {}  # service -> the image its last twin shipped
@@ -375,7 +382,7 @@ class _Planner:
             else:
                 new = twin_config_value(entry, row, self.app, svc, rng, current, self.excluded)
                 shown = entry.model_copy(update={"value": current})
-            if new is None or new == current:
+            if new is None or new == current or (new == "" and (svc, entry.key) in self.kept_keys):
                 return None
             self.values[row.artifact] = None if new == "" else new
             diff = drop_diff(svc, shown) if new == "" else config_diff(svc, shown, new)
@@ -407,6 +414,14 @@ class _Planner:
                 if not self.app.survives_node_loss:
                     return None
                 delta = 0 if self.scaled.get(svc, 0) else 1
+                # the added pods of all twins together stay within each zone's spare room with a
+                # node gone (a review found three of them on one Astronomy Shop zone left the pods a
+                # node fault evicted Pending)
+                spare = self.app.spare_with_node_lost_m
+                if delta and any(self.added_m.get(z, 0) + s.scheduled_cpu_m > spare[z] for z in s.zones):
+                    return None
+                for z in s.zones:
+                    self.added_m[z] = self.added_m.get(z, 0) + (1 if delta else -1) * s.scheduled_cpu_m
                 self.scaled[svc] = delta
                 value = str(s.replicas + delta)
             elif field == "readiness_timeout_s":
@@ -536,8 +551,10 @@ def plan_production_changes(
             held.setdefault(key, []).append(sf.planned_end_s)
         if fault.change is not None and re.fullmatch(r"r\d+", fault.change.to_revision):
             fault_revs.setdefault(artifact_key(fault.artifact), set()).add(int(fault.change.to_revision[1:]))
-    excluded = fault_values(by_id[sf.fault_id] for sf in scheduled)
-    planner = _Planner(app, pool, held, fault_revs, benign_revision_base(app, pool), excluded)
+    run_rows = [by_id[sf.fault_id] for sf in scheduled]
+    excluded = fault_values(run_rows)
+    kept = {(f.target, str(f.params["key"])) for f in run_rows if f.mechanism == "config_missing_env"}
+    planner = _Planner(app, pool, held, fault_revs, benign_revision_base(app, pool), excluded, kept)
     infra = [(sf.start_s, sf.planned_end_s) for sf in scheduled if sf.category == "infrastructure"]
     out: list[BenignChange] = []
     # the plane of each twin, in the proportions of the run's faulty changes, in random order
