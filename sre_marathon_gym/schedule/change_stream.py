@@ -166,9 +166,11 @@ def twin_config_value(
     rng: np.random.Generator,
     current: str | None = None,
     excluded: Collection[str] = (),
+    favoured: Collection[str] = (),
 ) -> str | None:
     """A harmless value for `entry` (now `current`) that fits the row's commit message; "" means:
-    drop the key. An address moves to one of `address_forms` (never one in `excluded`). Numbers
+    drop the key. An address moves to one of `address_forms` (never one in `excluded`; half the
+    time one in `favoured`, the catalog's fault addresses, where there is one: `draw_form`). Numbers
     move relative to the catalog's value, so repeated twins stay in bounds,
     except a lowered client timeout: it goes to 8-20x the callee's healthy latency, so a tight
     timeout is harmless on a fast callee and fatal on a slow one (the faults write 1-50 ms), and
@@ -178,7 +180,7 @@ def twin_config_value(
         return ""  # the service's default equals the value: dropping it changes nothing
     if row.mechanism == "config_wrong_address":
         forms = [f for f in address_forms(app, old, excluded) if f != current]
-        return forms[int(rng.integers(len(forms)))] if forms else None
+        return draw_form(forms, favoured, rng) if forms else None
     heap = _HEAP.search(old)
     if heap:  # a tenth less heap, still above the working set the simulator models
         mb = int(heap.group(1)) * (1024 if heap.group(2) in "gG" else 1)
@@ -213,6 +215,17 @@ def address_forms(app: App, address: str, excluded: Collection[str] = ()) -> lis
     forms = [f"{host}:{port}", f"{host}.{app.namespace}.svc.cluster.local:{port}", f"{host}:{int(port) + 1}"]
     forms.append(f"{host}.staging.svc.cluster.local:{port}")
     return sorted({f for f in forms if f not in excluded and f != address})
+
+
+def draw_form(forms: Sequence[str], favoured: Collection[str], rng: np.random.Generator) -> str:
+    """One of `forms`; half the time one of those in `favoured` (the values the catalog's faults
+    ship, where `forms` holds any). Drawn uniformly, a value seen failing in a training run was a
+    fault's in most of its uses (images 62-72%, addresses up to 43%), so remembering the faults'
+    values paid; drawn this way they are a fault's in about a third of their uses."""
+    known = [f for f in forms if f in favoured]
+    if known and rng.random() < 0.5:
+        forms = known
+    return forms[int(rng.integers(len(forms)))]
 
 
 def fault_values(faults: Iterable[Fault]) -> set[str]:
@@ -319,7 +332,7 @@ class _Planner:
 
         self.app, self.pool, self.held, self.fault_revs, self.next_rev = app, pool, held, fault_revs, base_rev
         self.excluded = excluded  # the images and addresses the run's faults ship (`fault_values`)
-        self.bad_images = {str(f.params.get("image")) for f in pool if f.mechanism == "bad_image_tag"}
+        self.fault_values = fault_values(pool)  # the catalog's: twins favour them (`draw_form`)
         # (service, key) a missing-env fault of the run drops: dropping it again breaks the service
         # again (its behaviour is keyed by the key's absence), so no twin drops it
         self.kept_keys = kept_keys
@@ -380,7 +393,9 @@ class _Planner:
             if current is None:  # dropped earlier: put it back (the default, written out again)
                 new, shown = entry.value, entry.model_copy(update={"value": ""})
             else:
-                new = twin_config_value(entry, row, self.app, svc, rng, current, self.excluded)
+                new = twin_config_value(
+                    entry, row, self.app, svc, rng, current, self.excluded, self.fault_values
+                )
                 shown = entry.model_copy(update={"value": current})
             if new is None or new == current or (new == "" and (svc, entry.key) in self.kept_keys):
                 return None
@@ -400,13 +415,7 @@ class _Planner:
                 forms = [f for f in forms if f != self.images.get(svc)]
                 if not forms:
                     return None
-                # half the time one of the tags the catalog's bad-image faults ship (in this run it
-                # exists): drawn uniformly, 62-72% of the twins' and faults' uses of those tags were
-                # faults', so tags remembered from training runs named faults
-                known = [f for f in forms if f in self.bad_images]
-                if known and rng.random() < 0.5:
-                    forms = known
-                value = self.images[svc] = forms[int(rng.integers(len(forms)))]
+                value = self.images[svc] = draw_form(forms, self.fault_values, rng)
             elif field == "replicas":
                 # up by one, or back to the catalog's count, and only on a cluster with N-1 capacity:
                 # on Train Ticket's leaderboard seed, when its nodes had none, extra pods (or a
