@@ -263,10 +263,16 @@ class App(CatalogModel):
         freeze told faults from harmless changes (issue 32)."""
         requests = sum(s.scheduled_cpu_m * s.replicas for s in self.services)
         per_node = [1.25 * requests / max(len(self.nodes), 1)]
-        for z in self.zones:
-            need = sum(s.scheduled_cpu_m * s.replicas for s in self.services if z.name in s.zones)
-            per_node.append(1.25 * need / max(len(z.nodes) - 1, 1))
+        per_node += [1.25 * self.zone_requests_m[z.name] / max(len(z.nodes) - 1, 1) for z in self.zones]
         return max(int(math.ceil(max(per_node))), 1000)
+
+    @cached_property
+    def zone_requests_m(self) -> dict[str, int]:
+        """Per zone, the CPU requests (m) of all of its pods."""
+        return {
+            z.name: sum(s.scheduled_cpu_m * s.replicas for s in self.services if z.name in s.zones)
+            for z in self.zones
+        }
 
     @cached_property
     def spare_with_node_lost_m(self) -> dict[str, int]:
@@ -274,8 +280,7 @@ class App(CatalogModel):
         with one node gone: what changes that add pods may use without risking Pending pods when a
         fault takes a node (negative: the zone has no N-1 capacity)."""
         return {
-            z.name: self.node_allocatable_m * (len(z.nodes) - 1)
-            - sum(s.scheduled_cpu_m * s.replicas for s in self.services if z.name in s.zones)
+            z.name: self.node_allocatable_m * (len(z.nodes) - 1) - self.zone_requests_m[z.name]
             for z in self.zones
         }
 

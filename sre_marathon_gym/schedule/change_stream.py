@@ -336,7 +336,6 @@ class _Planner:
         # (service, key) a missing-env fault of the run drops: dropping it again breaks the service
         # again (its behaviour is keyed by the key's absence), so no twin drops it
         self.kept_keys = kept_keys
-        self.added_m: dict[str, int] = {}  # zone -> CPU requests (m) the replica twins add now
         self.code_rev: dict[str, int] = {}  # source file -> the last revision shipped
         self.values: dict[str, str | None] = {}  # config key -> its value now (None: dropped)
         self.images: dict[str, str] = {}  # service -> the image its last twin shipped
@@ -347,6 +346,11 @@ class _Planner:
         self.callees: dict[str, set[str]] = {}
         for e in app.edges:
             self.callees.setdefault(e.source, set()).add(e.target)
+
+    def added_m(self, zone: str) -> int:
+        """CPU requests (m) the replica twins add in `zone` now (each scaled service one pod)."""
+        pods = (self.app.service(svc) for svc, delta in self.scaled.items() if delta)
+        return sum(p.scheduled_cpu_m for p in pods if zone in p.zones)
 
     def revision(self) -> str:
         self.next_rev += 1
@@ -426,11 +430,10 @@ class _Planner:
                 # the added pods of all twins together stay within each zone's spare room with a
                 # node gone (a review found three of them on one Astronomy Shop zone left the pods a
                 # node fault evicted Pending)
-                spare = self.app.spare_with_node_lost_m
-                if delta and any(self.added_m.get(z, 0) + s.scheduled_cpu_m > spare[z] for z in s.zones):
+                if delta and any(
+                    self.added_m(z) + s.scheduled_cpu_m > self.app.spare_with_node_lost_m[z] for z in s.zones
+                ):
                     return None
-                for z in s.zones:
-                    self.added_m[z] = self.added_m.get(z, 0) + (1 if delta else -1) * s.scheduled_cpu_m
                 self.scaled[svc] = delta
                 value = str(s.replicas + delta)
             elif field == "readiness_timeout_s":
