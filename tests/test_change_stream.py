@@ -242,3 +242,23 @@ def test_old_schedules_load_as_curated(catalog):
     data.pop("changes"), data.pop("change_failure_rate")
     data["schema_version"] = 1
     assert FaultSchedule.from_dict(data) == s
+
+
+def test_fault_values_remembered_from_training_runs_name_twins_as_often_as_faults(catalog):
+    """The cheapest policy against the value rule (`benchmarks/change_value_reader.py`'s
+    `addr_memo`, `image_memo`): remember each service's addresses and tags that faults shipped in
+    training runs, and claim them when they come back. On other seeds they must be a fault's in
+    well under half of their uses, or remembering pays (a false claim costs 0.7 of a right one)."""
+    for app in APPS:
+        rows = {f.id: f for f in catalog.faults[app]}
+        remembered: set[tuple[str, str]] = set()
+        for seed in range(1000, 1060):
+            for sf in FaultSchedule.generate(catalog, app, seed).faults:
+                remembered |= {(sf.target, v) for v in fault_values([rows[sf.fault_id]])}
+        uses = Counter()
+        for seed in range(40):
+            s = FaultSchedule.generate(catalog, app, seed)
+            for sf in s.faults:
+                uses["fault"] += sum((sf.target, v) in remembered for v in fault_values([rows[sf.fault_id]]))
+            uses["twin"] += sum((b.service, b.new_value) in remembered for b in s.benign if b.new_value)
+        assert uses["fault"] >= 20 and uses["fault"] / (uses["fault"] + uses["twin"]) < 0.45, (app, uses)
