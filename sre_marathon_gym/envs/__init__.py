@@ -17,6 +17,9 @@ ENV_IDS = {
 # earlier results can be reproduced, all on the curated change stream: v0 paid rules v1 (the paper
 # read literally, which guessing wins), v1 rules v2, v2 rules v3.
 LEGACY_RULES = {"-v0": 1, "-v1": 2, "-v2": 3}
+# `gym.make_vec(id, n)` (or ``vectorization_mode="vector_entry_point"``): n envs in a few worker
+# processes that share per-process caches (`envs.vector`)
+VECTOR_ENTRY_POINT = "sre_marathon_gym.envs.vector:make_vector_env"
 LEGACY_ENV_IDS = {
     env_id.replace("-v3", suffix): app for suffix in LEGACY_RULES for env_id, app in ENV_IDS.items()
 }
@@ -31,6 +34,7 @@ def register_envs() -> None:
             register(
                 id=env_id,
                 entry_point="sre_marathon_gym.envs.marathon:MarathonEnv",
+                vector_entry_point=VECTOR_ENTRY_POINT,
                 kwargs={"app": app},
                 max_episode_steps=None,
                 disable_env_checker=False,
@@ -40,6 +44,7 @@ def register_envs() -> None:
             register(
                 id=env_id,
                 entry_point="sre_marathon_gym.envs.marathon:MarathonEnv",
+                vector_entry_point=VECTOR_ENTRY_POINT,
                 kwargs={"app": app, "rules": LEGACY_RULES[env_id[-3:]], "changes": "curated"},
                 max_episode_steps=None,
                 disable_env_checker=False,
