@@ -8,6 +8,7 @@ all come back as `ToolResult` errors and are recorded. Everything cluster-specif
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from typing import Any
@@ -65,6 +66,23 @@ def _point(v: float) -> float | str | None:
     if np.isinf(v):
         return "+Inf" if v > 0 else "-Inf"
     return round(float(v), 6)
+
+
+def _points(times: Any, vals: Any) -> list[list]:
+    """``[[t, _point(v)], ...]``; float64 arrays go through `tolist` first (the same Python floats,
+    without a NumPy scalar per value: a dashboard reads tens of thousands of points per episode)."""
+    if not (
+        isinstance(times, np.ndarray)
+        and isinstance(vals, np.ndarray)
+        and times.dtype == np.float64
+        and vals.dtype == np.float64
+    ):
+        return [[float(t), _point(v)] for t, v in zip(times, vals)]
+    isnan, isinf = math.isnan, math.isinf
+    return [
+        [t, None if isnan(v) else ("+Inf" if v > 0 else "-Inf") if isinf(v) else round(v, 6)]
+        for t, v in zip(times.tolist(), vals.tolist())
+    ]
 
 
 def query_times(
@@ -369,13 +387,8 @@ class ToolRunner:
                 f"(at most {self.max_query_points} points): narrow start_s/end_s, raise step_s, or "
                 "aggregate (sum by (...))"
             )
-        series = [
-            {
-                "labels": labels,
-                "values": [[float(t), _point(v)] for t, v in zip(times, vals)],
-            }
-            for labels, times, vals in rows[:MAX_PROMQL_SERIES]
-        ]
+        shown = rows[:MAX_PROMQL_SERIES]
+        series = [{"labels": labels, "values": _points(times, vals)} for labels, times, vals in shown]
         # the range evaluated: a series holds points only where it has samples
         out: dict[str, Any] = {"promql": m.promql, "start_s": start, "end_s": end, "series": series}
         if unknown:  # PromQL answers an unknown name with nothing: say so

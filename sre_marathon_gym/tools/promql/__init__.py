@@ -3,6 +3,8 @@ over a `MetricStore` (see parser.py for the subset, engine.py for the semantics)
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from .engine import Limits, PromQLLimitError, Vector, evaluate
@@ -48,6 +50,12 @@ def metric_names(expr: str) -> list[str]:
     """The metric names `expr`'s selectors name (not those only matched by a ``__name__`` regex),
     so that a caller can say which of them the store does not have: PromQL itself answers an
     unknown name with an empty result."""
+    return list(_metric_names(expr))
+
+
+@lru_cache(maxsize=512)
+def _metric_names(expr: str) -> tuple[str, ...]:
+    """`metric_names`, kept per query string like `parse` (a pure function of the string)."""
     out: list[str] = []
     todo = [parse(expr)]
     while todo:
@@ -63,4 +71,4 @@ def metric_names(expr: str) -> list[str]:
             todo.extend(node)
         elif hasattr(node, "__dataclass_fields__"):
             todo.extend(getattr(node, f) for f in node.__dataclass_fields__)
-    return out
+    return tuple(out)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ...core.errors import PromQLError
 
@@ -571,5 +572,14 @@ def _type_name(node: object) -> str:
 
 
 def parse(src: str) -> object:
-    """The AST of `src`; raises PromQLSyntaxError / PromQLUnsupportedError."""
+    """The AST of `src`; raises PromQLSyntaxError / PromQLUnsupportedError. Shared per query string
+    (a dashboard asks the same queries at every step): the AST is frozen dataclasses and tuples,
+    which nothing can modify, and a query that fails is parsed again (errors are not kept)."""
+    if not isinstance(src, str):
+        return _Parser(src).parse()
+    return _parse_cached(src)
+
+
+@lru_cache(maxsize=512)
+def _parse_cached(src: str) -> object:
     return _Parser(src).parse()

@@ -1,0 +1,117 @@
+"""The PromQL engine's shortcuts answer exactly as the plain path does: the parse cache (a shared,
+frozen AST per query string) and the many-steps-at-once reads of `at`, `rate` and `increase`,
+checked against step-by-step store reads on a store that keeps changing between the same queries
+(new samples, staleness markers, a sample written again at the latest time, counter resets, gaps)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from sre_marathon_gym.core.errors import RetentionError
+from sre_marathon_gym.metrics.store import MetricStore
+from sre_marathon_gym.tools.promql import metric_names, parse, query_range
+from sre_marathon_gym.tools.promql.grid import at_grid, extrapolated_grid
+
+QUERIES = (
+    "sum by (svc) (rate(req_total[1m]))",
+    "rate(req_total[2m] offset 30s)",
+    'increase(req_total{code="500"}[2m])',
+    "sum by (svc) (up) / sum by (svc) (rate(req_total[1m]))",
+    'up == 1 unless on (svc) up{svc="b"}',
+    "max by (svc) (up offset 1m)",
+)
+
+
+class Plain:
+    """The store seen through its one-time reads only: not a `MetricStore`, so the engine reads it
+    step by step, as before the shortcut."""
+
+    def __init__(self, store: MetricStore):
+        self._store = store
+
+    def __getattr__(self, name: str):
+        return getattr(self._store, name)
+
+
+def _assert_same(store: MetricStore, expr: str, times: np.ndarray) -> None:
+    fast, plain = query_range(store, expr, times), query_range(Plain(store), expr, times)
+    assert [lab for lab, _, _ in fast] == [lab for lab, _, _ in plain], expr
+    for (_, t1, v1), (_, t2, v2) in zip(fast, plain):
+        assert t1.tobytes() == t2.tobytes() and v1.tobytes() == v2.tobytes(), expr
+
+
+@pytest.mark.parametrize("v2", [False, True])
+def test_the_same_queries_before_and_after_new_samples_answer_as_the_plain_path(v2):
+    rng = np.random.default_rng(3)
+    st = MetricStore(step_s=15, dtype=np.float32, chunk_samples=16, prometheus_v2=v2)
+    req = [st.series_id("req_total", {"svc": s, "code": c}) for s in "abc" for c in ("200", "500")]
+    up = [st.series_id("up", {"svc": s}) for s in "abc"]
+    total = np.zeros(len(req))
+    for k in range(80):
+        t = 15.0 * k
+        total += rng.integers(0, 9, len(req))
+        if k % 23 == 22:
+            total[1] = 0.0  # a counter reset
+        keep = rng.random(len(req)) > 0.1  # gaps
+        st.record(t, np.array(req)[keep], total[keep])
+        st.record(t, up, (rng.random(len(up)) > 0.2).astype(float))
+        if k % 7 == 6:
+            st.mark_stale(t, [up[2]])  # a series that ends and comes back
+            st.record(t, [req[0]], total[0] + 5)  # the latest sample written again
+        if k % 10 == 9:  # a dashboard reading the last steps, then again after new samples
+            times = np.arange(max(0.0, t - 150.0), t + 1.0, 15.0)
+            for expr in QUERIES:
+                _assert_same(st, expr, times)
+                _assert_same(st, expr, times[-1:])
+
+
+@pytest.mark.parametrize("v2", [False, True])
+def test_many_times_at_once_are_the_one_time_reads_to_the_last_bit(v2):
+    """`grid` (a copy of the alert engine's reads) against the store's `at`, `rate`, `increase`:
+    gaps, staleness markers, counter resets, flat zeros, windows before the first sample, off-grid
+    times."""
+    rng = np.random.default_rng(11)
+    st = MetricStore(dtype=np.float32, prometheus_v2=v2, chunk_samples=16)
+    ids = np.array([st.series_id("c", {"i": str(i)}) for i in range(30)])
+    counters = np.cumsum(rng.integers(0, 5, (30, 90)), axis=1).astype(float)
+    counters[rng.random((30, 90)) < 0.05] = 0.0
+    counters[:3] = 0.0
+    for k in range(90):
+        keep = rng.random(30) > 0.15
+        st.record(k * 15, ids[keep], counters[keep, k])
+        st.mark_stale(k * 15, ids[~keep & (rng.random(30) < 0.3)])
+    for start, n in [(0, 9), (105, 8), (600, 32), (1200, 1), (1290, 5)]:
+        times = np.arange(start, start + 15 * n, 15, dtype=np.float64) - 7.5 * (start == 1290)
+        got = [at_grid(st, ids, times)] + [extrapolated_grid(st, ids, times, 120.0, r) for r in (True, False)]
+        for i, t in enumerate(times.tolist()):
+            want = [st.at(ids, t), st.rate(ids, t, 120.0), st.increase(ids, t, 120.0)]
+            for g, w in zip(got, want):
+                assert g[i].tobytes() == w.tobytes(), (start, t)
+
+
+def test_retention_errors_come_from_the_step_by_step_reads():
+    st = MetricStore(step_s=15, dtype=np.float64, chunk_samples=4, retention_s=60)
+    sid = st.series_id("req_total", {"svc": "a"})
+    for k in range(40):
+        st.record(15.0 * k, [sid], float(k))
+    times = np.array([60.0, 75.0])
+    for expr in ("rate(req_total[1m])", "req_total"):
+        with pytest.raises(RetentionError) as fast:
+            query_range(st, expr, times)
+        with pytest.raises(RetentionError) as plain:
+            query_range(Plain(st), expr, times)
+        assert str(fast.value) == str(plain.value)
+
+
+def test_a_parsed_query_is_shared_and_cannot_be_changed():
+    expr = "sum by (svc) (rate(req_total[1m]))"
+    ast = parse(expr)
+    assert parse(expr) is ast
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ast.op = "max"  # type: ignore[attr-defined]
+    names = metric_names(expr)
+    names.append("other")
+    assert metric_names(expr) == ["req_total"]
