@@ -13,6 +13,7 @@ for pods) and kept like a dashboard: each invocation reads only the samples sinc
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 from statistics import median
@@ -112,11 +113,12 @@ class Telemetry:
         self._data: dict[str, dict[str, dict[float, float]]] = {n: {} for n in (*QUERIES, "errors")}
         self._read = False
         self._series: dict[tuple[str, str], Series] = {}  # `series` until the next update
+        self._times: dict[tuple[str, str], list[float] | None] = {}  # their times (None: not sorted)
 
     def update(self, call: Callable[[dict], Any], now: float, owner: Callable[[str], str | None]) -> None:
         """Read the samples from the last update (or `keep_s` back) to `now`; `owner` maps a pod to
         its service."""
-        self._series = {}  # first: a read that fails half-way must not leave stale series
+        self._series, self._times = {}, {}  # first: a read that fails half-way must not leave stale series
         start = max(0.0, now - self.keep_s)
         if self._read:
             start = max(start, self.end_s + self.step_s)
@@ -173,6 +175,19 @@ class Telemetry:
             hit = self._series[(signal, service)] = self._build_series(signal, service)
         return hit
 
+    def window(self, signal: str, service: str, lo: float, hi: float, closed: bool = False) -> Series:
+        """The points of `series` with lo <= t < hi (t <= hi if `closed`), by bisection: the step
+        tests cut a few windows from every series for every change at every step."""
+        points = self.series(signal, service)
+        key = (signal, service)
+        if key not in self._times:
+            ts = [t for t, _ in points]
+            self._times[key] = ts if ts == sorted(ts) else None
+        ts = self._times[key]
+        if ts is None:  # not in time order (no series is, but then the plain filter is right)
+            return [(t, v) for t, v in points if lo <= t and (t <= hi if closed else t < hi)]
+        return points[bisect_left(ts, lo) : bisect_right(ts, hi) if closed else bisect_left(ts, hi)]
+
     def _build_series(self, signal: str, service: str) -> Series:
         if signal in ("error_ratio", "latency"):
             top = self._data["errors" if signal == "error_ratio" else "duration"].get(service, {})
@@ -223,15 +238,14 @@ class Telemetry:
         may start `lag_s` after `at_s` at the earliest (a rollout's new pods take a few seconds to
         serve; a sample at the change's own time shows what was there before it)."""
         rule = RULES[signal]
-        points = self.series(signal, service)
-        before = [v for t, v in points if at_s - BEFORE_S <= t < at_s - 10]
+        before = [v for _, v in self.window(signal, service, at_s - BEFORE_S, at_s - 10)]
         if len(before) < 4:
             return None  # no baseline: nothing to compare with
         base = median(before)
         limit = max(rule.floor, base + rule.add, base * rule.times)
         if any(v > limit for v in before[-QUIET_N:]):
             return None  # the symptom was there before the change
-        after = [(t, v) for t, v in points if at_s + lag_s <= t <= now]
+        after = self.window(signal, service, at_s + lag_s, now, closed=True)
         run = 0
         for i, (_, v) in enumerate(after):
             run = run + 1 if v > limit else 0
@@ -252,9 +266,8 @@ class Telemetry:
         """Whether `signal` of `service` rose around `at_s` (by the signal's rule, however high it
         already was): the test of a dependency that may have passed its failure up."""
         rule = RULES[signal]
-        points = self.series(signal, service)
-        before = [v for t, v in points if at_s - 240 <= t < at_s - 2 * METRIC_STEP_S]
-        after = [v for t, v in points if at_s - METRIC_STEP_S <= t <= min(now, at_s + 120)]
+        before = [v for _, v in self.window(signal, service, at_s - 240, at_s - 2 * METRIC_STEP_S)]
+        after = [v for _, v in self.window(signal, service, at_s - METRIC_STEP_S, min(now, at_s + 120), True)]
         if not before or len(after) < 2:
             return False
         b, a = median(before), median(after)

@@ -19,6 +19,7 @@ episodes where that service changed (per service, PPO did not beat masked random
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import gymnasium as gym
@@ -60,9 +61,8 @@ UNUSED_BY_MACRO = (*ALERT_TABLE, "change_artifact")
 
 
 def _before_now(tel: Telemetry, signal: str, service: str, at_s: float, now: float) -> tuple[float, float]:
-    points = tel.series(signal, service)
-    before = [v for t, v in points if at_s - 90 <= t < at_s - 10]
-    recent = [v for t, v in points if t >= now - 60]
+    before = [v for _, v in tel.window(signal, service, at_s - 90, at_s - 10)]
+    recent = [v for _, v in tel.window(signal, service, now - 60, math.inf, closed=True)]
     return (float(np.median(before)) if before else 0.0, float(np.median(recent)) if recent else 0.0)
 
 

@@ -1,0 +1,84 @@
+"""`Telemetry.window` (bisection over the series kept until the next update) cuts what the plain
+filter cuts, including right after an update brings new samples; and the macro stack, whose change
+fields read telemetry through it and through the PromQL shortcuts, shows bit for bit what it shows
+with both shortcuts turned off."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sre_marathon_gym.tools import symptoms
+from sre_marathon_gym.tools.promql import engine
+from sre_marathon_gym.tools.symptoms import Telemetry
+
+
+def _plain(tel: Telemetry, signal: str, service: str, lo: float, hi: float, closed: bool = False):
+    return [(t, v) for t, v in tel.series(signal, service) if lo <= t and (t <= hi if closed else t < hi)]
+
+
+class FakeRead:
+    """`query_metrics` answers for the dashboard's queries: one service, a value per grid step."""
+
+    def __init__(self) -> None:
+        self.rng = np.random.default_rng(5)
+
+    def __call__(self, call: dict):
+        start, end = call["start_s"], call["end_s"]
+        times = np.arange(start, end + 1e-9, 15.0)
+        label = symptoms.QUERIES[next(n for n, (q, _) in symptoms.QUERIES.items() if q == call["promql"])][1]
+        values = [[float(t), float(self.rng.random())] for t in times]
+        data = {"series": [{"labels": {label: "svc", "status_code": "STATUS_CODE_OK"}, "values": values}]}
+        return type("Res", (), {"ok": True, "data": data})()
+
+
+def test_window_cuts_what_the_filter_cuts_before_and_after_an_update():
+    tel, read = Telemetry(600.0), FakeRead()
+    rng = np.random.default_rng(1)
+    for now in (120.0, 240.0, 600.0, 900.0, 1020.0):
+        tel.update(read, now, lambda pod: pod)
+        for signal in ("error_ratio", "latency", "throttle", "restarts", "not_ready"):
+            for _ in range(40):
+                lo, hi = sorted(rng.uniform(-30, now + 30, 2).round() / 5 * 5)
+                for closed in (False, True):
+                    got = tel.window(signal, "svc", lo, hi, closed)
+                    assert got == _plain(tel, signal, "svc", lo, hi, closed)
+            assert tel.window(signal, "svc", now - 60, float("inf"), True) == _plain(
+                tel, signal, "svc", now - 60, float("inf"), True
+            )
+        assert tel.window("latency", "svc", now, now - 100) == []
+
+
+def test_window_of_a_series_out_of_time_order_falls_back_to_the_filter():
+    tel = Telemetry(600.0)
+    tel._series[("throttle", "x")] = [(30.0, 1.0), (15.0, 2.0), (45.0, 3.0)]
+    assert tel.window("throttle", "x", 15.0, 40.0) == [(30.0, 1.0), (15.0, 2.0)]
+
+
+def _run(env, steps: int) -> list[bytes]:
+    rng = np.random.default_rng(0)
+    obs, _ = env.reset(seed=3)
+    out = []
+    for _ in range(steps):
+        obs, reward, term, trunc, _ = env.step(np.array([rng.integers(n) for n in env.action_space.nvec]))
+        parts = [np.asarray(obs[k]) for k in sorted(obs)] if isinstance(obs, dict) else [np.asarray(obs)]
+        out.append(b"".join(p.tobytes() for p in parts) + repr((reward, term, trunc)).encode())
+        if term or trunc:
+            break
+    return out
+
+
+def _stack(monkeypatch: pytest.MonkeyPatch):
+    """A fresh macro stack; each draws the same episodes (`make_env` gives every copy in a process its
+    own seed split: the count of copies starts again)."""
+    from sre_marathon_gym.rllib import env_creation
+
+    monkeypatch.setattr(env_creation, "_COPIES", {})
+    return env_creation.make_env({"app": "online_boutique", "intensity": 0.5, "action_encoding": "macro"})
+
+
+def test_the_macro_stack_shows_the_same_with_the_shortcuts_off(monkeypatch: pytest.MonkeyPatch):
+    fast = _run(_stack(monkeypatch), 12)
+    monkeypatch.setattr(engine, "MetricStore", type("NoStore", (), {}))  # PromQL: step by step
+    monkeypatch.setattr(Telemetry, "window", _plain)  # symptoms: the plain filter
+    assert _run(_stack(monkeypatch), 12) == fast
