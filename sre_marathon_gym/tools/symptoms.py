@@ -114,11 +114,13 @@ class Telemetry:
         self._read = False
         self._series: dict[tuple[str, str], Series] = {}  # `series` until the next update
         self._times: dict[tuple[str, str], list[float] | None] = {}  # their times (None: not sorted)
+        self._kept: dict[tuple[str, str], tuple[Series, float]] = {}  # a built series, the end_s it reaches
 
     def update(self, call: Callable[[dict], Any], now: float, owner: Callable[[str], str | None]) -> None:
         """Read the samples from the last update (or `keep_s` back) to `now`; `owner` maps a pod to
         its service."""
         self._series, self._times = {}, {}  # first: a read that fails half-way must not leave stale series
+        kept, self._kept = self._kept, {}  # (nor series to extend)
         start = max(0.0, now - self.keep_s)
         if self._read:
             start = max(start, self.end_s + self.step_s)
@@ -133,6 +135,7 @@ class Telemetry:
         self._read, self.end_s = True, now
         self.start_s = max(0.0, now - self.keep_s)
         self.start_s -= self.start_s % self.step_s
+        self._kept = kept
         for by in self._data.values():
             for key in list(by):
                 series = by[key]
@@ -189,14 +192,46 @@ class Telemetry:
         return points[bisect_left(ts, lo) : bisect_right(ts, hi) if closed else bisect_left(ts, hi)]
 
     def _build_series(self, signal: str, service: str) -> Series:
+        """The series, built once and then extended at each update by the samples read since (a
+        time's point never changes once read: its samples all come in one update) and cut where
+        the window now starts: rebuilding every series of every service at each update cost more
+        than the step tests that read them."""
+        per_time = signal in ("error_ratio", "latency")
+        if not per_time and signal not in ("restarts", "waiting", "not_ready"):
+            return self.raw(signal, service)
+        key = (signal, service)
+        kept = self._kept.get(key)
+        # on an integral grid, a time is the same float whichever start_s it is counted from
+        same_grid = per_time or (float(self.start_s).is_integer() and float(self.step_s).is_integer())
+        if kept is None or kept[1] > self.end_s or not same_grid:
+            out = self._points(signal, service, None)
+        else:
+            old, upto = kept
+            cut = 0
+            while cut < len(old) and old[cut][0] < self.start_s:
+                cut += 1
+            out = old[cut:] + self._points(signal, service, upto)
+        self._kept[key] = (out, self.end_s)
+        return out
+
+    def _points(self, signal: str, service: str, after: float | None) -> Series:
+        """The points of a series at the times after `after` (None: all the window's)."""
         if signal in ("error_ratio", "latency"):
             top = self._data["errors" if signal == "error_ratio" else "duration"].get(service, {})
             calls = self._data["calls"].get(service, {})
-            return [(t, top.get(t, 0.0) / c) for t, c in calls.items() if c >= MIN_CALLS]
-        if signal in ("restarts", "waiting", "not_ready"):  # counts: a missing sample is a zero
-            have = self._data[signal].get(service, {})
-            return [(t, have.get(t, 0.0)) for t in self.grid()]
-        return self.raw(signal, service)
+            if after is None:
+                return [(t, top.get(t, 0.0) / c) for t, c in calls.items() if c >= MIN_CALLS]
+            tail = []
+            for t, c in reversed(calls.items()):  # in time order (`update` sorts the sums)
+                if t <= after:
+                    break
+                if c >= MIN_CALLS:
+                    tail.append((t, top.get(t, 0.0) / c))
+            tail.reverse()
+            return tail
+        have = self._data[signal].get(service, {})  # counts: a missing sample is a zero
+        grid = self.grid()
+        return [(t, have.get(t, 0.0)) for t in (grid if after is None else grid[bisect_right(grid, after) :])]
 
     def grid(self) -> list[float]:
         n = int((self.end_s - self.start_s) // self.step_s)

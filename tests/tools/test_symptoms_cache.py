@@ -27,7 +27,11 @@ class FakeRead:
         start, end = call["start_s"], call["end_s"]
         times = np.arange(start, end + 1e-9, 15.0)
         label = symptoms.QUERIES[next(n for n, (q, _) in symptoms.QUERIES.items() if q == call["promql"])][1]
-        values = [[float(t), float(self.rng.random())] for t in times]
+        if self.rng.random() < 0.05:  # a failed read: its points stay missing
+            return type("Res", (), {"ok": False, "data": {}})()
+        values = [
+            [float(t), None if self.rng.random() < 0.1 else float(self.rng.random() / 8)] for t in times
+        ]
         data = {"series": [{"labels": {label: "svc", "status_code": "STATUS_CODE_OK"}, "values": values}]}
         return type("Res", (), {"ok": True, "data": data})()
 
@@ -47,6 +51,20 @@ def test_window_cuts_what_the_filter_cuts_before_and_after_an_update():
                 tel, signal, "svc", now - 60, float("inf"), True
             )
         assert tel.window("latency", "svc", now, now - 100) == []
+
+
+def test_a_series_extended_at_each_update_is_the_series_built_afresh():
+    """`series` extends what it built at an earlier update (perhaps several updates back) by the
+    points read since: the same points as building it from all the samples kept."""
+    tel, read = Telemetry(600.0), FakeRead()
+    rng = np.random.default_rng(2)
+    now = 0.0
+    for _ in range(60):
+        now += float(rng.choice([15.0, 60.0, 120.0, 127.5, 700.0]))
+        tel.update(read, now, lambda pod: pod)
+        for signal in ("error_ratio", "latency", "restarts", "waiting", "not_ready"):
+            if rng.random() < 0.6:  # some series are not read at every update
+                assert tel.series(signal, "svc") == tel._points(signal, "svc", None), (signal, now)
 
 
 def test_window_of_a_series_out_of_time_order_falls_back_to_the_filter():
