@@ -60,10 +60,23 @@ WINDOW_S = 900.0  # changes older than this are no longer shown
 UNUSED_BY_MACRO = (*ALERT_TABLE, "change_artifact")
 
 
+def _median(values: list[float]) -> float:
+    """``float(np.median(values))`` (values not empty) by sorting: np.median costs ~20 µs a call, and
+    every shown change asks for four at every step. Where the two could differ, a NaN among the
+    values or a zero result (which zero's sign a partition picks among equal values), np.median
+    answers."""
+    s = sorted(values)
+    m = len(s) // 2
+    out = s[m] if len(s) % 2 else (s[m - 1] + s[m]) / 2
+    if out == 0.0 or math.isnan(out) or math.isnan(sum(values)):
+        return float(np.median(values))
+    return out
+
+
 def _before_now(tel: Telemetry, signal: str, service: str, at_s: float, now: float) -> tuple[float, float]:
     before = [v for _, v in tel.window(signal, service, at_s - 90, at_s - 10)]
     recent = [v for _, v in tel.window(signal, service, now - 60, math.inf, closed=True)]
-    return (float(np.median(before)) if before else 0.0, float(np.median(recent)) if recent else 0.0)
+    return (_median(before) if before else 0.0, _median(recent) if recent else 0.0)
 
 
 class ChangeObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):

@@ -100,3 +100,16 @@ def test_the_macro_stack_shows_the_same_with_the_shortcuts_off(monkeypatch: pyte
     monkeypatch.setattr(engine, "MetricStore", type("NoStore", (), {}))  # PromQL: step by step
     monkeypatch.setattr(Telemetry, "window", _plain)  # symptoms: the plain filter
     assert _run(_stack(monkeypatch), 12) == fast
+
+
+def test_the_change_fields_median_is_numpys_to_the_bit():
+    from sre_marathon_gym.wrappers.changes import _median
+
+    rng = np.random.default_rng(4)
+    pool = [0.0, -0.0, 1.0, 2.5, float("inf"), -float("inf"), float("nan"), 3.0]
+    for _ in range(20_000):
+        n = int(rng.integers(1, 9))
+        vals = [float(rng.choice(pool)) if rng.random() < 0.3 else float(rng.random()) for _ in range(n)]
+        with np.errstate(all="ignore"):  # inf - inf
+            want, got = float(np.median(vals)), _median(vals)
+        assert np.float64(got).tobytes() == np.float64(want).tobytes() or (np.isnan(got) and np.isnan(want))
