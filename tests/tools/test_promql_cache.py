@@ -115,3 +115,59 @@ def test_a_parsed_query_is_shared_and_cannot_be_changed():
     names = metric_names(expr)
     names.append("other")
     assert metric_names(expr) == ["req_total"]
+
+
+def _signature(node, lab):
+    """The per-series signature as the engine worked it out before `signatures`."""
+    if node.on is True:
+        d = dict(lab)
+        return tuple((n, d.get(n, "")) for n in sorted(set(node.labels)))
+    drop = set(node.labels) if node.on is False else set()
+    return tuple(p for p in lab if p[0] != "__name__" and p[0] not in drop)
+
+
+def _set_op(node, lhs, rhs, steps):
+    """`and` / `unless` row by row, as the engine did before it did them as one array."""
+    rpresent = {}
+    for lab, row in zip(rhs.labels, rhs.values):
+        sig = _signature(node, lab)
+        rpresent[sig] = rpresent.get(sig, np.zeros(steps, bool)) | ~np.isnan(row)
+    none = np.zeros(steps, bool)
+    rows = []
+    for lab, row in zip(lhs.labels, lhs.values):
+        hit = rpresent.get(_signature(node, lab), none)
+        rows.append(np.where(hit if node.op == "and" else ~hit, row, np.nan))
+    return np.array(rows).reshape(len(rows), steps)
+
+
+def test_set_operations_and_signatures_match_the_row_by_row_ones():
+    from sre_marathon_gym.tools.promql.engine import Limits, Vector, _Evaluator
+    from sre_marathon_gym.tools.promql.parser import Binary
+
+    rng = np.random.default_rng(8)
+    steps = 6
+    ev = _Evaluator(None, np.arange(steps, dtype=np.float64), Limits())
+
+    def vector(n):
+        labels = []
+        for _ in range(n):
+            lab = {"__name__": str(rng.choice(["a", "b"])), "pod": f"p{rng.integers(6)}"}
+            if rng.random() < 0.7:
+                lab["node"] = f"n{rng.integers(3)}"
+            if rng.random() < 0.3:
+                lab["Zone"] = "z"  # sorts before __name__
+            labels.append(tuple(sorted(lab.items())))
+        values = rng.random((n, steps))
+        values[rng.random((n, steps)) < 0.4] = np.nan
+        return Vector(labels, values)
+
+    for _ in range(300):
+        lhs, rhs = vector(int(rng.integers(0, 12))), vector(int(rng.integers(0, 12)))
+        on = [True, False, None][int(rng.integers(3))]
+        names = tuple(rng.choice(["pod", "node", "absent"], int(rng.integers(1, 3)), replace=False))
+        for op in ("and", "unless"):
+            node = Binary(op, None, None, on=on, labels=names if on is not None else ())
+            assert ev.signatures(node, lhs.labels) == [_signature(node, lab) for lab in lhs.labels]
+            got = ev.set_op(node, lhs, rhs)
+            assert got.labels == lhs.labels
+            assert got.values.tobytes() == _set_op(node, lhs, rhs, steps).tobytes()
