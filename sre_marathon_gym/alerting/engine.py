@@ -25,7 +25,7 @@ they depend only on (labels, value).
 
 Speed: the grid points one call catches up on are evaluated together: each (function, window,
 offset) is computed once for all of them and all series the rules select (a times x series matrix
-from one store read, `alert_rules.extrapolated_grid` / `at_grid`), every rule's condition for all
+from one store read, `metrics.grid.extrapolated_grid` / `at_grid`), every rule's condition for all
 those times at once, and only the per-time ``for:`` state machine runs point by point, over the
 rules whose condition holds somewhere or that have active alerts. The ids and the series -> group
 codes of every operand are cached and rebuilt only when the metric gains series; grouping uses

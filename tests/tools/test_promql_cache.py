@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from sre_marathon_gym.core.errors import RetentionError
+from sre_marathon_gym.metrics.grid import at_grid, extrapolated_grid
 from sre_marathon_gym.metrics.store import MetricStore
 from sre_marathon_gym.tools.promql import metric_names, parse, query_range
-from sre_marathon_gym.tools.promql.grid import at_grid, extrapolated_grid
 
 QUERIES = (
     "sum by (svc) (rate(req_total[1m]))",

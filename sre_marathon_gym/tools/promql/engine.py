@@ -25,8 +25,8 @@ import numpy as np
 
 from ...core.errors import PromQLError, RetentionError
 from ...core.patterns import compile_label_regex
+from ...metrics.grid import at_grid, extrapolated_grid
 from ...metrics.store import MetricStore, bucket_quantile
-from .grid import at_grid, extrapolated_grid
 from .parser import COMPARISON_OPS, RANGE_FUNCTIONS, Aggregate, Binary, Call, Number, Selector, Unary
 
 _ELEMENTWISE = {"abs": np.abs, "ceil": np.ceil, "floor": np.floor, "sqrt": np.sqrt}

@@ -1,20 +1,20 @@
-"""Range-query reads of many evaluation times at once: ``at``, ``rate`` and ``increase`` of a
-`MetricStore` at every step of a query range, from one `range` read of the union of the windows.
+"""Range reads of many evaluation times at once: ``at``, ``rate`` and ``increase`` of a `MetricStore`
+at every time of a grid, from one `MetricStore.range` read of the union of the windows.
 
-Why: a range query's steps have overlapping windows, and reading them one time at a time made the
-store's per-call work most of a dashboard read (`tools.symptoms.Telemetry`: nine queries of eight
-steps per env step). Each result is bit-identical to the store's one-time query (`at`, `rate`,
-`increase`): the same elementwise float operations, and the counter-reset sums add the same
-samples in the same order (np.bincount, row-major). The alert engine reads its grid points the
-same way (`alerting.rules`, which `tools` may not import; this is that code): a change to one
-must be made to both, and both are checked against the one-time queries.
+Why: consecutive evaluation times have overlapping windows, so one read of their union answers them
+all at a fraction of the per-call work. Two readers use it: the alert engine, which catches up on
+several 15 s grid points per call (`alerting.rules.OperandBatch`), and PromQL range queries on the
+simulator (`tools.promql.engine`, the dashboards `tools.symptoms.Telemetry` reads every step). Each
+result is bit-identical to the store's one-time query (`at`, `rate`, `increase`): the same
+elementwise float operations, and the counter-reset sums add the same samples in the same order
+(np.bincount, row-major).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...metrics.store import MetricStore, extrapolated_tail
+from .store import MetricStore, extrapolated_tail
 
 __all__ = ["at_grid", "extrapolated_grid"]
 
