@@ -178,8 +178,9 @@ def test_evaluation_granularity_does_not_matter():
 
 @pytest.mark.parametrize("v2", [False, True])
 def test_many_times_at_once_is_bit_identical_to_one_time_queries(v2):
-    """The engine reads several grid points per call (`extrapolated_grid`, `at_grid`); each row
-    must be the store's one-time rate / increase / at to the last bit: gaps, staleness markers,
+    """The engine and PromQL range queries read several grid points per call (`metrics.grid`:
+    `extrapolated_grid`, `at_grid`); each row must be the store's one-time rate / increase / at to
+    the last bit: gaps, staleness markers,
     counter resets, zeros and windows reaching before the first sample."""
     rng = np.random.default_rng(7)
     st = MetricStore(dtype=np.float32, prometheus_v2=v2, chunk_samples=16)

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 from sre_marathon_gym.core.errors import RetentionError
-from sre_marathon_gym.metrics.grid import at_grid, extrapolated_grid
 from sre_marathon_gym.metrics.store import MetricStore
 from sre_marathon_gym.tools.promql import metric_names, parse, query_range
 
@@ -66,30 +65,6 @@ def test_the_same_queries_before_and_after_new_samples_answer_as_the_plain_path(
             for expr in QUERIES:
                 _assert_same(st, expr, times)
                 _assert_same(st, expr, times[-1:])
-
-
-@pytest.mark.parametrize("v2", [False, True])
-def test_many_times_at_once_are_the_one_time_reads_to_the_last_bit(v2):
-    """`grid` (a copy of the alert engine's reads) against the store's `at`, `rate`, `increase`:
-    gaps, staleness markers, counter resets, flat zeros, windows before the first sample, off-grid
-    times."""
-    rng = np.random.default_rng(11)
-    st = MetricStore(dtype=np.float32, prometheus_v2=v2, chunk_samples=16)
-    ids = np.array([st.series_id("c", {"i": str(i)}) for i in range(30)])
-    counters = np.cumsum(rng.integers(0, 5, (30, 90)), axis=1).astype(float)
-    counters[rng.random((30, 90)) < 0.05] = 0.0
-    counters[:3] = 0.0
-    for k in range(90):
-        keep = rng.random(30) > 0.15
-        st.record(k * 15, ids[keep], counters[keep, k])
-        st.mark_stale(k * 15, ids[~keep & (rng.random(30) < 0.3)])
-    for start, n in [(0, 9), (105, 8), (600, 32), (1200, 1), (1290, 5)]:
-        times = np.arange(start, start + 15 * n, 15, dtype=np.float64) - 7.5 * (start == 1290)
-        got = [at_grid(st, ids, times)] + [extrapolated_grid(st, ids, times, 120.0, r) for r in (True, False)]
-        for i, t in enumerate(times.tolist()):
-            want = [st.at(ids, t), st.rate(ids, t, 120.0), st.increase(ids, t, 120.0)]
-            for g, w in zip(got, want):
-                assert g[i].tobytes() == w.tobytes(), (start, t)
 
 
 def test_retention_errors_come_from_the_step_by_step_reads():
