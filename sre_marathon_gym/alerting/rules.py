@@ -82,10 +82,27 @@ class SeriesView:
     re-selecting (and re-indexing) whole metrics.
     """
 
-    __slots__ = ("metric", "_ids", "ids", "_keys", "_labels", "churns", "_coded")
+    __slots__ = (
+        "metric",
+        "_ids",
+        "ids",
+        "_keys",
+        "_labels",
+        "churns",
+        "_coded",
+        "origin",
+        "origin_n",
+        "block_matches",
+    )
 
     def __init__(self, metric: str):
         self.metric = metric
+        # the published view of a series block this view started as a copy of (`adopt`), and how many
+        # of its first series came from it: operands matched against that block once per process
+        # keep the result on the origin (`block_matches`), so a reset does not match ~14,000 again
+        self.origin: SeriesView | None = None
+        self.origin_n = 0
+        self.block_matches: dict[tuple, tuple[list[bool], list[int]]] = {}
         self._ids: list[int] = []
         self.ids = np.empty(0, dtype=np.intp)
         self._keys: list[tuple[tuple[str, str], ...]] = []  # normalised label keys, by position
@@ -129,6 +146,10 @@ class SeriesView:
         self._ids, self.ids, self._keys = list(src._ids), src.ids, list(src._keys)
         self._labels, self.churns = list(src.labels), src.churns
         self._coded = {names: kc.copy() for names, kc in src._coded.items()}
+        if src.origin is not None:
+            self.origin, self.origin_n = src.origin, src.origin_n
+        else:
+            self.origin, self.origin_n = src, len(src._keys)
 
     def __deepcopy__(self, memo: dict) -> SeriesView:
         """Copies share the label keys and dicts (never modified): an env leaving a shared world
@@ -269,6 +290,7 @@ class Operand:
         "join_view",
         "_where",
         "_memo",
+        "_match_key",
     )
 
     def __init__(
@@ -310,6 +332,7 @@ class Operand:
         self.join_view: SeriesView | None = None
         self.compiled = _compile_matchers(matchers, where.rstrip("_"))
         self.names = tuple(m[0] for m in self.compiled)
+        self._match_key = tuple((label, op, value) for label, op, value, _ in self.compiled)
         self._memo: list[bool] = []  # labels_match per distinct value of the matched labels (by code)
         self.seen = 0  # series of the view already matched
         self.built = 0  # bumped when the selection changes (tells the batch to re-index)
@@ -330,9 +353,21 @@ class Operand:
         kc = view.key_codes(self.names)
         hits = self._memo
         names, compiled = self.names, self.compiled
-        hits.extend(labels_match(dict(zip(names, key)), compiled) for key in kc.distinct[len(hits) :])
         codes = kc.codes
-        return [p for p in range(start, len(codes)) if hits[codes[p]]]
+        head: list[int] = []
+        origin, n = view.origin, view.origin_n
+        if start == 0 and not hits and origin is not None and 0 < n <= len(codes):
+            # the view's first n series are its origin's block, coded alike in every copy
+            key = (names, self._match_key)
+            block = origin.block_matches.get(key)
+            if block is None:
+                distinct = kc.distinct[: max(codes[:n]) + 1]  # codes number keys as they first occur
+                memo = [labels_match(dict(zip(names, k)), compiled) for k in distinct]
+                block = origin.block_matches[key] = (memo, [p for p in range(n) if memo[codes[p]]])
+            hits.extend(block[0])
+            head, start = list(block[1]), n
+        hits.extend(labels_match(dict(zip(names, key)), compiled) for key in kc.distinct[len(hits) :])
+        return head + [p for p in range(start, len(codes)) if hits[codes[p]]]
 
 
 class CompiledRule:
