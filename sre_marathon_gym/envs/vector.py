@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import pickle
 import traceback
 from collections.abc import Sequence
 from typing import Any
@@ -35,15 +36,32 @@ class _Envs:
     """Some Marathon envs, stepped one after the other with next-step autoreset (in a worker, or in
     the parent process when there is one worker)."""
 
-    def __init__(self, count: int, env_kwargs: dict[str, Any]):
+    def __init__(self, count: int, env_kwargs: dict[str, Any], max_episode_steps: int | None):
+        from gymnasium.wrappers import TimeLimit
+
         from .marathon import MarathonEnv
 
-        self.envs = [MarathonEnv(**env_kwargs) for _ in range(count)]
-        self.autoreset = [False] * count
+        def make() -> Any:
+            env = MarathonEnv(**env_kwargs)
+            return env if max_episode_steps is None else TimeLimit(env, max_episode_steps)
 
-    def reset(self, seeds: Sequence[int | None], options: dict | None) -> list[tuple[Any, dict]]:
-        self.autoreset = [False] * len(self.envs)
-        return [env.reset(seed=s, options=options) for env, s in zip(self.envs, seeds, strict=True)]
+        self.envs = [make() for _ in range(count)]
+        self.autoreset = [False] * count
+        self.last_obs: list[Any] = [None] * count
+
+    def reset(
+        self, seeds: Sequence[int | None], options: dict | None, mask: Sequence[bool]
+    ) -> list[tuple[Any, dict | None]]:
+        """Reset the envs `mask` selects (the others keep their last observation and give no info)."""
+        out: list[tuple[Any, dict | None]] = []
+        for i, (env, seed, chosen) in enumerate(zip(self.envs, seeds, mask, strict=True)):
+            if chosen:
+                self.last_obs[i], info = env.reset(seed=seed, options=options)
+                self.autoreset[i] = False
+                out.append((self.last_obs[i], info))
+            else:
+                out.append((self.last_obs[i], None))
+        return out
 
     def step(self, actions: Sequence[Any]) -> list[tuple[Any, float, bool, bool, dict]]:
         out = []
@@ -53,6 +71,7 @@ class _Envs:
                 out.append((obs, 0.0, False, False, info))
             else:
                 out.append(env.step(action))
+            self.last_obs[i] = out[-1][0]
             self.autoreset[i] = bool(out[-1][2] or out[-1][3])
         return out
 
@@ -75,10 +94,10 @@ class _Envs:
             env.close()
 
 
-def _worker(conn: Any, count: int, env_kwargs: dict[str, Any]) -> None:
+def _worker(conn: Any, count: int, env_kwargs: dict[str, Any], max_episode_steps: int | None) -> None:
     """A worker process: builds its envs, then answers (method, args) until told to close."""
     try:
-        envs = _Envs(count, env_kwargs)
+        envs = _Envs(count, env_kwargs, max_episode_steps)
         conn.send(("ok", None))
     except BaseException as exc:  # noqa: BLE001 - passed back to the parent, which raises it
         conn.send(("error", _portable(exc)))
@@ -98,59 +117,84 @@ def _worker(conn: Any, count: int, env_kwargs: dict[str, Any]) -> None:
 
 def _portable(exc: BaseException) -> BaseException:
     """The exception itself if it pickles (the parent raises the same type: a user mistake stays a
-    `ConfigurationError`), else a `VectorWorkerError` with its traceback."""
-    import pickle
-
+    `ConfigurationError`), with the worker's traceback as a note; else a `VectorWorkerError` with it."""
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     try:
+        exc.add_note(f"in a worker process of the vector env:\n{text}")
         pickle.loads(pickle.dumps(exc))
         return exc
     except Exception:  # noqa: BLE001 - any pickling failure: send the text instead
-        text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         return VectorWorkerError(f"a worker failed:\n{text}")
 
 
 class MarathonVectorEnv(VectorEnv):
     """`num_envs` Marathon envs (the kwargs of `MarathonEnv`) in `workers` processes; batched like
-    `SyncVectorEnv` (next-step autoreset, infos with ``_key`` masks). `context`: the
-    multiprocessing start method (the platform's default if None)."""
+    `SyncVectorEnv` (next-step autoreset, ``reset_mask``, infos with ``_key`` masks,
+    `max_episode_steps` as a `TimeLimit` on each env). `context`: the multiprocessing start method
+    (the platform's default if None). In a daemonic process (a pool worker, which may not start
+    processes) the envs step in that process."""
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
 
     def __init__(
-        self, num_envs: int, *, workers: int | None = None, context: str | None = None, **env_kwargs: Any
+        self,
+        num_envs: int,
+        *,
+        workers: int | None = None,
+        context: str | None = None,
+        max_episode_steps: int | None = None,
+        disable_env_checker: bool | None = None,  # `gym.make`'s: the envs are built here, unchecked
+        **env_kwargs: Any,
     ):
         # set first: `VectorEnv.__del__` closes an instance whose construction failed half way
         self._local: _Envs | None = None
         self._conns: list[Any] = []
         self._procs: list[Any] = []
-        if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
+        self._broken = False  # a call was cut short: workers may be out of step with each other
+        if not isinstance(num_envs, int | np.integer) or isinstance(num_envs, bool) or num_envs < 1:
             raise ConfigurationError(f"num_envs must be a positive integer, got {num_envs!r:.40}")
+        num_envs = int(num_envs)
+        if max_episode_steps is not None and (
+            not isinstance(max_episode_steps, int | np.integer) or max_episode_steps < 1
+        ):
+            raise ConfigurationError(
+                f"max_episode_steps must be a positive integer, got {max_episode_steps!r:.40}"
+            )
+        if context is not None and context not in mp.get_all_start_methods():
+            raise ConfigurationError(
+                f"context must be one of {mp.get_all_start_methods()} or None, got {context!r:.40}"
+            )
         if workers is None:
-            workers = min(num_envs, os.cpu_count() or 1)
-        if not isinstance(workers, int) or isinstance(workers, bool) or not 1 <= workers <= num_envs:
+            workers = 1 if mp.current_process().daemon else min(num_envs, _usable_cores())
+        if (
+            not isinstance(workers, int | np.integer)
+            or isinstance(workers, bool)
+            or not 1 <= workers <= num_envs
+        ):
             raise ConfigurationError(f"workers must be an integer in 1..{num_envs}, got {workers!r:.40}")
-        env_kwargs.pop("max_episode_steps", None)  # `make_vec` adds the spec's; episodes end by themselves
+        if workers > 1 and mp.current_process().daemon:
+            raise ConfigurationError("a daemonic process cannot start workers: use workers=1")
         self.num_envs = num_envs
-        self.workers = workers
+        self.workers = workers = int(workers)
         # env i lives in worker i % workers at position i // workers (round robin: shares differ by one)
         self._shares = [list(range(w, num_envs, workers)) for w in range(workers)]
         self.closed = False
+        steps = None if max_episode_steps is None else int(max_episode_steps)
         if workers == 1:
-            self._local = _Envs(num_envs, env_kwargs)
+            self._local = _Envs(num_envs, env_kwargs, steps)
             single_obs, single_act = self._local.spaces()
         else:
             ctx = mp.get_context(context)
             for share in self._shares:
                 parent, child = ctx.Pipe()
-                proc = ctx.Process(target=_worker, args=(child, len(share), env_kwargs), daemon=True)
+                proc = ctx.Process(target=_worker, args=(child, len(share), env_kwargs, steps), daemon=True)
                 proc.start()
                 child.close()
                 self._conns.append(parent)
                 self._procs.append(proc)
             try:
-                for conn in self._conns:
-                    self._receive(conn)
-                single_obs, single_act = self._ask_one(0, "spaces", ())
+                self._collect([self._reply(conn) for conn in self._conns])
+                single_obs, single_act = self._run("spaces", lambda share: (), per_env=False)[0]
             except BaseException:
                 self.close()
                 raise
@@ -169,10 +213,24 @@ class MarathonVectorEnv(VectorEnv):
             seeds = list(seed)
             if len(seeds) != self.num_envs:
                 raise ConfigurationError(f"reset got {len(seeds)} seeds for {self.num_envs} envs")
-        results = self._run("reset", lambda share: ([seeds[i] for i in share], options))
+        options = dict(options) if options is not None else None
+        mask = [True] * self.num_envs
+        if options is not None and "reset_mask" in options:
+            m = options.pop("reset_mask")
+            if not (
+                isinstance(m, np.ndarray) and m.dtype == np.bool_ and m.shape == (self.num_envs,) and m.any()
+            ):
+                raise ConfigurationError(
+                    f"options['reset_mask'] must be a bool array of shape ({self.num_envs},) with a True"
+                )
+            mask = m.tolist()
+        results = self._run(
+            "reset", lambda share: ([seeds[i] for i in share], options, [mask[i] for i in share])
+        )
         infos: dict[str, Any] = {}
         for i, (_, info) in enumerate(results):
-            infos = self._add_info(infos, info, i)
+            if info is not None:
+                infos = self._add_info(infos, info, i)
         return self._batch([r[0] for r in results]), infos
 
     def step(self, actions: Any):
@@ -203,21 +261,26 @@ class MarathonVectorEnv(VectorEnv):
             values = [values] * self.num_envs
         if len(values) != self.num_envs:
             raise ConfigurationError(f"set_attr got {len(values)} values for {self.num_envs} envs")
-        self._run("set_attr", lambda share: (name, [values[i] for i in share]), results=False)
+        self._run("set_attr", lambda share: (name, [values[i] for i in share]))
 
     def close_extras(self, **kwargs: Any) -> None:
         if self._local is not None:
             self._local.close()
         for conn in self._conns:
             try:
-                conn.send(("close", ()))
-                conn.recv()
+                if not self._broken:
+                    conn.send(("close", ()))
+                    if conn.poll(10):
+                        conn.recv()
+                conn.close()
             except (OSError, EOFError):  # the worker is gone already
                 pass
         for proc in self._procs:
-            proc.join(timeout=5)
+            if not self._broken:  # a worker cut off mid-call may wait for a request forever
+                proc.join(timeout=5)
             if proc.is_alive():
                 proc.terminate()
+                proc.join(timeout=5)
         self._conns, self._procs = [], []
 
     # ------------------------------------------------------------------ plumbing
@@ -225,37 +288,42 @@ class MarathonVectorEnv(VectorEnv):
         out = create_empty_array(self.single_observation_space, n=self.num_envs, fn=np.zeros)
         return concatenate(self.single_observation_space, observations, out)
 
-    def _run(self, method: str, args_for: Any, results: bool = True) -> list[Any]:
-        """`method` on every env (each worker gets the args of its share); results in env order."""
+    def _run(self, method: str, args_for: Any, per_env: bool = True) -> list[Any]:
+        """`method` on every env (each worker gets the args of its share); results in env order
+        (`per_env`), else one per worker.
+        Every request is pickled before any is sent, and the call is marked unfinished until every
+        worker answered: after an interrupt the workers may be a step apart, so later calls refuse."""
         if self.closed:
             raise ConfigurationError("this vector env is closed")
+        if self._broken:
+            raise VectorWorkerError(
+                "an earlier call to this vector env was interrupted: close it and make a new one"
+            )
         if self._local is not None:
-            out = getattr(self._local, method)(*args_for(self._shares[0]))
-            return list(out) if results else []
-        for conn, share in zip(self._conns, self._shares, strict=True):
-            conn.send((method, args_for(share)))
+            return list(getattr(self._local, method)(*args_for(self._shares[0])) or [])
+        requests = [pickle.dumps((method, args_for(share))) for share in self._shares]
+        self._broken = True
+        for conn, request in zip(self._conns, requests, strict=True):
+            conn.send_bytes(request)
         replies = [self._reply(conn) for conn in self._conns]  # every worker answers before one raises
+        self._broken = False
+        parts = self._collect(replies)
+        if not per_env:
+            return parts
+        merged: list[Any] = [None] * self.num_envs
+        for share, part in zip(self._shares, parts, strict=True):
+            if part is None:  # nothing to return (set_attr)
+                continue
+            for i, value in zip(share, part, strict=True):
+                merged[i] = value
+        return merged
+
+    @staticmethod
+    def _collect(replies: list[tuple[str, Any]]) -> list[Any]:
         for status, value in replies:
             if status == "error":
                 raise value
-        parts = [value for _, value in replies]
-        merged: list[Any] = [None] * self.num_envs
-        if results:
-            for share, part in zip(self._shares, parts, strict=True):
-                for i, value in zip(share, part, strict=True):
-                    merged[i] = value
-        return merged
-
-    def _ask_one(self, worker: int, method: str, args: tuple) -> Any:
-        self._conns[worker].send((method, args))
-        return self._receive(self._conns[worker])
-
-    @classmethod
-    def _receive(cls, conn: Any) -> Any:
-        status, value = cls._reply(conn)
-        if status == "error":
-            raise value
-        return value
+        return [value for _, value in replies]
 
     @staticmethod
     def _reply(conn: Any) -> tuple[str, Any]:
@@ -263,6 +331,13 @@ class MarathonVectorEnv(VectorEnv):
             return conn.recv()
         except EOFError:
             return "error", VectorWorkerError("a worker process of the vector env died")
+
+
+def _usable_cores() -> int:
+    """The cores this process may run on (its affinity mask, where the platform has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
 
 
 def make_vector_env(num_envs: int = 1, **kwargs: Any) -> MarathonVectorEnv:

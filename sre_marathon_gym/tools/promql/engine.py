@@ -29,6 +29,8 @@ from ...metrics.grid import at_grid, extrapolated_grid
 from ...metrics.store import MetricStore, bucket_quantile
 from .parser import COMPARISON_OPS, RANGE_FUNCTIONS, Aggregate, Binary, Call, Number, Selector, Unary
 
+# the grid reads the union of the steps' windows: only while it is at most this many times their sum
+_UNION_MAX = 2.0
 _ELEMENTWISE = {"abs": np.abs, "ceil": np.ceil, "floor": np.floor, "sqrt": np.sqrt}
 
 __all__ = ["Limits", "PromQLLimitError", "evaluate", "Vector"]
@@ -168,6 +170,9 @@ class _Evaluator:
         if not ids.size or not isinstance(self.store, MetricStore):
             return None
         times = self.times - sel.offset_s
+        window = float(self.store.lookback_s if func == "at" else sel.range_s)  # type: ignore[arg-type]
+        if float(times[-1] - times[0]) + window > _UNION_MAX * window * times.size:
+            return None  # steps far apart: their windows' union would be mostly samples no step reads
         try:
             if func == "at":
                 out = at_grid(self.store, ids, times)
