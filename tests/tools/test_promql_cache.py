@@ -170,3 +170,22 @@ def test_steps_far_apart_are_read_step_by_step(monkeypatch):
         assert used == [], expr
         _assert_same(st, expr, np.arange(3600.0, 4800.0, 60.0))
         assert used, expr
+    # irate and last_over_time read windows themselves: far apart, one read per step, same answers
+    widest: list[int] = []
+    real_range = MetricStore.range
+    monkeypatch.setattr(
+        MetricStore, "range", lambda self, ids, a, b: widest.append(int(b - a)) or real_range(self, ids, a, b)
+    )
+    for expr in ("irate(req_total[5m])", "last_over_time(req_total[5m])"):
+        times = np.arange(3600.0, 29000.0, 3600.0)
+        widest.clear()
+        apart = query_range(st, expr, times)
+        assert widest and max(widest) <= 300, expr
+        monkeypatch.setattr(engine, "_UNION_MAX", 1e9)  # as before: the whole span at once
+        widest.clear()
+        whole = query_range(st, expr, times)
+        assert max(widest) > 20000, expr
+        monkeypatch.setattr(engine, "_UNION_MAX", 2.0)
+        assert [(lab, t.tobytes(), v.tobytes()) for lab, t, v in apart] == [
+            (lab, t.tobytes(), v.tobytes()) for lab, t, v in whole
+        ], expr

@@ -234,16 +234,19 @@ class _Evaluator:
 
     def from_windows(self, ids: np.ndarray, sel: Selector, irate: bool) -> np.ndarray:
         """``irate`` (the last two samples in the range, a drop read as a counter reset) or
-        ``last_over_time``, from one read of the query's whole span."""
+        ``last_over_time``, from one read of the query's whole span (or one read per step for
+        steps far apart, whose span would be mostly samples no step reads: `_UNION_MAX`)."""
         store = self.store
         w = float(sel.range_s)  # type: ignore[arg-type]
-        t0 = float(self.times[0]) - sel.offset_s - w
-        grid, vals = store.range(ids, max(0.0, t0), float(self.times[-1]) - sel.offset_s)  # type: ignore[attr-defined]
+        times = [t - sel.offset_s for t in self.times.tolist()]
+        apart = times[-1] - times[0] + w > _UNION_MAX * w * len(times)
+        if not apart:
+            whole = store.range(ids, max(0.0, times[0] - w), times[-1])  # type: ignore[attr-defined]
         out = np.full((ids.size, self.times.size), np.nan)
         v2 = bool(getattr(store, "prometheus_v2", False))
         need = 2 if irate else 1
-        for j, t in enumerate(self.times.tolist()):
-            t -= sel.offset_s
+        for j, t in enumerate(times):
+            grid, vals = store.range(ids, max(0.0, t - w), t) if apart else whole  # type: ignore[attr-defined]
             inside = (grid <= t + 1e-9) & ((grid >= t - w - 1e-9) if v2 else (grid > t - w + 1e-9))
             cols = np.flatnonzero(inside)
             if cols.size < need:
