@@ -6,11 +6,14 @@ Prints
        recorder, scoring reward, observation and mask building), for the raw env and for the full
        RL wrapper stack, as milliseconds and ratios;
     2. env steps per second of RLlib sampling (PPO's env runners, the policy's forward pass
-       included, no learning) with 1 and 2 env runners, and the scaling ratio.
+       included, no learning) with 1 and 2 env runners, and the scaling ratio; with
+       ``--envs-per-runner``, two runners stepping several envs each; with ``--recipe``, two
+       runners on the PPO recipe's env (the full protocol, macro actions).
 
 Run::
 
     RAY_AUTH_MODE=disabled python benchmarks/bench_rllib.py [--steps 200] [--sample-steps 200]
+        [--envs-per-runner 1,2,4] [--recipe]
 """
 
 from __future__ import annotations
@@ -89,11 +92,31 @@ def env_cost(env_id: str, steps: int, wrapped: bool) -> tuple[float, dict[str, f
     return total / n, {k: v / n for k, v in bucket.items()}, resets
 
 
-def sampling_rate(num_runners: int, sample_steps: int) -> float:
+# the PPO recipe's env (`examples/train_ppo.py`'s defaults): the full protocol, macro actions on the
+# change observation
+RECIPE_CONFIG = {
+    "intensity": 1.0,
+    "injection_minutes": 60,
+    "observation_minutes": 30,
+    "action_slots": 4,
+    "action_encoding": "macro",
+    "slots_per_step": 4,
+    "moves_per_step": 2,
+}
+
+
+def sampling_rate(
+    num_runners: int, sample_steps: int, env_config: dict | None = None, envs_per_runner: int = 1
+) -> float:
     """Env steps per second of PPO's env runners sampling in parallel (after one warm-up sample)."""
     from sre_marathon_gym.rllib import ppo_config
 
-    algo = ppo_config("online_boutique", ENV_CONFIG, num_env_runners=num_runners).build_algo()
+    algo = ppo_config(
+        "online_boutique",
+        env_config or ENV_CONFIG,
+        num_env_runners=num_runners,
+        num_envs_per_env_runner=envs_per_runner,
+    ).build_algo()
     try:
         group = algo.env_runner_group
 
@@ -147,6 +170,10 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=200, help="env steps for the cost breakdown")
     p.add_argument("--sample-steps", type=int, default=200, help="env steps per runner when sampling")
     p.add_argument("--skip-ray", action="store_true")
+    p.add_argument(
+        "--envs-per-runner", default="1", help="comma-separated envs per runner for the two-runner rate"
+    )
+    p.add_argument("--recipe", action="store_true", help="also sample the PPO recipe's env (two runners)")
     args = p.parse_args()
 
     print(f"schedule: {ENV_CONFIG}; one step = one 120 s invocation; random masked actions")
@@ -163,6 +190,9 @@ def main() -> None:
     ray.init(num_cpus=max(2, os.cpu_count() or 2) + 1, include_dashboard=False, log_to_driver=False)
     try:
         rates = {n: sampling_rate(n, args.sample_steps) for n in (1, 2)}
+        per_runner = [int(k) for k in args.envs_per_runner.split(",") if int(k) != 1]
+        vectorised = {k: sampling_rate(2, args.sample_steps, envs_per_runner=k) for k in per_runner}
+        recipe = sampling_rate(2, args.sample_steps // 2, RECIPE_CONFIG) if args.recipe else None
     finally:
         ray.shutdown()
     print(f"\n{'RLlib sampling (PPO env runners)':34s} {'steps/s':>9s}")
@@ -170,6 +200,10 @@ def main() -> None:
         print(f"{f'{n} env runner(s)':34s} {r:9.1f}")
     print(f"{'scaling 2 vs 1':34s} {rates[2] / rates[1]:9.2f} x   (cores: {os.cpu_count()})")
     print(f"{'1 runner vs env-only ceiling':34s} {rates[1] / ceiling:9.2f}")
+    for k, r in vectorised.items():
+        print(f"{f'2 runners x {k} envs each':34s} {r:9.1f}")
+    if recipe is not None:
+        print(f"{'PPO recipe env, 2 runners':34s} {recipe:9.1f}   ({RECIPE_CONFIG})")
 
 
 if __name__ == "__main__":
