@@ -19,7 +19,7 @@ ENV_IDS = {
 LEGACY_RULES = {"-v0": 1, "-v1": 2, "-v2": 3}
 # `gym.make_vec(id, n)` (or ``vectorization_mode="vector_entry_point"``): n envs in a few worker
 # processes that share per-process caches (`envs.vector`)
-VECTOR_ENTRY_POINT = "sre_marathon_gym.envs.vector:make_vector_env"
+VECTOR_ENTRY_POINT = "sre_marathon_gym.envs.vector:MarathonVectorEnv"
 LEGACY_ENV_IDS = {
     env_id.replace("-v3", suffix): app for suffix in LEGACY_RULES for env_id, app in ENV_IDS.items()
 }

@@ -338,8 +338,3 @@ def _usable_cores() -> int:
     if hasattr(os, "sched_getaffinity"):
         return max(1, len(os.sched_getaffinity(0)))
     return os.cpu_count() or 1
-
-
-def make_vector_env(num_envs: int = 1, **kwargs: Any) -> MarathonVectorEnv:
-    """The registered vector entry point (`gym.make_vec` passes the spec's kwargs and its own)."""
-    return MarathonVectorEnv(num_envs, **kwargs)

@@ -61,28 +61,19 @@ def parse_matchers(raw: dict[str, str], skip: tuple[str, ...] = ()) -> dict[str,
 
 def _point(v: float) -> float | str | None:
     """A result value as JSON: rounded, NaN as null, infinities as Prometheus writes them."""
-    if np.isnan(v):
+    v = float(v)
+    if math.isnan(v):
         return None
-    if np.isinf(v):
+    if math.isinf(v):
         return "+Inf" if v > 0 else "-Inf"
-    return round(float(v), 6)
+    return round(v, 6)
 
 
 def _points(times: Any, vals: Any) -> list[list]:
-    """``[[t, _point(v)], ...]``; float64 arrays go through `tolist` first (the same Python floats,
-    without a NumPy scalar per value: a dashboard reads tens of thousands of points per episode)."""
-    if not (
-        isinstance(times, np.ndarray)
-        and isinstance(vals, np.ndarray)
-        and times.dtype == np.float64
-        and vals.dtype == np.float64
-    ):
-        return [[float(t), _point(v)] for t, v in zip(times, vals)]
-    isnan, isinf = math.isnan, math.isinf
-    return [
-        [t, None if isnan(v) else ("+Inf" if v > 0 else "-Inf") if isinf(v) else round(v, 6)]
-        for t, v in zip(times.tolist(), vals.tolist())
-    ]
+    """``[[t, _point(v)], ...]``, through `tolist` (Python floats, not a NumPy scalar per value: a
+    dashboard reads tens of thousands of points per episode)."""
+    ts = np.asarray(times, dtype=np.float64).tolist()
+    return [[t, _point(v)] for t, v in zip(ts, np.asarray(vals, dtype=np.float64).tolist())]
 
 
 def query_times(

@@ -31,6 +31,13 @@ from .parser import COMPARISON_OPS, RANGE_FUNCTIONS, Aggregate, Binary, Call, Nu
 
 # the grid reads the union of the steps' windows: only while it is at most this many times their sum
 _UNION_MAX = 2.0
+
+
+def _far_apart(times: list[float], window_s: float) -> bool:
+    """Whether one read of the union of the steps' windows would be mostly samples no step reads."""
+    return times[-1] - times[0] + window_s > _UNION_MAX * window_s * len(times)
+
+
 _ELEMENTWISE = {"abs": np.abs, "ceil": np.ceil, "floor": np.floor, "sqrt": np.sqrt}
 
 __all__ = ["Limits", "PromQLLimitError", "evaluate", "Vector"]
@@ -164,15 +171,15 @@ class _Evaluator:
 
     def grid(self, ids: np.ndarray, sel: Selector, func: str) -> np.ndarray | None:
         """`func` (at, rate, increase) of `ids` at every step from one read of the windows' union
-        (`grid`'s many-times reads, bit-identical to the store's one-time queries: a query
+        (`metrics.grid`'s many-times reads, bit-identical to the store's one-time queries: a query
         range holds several steps whose windows overlap). None: read step by step instead (another
         store, or retention dropped samples a window needs: the one-time reads say which)."""
         if not ids.size or not isinstance(self.store, MetricStore):
             return None
         times = self.times - sel.offset_s
         window = float(self.store.lookback_s if func == "at" else sel.range_s)  # type: ignore[arg-type]
-        if float(times[-1] - times[0]) + window > _UNION_MAX * window * times.size:
-            return None  # steps far apart: their windows' union would be mostly samples no step reads
+        if _far_apart(times.tolist(), window):
+            return None
         try:
             if func == "at":
                 out = at_grid(self.store, ids, times)
@@ -239,7 +246,7 @@ class _Evaluator:
         store = self.store
         w = float(sel.range_s)  # type: ignore[arg-type]
         times = [t - sel.offset_s for t in self.times.tolist()]
-        apart = times[-1] - times[0] + w > _UNION_MAX * w * len(times)
+        apart = _far_apart(times, w)
         if not apart:
             whole = store.range(ids, max(0.0, times[0] - w), times[-1])  # type: ignore[attr-defined]
         out = np.full((ids.size, self.times.size), np.nan)
