@@ -4,20 +4,23 @@ the kubelet, blackbox probes, `up`, and the Astronomy Shop's application gauges.
 Why a module of its own: these series follow the cluster (pods, nodes, effects), the span series
 follow the traffic model; both are written by one `MetricStore.record` per scrape (`MetricExporter.export`
 concatenates the span ids and values with the ones built here). The per-pod layout below is rebuilt only
-when a pod, the pod set, the effects or a node changed; a sample is then a few array operations. Label
-sets are those of the real exporters plus the scrape labels of their job (`scrape`); values carry
-per-pod variation (`pod_signals`).
+when a pod, the pod set, the effects or a node changed, and then only the rows of the pods that changed
+are recomputed (`KubeSeries._build_layout`); a sample is a few array operations. Label sets are those of
+the real exporters plus the scrape labels of their job (`scrape`); values carry per-pod variation
+(`pod_signals`).
 """
 
 from __future__ import annotations
 
+import operator
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..core.clock import METRIC_STEP_S
-from ..metrics.labels import LabelKey, extend_labels, normalise_labels
+from ..metrics.labels import LabelKey, normalise_labels
 from . import pod_signals as ps
 from .cluster import NODE_MONITOR_GRACE_S, POD_MUTATIONS
 from .k8s_events import pod_uid
@@ -29,6 +32,31 @@ if TYPE_CHECKING:
 
 PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
 MI = 1024.0 * 1024.0
+_UNITS = {"cpu": "core", "memory": "byte"}
+# a pod's series in every state: phase (one per phase) and readiness (true, false, unknown)
+_FIXED_KEYS = (
+    *(("kube_pod_status_phase", ph) for ph in PHASES),
+    *(("kube_pod_status_ready", cond) for cond in ("true", "false", "unknown")),
+)
+_STATE_VALUES: dict[tuple, tuple[float, ...]] = {}
+
+
+def _state_values(phase: str, ready: bool) -> tuple[float, ...]:
+    """The values of `_FIXED_KEYS`' series of a pod in `phase`, ready or not."""
+    vals = _STATE_VALUES.get((phase, ready))
+    if vals is None:
+        vals = (*(float(ph == phase) for ph in PHASES), float(ready), float(not ready), 0.0)
+        _STATE_VALUES[(phase, ready)] = vals
+    return vals
+
+
+# rows of `KubeSeries._inputs` (one column per slot): a started pod's per-sample inputs
+_RESTARTS, _MEM, _LEAK, _STARTED, _AMP, _PERIOD, _PHASE, _NOISE, _CAP, _WEIGHT, _OOM, _RUNNING = range(12)
+# _MEM: reported idle + extra memory, MiB (`pod_signals.reported_memory`); _LEAK: reported MiB per
+# minute; _STARTED: container start; _AMP, _PERIOD, _PHASE: GC sawtooth amplitude MiB, period s,
+# phase; _NOISE: noise amplitude MiB; _CAP: memory limit MiB (inf without one: the working set never
+# exceeds it); _WEIGHT: CPU share weight; _OOM: restarts if OOM-killed last, else NaN; _RUNNING: no
+# waiting reason (memory is reported)
 
 
 @dataclass
@@ -37,23 +65,20 @@ class PodLayout:
 
     static_ids: np.ndarray
     static_vals: np.ndarray
-    dynamic_ids: np.ndarray  # 6 per pod below, in pod order
-    counts: np.ndarray  # [S] ready pods per service
-    slots: np.ndarray  # rows of `_cum` of the started, scheduled pods
+    dynamic_ids: np.ndarray  # 6 per slot below, in pod order
+    slots: np.ndarray  # rows of `_cum` of the started, scheduled pods, in pod order
     ready_slots: np.ndarray
     ready_svc: np.ndarray  # service of each ready slot
+    cpu_share: np.ndarray  # per ready slot: its weight / the weights of its service's ready pods
     oom_slots: np.ndarray
     oom_restarts: np.ndarray
-    restarts: np.ndarray
-    running: np.ndarray  # no waiting reason: memory is reported
-    mem_base: np.ndarray  # reported idle + extra memory, MiB (`pod_signals.reported_memory`)
-    leak: np.ndarray  # reported MiB per minute
-    started_s: np.ndarray  # container start
-    keys: np.ndarray  # uint64 per slot: the pod's per-sample draws
-    saw: np.ndarray  # [4, slots]: GC sawtooth amplitude MiB, period s, phase; noise amplitude MiB
-    mem_cap: np.ndarray  # memory limit MiB (inf without one): the working set never exceeds it
-    ready_keys: np.ndarray
-    cpu_share: np.ndarray  # per ready slot: its weight / the weights of its service's ready pods
+    inputs: np.ndarray  # [12, slots]: the slots' columns of `KubeSeries._inputs`
+    running: np.ndarray | None  # per slot: no waiting reason (memory is reported); None: all
+    keys: np.ndarray  # uint64: the ready slots' keys (CPU jitter), then every slot's (memory noise)
+    salts: np.ndarray  # uint64 per key: its stream's part of the draw's salt (`pod_signals`)
+    dvals: np.ndarray  # [slots, 6] the dynamic series' values but the per-sample ones (restarts)
+    up: np.ndarray  # per service: a ready pod
+    svc_rows: list  # [desired replicas, [S, 5] the service rows but probe durations (`_kube`)]
     node_vals: np.ndarray  # the node rows and the scrape targets' `up` of an export
     dynamic_keep: np.ndarray | None  # mask over the [slots, 6] values: not the cAdvisor series of down nodes
     ids: np.ndarray | None = None  # every series id of an export, in order (see `export`)
@@ -93,120 +118,111 @@ class KubeSeries:
         if out is not None:
             self._static[pod.name] = (sig, out[0], out)
             return out
-        st, ns, svc = self.store, self.ns, pod.service
-        ids: list[int] = []
-        vals: list[float] = []
-        # a series is named by its metric and the label values that vary for this pod: its id is
-        # looked up once (labels are built only then; new series are created in this order)
-        sids = self._pod_sids.setdefault(pod.name, {})
-
-        def put(name: str, variant: object, extra, value: float) -> None:
-            """`extra()`: the labels this series adds to the pod's (a normalised key if it has
-            labels of its own, see `container_spec_memory_limit_bytes`)."""
-            key = (name, variant)
-            sid = sids.get(key)
-            if sid is None:
-                more = extra()
-                labels = more if isinstance(more, tuple) else extend_labels(base(), more)
-                sid = sids[key] = st.series_id_normalised(name, labels)
-            ids.append(sid)
-            vals.append(value)
-
-        uid = self._pod_uid(pod)
-        base_key: list[LabelKey] = []
-
-        def base() -> LabelKey:  # normalised once per call, only if a series is new
-            if not base_key:
-                base_key.append(
-                    normalise_labels({**scrape_labels(KSM_JOB), "namespace": ns, "pod": pod.name, "uid": uid})
-                )
-            return base_key[0]
-
-        phase = "Unknown" if status == "Unknown" else pod.phase
-        for ph in PHASES:
-            put("kube_pod_status_phase", ph, lambda ph=ph: {"phase": ph}, float(ph == phase))
-        for cond, v in (("true", pod.ready), ("false", not pod.ready), ("unknown", False)):
-            put("kube_pod_status_ready", cond, lambda cond=cond: {"condition": cond}, float(v))
+        # a series is named by its metric and the label values that vary for this pod (its key
+        # below): its id is looked up once, its labels built only then (`_static_labels`); the first
+        # eight (phase and readiness) are the same series in every state, created in the first
+        name = pod.name
+        fixed = self._fixed.get(name)
+        if fixed is None:
+            base = self._pod_base(pod)
+            st = self.store
+            fixed = self._fixed[name] = [
+                st.series_id_normalised(key[0], self._static_labels(pod, key, base)) for key in _FIXED_KEYS
+            ]
         node = pod.node or ""
-        put(
-            "kube_pod_info",
-            node,
-            lambda: {
-                "node": node,
-                "host_ip": "",
-                "pod_ip": "",
-                "created_by_kind": "ReplicaSet",
-                "created_by_name": pod.name.rsplit("-", 1)[0],
-                "priority_class": "",
-                "host_network": "false",
-            },
-            1.0,
-        )
+        phase = "Unknown" if status == "Unknown" else pod.phase
+        keys = [("kube_pod_info", node)]
+        vals = [*_state_values(phase, pod.ready), 1.0]
         if pod.node is None:
-            put("kube_pod_status_unschedulable", None, lambda: {}, 1.0)
-        if pod.waiting_reason and pod.node is not None:
-            put(
-                "kube_pod_container_status_waiting_reason",
-                pod.waiting_reason,
-                lambda: {"container": svc, "reason": pod.waiting_reason},
-                1.0,
-            )
+            keys.append(("kube_pod_status_unschedulable", None))
+            vals.append(1.0)
+        elif pod.waiting_reason:
+            keys.append(("kube_pod_container_status_waiting_reason", pod.waiting_reason))
+            vals.append(1.0)
         if pod.last_terminated_reason:
-            put(
-                "kube_pod_container_status_last_terminated_reason",
-                pod.last_terminated_reason,
-                lambda: {"container": svc, "reason": pod.last_terminated_reason},
-                1.0,
-            )
+            keys.append(("kube_pod_container_status_last_terminated_reason", pod.last_terminated_reason))
+            vals.append(1.0)
         if spec.cpu_limit_m:
-            put(
-                "kube_pod_container_resource_limits",
-                ("cpu", node),
-                lambda: {"container": svc, "node": node, "resource": "cpu", "unit": "core"},
-                spec.cpu_limit_m / 1000,
-            )
+            keys.append(("kube_pod_container_resource_limits", ("cpu", node)))
+            vals.append(spec.cpu_limit_m / 1000)
         if spec.mem_limit_mi:
-            put(
-                "kube_pod_container_resource_limits",
-                ("memory", node),
-                lambda: {"container": svc, "node": node, "resource": "memory", "unit": "byte"},
-                spec.mem_limit_mi * MI,
-            )
-        req = self.sim.app.service(svc).resources
-        put(
-            "kube_pod_container_resource_requests",
-            node,
-            lambda: {"container": svc, "node": node, "resource": "cpu", "unit": "core"},
-            req.cpu_request_m / 1000,
-        )
+            keys.append(("kube_pod_container_resource_limits", ("memory", node)))
+            vals.append(spec.mem_limit_mi * MI)
+        keys.append(("kube_pod_container_resource_requests", node))
+        vals.append(self._cpu_request[pod.service])
         if pod.node is not None and pod.started and spec.mem_limit_mi:
-            put(
-                "container_spec_memory_limit_bytes",
-                (spec.image, node),
-                lambda: normalise_labels(
-                    {
-                        **scrape_labels(CADVISOR_JOB, node),
-                        "namespace": ns,
-                        "pod": pod.name,
-                        "container": svc,
-                        "image": spec.image,
-                        "node": node,
-                    }
-                ),
-                spec.mem_limit_mi * MI,
-            )
-        id_arr = np.asarray(ids, dtype=np.int64)
-        out = (id_arr, np.stack([id_arr, np.asarray(vals).view(np.int64)]))
-        self._static[pod.name] = (sig, out[0], out)
+            keys.append(("container_spec_memory_limit_bytes", (spec.image, node)))
+            vals.append(spec.mem_limit_mi * MI)
+        sids = self._pod_sids.setdefault(name, {})
+        ids = [sids.get(k) for k in keys]
+        if None in ids:  # new series, created in this order
+            base = self._pod_base(pod)
+            for j, sid in enumerate(ids):
+                if sid is None:
+                    key = keys[j]
+                    labels = self._static_labels(pod, key, base)
+                    ids[j] = sids[key] = self.store.series_id_normalised(key[0], labels)
+        both = np.empty((2, len(vals)), dtype=np.int64)
+        both[0] = [*fixed, *ids]
+        both[1].view(np.float64)[:] = vals
+        out = (both[0], both)
+        self._static[name] = (sig, out[0], out)
         memo[full] = out
         return out
 
-    def _pod_uid(self, pod) -> str:
-        """The pod's metadata.uid (the one its events show)."""
-        uid = self._uid.get(pod.name)
-        if uid is None:
-            uid = self._uid[pod.name] = pod.uid or pod_uid(pod.name, self.sim.seed)
-        return uid
+    def _static_labels(self, pod, key: tuple, base: LabelKey) -> LabelKey:
+        """The labels of a static series of `pod` (`_pod_static`'s key): kube-state-metrics' pod
+        labels (`base`) and the series' own, or the cAdvisor labels of `container_spec_memory_limit_bytes`.
+        Built in normal form: the series' own label names are not among `base`'s, empty values are
+        left out and values interned, so the sorted union is `extend_labels(base, own)`."""
+        name, variant = key
+        if name == "kube_pod_status_phase":
+            own: tuple = (("phase", variant),)
+        elif name == "kube_pod_status_ready":
+            own = (("condition", variant),)
+        elif name == "kube_pod_status_unschedulable":
+            own = ()
+        elif name == "container_spec_memory_limit_bytes":
+            image, node = variant
+            return normalise_labels(
+                {
+                    **scrape_labels(CADVISOR_JOB, node),
+                    "namespace": self.ns,
+                    "pod": pod.name,
+                    "container": pod.service,
+                    "image": image,
+                    "node": node,
+                }
+            )
+        else:
+            intern, svc = sys.intern, sys.intern(pod.service)
+            if name == "kube_pod_info":
+                own = (
+                    ("created_by_kind", "ReplicaSet"),
+                    ("created_by_name", intern(pod.name.rsplit("-", 1)[0])),
+                    ("host_network", "false"),
+                )  # host_ip, pod_ip and priority_class are empty
+                node = variant
+            elif name == "kube_pod_container_resource_limits":
+                resource, node = variant
+                own = (("container", svc), ("resource", resource), ("unit", _UNITS[resource]))
+            elif name == "kube_pod_container_resource_requests":
+                own, node = (("container", svc), ("resource", "cpu"), ("unit", "core")), variant
+            else:  # a waiting or last terminated reason
+                own, node = (("container", svc), ("reason", intern(variant))), ""
+            if node:
+                own = (*own, ("node", intern(node)))
+        return tuple(sorted((*base, *own)))
+
+    def _pod_base(self, pod) -> LabelKey:
+        """The pod's kube-state-metrics labels (its uid is the metadata.uid its events show)."""
+        base = self._bases.get(pod.name)
+        if base is None:
+            uid = pod.uid or pod_uid(pod.name, self.sim.seed)
+            base = self._bases[pod.name] = normalise_labels(
+                {**scrape_labels(KSM_JOB), "namespace": self.ns, "pod": pod.name, "uid": uid}
+            )
+        return base
 
     def _pod_dynamic_ids(self, pod) -> np.ndarray:
         key = (pod.name, pod.node)
@@ -214,13 +230,8 @@ class KubeSeries:
         if hit is None:
             spec = self.sim.cluster.spec_of(pod)
             st = self.store
-            cbase = {
-                **scrape_labels(KSM_JOB),
-                "namespace": self.ns,
-                "pod": pod.name,
-                "uid": self._pod_uid(pod),
-                "container": pod.service,
-            }
+            # the pod's labels and its container (a label name none of them has)
+            restarts = tuple(sorted((*self._pod_base(pod), ("container", sys.intern(pod.service)))))
             adv = {
                 **scrape_labels(CADVISOR_JOB, pod.node or ""),
                 "namespace": self.ns,
@@ -232,7 +243,7 @@ class KubeSeries:
             adv_key = normalise_labels(adv)  # once for the five cAdvisor series
             hit = np.array(
                 [
-                    st.series_id("kube_pod_container_status_restarts_total", cbase),
+                    st.series_id_normalised("kube_pod_container_status_restarts_total", restarts),
                     st.series_id_normalised("container_cpu_usage_seconds_total", adv_key),
                     st.series_id_normalised("container_cpu_cfs_periods_total", adv_key),
                     st.series_id_normalised("container_cpu_cfs_throttled_periods_total", adv_key),
@@ -247,20 +258,22 @@ class KubeSeries:
     def _kube(self, t: float) -> tuple[PodLayout, list[np.ndarray]]:
         """The layout and the values of its series (after the span series, see `export`)."""
         sim = self.sim
-        cl, c = sim.cluster, sim.compiled
+        cl = sim.cluster
         res = sim.last
         # the per-pod layout (series, ready counts, memory parameters) is rebuilt only when a pod,
         # the pod set, the effects or a node changed, or a NotReady node's pods turned Unknown
         # (the only clock-dependent part of a pod's status, see `ClusterState.pod_status`)
         now = cl.now
         nodes = tuple(
-            (
-                n.ready,
-                n.unschedulable,
-                n.not_ready_since,
-                not n.ready and now - (n.not_ready_since or now) >= NODE_MONITOR_GRACE_S,
-            )
-            for n in cl.nodes.values()
+            [
+                (
+                    n.ready,
+                    n.unschedulable,
+                    n.not_ready_since,
+                    not n.ready and now - (n.not_ready_since or now) >= NODE_MONITOR_GRACE_S,
+                )
+                for n in cl.nodes.values()
+            ]
         )
         key = (POD_MUTATIONS[0], len(cl.pods), sim.effects.version, nodes)
         lay = self._layout
@@ -269,33 +282,36 @@ class KubeSeries:
             self._layout_key = key
         cum = self._cum  # updated through 1-d column views (2-d fancy indexing is much slower)
         sample = int(round(t / METRIC_STEP_S))
-        if res is not None and len(lay.ready_slots):
+        # the ready slots' CPU jitter (stream 1), then every slot's memory noise (stream 2)
+        units = ps.sample_units_streams(lay.keys, sample, lay.salts)
+        n_ready = len(lay.ready_slots)
+        if res is not None and n_ready:
             i = lay.ready_svc
-            jitter = 1.0 + ps.CPU_JITTER * (2.0 * ps.sample_units(lay.ready_keys, sample, 1) - 1.0)
+            jitter = 1.0 + ps.CPU_JITTER * (2.0 * units[:n_ready] - 1.0)
             cum[:, 0][lay.ready_slots] += res.cpu_cores[i] * lay.cpu_share * (METRIC_STEP_S * jitter)
             cum[:, 1][lay.ready_slots] += METRIC_STEP_S / 0.1
             cum[:, 2][lay.ready_slots] += METRIC_STEP_S / 0.1 * res.throttled_ratio[i]
         if len(lay.oom_slots):
             cum[:, 3][lay.oom_slots] = lay.oom_restarts
-        dvals = np.empty((len(lay.slots), 6))
-        dvals[:, 0] = lay.restarts
+        dvals = lay.dvals.copy()  # the restart counters, then per sample:
         dvals[:, 1:5] = cum.take(lay.slots, axis=0)
         np.floor(dvals[:, 3], out=dvals[:, 3])  # throttled periods are counted: the expected value, floored
-        dvals[:, 5] = self._working_set(lay, t, sample)
+        dvals[:, 5] = self._working_set(lay, t, units[n_ready:])
         vals = [
             lay.static_vals,
             dvals.ravel() if lay.dynamic_keep is None else dvals.ravel()[lay.dynamic_keep],
         ]
-        # deployments and blackbox probes, one row per service
-        ready_pods = lay.counts
-        up = ready_pods > 0
-        lat_s = (res.own_latency_ms / 1000.0) if res is not None else np.full(len(c.services), 0.001)
-        rows = np.empty((len(c.services), 5))
-        rows[:, 0] = self._desired()
-        rows[:, 1] = ready_pods
-        rows[:, 2] = up
-        rows[:, 3] = np.where(up, lat_s, 1.0)
-        rows[:, 4] = 1.0  # the blackbox exporter answered the probe request (`up` of its target)
+        # deployments and blackbox probes, one row per service: desired and ready replicas, probe
+        # success and duration, the blackbox target's `up`
+        desired = self._desired()
+        if lay.svc_rows[0] is not desired:
+            lay.svc_rows[1][:, 0] = desired
+            lay.svc_rows[0] = desired
+        rows = lay.svc_rows[1].copy()
+        if res is not None:
+            rows[:, 3] = np.where(lay.up, res.own_latency_ms / 1000.0, 1.0)
+        else:
+            rows[:, 3] = np.where(lay.up, 0.001, 1.0)
         vals.append(rows.ravel())
         vals.append(lay.node_vals)
         if self.app_extra:
@@ -303,170 +319,195 @@ class KubeSeries:
         return lay, vals
 
     @staticmethod
-    def _working_set(lay: PodLayout, t: float, sample: int) -> np.ndarray:
-        """Bytes per slot: the mapped model memory, the GC sawtooth and sample noise, at most the limit."""
-        up_s = np.maximum(0.0, t - lay.started_s)
-        amp, period, phase, noise = lay.saw
-        cycle = up_s / period + phase
-        mem = lay.mem_base + lay.leak * up_s / 60 + amp * (cycle - np.floor(cycle))
-        mem += noise * (2.0 * ps.sample_units(lay.keys, sample, 2) - 1.0)
-        return np.where(lay.running, np.minimum(mem, lay.mem_cap) * MI, 0.0)
+    def _working_set(lay: PodLayout, t: float, noise_units: np.ndarray) -> np.ndarray:
+        """Bytes per slot: the mapped model memory, the GC sawtooth and sample noise, at most the limit.
+        In place, in the order of `mem + leak * up_s / 60 + amp * (cycle - floor(cycle)) + noise`."""
+        g = lay.inputs
+        up_s = t - g[_STARTED]
+        np.maximum(0.0, up_s, out=up_s)
+        cycle = up_s / g[_PERIOD]
+        cycle += g[_PHASE]
+        mem = g[_LEAK] * up_s
+        mem /= 60
+        mem += g[_MEM]
+        cycle -= np.floor(cycle)
+        cycle *= g[_AMP]
+        mem += cycle
+        noise = 2.0 * noise_units
+        noise -= 1.0
+        noise *= g[_NOISE]
+        mem += noise
+        np.minimum(mem, g[_CAP], out=mem)
+        mem *= MI
+        return mem if lay.running is None else np.where(lay.running, mem, 0.0)
 
     def _build_layout(self, t: float) -> PodLayout:
-        """One pass over the pods: their series (created in this order), counter slots and the
-        inputs of the per-sample values, as arrays. A pod's row is recomputed only when the pod
-        (its last attribute write), the effects or its node's Unknown state changed."""
+        """The per-pod part of an export. One pass over the pods, in their order (the order their
+        series are created in), recomputes the row of each pod written since the last build (its
+        `_stamp`) or on a node whose Unknown state flipped, and, when the effects changed, only the
+        memory inputs of the other started pods (the rest of a row does not depend on them); the
+        layout is then assembled from the rows and the per-slot table `_inputs` by a few array
+        operations, or kept when no row changed."""
         sim = self.sim
-        cl, c = sim.cluster, sim.compiled
-        index = c.index
-        pods = list(cl.pods.values())
-        version = sim.effects.version
+        cl = sim.cluster
         now = cl.now
         unknown = {
             name: not n.ready and now - (n.not_ready_since or now) >= NODE_MONITOR_GRACE_S
             for name, n in cl.nodes.items()
         }
+        seen = self._unknown_seen
+        moved = {name for name, u in unknown.items() if seen.get(name) != u}
+        self._unknown_seen = unknown
+        version = sim.effects.version
+        effects = version != self._effects_seen
+        self._effects_seen = version
         rows = self._rows
-        counts = [0] * len(c.services)
-        static: list[tuple[np.ndarray, np.ndarray]] = []
-        dyn: list[np.ndarray] = []
-        slots: list[int] = []
-        ready_slots: list[int] = []
-        ready_svc: list[int] = []
-        oom_slots: list[int] = []
-        oom_restarts: list[float] = []
-        restarts: list[float] = []
-        running: list[bool] = []
-        mem_base: list[float] = []
-        leak: list[float] = []
-        started_s: list[float] = []
-        keys: list[int] = []
-        saw: list[tuple[float, float, float, float]] = []
-        mem_cap: list[float] = []
-        cpu_w: list[float] = []
-        ready_keys: list[int] = []
-        down = {name for name, n in cl.nodes.items() if not n.ready}  # their cAdvisor targets fail
-        unscraped: list[bool] = []
-        unscraped_pods: list[str] = []
-        for pod in pods:
-            if pod.ready:
-                counts[index[pod.service]] += 1
-        base_mem = c.base_memory_mi
-        pod_effect = sim.effects.pod_effect
-        seed = sim.seed
-        for pod in pods:
-            row_key = (
-                pod.__dict__.get("_stamp"),
-                tuple(pod.injections),
-                version,
-                unknown.get(pod.node) if pod.node is not None else None,
-            )
+        order: list[tuple] = []
+        fresh = effects
+        for pod in cl.pods.values():
             row = rows.get(pod.name)
-            if row is None or row[0] != row_key:
-                out = self._pod_static(pod, cl.pod_status(pod))
-                if not pod.started or pod.node is None:
-                    row = (row_key, out, None)
-                else:
-                    slot = self._slot.get(pod.name)
-                    if slot is None:
-                        slot = self._new_slot(pod.name)
-                    # Effects.memory_mi: base + extra + leak * max(0, now - started) / 60, reported
-                    # through the map that takes the model's base to the runtime baseline
-                    eff = pod_effect(pod)
-                    i_svc = index[pod.service]
-                    limit = float(cl.spec_of(pod).mem_limit_mi or 0)
-                    model_base = float(base_mem[i_svc])
-                    idle, slope = ps.reported_memory(model_base, float(self._mem_baseline[i_svc]), limit)
-                    draws = self._draws.get(pod.name)
-                    if draws is None:
-                        draws = self._draws[pod.name] = (
-                            *ps.pod_static(seed, pod.name),
-                            ps.pod_key(seed, pod.name),
-                        )
-                    weight, factor, period, phase, pod_key = draws
-                    idle *= factor
-                    row = (
-                        row_key,
-                        out,
-                        (
-                            slot,
-                            self._pod_dynamic_ids(pod),
-                            index[pod.service] if pod.ready else -1,
-                            float(pod.restarts) if pod.last_terminated_reason == "OOMKilled" else None,
-                            pod.restarts,
-                            pod.waiting_reason is None,
-                            idle + eff.extra_mem_mi * slope,
-                            eff.leak_mi_per_min * slope,
-                            pod.container_started_s,
-                            pod_key,
-                            (float(self._mem_sawtooth[i_svc]) * idle, period, phase, ps.MEM_NOISE * idle),
-                            limit or np.inf,
-                            weight,
-                        ),
-                    )
-                rows[pod.name] = row
-            static.append(row[1])
-            d = row[2]
-            if d is None:
-                continue
-            unscraped.append(pod.node in down)
-            if unscraped[-1]:
-                unscraped_pods.append(pod.name)
-            slot = d[0]
-            slots.append(slot)
-            dyn.append(d[1])
-            if d[2] >= 0:
-                ready_slots.append(slot)
-                ready_svc.append(d[2])
-                ready_keys.append(d[9])
-                cpu_w.append(d[12])
-            if d[3] is not None:
-                oom_slots.append(slot)
-                oom_restarts.append(d[3])
-            restarts.append(d[4])
-            running.append(d[5])
-            mem_base.append(d[6])
-            leak.append(d[7])
-            started_s.append(d[8])
-            keys.append(d[9])
-            saw.append(d[10])
-            mem_cap.append(d[11])
-        if len(self._static) != len(pods):  # every current pod is in `_static` by now
+            if (
+                row is None
+                or row[0] != pod.__dict__.get("_stamp")
+                or (moved and pod.node in moved)
+                or ((pod.injections or row[1]) and tuple(pod.injections) != row[1])
+            ):
+                row = rows[pod.name] = self._pod_row(pod)
+                fresh = True
+            elif effects and row[3] >= 0:
+                self._pod_memory(pod, row)
+            order.append(row)
+        if len(self._static) != len(cl.pods):  # every current pod is in `_static` by now
             self._drop_gone(t)
-        s_ids, s_vals = self._concat_static(static)
-        dyn_ids = self._concat_dynamic(dyn)
-        dynamic_keep = None
+        prev = self._pods_part
+        if fresh or prev is None or len(prev[0]) != len(order) or not all(map(operator.is_, prev[0], order)):
+            part = self._assemble(order)
+            self._pods_part = (order, part)
+        else:
+            part = prev[1]
+        lay = object.__new__(PodLayout)  # a shallow copy
+        lay.__dict__.update(part.__dict__)
+        lay.node_vals = self._node_values()
+        down = {name for name, n in cl.nodes.items() if not n.ready}  # their cAdvisor targets fail
         if down or len(self._unscraped):
-            s_ids, s_vals, dyn_ids, dynamic_keep = self._scrape_failures(
-                t, s_ids, s_vals, dyn_ids, unscraped, unscraped_pods
+            started = [r for r in order if r[3] >= 0]
+            lay.static_ids, lay.static_vals, lay.dynamic_ids, lay.dynamic_keep = self._scrape_failures(
+                t,
+                part.static_ids,
+                part.static_vals,
+                part.dynamic_ids,
+                [r[9] in down for r in started],
+                [r[8] for r in started if r[9] in down],
             )
-        f, ix = np.array, np.intp
-        counts_a, ready_svc_a = f(counts, dtype=np.float64), f(ready_svc, dtype=ix)
-        cpu_w_a = f(cpu_w, dtype=np.float64)
-        svc_w = np.bincount(ready_svc_a, weights=cpu_w_a, minlength=len(c.services))
+        return lay
+
+    def _pod_row(self, pod) -> tuple:
+        """A pod's row: (stamp, injections, static series, slot or -1, dynamic series ids, service
+        if ready else -1, idle MiB, memory slope, name, node); a started, scheduled pod's per-sample
+        inputs go to its column of `_inputs` (and its slot's of `_ready_svc` and `_keys`)."""
+        sim = self.sim
+        cl, c = sim.cluster, sim.compiled
+        index = c.index
+        stamp = pod.__dict__.get("_stamp")
+        out = self._pod_static(pod, cl.pod_status(pod))
+        ready = index[pod.service] if pod.ready else -1
+        head = (stamp, tuple(pod.injections), out)
+        if not pod.started or pod.node is None:
+            return (*head, -1, None, ready, 0.0, 0.0, pod.name, pod.node)
+        slot = self._slot.get(pod.name)
+        if slot is None:
+            slot = self._new_slot(pod.name)
+        # Effects.memory_mi: base + extra + leak * max(0, now - started) / 60, reported
+        # through the map that takes the model's base to the runtime baseline
+        eff = sim.effects.pod_effect(pod)
+        i_svc = index[pod.service]
+        limit = float(cl.spec_of(pod).mem_limit_mi or 0)
+        model_base = float(c.base_memory_mi[i_svc])
+        idle, slope = ps.reported_memory(model_base, float(self._mem_baseline[i_svc]), limit)
+        draws = self._draws.get(pod.name)
+        if draws is None:
+            draws = (*ps.pod_static(sim.seed, pod.name), ps.pod_key(sim.seed, pod.name))
+            self._draws[pod.name] = draws
+        weight, factor, period, phase, pod_key = draws
+        idle *= factor
+        oom = float(pod.restarts) if pod.last_terminated_reason == "OOMKilled" else np.nan
+        self._inputs[:, slot] = (
+            pod.restarts,
+            idle + eff.extra_mem_mi * slope,
+            eff.leak_mi_per_min * slope,
+            pod.container_started_s,
+            float(self._mem_sawtooth[i_svc]) * idle,
+            period,
+            phase,
+            ps.MEM_NOISE * idle,
+            limit or np.inf,
+            weight,
+            oom,
+            pod.waiting_reason is None,
+        )
+        self._ready_svc[slot] = index[pod.service] if pod.ready else -1
+        self._keys[slot] = pod_key
+        return (*head, slot, self._pod_dynamic_ids(pod), ready, idle, slope, pod.name, pod.node)
+
+    def _pod_memory(self, pod, row: tuple) -> None:
+        """The memory inputs of a started pod whose row is kept, after the effects changed."""
+        eff = self.sim.effects.pod_effect(pod)
+        idle, slope, slot = row[6], row[7], row[3]
+        self._inputs[_MEM, slot] = idle + eff.extra_mem_mi * slope
+        self._inputs[_LEAK, slot] = eff.leak_mi_per_min * slope
+
+    def _assemble(self, order: list[tuple]) -> PodLayout:
+        """The layout's pod arrays from the rows, in pod order (the slots' in the pod order too, so
+        the per-service sums of the CPU weights add in the order they always did)."""
+        n_svc = len(self.sim.compiled.services)
+        s_ids, s_vals = self._concat_static([r[2] for r in order])
+        started = [r for r in order if r[3] >= 0]
+        slots = np.array([r[3] for r in started], dtype=np.intp)
+        counts = np.bincount(np.array([r[5] for r in order if r[5] >= 0], dtype=np.intp), minlength=n_svc)
+        inputs = self._inputs.take(slots, axis=1)
+        svc = self._ready_svc[slots]
+        is_ready = svc >= 0
+        ready_svc = svc[is_ready]
+        cpu_w = inputs[_WEIGHT][is_ready]
+        svc_w = np.bincount(ready_svc, weights=cpu_w, minlength=n_svc)
+        oom = inputs[_OOM]
+        has_oom = oom == oom  # not NaN
+        keys = self._keys[slots]
+        dvals = np.zeros((len(slots), 6))
+        dvals[:, 0] = inputs[_RESTARTS]
+        up = counts > 0
+        rows = np.zeros((n_svc, 5))
+        rows[:, 1] = counts
+        rows[:, 2] = up
+        rows[:, 4] = 1.0  # the blackbox exporter answered the probe request (`up` of its target)
+        running = inputs[_RUNNING] != 0.0
         return PodLayout(
             static_ids=s_ids,
             static_vals=s_vals,
-            dynamic_ids=dyn_ids,
-            counts=counts_a,
-            slots=f(slots, dtype=ix),
-            ready_slots=f(ready_slots, dtype=ix),
-            ready_svc=ready_svc_a,
-            oom_slots=f(oom_slots, dtype=ix),
-            oom_restarts=f(oom_restarts, dtype=np.float64),
-            restarts=f(restarts, dtype=np.float64),
-            running=f(running, dtype=bool),
-            mem_base=f(mem_base, dtype=np.float64),
-            leak=f(leak, dtype=np.float64),
-            started_s=f(started_s, dtype=np.float64),
-            keys=f(keys, dtype=np.uint64),
-            saw=f(saw, dtype=np.float64).reshape(-1, 4).T.copy(),
-            mem_cap=f(mem_cap, dtype=np.float64),
-            ready_keys=f(ready_keys, dtype=np.uint64),
-            cpu_share=cpu_w_a / svc_w[ready_svc_a],
-            node_vals=self._node_values(),
-            dynamic_keep=dynamic_keep,
+            dynamic_ids=self._concat_dynamic([r[4] for r in started]),
+            slots=slots,
+            ready_slots=slots[is_ready],
+            ready_svc=ready_svc,
+            cpu_share=cpu_w / svc_w[ready_svc],
+            oom_slots=slots[has_oom],
+            oom_restarts=oom[has_oom],
+            inputs=inputs,
+            running=None if running.all() else running,
+            keys=np.concatenate([keys[is_ready], keys]),
+            salts=self._salts(len(ready_svc), len(slots)),
+            dvals=dvals,
+            up=up,
+            svc_rows=[None, rows],
+            node_vals=self._no_nodes,
+            dynamic_keep=None,
         )
+
+    def _salts(self, n_ready: int, n_slots: int) -> np.ndarray:
+        """`PodLayout.salts`: the CPU jitter's stream for the ready slots, then the memory noise's."""
+        out = np.empty(n_ready + n_slots, dtype=np.uint64)
+        out[:n_ready] = self._stream_salts[0]
+        out[n_ready:] = self._stream_salts[1]
+        return out
 
     def _scrape_failures(
         self,
@@ -512,9 +553,15 @@ class KubeSeries:
             slot = self._slots_used
             self._slots_used += 1
             if slot >= len(self._cum):
-                grown = np.zeros((2 * len(self._cum), 4))
-                grown[: len(self._cum)] = self._cum
+                n = len(self._cum)
+                grown = np.zeros((2 * n, 4))
+                grown[:n] = self._cum
                 self._cum = grown
+                inputs = np.zeros((len(self._inputs), 2 * n))
+                inputs[:, :n] = self._inputs
+                self._inputs = inputs
+                self._ready_svc = np.concatenate([self._ready_svc, np.full(n, -1, dtype=np.intp)])
+                self._keys = np.concatenate([self._keys, np.zeros(n, dtype=np.uint64)])
         self._cum[slot] = 0.0
         self._slot[name] = slot
         return slot
@@ -537,12 +584,13 @@ class KubeSeries:
             self._pod_sids.pop(name, None)
             self._draws.pop(name, None)
             self._rows.pop(name, None)
-            self._uid.pop(name, None)
+            self._bases.pop(name, None)
+            self._fixed.pop(name, None)
 
     def _concat_static(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
         """Concatenated static ids and values, reused while every pod's cached arrays are the same objects."""
         prev = self._static_concat
-        if prev is not None and len(prev[0]) == len(parts) and all(a is b for a, b in zip(prev[0], parts)):
+        if prev is not None and len(prev[0]) == len(parts) and all(map(operator.is_, prev[0], parts)):
             return prev[1], prev[2]
         both = np.concatenate([p[1] for p in parts], axis=1) if parts else np.zeros((2, 0), dtype=np.int64)
         ids, vals = both[0], both[1].view(np.float64)
@@ -551,7 +599,7 @@ class KubeSeries:
 
     def _concat_dynamic(self, parts: list[np.ndarray]) -> np.ndarray:
         prev = self._dynamic_concat
-        if prev is not None and len(prev[0]) == len(parts) and all(a is b for a, b in zip(prev[0], parts)):
+        if prev is not None and len(prev[0]) == len(parts) and all(map(operator.is_, prev[0], parts)):
             return prev[1]
         ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
         self._dynamic_concat = (parts, ids)
@@ -562,7 +610,7 @@ class KubeSeries:
         deps = self.sim.cluster.deployments
         revs = [deps[s].revisions[-1] for s in self.sim.compiled.services]
         prev = self._desired_cache
-        if prev is not None and all(a is b for a, b in zip(prev[0], revs)):
+        if prev is not None and all(map(operator.is_, prev[0], revs)):
             return prev[1]
         out = np.array([float(sum(n for _, n in r.spec.replicas)) for r in revs])
         self._desired_cache = (revs, out)
@@ -572,11 +620,20 @@ class KubeSeries:
         """This mixin's own state: pod slots and layouts, per-pod series caches, the static rows."""
         self._slot: dict[str, int] = {}  # pod -> its row of `_cum`: [cpu_s, periods, throttled, oom]
         self._cum = np.zeros((64, 4))
+        self._inputs = np.zeros((12, 64))  # per slot: a started pod's inputs (`_RESTARTS` ... `_RUNNING`)
+        self._ready_svc = np.full(64, -1, dtype=np.intp)  # per slot: its service if the pod is ready
+        self._keys = np.zeros(64, dtype=np.uint64)  # per slot: the pod's sample key
+        self._stream_salts = ps.stream_salts([1, 2])  # CPU jitter, memory noise
+        self._no_nodes = np.zeros(0)
         self._slots_used = 0
         self._free_slots: list[int] = []
         self._layout: PodLayout | None = None
-        self._rows: dict[str, tuple] = {}  # pod -> (row key, static series, dynamic inputs or None)
-        self._uid: dict[str, str] = {}  # pod -> its uid label
+        self._rows: dict[str, tuple] = {}  # pod -> its row (`_pod_row`)
+        self._pods_part: tuple | None = None  # (rows, the layout's pod part) of the last build
+        self._unknown_seen: dict[str, bool] = {}  # node -> its Unknown state at the last build
+        self._effects_seen = -1  # the effects' version at the last build
+        self._bases: dict[str, LabelKey] = {}  # pod -> its kube-state-metrics labels (`_pod_base`)
+        self._fixed: dict[str, list[int]] = {}  # pod -> its phase and readiness series (`_FIXED_KEYS`)
         self._pod_sids: dict[str, dict[tuple, int]] = {}  # pod -> (metric, varying labels) -> series id
         self._layout_key: tuple | None = None
         self._static: dict[str, tuple] = {}
@@ -599,6 +656,7 @@ class KubeSeries:
             ]
         )
         self._mem_sawtooth = np.array([ps.sawtooth_share(s.language) for s in services])
+        self._cpu_request = {s.name: s.resources.cpu_request_m / 1000 for s in services}  # cores
         self._unscraped = np.zeros(0, dtype=np.int64)  # cAdvisor series of pods on NotReady nodes
         self._draws: dict[str, tuple] = {}  # pod -> `pod_signals.pod_static` and its sample key
         ksm = scrape_labels(KSM_JOB)

@@ -193,6 +193,10 @@ class MetricExporter(KubeSeries):
         self.cum_frontend = np.zeros(2)
         self.cum_payment = 0.0
         self._frac: tuple | None = None  # (own latency, effect arrays, entry means, bucket fractions)
+        self._fold_bins: tuple | None = None  # `_fold`'s bins of the entries' rows and (row, le) cells
+        # the root span's request type of each entry (an entry that is no request's root reads any)
+        self._rt_root_of = np.minimum(sp.root, len(c.request_types) - 1)
+        self._ids: tuple | None = None  # (static ids, dynamic ids, every id) of the last export
         self._init_kube_series()
 
     def accumulate(self, res: TickResult) -> None:
@@ -201,12 +205,19 @@ class MetricExporter(KubeSeries):
         hit = self._frac
         if hit is None or hit[0] is not res.own_latency_ms or hit[1] is not arrays:
             # the means are expected values: they change only when the traffic model recomputes them
-            if hit is not None:
-                self._fold()
             hop = arrays["inbound_delay_ms"] + arrays["inbound_loss"] * 200.0  # as the traces' hops
             mean = self._own.matvec(res.own_latency_ms) + self._hops.matvec(hop)
-            frac = np.ones((len(mean), len(LE)))
-            frac[:, :-1] = lognormal_cdf(BUCKETS_MS, mean)
+            if hit is None:
+                frac = np.ones((len(mean), len(LE)))
+                frac[:, :-1] = lognormal_cdf(BUCKETS_MS, mean)
+            else:
+                self._fold()
+                # the fractions of the entries whose mean changed (a few services' latencies at a
+                # time), in place: the distribution's CDF is elementwise, the others' are the same
+                frac = hit[3]
+                changed = np.flatnonzero(mean != hit[2])
+                if len(changed):
+                    frac[changed, :-1] = lognormal_cdf(BUCKETS_MS, mean[changed])
             hit = self._frac = (res.own_latency_ms, arrays, mean, frac)
         R = len(res.rt_count)
         counts = self._root_counts
@@ -215,7 +226,7 @@ class MetricExporter(KubeSeries):
         n = counts[sp.root]
         fails = self._span_fail(res)
         rt_fail = np.clip(res.rt_errors / np.maximum(res.rt_count, 1e-12), 0.0, 1.0)
-        fails = np.where(sp.rt_root, rt_fail[np.minimum(sp.root, R - 1)], fails)
+        fails = np.where(sp.rt_root, rt_fail[self._rt_root_of], fails)
         err = n * fails
         pend = self._entry_pending
         pend[0] += n - err
@@ -251,27 +262,37 @@ class MetricExporter(KubeSeries):
         return fails
 
     def _fold(self) -> None:
-        """Add the spans counted since the last fold to the rows, with the bucket fractions they had."""
+        """Add the spans counted since the last fold to the rows, with the bucket fractions they had.
+        Both statuses in one np.bincount each: status k's bins follow status 0's, and np.bincount
+        adds in entry order (the same bits on every CPU) into bins of one status only."""
         pend = self._entry_pending
         if not pend.any():
             return
         _, _, mean, frac = self._frac
-        row, n = self.spans.row, len(self.span_rows)
+        n = len(self.span_rows)
         L = frac.shape[1]
-        cell = (row[:, None] * L + np.arange(L)).ravel()  # (row, le) of each (entry, le)
-        for k in range(2):  # np.bincount adds in entry order: the same bits on every CPU
-            self.cum_calls[:, k] += np.bincount(row, weights=pend[k], minlength=n)
-            self.cum_sum[:, k] += np.bincount(row, weights=pend[k] * mean, minlength=n)
-            w = (pend[k][:, None] * frac).ravel()
-            self.cum_buckets[:, k, :] += np.bincount(cell, weights=w, minlength=n * L).reshape(n, L)
+        if self._fold_bins is None:
+            row = self.spans.row
+            cell = (row[:, None] * L + np.arange(L)).ravel()  # (row, le) of each (entry, le)
+            self._fold_bins = (np.concatenate([row, row + n]), np.concatenate([cell, cell + n * L]))
+        rows, cells = self._fold_bins
+        self.cum_calls += np.bincount(rows, weights=pend.ravel(), minlength=2 * n).reshape(2, n).T
+        self.cum_sum += np.bincount(rows, weights=(pend * mean).ravel(), minlength=2 * n).reshape(2, n).T
+        w = (pend[:, :, None] * frac).ravel()
+        self.cum_buckets += (
+            np.bincount(cells, weights=w, minlength=2 * n * L).reshape(2, n, L).transpose(1, 0, 2)
+        )
         pend[:] = 0.0
 
     def export(self, t: float) -> None:
         st = self.store
         if self._frac is not None:
             self._fold()
-        calls = np.floor(self.cum_calls + 1e-9)
-        buckets = np.minimum(np.floor(self.cum_buckets + 1e-9), calls[:, :, None])
+        calls = self.cum_calls + 1e-9
+        np.floor(calls, out=calls)
+        buckets = self.cum_buckets + 1e-9
+        np.floor(buckets, out=buckets)
+        np.minimum(buckets, calls[:, :, None], out=buckets)
         buckets[:, :, -1] = calls
         # the connector creates a series with its first span: no span of a row and status yet, no
         # series (an ERROR series appears with the first error, as the real ones do)
@@ -280,7 +301,11 @@ class MetricExporter(KubeSeries):
         buckets[absent] = np.nan
         calls[absent] = np.nan
         lay, kube_vals = self._kube(t)
-        if lay.ids is None:  # the ids are a function of the layout
+        if lay.ids is None:  # the ids are a function of the layout's static and dynamic ids
+            prev = self._ids
+            if prev is not None and prev[0] is lay.static_ids and prev[1] is lay.dynamic_ids:
+                lay.ids = prev[2]
+        if lay.ids is None:
             lay.ids = np.concatenate(
                 [
                     self.calls_ids.ravel(),
@@ -294,6 +319,7 @@ class MetricExporter(KubeSeries):
                     *([self._app_ids] if self.app_extra else []),
                 ]
             )
+            self._ids = (lay.static_ids, lay.dynamic_ids, lay.ids)
         vals = [calls.ravel(), buckets.ravel(), span_sum.ravel(), calls.ravel()]
         st.record(t, lay.ids, np.concatenate([*vals, *kube_vals]))
 
@@ -301,4 +327,5 @@ class MetricExporter(KubeSeries):
         state = dict(self.__dict__)
         state["_layout"] = state["_layout_key"] = None  # keyed by a per-process counter
         state["_rows"] = {}
+        state["_pods_part"] = None  # rows of the last build: every row is recomputed after a copy
         return state

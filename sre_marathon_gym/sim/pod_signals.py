@@ -117,11 +117,30 @@ _M2 = np.uint64(0x94D049BB133111EB)
 _S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
 
 
-def sample_units(keys: np.ndarray, sample: int, stream: int) -> np.ndarray:
-    """Per-pod numbers in [0, 1) for one sample (splitmix64 of the pod key, sample index and stream)."""
-    salt = np.uint64((sample * 0x100000001B3 + stream * 0x2545F4914F6CDD1D) & 0xFFFFFFFFFFFFFFFF)
-    x = (keys ^ salt) + _GOLDEN
+_MASK = 0xFFFFFFFFFFFFFFFF
+_SAMPLE_MUL, _STREAM_MUL = 0x100000001B3, 0x2545F4914F6CDD1D
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64 of salted keys, as numbers in [0, 1)."""
+    x = x + _GOLDEN
     x = (x ^ (x >> _S30)) * _M1
     x = (x ^ (x >> _S27)) * _M2
     x ^= x >> _S31
     return (x >> _S11).astype(np.float64) * (1.0 / 2.0**53)
+
+
+def sample_units(keys: np.ndarray, sample: int, stream: int) -> np.ndarray:
+    """Per-pod numbers in [0, 1) for one sample (splitmix64 of the pod key, sample index and stream)."""
+    return _mix(keys ^ np.uint64((sample * _SAMPLE_MUL + stream * _STREAM_MUL) & _MASK))
+
+
+def stream_salts(streams) -> np.ndarray:
+    """The streams' parts of `sample_units`' salt, for `sample_units_streams`."""
+    return np.array([(s * _STREAM_MUL) & _MASK for s in streams], dtype=np.uint64)
+
+
+def sample_units_streams(keys: np.ndarray, sample: int, salts: np.ndarray) -> np.ndarray:
+    """`sample_units` of each key with its own stream (`salts`: `stream_salts` per key), in one pass:
+    the salt's two parts add modulo 2**64, as their sum masked to 64 bits does."""
+    return _mix(keys ^ (np.uint64((sample * _SAMPLE_MUL) & _MASK) + salts))
