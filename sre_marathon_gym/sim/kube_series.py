@@ -50,6 +50,8 @@ def _state_values(phase: str, ready: bool) -> tuple[float, ...]:
     return vals
 
 
+_STATIC_MAX = 16  # a pod's static series at most (8 + 7 in `_pod_static`)
+_PAD = [(-1,) * (_STATIC_MAX - n) for n in range(_STATIC_MAX + 1)]
 # rows of `KubeSeries._inputs` (one column per slot): a started pod's per-sample inputs
 _RESTARTS, _MEM, _LEAK, _STARTED, _AMP, _PERIOD, _PHASE, _NOISE, _CAP, _WEIGHT, _OOM, _RUNNING = range(12)
 # _MEM: reported idle + extra memory, MiB (`pod_signals.reported_memory`); _LEAK: reported MiB per
@@ -95,7 +97,7 @@ class KubeSeries:
 
     def _pod_static(self, pod, status: str) -> tuple[np.ndarray, np.ndarray]:
         """Series whose values only change when the pod's state does (cached per state): their ids,
-        and ids and values as one [2, n] int64 array (the values' bits), which `_concat_static` joins."""
+        and ids and values as rows of `_static_ids` and `_static_vals` (ids past the pod's are -1)."""
         cl = self.sim.cluster
         spec = cl.spec_of(pod)
         sig = (
@@ -162,10 +164,9 @@ class KubeSeries:
                     key = keys[j]
                     labels = self._static_labels(pod, key, base)
                     ids[j] = sids[key] = self.store.series_id_normalised(key[0], labels)
-        both = np.empty((2, len(vals)), dtype=np.int64)
-        both[0] = [*fixed, *ids]
-        both[1].view(np.float64)[:] = vals
-        out = (both[0], both)
+        pad = _PAD[len(vals)]
+        ids_row = np.array([*fixed, *ids, *pad], dtype=np.int64)
+        out = (ids_row[: len(vals)], ids_row, np.array([*vals, *pad], dtype=np.float64))
         self._static[name] = (sig, out[0], out)
         memo[full] = out
         return out
@@ -410,6 +411,11 @@ class KubeSeries:
         index = c.index
         stamp = pod.__dict__.get("_stamp")
         out = self._pod_static(pod, cl.pod_status(pod))
+        row = self._static_row.get(pod.name)
+        if row is None:
+            row = self._static_row[pod.name] = self._new_static_row()
+        self._static_ids[row] = out[1]
+        self._static_vals[row] = out[2]
         ready = index[pod.service] if pod.ready else -1
         head = (stamp, tuple(pod.injections), out)
         if not pod.started or pod.node is None:
@@ -447,7 +453,8 @@ class KubeSeries:
         )
         self._ready_svc[slot] = index[pod.service] if pod.ready else -1
         self._keys[slot] = pod_key
-        return (*head, slot, self._pod_dynamic_ids(pod), ready, idle, slope, pod.name, pod.node)
+        dyn = self._dyn_ids[slot] = self._pod_dynamic_ids(pod)
+        return (*head, slot, dyn, ready, idle, slope, pod.name, pod.node)
 
     def _pod_memory(self, pod, row: tuple) -> None:
         """The memory inputs of a started pod whose row is kept, after the effects changed."""
@@ -460,7 +467,9 @@ class KubeSeries:
         """The layout's pod arrays from the rows, in pod order (the slots' in the pod order too, so
         the per-service sums of the CPU weights add in the order they always did)."""
         n_svc = len(self.sim.compiled.services)
-        s_ids, s_vals = self._concat_static([r[2] for r in order])
+        # every pod's static series and values (their order is free: `record` pairs ids and values)
+        s_ids = self._static_ids[: self._static_rows_used]
+        has = s_ids >= 0
         started = [r for r in order if r[3] >= 0]
         slots = np.array([r[3] for r in started], dtype=np.intp)
         counts = np.bincount(np.array([r[5] for r in order if r[5] >= 0], dtype=np.intp), minlength=n_svc)
@@ -482,9 +491,9 @@ class KubeSeries:
         rows[:, 4] = 1.0  # the blackbox exporter answered the probe request (`up` of its target)
         running = inputs[_RUNNING] != 0.0
         return PodLayout(
-            static_ids=s_ids,
-            static_vals=s_vals,
-            dynamic_ids=self._concat_dynamic([r[4] for r in started]),
+            static_ids=s_ids[has],
+            static_vals=self._static_vals[: self._static_rows_used][has],
+            dynamic_ids=self._dyn_ids[slots].ravel(),
             slots=slots,
             ready_slots=slots[is_ready],
             ready_svc=ready_svc,
@@ -562,6 +571,7 @@ class KubeSeries:
                 self._inputs = inputs
                 self._ready_svc = np.concatenate([self._ready_svc, np.full(n, -1, dtype=np.intp)])
                 self._keys = np.concatenate([self._keys, np.zeros(n, dtype=np.uint64)])
+                self._dyn_ids = np.concatenate([self._dyn_ids, np.zeros((n, 6), dtype=np.int64)])
         self._cum[slot] = 0.0
         self._slot[name] = slot
         return slot
@@ -580,6 +590,10 @@ class KubeSeries:
             slot = self._slot.pop(name, None)
             if slot is not None:
                 self._free_slots.append(slot)
+            row = self._static_row.pop(name, None)
+            if row is not None:
+                self._static_ids[row] = -1
+                self._free_static_rows.append(row)
             self._static_memo.pop(name, None)
             self._pod_sids.pop(name, None)
             self._draws.pop(name, None)
@@ -587,32 +601,35 @@ class KubeSeries:
             self._bases.pop(name, None)
             self._fixed.pop(name, None)
 
-    def _concat_static(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
-        """Concatenated static ids and values, reused while every pod's cached arrays are the same objects."""
-        prev = self._static_concat
-        if prev is not None and len(prev[0]) == len(parts) and all(map(operator.is_, prev[0], parts)):
-            return prev[1], prev[2]
-        both = np.concatenate([p[1] for p in parts], axis=1) if parts else np.zeros((2, 0), dtype=np.int64)
-        ids, vals = both[0], both[1].view(np.float64)
-        self._static_concat = (parts, ids, vals)
-        return ids, vals
-
-    def _concat_dynamic(self, parts: list[np.ndarray]) -> np.ndarray:
-        prev = self._dynamic_concat
-        if prev is not None and len(prev[0]) == len(parts) and all(map(operator.is_, prev[0], parts)):
-            return prev[1]
-        ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-        self._dynamic_concat = (parts, ids)
-        return ids
+    def _new_static_row(self) -> int:
+        """A row of `_static_ids` and `_static_vals` for a pod's static series."""
+        if self._free_static_rows:
+            return self._free_static_rows.pop()
+        row = self._static_rows_used
+        self._static_rows_used += 1
+        if row >= len(self._static_ids):
+            grown = np.full((2 * row, _STATIC_MAX), -1, dtype=np.int64)
+            grown[:row] = self._static_ids
+            self._static_ids = grown
+            self._static_vals = np.concatenate([self._static_vals, np.zeros((row, _STATIC_MAX))])
+        return row
 
     def _desired(self) -> np.ndarray:
         """Desired replicas per service (recomputed only when a deployment's current revision changed)."""
         deps = self.sim.cluster.deployments
-        revs = [deps[s].revisions[-1] for s in self.sim.compiled.services]
+        lists = self._revision_lists  # each service's revisions (appended to, last one replaced)
+        if lists is None or lists[0] is not deps:
+            lists = self._revision_lists = (deps, [deps[s].revisions for s in self.sim.compiled.services])
+        revs = [r[-1] for r in lists[1]]
         prev = self._desired_cache
-        if prev is not None and all(map(operator.is_, prev[0], revs)):
-            return prev[1]
-        out = np.array([float(sum(n for _, n in r.spec.replicas)) for r in revs])
+        if prev is not None:
+            if all(map(operator.is_, prev[0], revs)):
+                return prev[1]
+            out = prev[1].copy()  # a new array: a layout's service rows hold the previous one
+            for i in [i for i, (a, b) in enumerate(zip(prev[0], revs)) if a is not b]:
+                out[i] = float(sum(n for _, n in revs[i].spec.replicas))
+        else:
+            out = np.array([float(sum(n for _, n in r.spec.replicas)) for r in revs])
         self._desired_cache = (revs, out)
         return out
 
@@ -623,6 +640,13 @@ class KubeSeries:
         self._inputs = np.zeros((12, 64))  # per slot: a started pod's inputs (`_RESTARTS` ... `_RUNNING`)
         self._ready_svc = np.full(64, -1, dtype=np.intp)  # per slot: its service if the pod is ready
         self._keys = np.zeros(64, dtype=np.uint64)  # per slot: the pod's sample key
+        self._dyn_ids = np.zeros((64, 6), dtype=np.int64)  # per slot: its pod's `_pod_dynamic_ids`
+        # per pod (its row): its static series' ids (-1 past them) and values (`_pod_static`)
+        self._static_ids = np.full((64, _STATIC_MAX), -1, dtype=np.int64)
+        self._static_vals = np.zeros((64, _STATIC_MAX))
+        self._static_row: dict[str, int] = {}
+        self._static_rows_used = 0
+        self._free_static_rows: list[int] = []
         self._stream_salts = ps.stream_salts([1, 2])  # CPU jitter, memory noise
         self._no_nodes = np.zeros(0)
         self._slots_used = 0
@@ -638,11 +662,10 @@ class KubeSeries:
         self._layout_key: tuple | None = None
         self._static: dict[str, tuple] = {}
         self._dynamic: dict[tuple, np.ndarray] = {}
-        self._static_concat: tuple | None = None
         # pod -> state -> series
         self._static_memo: dict[str, dict[tuple, tuple[np.ndarray, np.ndarray]]] = {}
         self._desired_cache: tuple | None = None
-        self._dynamic_concat: tuple | None = None
+        self._revision_lists: tuple | None = None  # (the deployments, their revision lists in service order)
         self._init_static_rows()
 
     def _init_static_rows(self) -> None:

@@ -67,7 +67,11 @@ HEADROOM_KEEP = 0.9  # a limit set just above the idle memory: the baseline stay
 
 def _unit(*parts: object) -> float:
     """A deterministic number in [0, 1) from a keyed hash."""
-    d = hashlib.sha256("/".join(map(str, parts)).encode()).digest()
+    return _unit_of("/".join(map(str, parts)))
+
+
+def _unit_of(key: str) -> float:
+    d = hashlib.sha256(key.encode()).digest()
     return int.from_bytes(d[:7], "big") / 2.0**56
 
 
@@ -92,11 +96,12 @@ def sawtooth_share(language: str) -> float:
 
 def pod_static(seed: object, pod: str) -> tuple[float, float, float, float]:
     """(CPU share weight, memory factor, sawtooth period s, sawtooth phase) of one pod."""
+    tail = f"/{seed!s}/{pod!s}"  # `_unit(name, seed, pod)`'s key after the name
     return (
-        1.0 + CPU_IMBALANCE * (2.0 * _unit("cpu-weight", seed, pod) - 1.0),
-        1.0 + MEM_POD_SPREAD * (2.0 * _unit("mem-factor", seed, pod) - 1.0),
-        45.0 + 195.0 * _unit("gc-period", seed, pod),
-        _unit("gc-phase", seed, pod),
+        1.0 + CPU_IMBALANCE * (2.0 * _unit_of("cpu-weight" + tail) - 1.0),
+        1.0 + MEM_POD_SPREAD * (2.0 * _unit_of("mem-factor" + tail) - 1.0),
+        45.0 + 195.0 * _unit_of("gc-period" + tail),
+        _unit_of("gc-phase" + tail),
     )
 
 
