@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 from sre_marathon_gym.alerting.engine import Alert, AlertEngine, AlertEvaluationError, AlertRuleError
-from sre_marathon_gym.alerting.rules import at_grid, extrapolated_grid
 from sre_marathon_gym.alerting.templates import go_float, humanize, humanize_percentage, render_template
 from sre_marathon_gym.catalog.alerts import AlertRule, RulePack
 from sre_marathon_gym.core.errors import SREMarathonError
 from sre_marathon_gym.evaluation.alert_noise import alert_ambiguity, alert_compatibility, flapping_share
+from sre_marathon_gym.metrics.grid import at_grid, extrapolated_grid
 from sre_marathon_gym.metrics.store import MetricStore, bucket_quantile
 
 APP = SimpleNamespace(app="demo", namespace="shop", entry_point="frontend")

@@ -48,9 +48,11 @@ from pydantic import BaseModel, ConfigDict
 
 from ..core.clock import METRIC_STEP_S
 from ..core.errors import AlertEvaluationError, AlertRuleError, UnknownNameError
+from ..metrics.sample_columns import ColumnPool
 from ..metrics.series_block import SeriesBlock
 from ..metrics.store import MetricStore, bucket_quantile
-from .rules import COMPARISONS, CompiledRule, Operand, OperandBatch, SeriesView, at_grid
+from .aggregates import Aggregates, reduce_cells
+from .rules import COMPARISONS, CompiledRule, Operand, OperandBatch, SeriesView, at_grid, batch_values
 from .templates import render_template
 
 if TYPE_CHECKING:
@@ -192,6 +194,8 @@ class AlertEngine:
                 if o.join is not None:
                     o.join_view = self._views.setdefault(o.join[0], SeriesView(o.join[0]))
         self._quantile_rules = [r for r in self.rules if r.kind == "quantile"]
+        self._columns = ColumnPool()  # sample columns the batches read, kept from one evaluation to the next
+        self._aggregates = Aggregates()  # every operand's aggregation in one pass per kind
         # per metric, the label names whose values the operands read (`SeriesView.key_codes`)
         self._key_names: dict[str, set[tuple[str, ...]]] = defaultdict(set)
         for r in self.rules:
@@ -301,12 +305,11 @@ class AlertEngine:
                 for o in r.operands:
                     if o.seen != o.view.ids.size:  # type: ignore[union-attr]
                         self._extend(r, o)
-        cache: dict[OperandBatch, np.ndarray] = {}
-        times_a = np.asarray(times, dtype=np.float64)
+        batches = list(batches)
         for b in batches:
             b.refresh()
-            cache[b] = b.values(self.store, times_a)
-        return cache
+        self._columns.start()
+        return batch_values(batches, self.store, np.asarray(times, dtype=np.float64), self._columns)
 
     def _adopt_leading_block(self) -> int:
         """Route the series block the store starts with (an app's span metrics: the same ~14,000
@@ -348,7 +351,8 @@ class AlertEngine:
         cache = self._prepare(times, self._batches.values())
         with np.errstate(divide="ignore", invalid="ignore"):
             quantiles = self._quantiles(cache, self._quantile_rules, len(times))
-            conditions = [self._condition(r, times, cache, quantiles.get(r.name)) for r in self.rules]
+            aggs = self._aggregates.compute(self.rules, cache, len(times))
+            conditions = [self._condition(r, times, cache, quantiles.get(r.name), aggs) for r in self.rules]
         todo: list[tuple[CompiledRule, dict[int, _Episode], list[list[int]], np.ndarray]] = []
         for r, active, (cond, val) in zip(self.rules, self._active, conditions):
             if active or cond.any():  # the others cannot change state at any of these times
@@ -500,54 +504,77 @@ class AlertEngine:
                 out[id(o)].append(self._join_groups(r, o, vals[id(o)][i], right[id(o)][i]))
         return out
 
-    def _aggregate(self, r: CompiledRule, o: Operand, cache: dict, joined: dict[int, list]) -> np.ndarray:
-        """``agg by (group_by) (fn(metric{...}))`` as [times, groups] (NaN = absent)."""
+    def _aggregate(
+        self, r: CompiledRule, o: Operand, cache: dict, joined: dict[int, list], aggs: dict | None = None
+    ) -> np.ndarray:
+        """``agg by (group_by) (fn(metric{...}))`` as [times, groups] (NaN = absent); from `aggs`
+        (the evaluation's `Aggregates`) when there. A rule's joins may have added groups since:
+        `_pad` widens it."""
+        if aggs is not None and id(o) in aggs:
+            return aggs[id(o)]
         vals = self._values(o, cache)
         T, G = vals.shape[0], len(r.groups)
         if o.join is not None:
             parts = joined[id(o)]
             cell = np.concatenate([g + i * G for i, (g, _) in enumerate(parts)])
-            return _reduce(o.agg, cell, np.concatenate([v for _, v in parts]), T, G)
+            return reduce_cells(o.agg, cell, np.concatenate([v for _, v in parts]), T, G)
         if o.identity:  # one series per group: the aggregation is the identity (NaN stays absent)
             out = np.full((T, G), np.nan)
             out[:, o.gidx] = vals
             return out
         cell = (np.arange(T)[:, None] * G + o.gidx[None, :]).ravel()
-        return _reduce(o.agg, cell, vals.ravel(), T, G)
+        return reduce_cells(o.agg, cell, vals.ravel(), T, G)
 
     def _quantiles(
         self, cache: dict[OperandBatch, np.ndarray], rules: Iterable[CompiledRule], T: int
     ) -> dict[str, np.ndarray]:
-        """histogram_quantile of the quantile `rules` as [times, groups]; one bucketQuantile call
-        per (q, les) for all rules and times (it works row by row)."""
-        todo: dict[tuple[float, bytes], list[tuple[str, np.ndarray, np.ndarray]]] = defaultdict(list)
+        """histogram_quantile of the quantile `rules` as [times, groups]. Rules that read the same
+        buckets the same way (levels of one latency, e.g. p95 and p99 or two thresholds) share
+        the bucket sums, and one bucketQuantile call per (q, les) answers every distinct sum at
+        once (it works row by row, so each row is the same bits either way)."""
         out: dict[str, np.ndarray] = {}
+        sums: list[tuple[Operand, int, np.ndarray, np.ndarray]] = []  # (operand, groups, rows, sums)
+        todo: dict[tuple[float, bytes], dict[int, list[str]]] = defaultdict(dict)  # -> sums -> rules
         for r in rules:
             o = r.a
-            vals = self._values(o, cache)
             G, nb = len(r.groups), o.les.size
             out[r.name] = np.full((T, G), np.nan)
             if nb == 0 or G == 0:
                 continue
-            # (time, group, le) cell of each bucket series' value; bincount adds them in series order
-            cell = (np.arange(T)[:, None] * (G * nb) + (o.gidx * nb + o.lei)[None, :]).ravel()
-            v = vals.ravel()
-            ok = v == v
-            if not ok.all():
-                cell, v = cell[ok], v[ok]
-            summed = np.bincount(cell, weights=v, minlength=T * G * nb).astype(np.float64).reshape(T * G, nb)
-            present = (np.bincount(cell, minlength=T * G * nb) > 0).reshape(T * G, nb)
-            summed[~present] = np.nan
-            rows = np.flatnonzero(present.any(axis=1))
-            if rows.size:
-                todo[(r.quantile, o.les.tobytes())].append((r.name, rows, summed[rows]))
+            k = next((i for i, (p, g, _, _) in enumerate(sums) if g == G and _same_buckets(p, o)), None)
+            if k is None:
+                k = len(sums)
+                sums.append((o, G, *self._bucket_sums(o, cache, T, G)))
+            if sums[k][2].size:
+                todo[(r.quantile, o.les.tobytes())].setdefault(k, []).append(r.name)
         for (q, les), parts in todo.items():
-            res = bucket_quantile(q, np.concatenate([m for _, _, m in parts]), np.frombuffer(les))
-            k = 0
-            for name, rows, m in parts:
-                out[name].reshape(-1)[rows] = res[k : k + len(rows)]
-                k += len(rows)
+            res = bucket_quantile(q, np.concatenate([sums[k][3] for k in parts]), np.frombuffer(les))
+            at = 0
+            for k, names in parts.items():
+                rows = sums[k][2]
+                for name in names:
+                    out[name].reshape(-1)[rows] = res[at : at + rows.size]
+                at += rows.size
         return out
+
+    def _bucket_sums(
+        self, o: Operand, cache: dict[OperandBatch, np.ndarray], T: int, G: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``sum by (le, group)`` of the bucket operand `o`: the (time, group) rows with a bucket
+        present and their [rows, les] sums (NaN: no series of that bucket)."""
+        nb = o.les.size
+        vals = self._values(o, cache)
+        # (time, group, le) cell of each bucket series' value; bincount adds them in series order
+        cell = (np.arange(T)[:, None] * (G * nb) + (o.gidx * nb + o.lei)[None, :]).ravel()
+        v = vals.ravel()
+        ok = v == v
+        if not ok.all():
+            cell, v = cell[ok], v[ok]
+        summed = np.bincount(cell, weights=v, minlength=T * G * nb).astype(np.float64).reshape(T * G, nb)
+        present = (np.bincount(cell, minlength=T * G * nb) > 0).reshape(T * G, nb)
+        summed[~present] = np.nan
+        rows = np.flatnonzero(present.any(axis=1))
+        return rows, summed[rows]
 
     def _condition(
         self,
@@ -555,6 +582,7 @@ class AlertEngine:
         times: list[float],
         cache: dict[OperandBatch, np.ndarray],
         quantile: np.ndarray | None,
+        aggs: dict | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Boolean [times, groups] (condition holds) and the expression's value."""
         joined = self._joins(r, times, cache)
@@ -562,10 +590,10 @@ class AlertEngine:
         if r.kind == "quantile":
             val = quantile if quantile is not None else np.full((len(times), len(r.groups)), np.nan)
         else:
-            val = self._aggregate(r, r.a, cache, joined)
+            val = self._aggregate(r, r.a, cache, joined, aggs)
             if r.b is not None and r.kind != "value":
-                b = self._aggregate(r, r.b, cache, joined)
-        gv = self._aggregate(r, r.guard, cache, joined) if r.guard is not None else None
+                b = self._aggregate(r, r.b, cache, joined, aggs)
+        gv = self._aggregate(r, r.guard, cache, joined, aggs) if r.guard is not None else None
         n = len(r.groups)  # a join may add groups after an earlier operand was computed
         val = _pad(val, n)
         if b is not None:
@@ -640,23 +668,11 @@ def _pad(v: np.ndarray, n: int) -> np.ndarray:
     return v if k >= n else np.concatenate([v, np.full((v.shape[0], n - k), np.nan)], axis=1)
 
 
-def _reduce(agg: str, cell: np.ndarray, v: np.ndarray, T: int, G: int) -> np.ndarray:
-    """sum / max / min of values `v` into cells ``time * G + group``: [T, G], NaN where no value.
-    Values are taken in the given order per cell, as one-time evaluations took them."""
-    ok = v == v
-    if not ok.all():
-        cell, v = cell[ok], v[ok]
-    present = np.bincount(cell, minlength=T * G) > 0
-    if agg == "sum":
-        out = np.bincount(cell, weights=v, minlength=T * G).astype(np.float64)
-    elif agg == "max":
-        out = np.full(T * G, -np.inf)
-        np.maximum.at(out, cell, v)
-    else:
-        out = np.full(T * G, np.inf)
-        np.minimum.at(out, cell, v)
-    out[~present] = np.nan
-    return out.reshape(T, G)
+def _same_buckets(p: Operand, o: Operand) -> bool:
+    """Whether bucket operands `p` and `o` sum the same values into the same cells."""
+    return p.batch is o.batch and all(
+        np.array_equal(getattr(p, k), getattr(o, k)) for k in ("idx", "gidx", "lei", "les")
+    )
 
 
 def _parse_le(s: str) -> float:

@@ -14,7 +14,8 @@ import numpy as np
 
 from ..core.errors import AlertRuleError, PatternError, UnknownNameError
 from ..core.patterns import compile_label_regex
-from ..metrics.grid import at_grid, extrapolated_grid
+from ..metrics.grid import at_grid
+from ..metrics.sample_columns import ColumnPool, Read
 from ..metrics.store import MetricStore
 from .templates import compile_template, render_parts
 
@@ -208,8 +209,10 @@ class OperandBatch:
 
     Why: the store's query functions work per series, so querying the union of the series every
     operand of that kind selects gives exactly the per-operand results at a fraction of the
-    per-call overhead. Pod series (which come and go, so their windows have gaps) are queried apart
-    from the stable ones: the store has a much faster path for windows without gaps.
+    per-call overhead. Pod series (which come and go, so their windows have gaps) are read apart
+    from the stable ones: new pods change the churning union nearly every evaluation, while the
+    stable one keeps its sample columns from one evaluation to the next (`ColumnPool`; a rate
+    read decides per read whether to add the counter-reset sums, so the two reads stay apart).
     """
 
     __slots__ = ("fn", "window_s", "offset_s", "operands", "stable", "churn", "version")
@@ -245,16 +248,32 @@ class OperandBatch:
             for o in churn_ops:
                 o.idx = self.stable.size + np.searchsorted(self.churn, o.sel)
 
-    def values(self, store: MetricStore, times: np.ndarray) -> np.ndarray:
-        """Function values [len(times), series] at every evaluation time (minus the offset)."""
-        te = np.asarray(times, dtype=np.float64) - self.offset_s
-        parts = [self._query(store, ids, te) for ids in (self.stable, self.churn) if ids.size]
-        return np.concatenate(parts, axis=1) if parts else np.empty((te.size, 0))
 
-    def _query(self, store: MetricStore, ids: np.ndarray, te: np.ndarray) -> np.ndarray:
-        if self.fn == "last":
-            return at_grid(store, ids, te)
-        return extrapolated_grid(store, ids, te, self.window_s, self.fn == "rate")
+def batch_values(
+    batches: Iterable[OperandBatch], store: MetricStore, times: np.ndarray, pool: ColumnPool
+) -> dict[OperandBatch, np.ndarray]:
+    """Each batch's function values [len(times), series] at every evaluation time (minus its
+    offset): ``last`` one read per batch (each series apart), rate and increase through `pool`,
+    which reads the batches of the same series together and keeps their sample columns."""
+    out: dict[OperandBatch, np.ndarray] = {}
+    reads: list[Read] = []
+    parts: list[tuple[OperandBatch, int]] = []
+    for b in batches:
+        te = np.asarray(times, dtype=np.float64) - b.offset_s
+        if b.fn == "last":
+            out[b] = at_grid(store, np.concatenate([b.stable, b.churn]) if b.churn.size else b.stable, te)
+            continue
+        ids = [x for x in (b.stable, b.churn) if x.size]
+        reads.extend((x, te, b.window_s, b.fn == "rate") for x in ids)
+        parts.append((b, len(ids)))
+        out[b] = np.empty((te.size, 0))
+    got = pool.extrapolated(store, reads)
+    k = 0
+    for b, n in parts:
+        if n:
+            out[b] = got[k] if n == 1 else np.concatenate(got[k : k + n], axis=1)
+        k += n
+    return out
 
 
 class Operand:

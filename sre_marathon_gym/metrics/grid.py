@@ -19,9 +19,13 @@ from .store import MetricStore, extrapolated_tail
 __all__ = ["at_grid", "extrapolated_grid"]
 
 
-def _bounds(store: MetricStore, times: np.ndarray, window_s: float) -> tuple[np.ndarray, np.ndarray]:
-    """Per time, the first and last sample index of its window, as the store's queries read them."""
-    b = [store.window_bounds(t, window_s) for t in times.tolist()]
+def _bounds(
+    store: MetricStore, times: np.ndarray, window_s: float | np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per time, the first and last sample index of its window (`window_s`: one for all, or one
+    per time), as the store's queries read them."""
+    windows = np.broadcast_to(window_s, times.shape).tolist()
+    b = [store.window_bounds(t, w) for t, w in zip(times.tolist(), windows)]
     return np.array([x[0] for x in b], dtype=np.intp), np.array([x[1] for x in b], dtype=np.intp)
 
 
@@ -112,7 +116,7 @@ def _extrapolated(
     add = (b > a) & (~full | any_reset)  # the store adds the reset sums unless nothing to add
     t = times[:, None]
     # every row as if it had every sample (cheap), then the rows with a gap done right over it
-    out = _tail_whole(stamps, v, a, b, t, window_s, is_rate, store, sums, add)
+    out = tail_whole(stamps, v[:, a].T, v[:, b].T, a, b, t, window_s, is_rate, store, sums, add)
     some, whole = present.any(axis=1), present.all(axis=1)
     if not whole.all():
         out[:, ~some] = np.nan  # no sample in any window (a gone pod's series): no result
@@ -131,21 +135,22 @@ def _extrapolated(
     return out
 
 
-def _tail_whole(
+def tail_whole(
     stamps: np.ndarray,
-    v: np.ndarray,
+    fv: np.ndarray,
+    lv: np.ndarray,
     a: np.ndarray,
     b: np.ndarray,
     t: np.ndarray,
-    window_s: float,
+    window_s: float | np.ndarray,
     is_rate: bool,
     store: MetricStore,
     sums: np.ndarray,
     add: np.ndarray,
 ) -> np.ndarray:
-    """The rows with every sample: the same sample columns, times and counts in every row."""
-    fv = v[:, a].T
-    result = v[:, b].T - fv
+    """The rows with every sample: the same sample columns, times and counts in every row (`fv`,
+    `lv`: the values at the windows' first and last columns `a`, `b`, [windows, rows])."""
+    result = lv - fv
     np.add(result, sums, out=result, where=add[:, None])
     cnt = (b - a + 1)[:, None]  # per window, like the sample times: the tail broadcasts them
     ft, lt = stamps[a][:, None], stamps[b][:, None]

@@ -393,6 +393,11 @@ class MetricStore:
         return None if self._last_index < 0 else float(self._last_index * self.step_s)
 
     @property
+    def settled_before(self) -> int:
+        """Sample index before which samples never change (writes never go back in time)."""
+        return self._last_index
+
+    @property
     def retained_from(self) -> float:
         """Earliest simulated time still queryable (moves forward when retention drops chunks)."""
         return float(self._retained_from * self.step_s)
@@ -462,6 +467,11 @@ class MetricStore:
         vals = self._gather(ids, i0, i1, "range()").astype(np.float64)
         times = np.arange(i0, i1 + 1, dtype=np.float64) * self.step_s
         return times, vals
+
+    def columns(self, ids: np.ndarray, i0: int, i1: int) -> np.ndarray:
+        """`range` of `ids` over sample indices i0..i1, time-major: float64 [i1 - i0 + 1, len(ids)]."""
+        raw = self._gather(self._read_ids(ids).ravel(), i0, i1, "range()")
+        return np.ascontiguousarray(raw.T, dtype=np.float64)
 
     def range_with_staleness(
         self, ids: np.ndarray | Sequence[int], start_s: float, end_s: float
@@ -698,7 +708,7 @@ def extrapolated_tail(
     lt: np.ndarray,
     cnt: np.ndarray,
     t: float | np.ndarray,
-    window_s: float,
+    window_s: float | np.ndarray,
     is_counter: bool,
     is_rate: bool,
     prometheus_v2: bool,
@@ -759,14 +769,20 @@ def _bucket_quantile_full(q: float, counts: np.ndarray, les: np.ndarray) -> np.n
         return np.full(g, np.nan)
     c = counts.astype(np.float64, copy=True)
     # correctPrecisionErrors(1e-12) then ensureMonotonic, as Prometheus does before searching
-    prev = c[:, 0].copy()
     with np.errstate(divide="ignore", invalid="ignore"):
-        for i in range(1, nb):
-            curr = c[:, i]
+        delta = np.abs(c[:, 1:] - c[:, :-1])  # corrections chain: walk the rows with a candidate
+        near = (delta != 0) & (delta / c[:, 1:] <= 1e-12)
+        walk = np.flatnonzero(near.any(axis=1))
+        i0 = int(near[walk].argmax(axis=1).min()) + 1 if walk.size else nb  # from the first one
+        sub = c[walk]
+        prev = sub[:, i0 - 1].copy()
+        for i in range(i0, nb):
+            curr = sub[:, i]
             delta = np.abs(curr - prev)
             fix = (delta != 0) & (delta / curr <= 1e-12)
-            c[:, i] = np.where(fix, prev, curr)
-            prev = c[:, i].copy()
+            sub[:, i] = np.where(fix, prev, curr)
+            prev = sub[:, i].copy()
+        c[walk] = sub
     np.maximum.accumulate(c, axis=1, out=c)
     observations = c[:, -1]
     rank = q * observations
