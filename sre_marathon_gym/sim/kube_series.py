@@ -12,6 +12,7 @@ the real exporters plus the scrape labels of their job (`scrape`); values carry 
 
 from __future__ import annotations
 
+import bisect
 import operator
 import sys
 from dataclasses import dataclass
@@ -33,21 +34,33 @@ if TYPE_CHECKING:
 PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
 MI = 1024.0 * 1024.0
 _UNITS = {"cpu": "core", "memory": "byte"}
-# a pod's series in every state: phase (one per phase) and readiness (true, false, unknown)
-_FIXED_KEYS = (
-    *(("kube_pod_status_phase", ph) for ph in PHASES),
-    *(("kube_pod_status_ready", cond) for cond in ("true", "false", "unknown")),
+# a pod's series in every state, by metric and the label they add: phase (one per phase) and
+# readiness (true, false, unknown)
+_FIXED = (
+    *(("kube_pod_status_phase", ("phase", ph)) for ph in PHASES),
+    *(("kube_pod_status_ready", ("condition", cond)) for cond in ("true", "false", "unknown")),
 )
 _STATE_VALUES: dict[tuple, tuple[float, ...]] = {}
 
 
 def _state_values(phase: str, ready: bool) -> tuple[float, ...]:
-    """The values of `_FIXED_KEYS`' series of a pod in `phase`, ready or not."""
+    """The values of `_FIXED`'s series of a pod in `phase`, ready or not."""
     vals = _STATE_VALUES.get((phase, ready))
     if vals is None:
         vals = (*(float(ph == phase) for ph in PHASES), float(ready), float(not ready), 0.0)
         _STATE_VALUES[(phase, ready)] = vals
     return vals
+
+
+def _unknown(node, now: float) -> bool:
+    """The node has been NotReady for the grace period: its pods' status is Unknown."""
+    return not node.ready and now - (node.not_ready_since or now) >= NODE_MONITOR_GRACE_S
+
+
+def _insert(key: LabelKey, label: tuple[str, str]) -> LabelKey:
+    """A normalised label set with one more label (a name it does not have, a value not empty)."""
+    i = bisect.bisect_left(key, label)
+    return (*key[:i], label, *key[i:])
 
 
 _STATIC_MAX = 16  # a pod's static series at most (8 + 7 in `_pod_static`)
@@ -80,6 +93,7 @@ class PodLayout:
     salts: np.ndarray  # uint64 per key: its stream's part of the draw's salt (`pod_signals`)
     dvals: np.ndarray  # [slots, 6] the dynamic series' values but the per-sample ones (restarts)
     up: np.ndarray  # per service: a ready pod
+    all_up: bool
     svc_rows: list  # [desired replicas, [S, 5] the service rows but probe durations (`_kube`)]
     node_vals: np.ndarray  # the node rows and the scrape targets' `up` of an export
     dynamic_keep: np.ndarray | None  # mask over the [slots, 6] values: not the cAdvisor series of down nodes
@@ -128,9 +142,7 @@ class KubeSeries:
         if fixed is None:
             base = self._pod_base(pod)
             st = self.store
-            fixed = self._fixed[name] = [
-                st.series_id_normalised(key[0], self._static_labels(pod, key, base)) for key in _FIXED_KEYS
-            ]
+            fixed = self._fixed[name] = [st.series_id_normalised(m, _insert(base, lab)) for m, lab in _FIXED]
         node = pod.node or ""
         phase = "Unknown" if status == "Unknown" else pod.phase
         keys = [("kube_pod_info", node)]
@@ -177,13 +189,9 @@ class KubeSeries:
         Built in normal form: the series' own label names are not among `base`'s, empty values are
         left out and values interned, so the sorted union is `extend_labels(base, own)`."""
         name, variant = key
-        if name == "kube_pod_status_phase":
-            own: tuple = (("phase", variant),)
-        elif name == "kube_pod_status_ready":
-            own = (("condition", variant),)
-        elif name == "kube_pod_status_unschedulable":
-            own = ()
-        elif name == "container_spec_memory_limit_bytes":
+        if name == "kube_pod_status_unschedulable":
+            return base
+        if name == "container_spec_memory_limit_bytes":
             image, node = variant
             return normalise_labels(
                 {
@@ -195,24 +203,23 @@ class KubeSeries:
                     "node": node,
                 }
             )
-        else:
-            intern, svc = sys.intern, sys.intern(pod.service)
-            if name == "kube_pod_info":
-                own = (
-                    ("created_by_kind", "ReplicaSet"),
-                    ("created_by_name", intern(pod.name.rsplit("-", 1)[0])),
-                    ("host_network", "false"),
-                )  # host_ip, pod_ip and priority_class are empty
-                node = variant
-            elif name == "kube_pod_container_resource_limits":
-                resource, node = variant
-                own = (("container", svc), ("resource", resource), ("unit", _UNITS[resource]))
-            elif name == "kube_pod_container_resource_requests":
-                own, node = (("container", svc), ("resource", "cpu"), ("unit", "core")), variant
-            else:  # a waiting or last terminated reason
-                own, node = (("container", svc), ("reason", intern(variant))), ""
-            if node:
-                own = (*own, ("node", intern(node)))
+        intern, svc = sys.intern, sys.intern(pod.service)
+        if name == "kube_pod_info":
+            own: tuple = (
+                ("created_by_kind", "ReplicaSet"),
+                ("created_by_name", intern(pod.name.rsplit("-", 1)[0])),
+                ("host_network", "false"),
+            )  # host_ip, pod_ip and priority_class are empty
+            node = variant
+        elif name == "kube_pod_container_resource_limits":
+            resource, node = variant
+            own = (("container", svc), ("resource", resource), ("unit", _UNITS[resource]))
+        elif name == "kube_pod_container_resource_requests":
+            own, node = (("container", svc), ("resource", "cpu"), ("unit", "core")), variant
+        else:  # a waiting or last terminated reason
+            own, node = (("container", svc), ("reason", intern(variant))), ""
+        if node:
+            own = (*own, ("node", intern(node)))
         return tuple(sorted((*base, *own)))
 
     def _pod_base(self, pod) -> LabelKey:
@@ -266,15 +273,7 @@ class KubeSeries:
         # (the only clock-dependent part of a pod's status, see `ClusterState.pod_status`)
         now = cl.now
         nodes = tuple(
-            [
-                (
-                    n.ready,
-                    n.unschedulable,
-                    n.not_ready_since,
-                    not n.ready and now - (n.not_ready_since or now) >= NODE_MONITOR_GRACE_S,
-                )
-                for n in cl.nodes.values()
-            ]
+            [(n.ready, n.unschedulable, n.not_ready_since, _unknown(n, now)) for n in cl.nodes.values()]
         )
         key = (POD_MUTATIONS[0], len(cl.pods), sim.effects.version, nodes)
         lay = self._layout
@@ -309,10 +308,12 @@ class KubeSeries:
             lay.svc_rows[1][:, 0] = desired
             lay.svc_rows[0] = desired
         rows = lay.svc_rows[1].copy()
-        if res is not None:
-            rows[:, 3] = np.where(lay.up, res.own_latency_ms / 1000.0, 1.0)
-        else:
+        if res is None:
             rows[:, 3] = np.where(lay.up, 0.001, 1.0)
+        else:
+            if self._latency[0] is not res.own_latency_ms:
+                self._latency = (res.own_latency_ms, res.own_latency_ms / 1000.0)
+            rows[:, 3] = self._latency[1] if lay.all_up else np.where(lay.up, self._latency[1], 1.0)
         vals.append(rows.ravel())
         vals.append(lay.node_vals)
         if self.app_extra:
@@ -351,11 +352,7 @@ class KubeSeries:
         operations, or kept when no row changed."""
         sim = self.sim
         cl = sim.cluster
-        now = cl.now
-        unknown = {
-            name: not n.ready and now - (n.not_ready_since or now) >= NODE_MONITOR_GRACE_S
-            for name, n in cl.nodes.items()
-        }
+        unknown = {name: _unknown(n, cl.now) for name, n in cl.nodes.items()}
         seen = self._unknown_seen
         moved = {name for name, u in unknown.items() if seen.get(name) != u}
         self._unknown_seen = unknown
@@ -403,26 +400,24 @@ class KubeSeries:
         return lay
 
     def _pod_row(self, pod) -> tuple:
-        """A pod's row: (stamp, injections, static series, slot or -1, dynamic series ids, service
-        if ready else -1, idle MiB, memory slope, name, node); a started, scheduled pod's per-sample
-        inputs go to its column of `_inputs` (and its slot's of `_ready_svc` and `_keys`)."""
+        """A pod's row: (stamp, injections, static series, its slot if started and scheduled else -1,
+        dynamic series ids, service if ready else -1, idle MiB, memory slope, name, node). The pod's
+        slot holds its static series in `_static_ids`/`_static_vals` and, once it is started, its
+        per-sample inputs in its column of `_inputs` (and its `_ready_svc`, `_keys`, `_dyn_ids`)."""
         sim = self.sim
         cl, c = sim.cluster, sim.compiled
         index = c.index
         stamp = pod.__dict__.get("_stamp")
         out = self._pod_static(pod, cl.pod_status(pod))
-        row = self._static_row.get(pod.name)
-        if row is None:
-            row = self._static_row[pod.name] = self._new_static_row()
-        self._static_ids[row] = out[1]
-        self._static_vals[row] = out[2]
+        slot = self._slot.get(pod.name)
+        if slot is None:
+            slot = self._new_slot(pod.name)
+        self._static_ids[slot] = out[1]
+        self._static_vals[slot] = out[2]
         ready = index[pod.service] if pod.ready else -1
         head = (stamp, tuple(pod.injections), out)
         if not pod.started or pod.node is None:
             return (*head, -1, None, ready, 0.0, 0.0, pod.name, pod.node)
-        slot = self._slot.get(pod.name)
-        if slot is None:
-            slot = self._new_slot(pod.name)
         # Effects.memory_mi: base + extra + leak * max(0, now - started) / 60, reported
         # through the map that takes the model's base to the runtime baseline
         eff = sim.effects.pod_effect(pod)
@@ -468,7 +463,7 @@ class KubeSeries:
         the per-service sums of the CPU weights add in the order they always did)."""
         n_svc = len(self.sim.compiled.services)
         # every pod's static series and values (their order is free: `record` pairs ids and values)
-        s_ids = self._static_ids[: self._static_rows_used]
+        s_ids = self._static_ids[: self._slots_used]
         has = s_ids >= 0
         started = [r for r in order if r[3] >= 0]
         slots = np.array([r[3] for r in started], dtype=np.intp)
@@ -492,7 +487,7 @@ class KubeSeries:
         running = inputs[_RUNNING] != 0.0
         return PodLayout(
             static_ids=s_ids[has],
-            static_vals=self._static_vals[: self._static_rows_used][has],
+            static_vals=self._static_vals[: self._slots_used][has],
             dynamic_ids=self._dyn_ids[slots].ravel(),
             slots=slots,
             ready_slots=slots[is_ready],
@@ -506,6 +501,7 @@ class KubeSeries:
             salts=self._salts(len(ready_svc), len(slots)),
             dvals=dvals,
             up=up,
+            all_up=bool(up.all()),
             svc_rows=[None, rows],
             node_vals=self._no_nodes,
             dynamic_keep=None,
@@ -513,9 +509,11 @@ class KubeSeries:
 
     def _salts(self, n_ready: int, n_slots: int) -> np.ndarray:
         """`PodLayout.salts`: the CPU jitter's stream for the ready slots, then the memory noise's."""
-        out = np.empty(n_ready + n_slots, dtype=np.uint64)
-        out[:n_ready] = self._stream_salts[0]
-        out[n_ready:] = self._stream_salts[1]
+        out = self._salt_rows.get((n_ready, n_slots))
+        if out is None:
+            out = self._salt_rows[n_ready, n_slots] = np.empty(n_ready + n_slots, dtype=np.uint64)
+            out[:n_ready] = self._stream_salts[0]
+            out[n_ready:] = self._stream_salts[1]
         return out
 
     def _scrape_failures(
@@ -538,10 +536,14 @@ class KubeSeries:
             for key, sid in self._pod_sids.get(name, {}).items()
             if key[0] == "container_spec_memory_limit_bytes"
         ]
-        static_bad = np.isin(s_ids, np.asarray(limits, dtype=np.int64))
+        if limits:
+            static_bad = np.isin(s_ids, np.asarray(limits, dtype=np.int64), kind="table")
+        else:
+            static_bad = np.zeros(len(s_ids), dtype=bool)
         dropped = np.concatenate([dyn_ids[~dynamic_keep], s_ids[static_bad]])
-        new = np.setdiff1d(dropped, self._unscraped)
-        if len(new):
+        before = set(self._unscraped.tolist())  # a write per id: their order does not matter
+        new = [sid for sid in dropped.tolist() if sid not in before]
+        if new:
             self.store.mark_stale(t, new)
         self._unscraped = dropped
         keep = None if dynamic_keep.all() else dynamic_keep
@@ -551,11 +553,14 @@ class KubeSeries:
         """Values of `_node_ids`: per node info, Ready true/false/unknown, unschedulable, labels and
         its cAdvisor target's `up`; then the `up` of kube-state-metrics and the OpenTelemetry collector."""
         nodes = self.sim.cluster.nodes.values()
-        rows = [[1.0, n.ready, not n.ready, 0.0, n.unschedulable, 1.0, n.ready] for n in nodes]
-        return np.concatenate([np.array(rows, dtype=np.float64).ravel(), [1.0, 1.0]])
+        key = tuple([(n.ready, n.unschedulable) for n in nodes])
+        if self._node_vals[0] != key:
+            rows = [[1.0, n.ready, not n.ready, 0.0, n.unschedulable, 1.0, n.ready] for n in nodes]
+            self._node_vals = (key, np.concatenate([np.array(rows, dtype=np.float64).ravel(), [1.0, 1.0]]))
+        return self._node_vals[1]
 
     def _new_slot(self, name: str) -> int:
-        """A zeroed row of `_cum` for a pod's counters [cpu_s, periods, throttled, oom]."""
+        """A pod's slot (at its first row), its row of `_cum` zeroed: [cpu_s, periods, throttled, oom]."""
         if self._free_slots:
             slot = self._free_slots.pop()
         else:
@@ -572,6 +577,10 @@ class KubeSeries:
                 self._ready_svc = np.concatenate([self._ready_svc, np.full(n, -1, dtype=np.intp)])
                 self._keys = np.concatenate([self._keys, np.zeros(n, dtype=np.uint64)])
                 self._dyn_ids = np.concatenate([self._dyn_ids, np.zeros((n, 6), dtype=np.int64)])
+                self._static_ids = np.concatenate(
+                    [self._static_ids, np.full((n, _STATIC_MAX), -1, dtype=np.int64)]
+                )
+                self._static_vals = np.concatenate([self._static_vals, np.zeros((n, _STATIC_MAX))])
         self._cum[slot] = 0.0
         self._slot[name] = slot
         return slot
@@ -589,30 +598,14 @@ class KubeSeries:
         for name in gone:
             slot = self._slot.pop(name, None)
             if slot is not None:
+                self._static_ids[slot] = -1
                 self._free_slots.append(slot)
-            row = self._static_row.pop(name, None)
-            if row is not None:
-                self._static_ids[row] = -1
-                self._free_static_rows.append(row)
             self._static_memo.pop(name, None)
             self._pod_sids.pop(name, None)
             self._draws.pop(name, None)
             self._rows.pop(name, None)
             self._bases.pop(name, None)
             self._fixed.pop(name, None)
-
-    def _new_static_row(self) -> int:
-        """A row of `_static_ids` and `_static_vals` for a pod's static series."""
-        if self._free_static_rows:
-            return self._free_static_rows.pop()
-        row = self._static_rows_used
-        self._static_rows_used += 1
-        if row >= len(self._static_ids):
-            grown = np.full((2 * row, _STATIC_MAX), -1, dtype=np.int64)
-            grown[:row] = self._static_ids
-            self._static_ids = grown
-            self._static_vals = np.concatenate([self._static_vals, np.zeros((row, _STATIC_MAX))])
-        return row
 
     def _desired(self) -> np.ndarray:
         """Desired replicas per service (recomputed only when a deployment's current revision changed)."""
@@ -635,18 +628,15 @@ class KubeSeries:
 
     def _init_kube_series(self) -> None:
         """This mixin's own state: pod slots and layouts, per-pod series caches, the static rows."""
-        self._slot: dict[str, int] = {}  # pod -> its row of `_cum`: [cpu_s, periods, throttled, oom]
+        self._slot: dict[str, int] = {}  # pod -> its slot: its row of `_cum` and of the tables below
         self._cum = np.zeros((64, 4))
         self._inputs = np.zeros((12, 64))  # per slot: a started pod's inputs (`_RESTARTS` ... `_RUNNING`)
         self._ready_svc = np.full(64, -1, dtype=np.intp)  # per slot: its service if the pod is ready
         self._keys = np.zeros(64, dtype=np.uint64)  # per slot: the pod's sample key
         self._dyn_ids = np.zeros((64, 6), dtype=np.int64)  # per slot: its pod's `_pod_dynamic_ids`
-        # per pod (its row): its static series' ids (-1 past them) and values (`_pod_static`)
+        # per slot: its pod's static series' ids (-1 past them, and for free slots) and values
         self._static_ids = np.full((64, _STATIC_MAX), -1, dtype=np.int64)
         self._static_vals = np.zeros((64, _STATIC_MAX))
-        self._static_row: dict[str, int] = {}
-        self._static_rows_used = 0
-        self._free_static_rows: list[int] = []
         self._stream_salts = ps.stream_salts([1, 2])  # CPU jitter, memory noise
         self._no_nodes = np.zeros(0)
         self._slots_used = 0
@@ -657,7 +647,7 @@ class KubeSeries:
         self._unknown_seen: dict[str, bool] = {}  # node -> its Unknown state at the last build
         self._effects_seen = -1  # the effects' version at the last build
         self._bases: dict[str, LabelKey] = {}  # pod -> its kube-state-metrics labels (`_pod_base`)
-        self._fixed: dict[str, list[int]] = {}  # pod -> its phase and readiness series (`_FIXED_KEYS`)
+        self._fixed: dict[str, list[int]] = {}  # pod -> its phase and readiness series (`_FIXED`)
         self._pod_sids: dict[str, dict[tuple, int]] = {}  # pod -> (metric, varying labels) -> series id
         self._layout_key: tuple | None = None
         self._static: dict[str, tuple] = {}
@@ -665,6 +655,9 @@ class KubeSeries:
         # pod -> state -> series
         self._static_memo: dict[str, dict[tuple, tuple[np.ndarray, np.ndarray]]] = {}
         self._desired_cache: tuple | None = None
+        self._node_vals: tuple = (None, None)  # (nodes' state, `_node_values`)
+        self._salt_rows: dict[tuple[int, int], np.ndarray] = {}  # `_salts` by (ready, all) slots
+        self._latency: tuple = (None, None)  # (own latency ms, in s)
         self._revision_lists: tuple | None = None  # (the deployments, their revision lists in service order)
         self._init_static_rows()
 

@@ -225,7 +225,9 @@ class MetricExporter(KubeSeries):
         counts[R:] = self._bg_count
         n = counts[sp.root]
         fails = self._span_fail(res)
-        rt_fail = np.clip(res.rt_errors / np.maximum(res.rt_count, 1e-12), 0.0, 1.0)
+        # np.clip(.., 0, 1)'s bits without its dispatch: sampled counts, so >= +0.0 and never NaN
+        rt_fail = res.rt_errors / np.maximum(res.rt_count, 1e-12)
+        np.minimum(np.maximum(rt_fail, 0.0, out=rt_fail), 1.0, out=rt_fail)
         fails = np.where(sp.rt_root, rt_fail[self._rt_root_of], fails)
         err = n * fails
         pend = self._entry_pending
