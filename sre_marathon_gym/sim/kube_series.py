@@ -78,7 +78,7 @@ _RESTARTS, _MEM, _LEAK, _STARTED, _AMP, _PERIOD, _PHASE, _NOISE, _CAP, _WEIGHT, 
 class PodLayout:
     """Per-pod inputs of one export, valid while no pod, node or effect changes."""
 
-    static_ids: np.ndarray
+    static_ids: np.ndarray  # every pod's static series, in slot order (`record` pairs ids with values)
     static_vals: np.ndarray
     dynamic_ids: np.ndarray  # 6 per slot below, in pod order
     slots: np.ndarray  # rows of `_cum` of the started, scheduled pods, in pod order
@@ -109,7 +109,7 @@ class KubeSeries:
     ns: str
     app_extra: bool
 
-    def _pod_static(self, pod, status: str) -> tuple[np.ndarray, np.ndarray]:
+    def _pod_static(self, pod, status: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Series whose values only change when the pod's state does (cached per state): their ids,
         and ids and values as rows of `_static_ids` and `_static_vals` (ids past the pod's are -1)."""
         cl = self.sim.cluster
@@ -653,7 +653,7 @@ class KubeSeries:
         self._static: dict[str, tuple] = {}
         self._dynamic: dict[tuple, np.ndarray] = {}
         # pod -> state -> series
-        self._static_memo: dict[str, dict[tuple, tuple[np.ndarray, np.ndarray]]] = {}
+        self._static_memo: dict[str, dict[tuple, tuple]] = {}
         self._desired_cache: tuple | None = None
         self._node_vals: tuple = (None, None)  # (nodes' state, `_node_values`)
         self._salt_rows: dict[tuple[int, int], np.ndarray] = {}  # `_salts` by (ready, all) slots
