@@ -40,7 +40,25 @@ def norm_cdf(x: np.ndarray) -> np.ndarray:
 def lognormal_cdf(x_ms: np.ndarray, mean_ms: np.ndarray) -> np.ndarray:
     """P(latency <= x) for a log-normal with the given mean; broadcasts x over the last axis."""
     mu = detmath.log(np.maximum(mean_ms, EPS)) - LATENCY_SIGMA**2 / 2
-    return norm_cdf((detmath.log(np.maximum(x_ms, EPS)) - mu[..., None]) / LATENCY_SIGMA)
+    return norm_cdf((_log_bounds(x_ms) - mu[..., None]) / LATENCY_SIGMA)
+
+
+_LOG_BOUNDS: dict[bytes, np.ndarray] = {}
+
+
+def _log_bounds(x_ms: np.ndarray) -> np.ndarray:
+    """log(max(x, EPS)), kept per value of `x`: callers pass a few constant bounds (the histogram
+    buckets, the slow threshold) at every traffic change, and the log of a bucket row costs more than
+    the rest of the CDF."""
+    x = np.asarray(x_ms, dtype=np.float64)
+    key = x.tobytes() + str(x.shape).encode()
+    out = _LOG_BOUNDS.get(key)
+    if out is None:
+        out = detmath.log(np.maximum(x, EPS))
+        out.flags.writeable = False
+        if len(_LOG_BOUNDS) < 64:  # a handful in practice; never unbounded
+            _LOG_BOUNDS[key] = out
+    return out
 
 
 def lognormal_quantile_factor(q: float) -> float:
