@@ -149,12 +149,44 @@ def tail_whole(
     add: np.ndarray,
 ) -> np.ndarray:
     """The rows with every sample: the same sample columns, times and counts in every row (`fv`,
-    `lv`: the values at the windows' first and last columns `a`, `b`, [windows, rows])."""
+    `lv`: the values at the windows' first and last columns `a`, `b`, [windows, rows]).
+
+    `extrapolated_tail` with everything but the values per window: the extrapolation to the
+    window's start is the window's own, so the factor is, unless the zero point of a row's counter
+    comes first (a counter near its start) or cannot be told (NaN). So each window's factor is
+    computed once, and only the rows clamped to their zero point take the element-wise tail: the
+    same operations on the same numbers as `extrapolated_tail`'s, each element."""
     result = lv - fv
     np.add(result, sums, out=result, where=add[:, None])
-    cnt = (b - a + 1)[:, None]  # per window, like the sample times: the tail broadcasts them
+    cnt = (b - a + 1)[:, None]
     ft, lt = stamps[a][:, None], stamps[b][:, None]
-    return extrapolated_tail(result, fv, ft, lt, cnt, t, window_s, True, is_rate, store.prometheus_v2)
+    v2 = store.prometheus_v2
+    window_s = np.broadcast_to(window_s, t.shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sampled = lt - ft
+        avg = sampled / (cnt - 1)
+        threshold = avg * 1.1
+        to_start = ft - (t - window_s)
+        if not v2:
+            to_start = np.where(to_start >= threshold, avg / 2, to_start)
+        to_zero = sampled * (fv / result)
+        clamped = (result > 0) & (fv >= 0) & ~(to_zero >= to_start)  # min(to_start, to_zero) is to_zero
+        to_end = t - lt
+        to_end = np.where(to_end >= threshold, avg / 2, to_end)
+        start = np.where(to_start >= threshold, avg / 2, to_start) if v2 else to_start
+        factor = (sampled + start + to_end) / sampled
+        if is_rate:
+            factor = factor / window_s
+        out = result * factor
+        w, r = np.nonzero(clamped)
+        if w.size:
+            z = np.minimum(to_start[w, 0], to_zero[w, r])
+            if v2:
+                z = np.where(z >= threshold[w, 0], avg[w, 0] / 2, z)
+            f = (sampled[w, 0] + z + to_end[w, 0]) / sampled[w, 0]
+            out[w, r] = result[w, r] * (f / window_s[w, 0] if is_rate else f)
+    np.copyto(out, np.nan, where=cnt < 2)
+    return out
 
 
 def at_grid(store: MetricStore, ids: np.ndarray, times: np.ndarray) -> np.ndarray:
