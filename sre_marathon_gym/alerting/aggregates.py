@@ -27,31 +27,32 @@ _Plan = tuple[str, list, np.ndarray, int, list]  # kind, (batch, positions) read
 
 class Aggregates:
     """The aggregation plan of a rule list (which values go to which cells), rebuilt when an
-    operand's selection, groups or number of groups changes, and the pass over it."""
+    operand's selection, groups or number of groups changes, and the pass over it. (Checked
+    without building anything per evaluation: what the evaluation allocates, the garbage
+    collector pays for, in the whole process.)"""
 
-    __slots__ = ("_key", "_plan")
+    __slots__ = ("_ops", "_seen", "_plan")
 
-    def __init__(self) -> None:
-        self._key: list = []  # per operand: (operand, its positions, group codes, groups) planned with
-        self._plan: list[_Plan] = []
-
-    def compute(
-        self, rules: Iterable[CompiledRule], cache: dict[OperandBatch, np.ndarray], T: int
-    ) -> dict[int, np.ndarray]:
-        """Each aggregated operand's [T, groups] (read-only), by id(operand); `cache`: the
-        evaluation's values of every batch, [T, series]."""
-        ops = [
-            (o, len(r.groups))
+    def __init__(self, rules: Iterable[CompiledRule]):
+        self._ops = [  # the operands aggregated here (those of every rule but joined ones)
+            (o, r)
             for r in rules
             for o in (None if r.kind == "quantile" else r.a, r.b if r.kind != "value" else None, r.guard)
             if o is not None and o.join is None
         ]
-        key = [(o, o.idx, o.gidx, g) for o, g in ops]  # (the arrays are replaced, never changed)
-        old = self._key
-        if len(key) != len(old) or not all(
-            k[0] is c[0] and k[1] is c[1] and k[2] is c[2] and k[3] == c[3] for k, c in zip(key, old)
-        ):
-            self._plan, self._key = _plan(ops), key
+        self._seen: list = [None] * (3 * len(self._ops))  # per operand: positions, groups, width planned
+        self._plan: list[_Plan] = []
+
+    def compute(self, cache: dict[OperandBatch, np.ndarray], T: int) -> dict[int, np.ndarray]:
+        """Each aggregated operand's [T, groups] (read-only), by id(operand); `cache`: the
+        evaluation's values of every batch, [T, series]."""
+        seen, stale = self._seen, False
+        for i, (o, r) in enumerate(self._ops):  # (the arrays are replaced, never changed)
+            j = 3 * i
+            if seen[j] is not o.idx or seen[j + 1] is not o.gidx or seen[j + 2] != len(r.groups):
+                seen[j], seen[j + 1], seen[j + 2], stale = o.idx, o.gidx, len(r.groups), True
+        if stale:
+            self._plan = _plan([(o, len(r.groups)) for o, r in self._ops])
         out: dict[int, np.ndarray] = {}
         for kind, reads, cells, width, members in self._plan:
             parts = [cache[b][:, at] for b, at in reads]

@@ -71,6 +71,7 @@ AlertState = Literal["pending", "firing", "resolved"]
 
 _ID_WIDTH = 4
 _LE = ("le",)  # the label a quantile rule's buckets are read by (`SeriesView.key_codes` names)
+_NO_JOINS: dict = {}  # `_joins` of a rule without joins (read only)
 _MAX_TIMES = 32  # grid points evaluated together at most (bounds the times x series matrices)
 # series block -> metric -> a view routed with the block's series of that metric (`_adopt_leading_block`)
 _BLOCK_VIEWS: weakref.WeakKeyDictionary[SeriesBlock, dict[str, SeriesView]] = weakref.WeakKeyDictionary()
@@ -195,7 +196,7 @@ class AlertEngine:
                     o.join_view = self._views.setdefault(o.join[0], SeriesView(o.join[0]))
         self._quantile_rules = [r for r in self.rules if r.kind == "quantile"]
         self._columns = ColumnPool()  # sample columns the batches read, kept from one evaluation to the next
-        self._aggregates = Aggregates()  # every operand's aggregation in one pass per kind
+        self._aggregates = Aggregates(self.rules)  # every operand's aggregation in one pass per kind
         # per metric, the label names whose values the operands read (`SeriesView.key_codes`)
         self._key_names: dict[str, set[tuple[str, ...]]] = defaultdict(set)
         for r in self.rules:
@@ -351,7 +352,7 @@ class AlertEngine:
         cache = self._prepare(times, self._batches.values())
         with np.errstate(divide="ignore", invalid="ignore"):
             quantiles = self._quantiles(cache, self._quantile_rules, len(times))
-            aggs = self._aggregates.compute(self.rules, cache, len(times))
+            aggs = self._aggregates.compute(cache, len(times))
             conditions = [self._condition(r, times, cache, quantiles.get(r.name), aggs) for r in self.rules]
         todo: list[tuple[CompiledRule, dict[int, _Episode], list[list[int]], np.ndarray]] = []
         for r, active, (cond, val) in zip(self.rules, self._active, conditions):
@@ -386,18 +387,27 @@ class AlertEngine:
                 self._episodes.append(ep)
             ep.value = float(val[g])
             ep.seen_at = t
-        to_fire: list[_Episode] = []
-        for g, ep in list(active.items()):
+        # (lists only when needed: what an evaluation allocates, the garbage collector pays for)
+        gone: list[int] | None = None
+        to_fire: list[_Episode] | None = None
+        for g, ep in active.items():
             if ep.seen_at != t:  # no longer in the result: resolve (or drop a pending alert)
-                del active[g]
+                gone = gone or []
+                gone.append(g)
                 ep.ended_at = t
                 if ep.fired_at is None:
                     self._never_fired.append(ep)
                 else:
                     changed.append(ep)
             elif ep.fired_at is None and t - ep.pending_at >= r.for_s:
+                to_fire = to_fire or []
                 to_fire.append(ep)
-        to_fire.sort(key=lambda e: r.sort_key(e.group))
+        for g in gone or ():
+            del active[g]
+        if not to_fire:
+            return
+        if len(to_fire) > 1:
+            to_fire.sort(key=lambda e: r.sort_key(e.group))
         for ep in to_fire:
             ep.fired_at = t
             self._fired.append(ep)
@@ -494,7 +504,7 @@ class AlertEngine:
         order, so new groups get their numbers in the order one-time evaluations gave them."""
         ops = [o for o in r.operands if o.join is not None]
         if not ops:
-            return {}
+            return _NO_JOINS
         ts = np.asarray(times, dtype=np.float64)
         right = {id(o): at_grid(self.store, o.join_view.ids, ts - o.offset_s) for o in ops}  # type: ignore[union-attr]
         vals = {id(o): self._values(o, cache) for o in ops}
@@ -530,11 +540,11 @@ class AlertEngine:
     ) -> dict[str, np.ndarray]:
         """histogram_quantile of the quantile `rules` as [times, groups]. Rules that read the same
         buckets the same way (levels of one latency, e.g. p95 and p99 or two thresholds) share
-        the bucket sums, and one bucketQuantile call per (q, les) answers every distinct sum at
-        once (it works row by row, so each row is the same bits either way)."""
+        the bucket sums, and one bucketQuantile call per set of bucket bounds answers every
+        distinct (sums, q) at once, each row with its q (it works row by row: the same bits)."""
         out: dict[str, np.ndarray] = {}
         sums: list[tuple[Operand, int, np.ndarray, np.ndarray]] = []  # (operand, groups, rows, sums)
-        todo: dict[tuple[float, bytes], dict[int, list[str]]] = defaultdict(dict)  # -> sums -> rules
+        todo: dict[bytes, dict[tuple[int, float], list[str]]] = defaultdict(dict)  # les -> (sums, q) -> rules
         for r in rules:
             o = r.a
             G, nb = len(r.groups), o.les.size
@@ -546,11 +556,12 @@ class AlertEngine:
                 k = len(sums)
                 sums.append((o, G, *self._bucket_sums(o, cache, T, G)))
             if sums[k][2].size:
-                todo[(r.quantile, o.les.tobytes())].setdefault(k, []).append(r.name)
-        for (q, les), parts in todo.items():
-            res = bucket_quantile(q, np.concatenate([sums[k][3] for k in parts]), np.frombuffer(les))
+                todo[o.les.tobytes()].setdefault((k, r.quantile), []).append(r.name)
+        for les, parts in todo.items():
+            q = np.concatenate([np.full(sums[k][2].size, q) for k, q in parts])
+            res = bucket_quantile(q, np.concatenate([sums[k][3] for k, _ in parts]), np.frombuffer(les))
             at = 0
-            for k, names in parts.items():
+            for (k, _), names in parts.items():
                 rows = sums[k][2]
                 for name in names:
                     out[name].reshape(-1)[rows] = res[at : at + rows.size]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .store import _EPS as _GRID_EPS  # the store's slack onto the sample grid
 from .store import MetricStore, extrapolated_tail
 
 __all__ = ["at_grid", "extrapolated_grid"]
@@ -23,10 +24,14 @@ def _bounds(
     store: MetricStore, times: np.ndarray, window_s: float | np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per time, the first and last sample index of its window (`window_s`: one for all, or one
-    per time), as the store's queries read them."""
-    windows = np.broadcast_to(window_s, times.shape).tolist()
-    b = [store.window_bounds(t, w) for t, w in zip(times.tolist(), windows)]
-    return np.array([x[0] for x in b], dtype=np.intp), np.array([x[1] for x in b], dtype=np.intp)
+    per time): `MetricStore.window_bounds` at each time, its float operations on arrays."""
+    step = store.step_s
+    last = np.floor(times / step + _GRID_EPS)
+    start = times - window_s
+    first = (
+        np.ceil(start / step - _GRID_EPS) if store.prometheus_v2 else np.floor(start / step + _GRID_EPS) + 1
+    )
+    return np.maximum(first, 0).astype(np.intp), last.astype(np.intp)
 
 
 def _present_spans(

@@ -32,10 +32,11 @@ import numpy as np
 from sre_marathon_gym.core.clock import METRIC_STEP_S
 from sre_marathon_gym.core.errors import RetentionError, TelemetryError
 
+from .histogram import bucket_quantile
 from .labels import LabelIndex, LabelKey, normalise_labels
 from .series_block import SeriesBlock
 
-__all__ = ["MetricStore", "TelemetryError", "RetentionError", "LOOKBACK_S"]
+__all__ = ["MetricStore", "TelemetryError", "RetentionError", "LOOKBACK_S", "bucket_quantile"]
 
 LOOKBACK_S = 300.0
 """Prometheus' default instant-vector lookback delta (5 minutes)."""
@@ -737,64 +738,4 @@ def extrapolated_tail(
             factor = factor / window_s
         out = result * factor
     np.copyto(out, np.nan, where=cnt < 2)  # `cnt` may be one column of windows
-    return out
-
-
-def bucket_quantile(q: float, rates: np.ndarray, les: np.ndarray) -> np.ndarray:
-    """Vectorised port of Prometheus' bucketQuantile (promql/quantile.go) over rows of `rates`."""
-    g, nb = rates.shape
-    out = np.full(g, np.nan)
-    if g == 0:
-        return out
-    finite = ~np.isnan(rates)
-    any_present = finite.any(axis=1)
-    if math.isnan(q):
-        return out
-    if q < 0 or q > 1:
-        out[any_present] = -np.inf if q < 0 else np.inf
-        return out
-    full = finite.all(axis=1)
-    if full.any():
-        out[full] = _bucket_quantile_full(q, rates[full], les)
-    for row in np.flatnonzero(any_present & ~full).tolist():  # ragged groups: drop missing buckets
-        keep = finite[row]
-        out[row] = _bucket_quantile_full(q, rates[row, keep][None, :], les[keep])[0]
-    return out
-
-
-def _bucket_quantile_full(q: float, counts: np.ndarray, les: np.ndarray) -> np.ndarray:
-    """bucketQuantile for rows without missing buckets; `les` ascending, 0 <= q <= 1."""
-    g, nb = counts.shape
-    if nb < 2 or not np.isposinf(les[-1]):
-        return np.full(g, np.nan)
-    c = counts.astype(np.float64, copy=True)
-    # correctPrecisionErrors(1e-12) then ensureMonotonic, as Prometheus does before searching
-    with np.errstate(divide="ignore", invalid="ignore"):
-        delta = np.abs(c[:, 1:] - c[:, :-1])  # corrections chain: walk the rows with a candidate
-        near = (delta != 0) & (delta / c[:, 1:] <= 1e-12)
-        walk = np.flatnonzero(near.any(axis=1))
-        i0 = int(near[walk].argmax(axis=1).min()) + 1 if walk.size else nb  # from the first one
-        sub = c[walk]
-        prev = sub[:, i0 - 1].copy()
-        for i in range(i0, nb):
-            curr = sub[:, i]
-            delta = np.abs(curr - prev)
-            fix = (delta != 0) & (delta / curr <= 1e-12)
-            sub[:, i] = np.where(fix, prev, curr)
-            prev = sub[:, i].copy()
-        c[walk] = sub
-    np.maximum.accumulate(c, axis=1, out=c)
-    observations = c[:, -1]
-    rank = q * observations
-    ge = c[:, : nb - 1] >= rank[:, None]
-    b = np.where(ge.any(axis=1), np.argmax(ge, axis=1), nb - 1)
-    rows = np.arange(g)
-    below = np.where(b > 0, c[rows, np.maximum(b - 1, 0)], 0.0)
-    start = np.where(b > 0, les[np.maximum(b - 1, 0)], 0.0)
-    end = les[np.minimum(b, nb - 1)]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = start + (end - start) * ((rank - below) / (c[rows, b] - below))
-    out = np.where(b == nb - 1, les[nb - 2], out)
-    out = np.where((b == 0) & (les[0] <= 0), les[0], out)
-    out[observations == 0] = np.nan
     return out

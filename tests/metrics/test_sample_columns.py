@@ -11,7 +11,7 @@ import pytest
 
 from sre_marathon_gym.core.errors import RetentionError
 from sre_marathon_gym.metrics import sample_columns
-from sre_marathon_gym.metrics.grid import extrapolated_grid
+from sre_marathon_gym.metrics.grid import _bounds, extrapolated_grid
 from sre_marathon_gym.metrics.sample_columns import ColumnPool, SampleColumns, extrapolated_few
 from sre_marathon_gym.metrics.store import MetricStore, bucket_quantile
 
@@ -146,7 +146,8 @@ def _walked(counts: np.ndarray) -> np.ndarray:
 
 def test_precision_correction_walks_only_the_rows_that_need_it():
     """Counts within 1e-12 of the bucket before (chains of them too, zeros, -0.0 and inf around)
-    give the same quantiles as walking every row (a walked row has no such count left)."""
+    give the same quantiles as walking every row (a walked row has no such count left); a q per
+    row gives each row what it gives alone."""
     rng = np.random.default_rng(5)
     chains = 0
     for _ in range(400):
@@ -166,4 +167,27 @@ def test_precision_correction_walks_only_the_rows_that_need_it():
             with np.errstate(invalid="ignore"):  # inf counts
                 got, want = bucket_quantile(q, c, les), bucket_quantile(q, _walked(c), les)
             assert got.tobytes() == want.tobytes(), (q, c, les)
+        # one q per row: each row as alone with its q (NaN rows ragged, q outside [0, 1] and NaN)
+        c[rng.random((g, nb)) < 0.1] = np.nan
+        qs = rng.choice([0.0, 0.5, 0.95, 0.99, 1.0, -0.5, 1.5, np.nan], g)
+        with np.errstate(invalid="ignore"):
+            got = bucket_quantile(qs, c, les)
+            want = np.concatenate([bucket_quantile(float(qs[i]), c[i : i + 1], les) for i in range(g)])
+        assert got.tobytes() == want.tobytes(), (qs, c, les)
     assert chains > 10
+
+
+@pytest.mark.parametrize("v2", [False, True])
+def test_window_bounds_of_many_times_are_the_stores(v2):
+    """`grid._bounds` (all times at once) gives `MetricStore.window_bounds` of each time: on the
+    grid, between grid points, before 0, on and around window edges."""
+    st = MetricStore(prometheus_v2=v2)
+    rng = np.random.default_rng(3)
+    times = np.concatenate([np.arange(-60.0, 2000.0, 7.5), rng.uniform(-100, 5000, 500), [1e-10, 15 - 1e-10]])
+    for window_s in (60.0, 120.0, 300.0, 14.999999, 7.5):
+        i0, i1 = _bounds(st, times, window_s)
+        assert list(zip(i0.tolist(), i1.tolist())) == [st.window_bounds(t, window_s) for t in times.tolist()]
+    windows = rng.choice([120.0, 300.0, 600.0], times.size)
+    i0, i1 = _bounds(st, times, windows)
+    want = [st.window_bounds(t, w) for t, w in zip(times.tolist(), windows.tolist())]
+    assert list(zip(i0.tolist(), i1.tolist())) == want
