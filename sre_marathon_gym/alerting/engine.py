@@ -24,13 +24,16 @@ rule's labels and ``alertname``; annotations are rendered from the series labels
 they depend only on (labels, value).
 
 Speed: the grid points one call catches up on are evaluated together: each (function, window,
-offset) is computed once for all of them and all series the rules select (a times x series matrix
-from one store read, `metrics.grid.extrapolated_grid` / `at_grid`), every rule's condition for all
-those times at once, and only the per-time ``for:`` state machine runs point by point, over the
-rules whose condition holds somewhere or that have active alerts. The ids and the series -> group
-codes of every operand are cached and rebuilt only when the metric gains series; grouping uses
-``np.bincount`` (which adds each group's series in their order, at every time, so the values are
-the same bits as evaluating one time after another).
+offset) is computed once for all of them and all series the rules select (a times x series matrix:
+`rules.batch_values`; rate and increase from the sample columns `metrics.sample_columns` keeps
+from one evaluation to the next, ``last`` from `metrics.grid.at_grid`), every rule's condition for
+all those times at once (every operand's aggregation in one pass per kind: `aggregates`), and only
+the per-time ``for:`` state machine runs point by point, over the rules whose condition holds
+somewhere or that have active alerts. The ids and the series -> group codes of every operand are
+cached and rebuilt only when the metric gains series; grouping uses ``np.bincount`` (which adds
+each group's series in their order, at every time, so the values are the same bits as evaluating
+one time after another). What an evaluation allocates as Python objects matters too: the garbage
+collector's passes over the whole process are paid wherever they start.
 
 The noise figures of a run (alert ambiguity, flapping) are `evaluation.alert_noise`'s.
 """

@@ -1,21 +1,24 @@
 """`SampleColumns`: ``rate`` / ``increase`` of one fixed set of series at many evaluation times, from
-sample columns kept between calls, bit-identical to `grid.extrapolated_grid`.
+sample columns kept between calls, bit-identical to `grid.extrapolated_grid`; `ColumnPool`: the
+alert engine's reads of one evaluation, through them.
 
 Why: the alert engine evaluates the 8 new 15 s grid points of every 120 s step, and their windows
 (up to 300 s) reach back over samples it read at the previous step. `extrapolated_grid` reads the
 union of the windows (~28 columns) every time and finds the rows with gaps and the counter resets
-over all of it; here each sample column is read once, as a contiguous float64 row (time-major: a
-window reads its first and last column whole), with what the windows need of it derived once: which
-rows have a sample there, and the rows whose counter reset from the previous column. Only columns
-that can no longer change are kept (`MetricStore.settled_before`: writes never go back in time),
-and only those of the latest union of windows.
+over all of it; here each sample column is read once into a ring of contiguous float64 rows (time-
+major: a window reads its first and last column whole), with what the windows need of it derived
+once: whether every series has a sample there, and the rows whose counter reset from the previous
+column. Only columns that can no longer change are kept (`MetricStore.settled_before`: writes never
+go back in time). Reads of the same series with other windows (``rate[2m]`` and ``rate[5m]``)
+share the columns and are answered in one pass; reads of few series (pods' series, a new set at
+almost every step) are cheaper read afresh (`extrapolated_few`).
 
 Same bits as `extrapolated_grid`: a row's value in a window is elementwise in its own samples there
-(the same operations; the rows missing a sample somewhere in the union, few, get their sample spans
-and the resets between the samples around a gap found time-major), except for one decision the read
-of all rows takes per window, whether the reset sums are added at all (``x + 0.0`` turns -0.0 into
+(the same operations; the rows missing a sample somewhere in the union get their sample spans and
+the resets between the samples around a gap found time-major), except for one decision the read of
+all rows takes per window, whether the reset sums are added at all (``x + 0.0`` turns -0.0 into
 0.0), which is taken from the same facts: some row misses a sample in the window, or some row's
-counter resets inside it.
+counter resets inside it (in a window where none misses one, every pair of samples is adjacent).
 """
 
 from __future__ import annotations
